@@ -1,0 +1,70 @@
+"""What every source yields.
+
+A source turns some input (a process, a pipe, a file, psutil, a simulator) into a stream of items. It runs in the
+one collector thread; it never touches the UI. Items are small immutable records:
+
+* ``RawReport``: one complete JSON document, exactly as it will be decoded (and recorded).
+* ``Skipped``: input that was not a report (malformed, truncated, garbage); counted and shown, never fatal.
+* ``Status``: a change of the source's state (live, ended, restarting, ...), with a human message.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class State(enum.Enum):
+    STARTING = "starting"
+    LIVE = "live"  # reports are flowing from a live source
+    REPLAY = "replay"  # reports come from a recording
+    DEMO = "demo"  # simulated data
+    ENDED = "ended"  # the stream ended (EOF); the last data stays on screen
+    RESTARTING = "restarting"  # neuron-monitor exited; it will be started again
+    FAILED = "failed"  # the source cannot be read at all
+
+
+@dataclass(frozen=True, slots=True)
+class RawReport:
+    data: bytes
+    """One JSON document (no trailing newline)."""
+    ts: float | None = None
+    """Unix seconds the report was received or recorded; None when unknown."""
+    index: int | None = None
+    """Position in a recording, when the source is one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    reason: str
+    """Why it was skipped, e.g. "malformed JSON" or "truncated report"."""
+    sample: str = ""
+    """The first bytes of what was skipped (already made printable)."""
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    state: State
+    message: str = ""
+    detail: str = field(default="", compare=False)
+    """Extra text such as the last lines of neuron-monitor's stderr."""
+
+
+Item = RawReport | Skipped | Status
+
+
+class Source(Protocol):
+    """A source of reports. ``items`` blocks; it returns when the input ends or ``stop`` is set."""
+
+    name: str
+    """Shown in the header, e.g. "neuron-monitor", "stdin", "demo trn2.48xlarge", "run.jsonl"."""
+
+    def items(self, stop: threading.Event) -> Iterator[Item]: ...
+
+    def close(self) -> None:
+        """Release processes and files; safe to call twice and from another thread."""
+        ...
