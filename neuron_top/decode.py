@@ -1,0 +1,122 @@
+"""Decode one neuron-monitor report.
+
+The fast path is one typed msgspec decode. When a report is valid JSON but some group has the wrong shape (a
+string where a number belongs, a list where an object belongs), the slow path decodes it generically and converts
+each group on its own: the groups that fit are kept, the ones that do not are replaced by an empty group whose
+``error`` says what was wrong. Only input that is not a JSON object at all is rejected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from . import schema
+from .textsafe import clean
+
+_DECODER = msgspec.json.Decoder(schema.Report, strict=False)
+_GENERIC = msgspec.json.Decoder()
+
+
+class DecodeError(ValueError):
+    """The input is not a neuron-monitor report (not JSON, truncated, or not an object)."""
+
+
+def decode_report(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
+    """Return the report and the problems found while decoding it (empty on the fast path).
+
+    Raises ``DecodeError`` with a one-line, printable message when ``data`` is not a JSON object.
+    """
+    try:
+        return _DECODER.decode(data), ()
+    except msgspec.ValidationError:
+        pass
+    except msgspec.DecodeError as exc:
+        raise DecodeError(_describe(exc, data)) from None
+    try:
+        obj = _GENERIC.decode(data)
+    except msgspec.DecodeError as exc:  # pragma: no cover - the typed decoder would have said so
+        raise DecodeError(_describe(exc, data)) from None
+    if not isinstance(obj, dict):
+        raise DecodeError(f"a JSON {type(obj).__name__} is not a report (expected an object)")
+    return _lenient(obj)
+
+
+def _describe(exc: msgspec.DecodeError, data: bytes | str) -> str:
+    msg = str(exc)
+    if "truncated" in msg.lower() or "unexpected end" in msg.lower():
+        return f"truncated report ({len(data)} bytes)"
+    return f"malformed JSON: {clean(msg, 120)}"
+
+
+_TOP_GROUPS: dict[str, Any] = {
+    "instance_info": schema.InstanceInfo,
+    "neuron_hardware_info": schema.HardwareInfo,
+    "neuron_k8s_info": schema.K8sInfo,
+    "neuron_top": schema.NeuronTopMeta,
+}
+_SYSTEM_GROUPS: dict[str, Any] = {
+    "neuron_hw_counters": schema.HwCounters,
+    "vcpu_usage": schema.VcpuUsage,
+    "memory_info": schema.MemoryInfo,
+}
+_RUNTIME_GROUPS: dict[str, Any] = {
+    "neuroncore_counters": schema.NeuroncoreCounters,
+    "execution_stats": schema.ExecutionStats,
+    "memory_used": schema.MemoryUsed,
+    "neuron_runtime_vcpu_usage": schema.RuntimeVcpuUsage,
+}
+
+
+def _convert(value: Any, typ: Any, where: str, problems: list[str]) -> Any:
+    """Convert one group; on a shape error return an empty group that carries the error."""
+    if value is None:
+        return None
+    try:
+        return msgspec.convert(value, typ, strict=False)
+    except msgspec.ValidationError as exc:
+        problems.append(f"{where}: {clean(str(exc), 160)}")
+        try:
+            return typ(error=f"invalid data: {clean(str(exc), 160)}")
+        except TypeError:
+            return None
+
+
+def _groups(obj: Any, table: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        if obj is not None:
+            problems.append(f"{where}: expected an object, got {type(obj).__name__}")
+        return {}
+    return {k: _convert(obj.get(k), t, f"{where}.{k}" if where else k, problems) for k, t in table.items()}
+
+
+def _lenient(obj: dict[str, Any]) -> tuple[schema.Report, tuple[str, ...]]:
+    problems: list[str] = []
+    fields = _groups(obj, _TOP_GROUPS, "", problems)
+    system = _groups(obj.get("system_data"), _SYSTEM_GROUPS, "system_data", problems)
+    runtimes: list[schema.Runtime | None] | None = None
+    raw_runtimes = obj.get("neuron_runtime_data")
+    if isinstance(raw_runtimes, list):
+        runtimes = []
+        for i, rt in enumerate(raw_runtimes):
+            where = f"neuron_runtime_data[{i}]"
+            if not isinstance(rt, dict):
+                problems.append(f"{where}: expected an object")
+                continue
+            head = {k: rt.get(k) for k in ("pid", "address", "neuron_runtime_tag", "error")}
+            try:
+                runtime = msgspec.convert(head, schema.Runtime, strict=False)
+            except msgspec.ValidationError as exc:
+                problems.append(f"{where}: {clean(str(exc), 160)}")
+                continue
+            report = schema.RuntimeReport(**_groups(rt.get("report"), _RUNTIME_GROUPS, f"{where}.report", problems))
+            runtimes.append(msgspec.structs.replace(runtime, report=report))
+    elif raw_runtimes is not None:
+        problems.append("neuron_runtime_data: expected a list")
+    report = schema.Report(
+        neuron_runtime_data=runtimes,
+        system_data=schema.SystemData(**system) if system else None,
+        **fields,
+    )
+    return report, tuple(problems)

@@ -1,0 +1,537 @@
+"""An immutable, UI-free view of one report.
+
+``Snapshot.build`` does only the cheap, always-needed work eagerly (the app list and the per-core arrays every
+frame draws); everything else (models, memory trees, k8s maps) is computed on first use and cached. Nothing here
+is mutated after construction: a snapshot is built in the collector thread and read by the UI.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import msgspec
+
+from . import schema
+from .textsafe import clean
+
+HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
+DEVICE_CATEGORIES = ("tensors", "constants", "model_code", "runtime_memory", "model_shared_scratchpad")
+PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
+ERROR_TYPES = ("generic", "numerical", "transient", "model", "runtime", "hardware")
+EXEC_TYPES = ("completed", "completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input",
+              "failed_to_queue")
+MAX_CORES = 4096
+"""Core indices beyond this are absurd (trn2 has 128 logical cores) and are dropped as bad data."""
+
+_EMPTY_INSTANCE = schema.InstanceInfo()
+_EMPTY_HARDWARE = schema.HardwareInfo()
+
+
+def finite(x: float | int | None) -> float | None:
+    """``x`` as a float, or None when it is missing, NaN or infinite."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _index(key: str) -> int | None:
+    try:
+        i = int(key)
+    except ValueError:
+        return None
+    return i if 0 <= i < MAX_CORES else None
+
+
+def _counts(d: Mapping[str, int | None] | None) -> dict[str, int]:
+    return {k: v for k, v in (d or {}).items() if isinstance(v, int) and v >= 0}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStatus:
+    where: str
+    """e.g. "system_data.vcpu_usage" or "app 1234 (train).memory_used"."""
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubgraphView:
+    name: str
+    core: int | None
+    device: int | None
+    host_bytes: int
+    device_bytes: int
+    host: dict[str, int]
+    device_categories: dict[str, int]
+    extra: tuple[tuple[str, str], ...]
+    """String fields newer runtimes add (e.g. ("v2", "nc_v2.0")), shown as they are."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelView:
+    name: str
+    uuid: str
+    model_id: int | None
+    is_running: bool | None
+    subgraphs: tuple[SubgraphView, ...]
+
+    @property
+    def device_bytes(self) -> int:
+        return sum(s.device_bytes for s in self.subgraphs)
+
+    @property
+    def host_bytes(self) -> int:
+        return sum(s.host_bytes for s in self.subgraphs)
+
+    @property
+    def cores(self) -> tuple[int, ...]:
+        return tuple(sorted({s.core for s in self.subgraphs if s.core is not None}))
+
+
+def _subgraph(name: str, raw: dict[str, Any] | None) -> SubgraphView | None:
+    if not isinstance(raw, dict):
+        return None
+    try:
+        sg = msgspec.convert(raw, schema.Subgraph, strict=False)
+    except msgspec.ValidationError:
+        sg = schema.Subgraph()
+    mem = sg.memory_used_bytes or schema.UsedBytes()
+    bd = mem.usage_breakdown or schema.UsageBreakdown()
+    extra = tuple(
+        (clean(k, 40), clean(v, 80))
+        for k, v in raw.items()
+        if isinstance(v, str | int | float) and k not in ("neuroncore_index", "neuron_device_index")
+        and not isinstance(v, bool)
+    )
+    return SubgraphView(
+        name=clean(name, 40),
+        core=sg.neuroncore_index if sg.neuroncore_index is not None and 0 <= sg.neuroncore_index < MAX_CORES else None,
+        device=sg.neuron_device_index,
+        host_bytes=max(mem.host or 0, 0),
+        device_bytes=max(mem.neuron_device or 0, 0),
+        host=_counts(bd.host),
+        device_categories=_counts(bd.neuron_device),
+        extra=extra,
+    )
+
+
+class AppView:
+    """One Neuron application (runtime) in one report, or the "all" aggregate. Read-only."""
+
+    __slots__ = ("__dict__", "_rt", "cores", "error", "is_all", "label", "pid", "tag")
+
+    def __init__(self, pid: int, tag: str, label: str, error: str, cores: dict[int, schema.CoreCounters],
+                 runtime: schema.Runtime | None, is_all: bool = False) -> None:
+        self.pid = pid
+        self.tag = tag
+        self.label = label
+        """The tab title: the tag, with the pid when several apps share the tag."""
+        self.error = error
+        self.cores = cores
+        """Global NeuronCore index -> counters, for the cores this app reports."""
+        self._rt = runtime
+        self.is_all = is_all
+
+    # --- groups of this app's report ---
+    @property
+    def _report(self) -> schema.RuntimeReport:
+        return (self._rt.report if self._rt is not None else None) or schema.RuntimeReport()
+
+    @cached_property
+    def execution(self) -> schema.ExecutionStats:
+        return self._report.execution_stats or schema.ExecutionStats()
+
+    @cached_property
+    def memory(self) -> schema.MemoryUsed:
+        return self._report.memory_used or schema.MemoryUsed()
+
+    @cached_property
+    def core_counters(self) -> schema.NeuroncoreCounters:
+        return self._report.neuroncore_counters or schema.NeuroncoreCounters()
+
+    @cached_property
+    def vcpu(self) -> tuple[float | None, float | None]:
+        """Runtime vCPU (user%, system%)."""
+        g = self._report.neuron_runtime_vcpu_usage
+        u = g.vcpu_usage if g is not None else None
+        return (finite(u.user), finite(u.system)) if u is not None else (None, None)
+
+    @cached_property
+    def exec_summary(self) -> dict[str, int]:
+        return _counts(self.execution.execution_summary)
+
+    @cached_property
+    def error_summary(self) -> dict[str, int]:
+        return _counts(self.execution.error_summary)
+
+    @cached_property
+    def period(self) -> float | None:
+        p = finite(self.execution.period)
+        return p if p and p > 0 else None
+
+    def latency(self, kind: str = "total") -> dict[str, float] | None:
+        """Percentiles in seconds for "total" or "device" latency; None when idle (null in the report)."""
+        ls = self.execution.latency_stats
+        if ls is None:
+            return None
+        d = ls.total_latency if kind == "total" else ls.device_latency
+        if not d:
+            return None
+        out = {k: v for k, v in ((k, finite(v)) for k, v in d.items()) if v is not None and v >= 0}
+        return out or None
+
+    # --- memory ---
+    @cached_property
+    def used_bytes(self) -> tuple[int, int]:
+        """(host, device) bytes used."""
+        u = self.memory.neuron_runtime_used_bytes
+        if u is None:
+            return (0, 0)
+        return (max(u.host or 0, 0), max(u.neuron_device or 0, 0))
+
+    @cached_property
+    def host_breakdown(self) -> dict[str, int]:
+        u = self.memory.neuron_runtime_used_bytes
+        bd = u.usage_breakdown if u is not None else None
+        return _counts(bd.host if bd is not None else None)
+
+    @cached_property
+    def core_memory(self) -> dict[int, dict[str, int]]:
+        """Global core index -> device memory by category."""
+        u = self.memory.neuron_runtime_used_bytes
+        bd = u.usage_breakdown if u is not None else None
+        out: dict[int, dict[str, int]] = {}
+        for k, cats in ((bd.neuroncore_memory_usage if bd is not None else None) or {}).items():
+            i = _index(k)
+            if i is not None:
+                out[i] = _counts(cats)
+        return out
+
+    @cached_property
+    def device_breakdown(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for cats in self.core_memory.values():
+            for k, v in cats.items():
+                total[k] = total.get(k, 0) + v
+        return total
+
+    @cached_property
+    def models(self) -> tuple[ModelView, ...]:
+        out = []
+        for m in self.memory.loaded_models or ():
+            if m is None:
+                continue
+            sgs = tuple(s for s in (_subgraph(n, raw) for n, raw in (m.subgraphs or {}).items()) if s is not None)
+            out.append(ModelView(clean(m.name or "?"), clean(m.uuid or "", 64), m.model_id, m.is_running, sgs))
+        return tuple(out)
+
+    def group_statuses(self) -> list[GroupStatus]:
+        out = []
+        if self.error:
+            out.append(GroupStatus(self.label, self.error))
+        for name in schema.RUNTIME_GROUPS:
+            g = getattr(self._report, name)
+            if g is not None and g.error:
+                out.append(GroupStatus(f"{self.label}.{name}", clean(g.error)))
+        return out
+
+
+class AllApps(AppView):
+    """The aggregate of every app, like AWS neuron-top's "all" tab."""
+
+    def __init__(self, apps: tuple[AppView, ...], cores: dict[int, schema.CoreCounters]) -> None:
+        super().__init__(0, "all", "all", "", cores, None, is_all=True)
+        self.apps = apps
+
+    @cached_property
+    def vcpu(self) -> tuple[float | None, float | None]:
+        vals = [a.vcpu for a in self.apps]
+        us = [u for u, _ in vals if u is not None]
+        ss = [s for _, s in vals if s is not None]
+        return (sum(us) if us else None, sum(ss) if ss else None)
+
+    @cached_property
+    def exec_summary(self) -> dict[str, int]:
+        return _sum_dicts(a.exec_summary for a in self.apps)
+
+    @cached_property
+    def error_summary(self) -> dict[str, int]:
+        return _sum_dicts(a.error_summary for a in self.apps)
+
+    @cached_property
+    def period(self) -> float | None:
+        ps = [a.period for a in self.apps if a.period]
+        return max(ps) if ps else None
+
+    def latency(self, kind: str = "total") -> dict[str, float] | None:
+        return None  # percentiles do not add up across apps; the panel lists each app
+
+    @cached_property
+    def used_bytes(self) -> tuple[int, int]:
+        h = d = 0
+        for a in self.apps:
+            ah, ad = a.used_bytes
+            h += ah
+            d += ad
+        return (h, d)
+
+    @cached_property
+    def host_breakdown(self) -> dict[str, int]:
+        return _sum_dicts(a.host_breakdown for a in self.apps)
+
+    @cached_property
+    def core_memory(self) -> dict[int, dict[str, int]]:
+        out: dict[int, dict[str, int]] = {}
+        for a in self.apps:
+            for i, cats in a.core_memory.items():
+                out[i] = _sum_dicts((out.get(i, {}), cats))
+        return out
+
+    @cached_property
+    def models(self) -> tuple[ModelView, ...]:
+        return tuple(m for a in self.apps for m in a.models)
+
+    def group_statuses(self) -> list[GroupStatus]:
+        return [s for a in self.apps for s in a.group_statuses()]
+
+
+def _sum_dicts(ds: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for d in ds:
+        for k, v in d.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def _merge_cores(apps: tuple[AppView, ...]) -> dict[int, schema.CoreCounters]:
+    """Per core, the sum over apps (apps report zeros for cores they do not own), clipped to 100%."""
+    if len(apps) == 1:
+        return apps[0].cores
+    acc: dict[int, list[Any]] = {}
+    for a in apps:
+        for i, c in a.cores.items():
+            cur = acc.get(i)
+            if cur is None:
+                acc[i] = [c.neuroncore_utilization, c.flops, c.effective_flops, c.v3d, c]
+                continue
+            cur[0] = _add(cur[0], c.neuroncore_utilization)
+            cur[1] = _add(cur[1], c.flops)
+            cur[2] = _add(cur[2], c.effective_flops)
+            if c.v3d and (c.neuroncore_utilization or 0) > 0:
+                cur[3] = c.v3d
+            cur[4] = None
+    out = {}
+    for i, (u, f, ef, v3d, single) in acc.items():
+        if single is not None:
+            out[i] = single
+        else:
+            out[i] = schema.CoreCounters(neuroncore_utilization=min(u, 100.0) if u is not None else None,
+                                         flops=f, effective_flops=ef, v3d=v3d)
+    return out
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    if b is None:
+        return a
+    return b if a is None else a + b
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceEcc:
+    device: int
+    mem_corrected: int
+    mem_uncorrected: int
+    sram_corrected: int
+    sram_uncorrected: int
+
+    @property
+    def uncorrected(self) -> int:
+        return self.mem_uncorrected + self.sram_uncorrected
+
+    @property
+    def corrected(self) -> int:
+        return self.mem_corrected + self.sram_corrected
+
+
+def _nn(x: int | None) -> int:
+    return x if isinstance(x, int) and x > 0 else 0
+
+
+class Snapshot:
+    """One report, ready to draw."""
+
+    __slots__ = ("__dict__", "all", "apps", "problems", "report", "seq", "ts")
+
+    def __init__(self, report: schema.Report, ts: float, seq: int = 0, problems: tuple[str, ...] = ()) -> None:
+        self.report = report
+        self.ts = ts
+        """Unix seconds: the recorded time when known, else when the report was received."""
+        self.seq = seq
+        self.problems = problems
+        """What the decoder had to drop from this report (wrong shapes), one line each."""
+        apps: list[AppView] = []
+        tags: dict[str, int] = {}
+        runtimes = [rt for rt in (report.neuron_runtime_data or ()) if rt is not None]
+        for rt in runtimes:
+            tag = clean(rt.neuron_runtime_tag or "", 64)
+            tags[tag] = tags.get(tag, 0) + 1
+        for rt in runtimes:
+            tag = clean(rt.neuron_runtime_tag or "", 64)
+            pid = rt.pid if isinstance(rt.pid, int) else -1
+            label = tag or str(pid)
+            if tag and tags[tag] > 1:
+                label = f"{tag}:{pid}"
+            nc = rt.report.neuroncore_counters if rt.report is not None else None
+            cores: dict[int, schema.CoreCounters] = {}
+            for k, c in ((nc.neuroncores_in_use if nc is not None else None) or {}).items():
+                i = _index(k)
+                if i is not None and c is not None:
+                    cores[i] = c
+            apps.append(AppView(pid, tag, label, clean(rt.error or ""), cores, rt))
+        apps.sort(key=lambda a: (a.pid < 0, a.pid))
+        self.apps: tuple[AppView, ...] = tuple(apps)
+        self.all = AllApps(self.apps, _merge_cores(self.apps))
+
+    def app(self, pid: int | None) -> AppView:
+        """The app with this pid, or the "all" aggregate for None (or a pid that is gone)."""
+        if pid is not None:
+            for a in self.apps:
+                if a.pid == pid:
+                    return a
+        return self.all
+
+    # --- static-ish info ---
+    @cached_property
+    def instance(self) -> schema.InstanceInfo:
+        return self.report.instance_info or _EMPTY_INSTANCE
+
+    @cached_property
+    def hardware(self) -> schema.HardwareInfo:
+        return self.report.neuron_hardware_info or _EMPTY_HARDWARE
+
+    @cached_property
+    def cores_per_device(self) -> int:
+        n = self.hardware.neuroncore_per_device_count
+        if isinstance(n, int) and 0 < n <= 64:
+            return n
+        return 1 if self.hardware.neuron_device_type else 2
+
+    @cached_property
+    def device_count(self) -> int:
+        """Devices on the machine: from hardware info, else inferred from the highest core and ECC index."""
+        n = self.hardware.neuron_device_count
+        seen = 0
+        if self.all.cores:
+            seen = max(self.all.cores) // self.cores_per_device + 1
+        if self.ecc:
+            seen = max(seen, max(e.device for e in self.ecc) + 1)
+        if isinstance(n, int) and 0 <= n <= MAX_CORES:
+            return max(n, seen)
+        return seen
+
+    @property
+    def core_count(self) -> int:
+        return self.device_count * self.cores_per_device
+
+    def core_location(self, index: int) -> tuple[int, int]:
+        """Global NeuronCore index -> (device index, core index within the device)."""
+        return divmod(index, self.cores_per_device)
+
+    @cached_property
+    def has_neuron(self) -> bool:
+        """Whether the report carries any Neuron hardware at all (False for the built-in host collector)."""
+        return self.device_count > 0 or bool(self.apps)
+
+    # --- system groups ---
+    @cached_property
+    def system(self) -> schema.SystemData:
+        return self.report.system_data or schema.SystemData()
+
+    @cached_property
+    def ecc(self) -> tuple[DeviceEcc, ...]:
+        g = self.system.neuron_hw_counters
+        out = []
+        for d in (g.neuron_devices if g is not None else None) or ():
+            if d is None or not isinstance(d.neuron_device_index, int) or not 0 <= d.neuron_device_index < MAX_CORES:
+                continue
+            out.append(DeviceEcc(d.neuron_device_index, _nn(d.mem_ecc_corrected), _nn(d.mem_ecc_uncorrected),
+                                 _nn(d.sram_ecc_corrected), _nn(d.sram_ecc_uncorrected)))
+        out.sort(key=lambda e: e.device)
+        return tuple(out)
+
+    @cached_property
+    def vcpu(self) -> schema.VcpuUsage | None:
+        return self.system.vcpu_usage
+
+    @cached_property
+    def vcpus(self) -> tuple[tuple[int, schema.CpuTimes], ...]:
+        """Per vCPU usage, sorted by CPU number."""
+        g = self.system.vcpu_usage
+        out = []
+        for k, v in ((g.usage_data if g is not None else None) or {}).items():
+            i = _index(k)
+            if i is not None and v is not None:
+                out.append((i, v))
+        out.sort(key=lambda t: t[0])
+        return tuple(out)
+
+    @cached_property
+    def host_memory(self) -> schema.MemoryInfo | None:
+        return self.system.memory_info
+
+    @cached_property
+    def k8s_cores(self) -> dict[int, schema.K8sEntry]:
+        g = self.report.neuron_k8s_info
+        return _k8s_map(g.neuroncores_k8s_info if g is not None else None)
+
+    @cached_property
+    def k8s_devices(self) -> dict[int, schema.K8sEntry]:
+        g = self.report.neuron_k8s_info
+        return _k8s_map(g.neurondevices_k8s_info if g is not None else None)
+
+    @cached_property
+    def group_statuses(self) -> tuple[GroupStatus, ...]:
+        """Every non-empty ``error`` string in the report, and what the decoder dropped."""
+        out: list[GroupStatus] = []
+        if self.instance.error:
+            out.append(GroupStatus("instance_info", clean(self.instance.error)))
+        if self.hardware.error:
+            out.append(GroupStatus("neuron_hardware_info", clean(self.hardware.error)))
+        for name in schema.SYSTEM_GROUPS:
+            g = getattr(self.system, name)
+            if g is not None and g.error:
+                out.append(GroupStatus(f"system_data.{name}", clean(g.error)))
+        k8s = self.report.neuron_k8s_info
+        if k8s is not None and k8s.error:
+            out.append(GroupStatus("neuron_k8s_info", clean(k8s.error)))
+        out.extend(self.all.group_statuses())
+        out.extend(GroupStatus("decode", p) for p in self.problems)
+        return tuple(out)
+
+    def period(self) -> float | None:
+        """The report's period: the largest group period in it (what neuron-monitor's pace is)."""
+        ps = [finite(getattr(self.system, n).period) for n in schema.SYSTEM_GROUPS if getattr(self.system, n)]
+        ps += [a.period for a in self.apps]
+        ps2 = [p for p in ps if p and p > 0]
+        return max(ps2) if ps2 else None
+
+
+def _k8s_map(d: Mapping[str, schema.K8sEntry | None] | None) -> dict[int, schema.K8sEntry]:
+    out = {}
+    for k, v in (d or {}).items():
+        i = _index(k)
+        if i is not None and v is not None:
+            out[i] = v
+    return out
+
+
+def k8s_label(e: schema.K8sEntry) -> str:
+    ns = clean(e.namespace or "", 40)
+    pod = clean(e.pod_name or "", 60)
+    cont = ",".join(clean(c, 40) for c in (e.container_name or ()) if c)
+    s = f"{ns}/{pod}" if ns else pod
+    return f"{s} [{cont}]" if cont else s
