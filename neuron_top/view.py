@@ -1,0 +1,37 @@
+"""What the dashboard widgets draw: one immutable value, replaced on every update (no UI imports).
+
+Widgets receive a ``View`` through a reactive and never ask where the data came from: live, replay and demo
+produce the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .history import History
+from .snapshot import AppView, Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    snapshot: Snapshot
+    history: History
+    """Shared, append-only from the UI thread; ``tick`` tells widgets it moved."""
+    tick: int
+    pid: int | None = None
+    """The selected app (None: all apps)."""
+    flops: bool = False
+    """Show FLOPS instead of utilization."""
+    physical: bool = False
+    """Show trn2 v3d physical cores instead of logical ones."""
+    first: Snapshot | None = None
+    """The first snapshot of the session (ECC since start)."""
+    prev: Snapshot | None = None
+    """The previous snapshot (ECC since the previous report)."""
+
+    @property
+    def app(self) -> AppView:
+        return self.snapshot.app(self.pid)
+
+    def with_(self, **changes: object) -> View:
+        return replace(self, **changes)  # type: ignore[arg-type]
