@@ -1,0 +1,52 @@
+"""Sparkline cells as Segments (not widgets): a panel draws hundreds of them in one pass."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def spark_text(values: Sequence[float | None], width: int, top: float | None = 100.0) -> str:
+    """The newest ``width`` values as block characters; None is a gap (space), never a zero."""
+    vals = list(values)[-width:]
+    vals = [None] * (width - len(vals)) + vals
+    hi = top
+    if hi is None:
+        nums = [v for v in vals if v is not None]
+        hi = max(nums) if nums else 1.0
+    hi = hi or 1.0
+    out = []
+    for v in vals:
+        if v is None:
+            out.append(" ")
+        else:
+            out.append(SPARK[max(0, min(int(v / hi * 7.999), 7))])
+    return "".join(out)
+
+
+def chart_rows(values: Sequence[float | None], width: int, height: int, top: float | None = 100.0) -> list[str]:
+    """A bar chart ``height`` rows tall of the newest ``width`` values, top row first (eighth-block resolution)."""
+    vals = list(values)[-width:]
+    vals = [None] * (width - len(vals)) + vals
+    hi = top
+    if hi is None:
+        nums = [v for v in vals if v is not None]
+        hi = max(nums) if nums else 1.0
+    hi = hi or 1.0
+    levels = [None if v is None else max(0.0, min(v / hi, 1.0)) * height * 8 for v in vals]
+    rows = []
+    for r in range(height - 1, -1, -1):
+        base = r * 8
+        row = []
+        for lv in levels:
+            if lv is None:
+                row.append(" ")
+            elif lv >= base + 8:
+                row.append("█")
+            elif lv > base:
+                row.append(SPARK[max(int(lv - base) - 1, 0)])
+            else:
+                row.append(" ")
+        rows.append("".join(row))
+    return rows
