@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-from textual import on, work
+from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.widgets import Input
@@ -14,6 +14,7 @@ from .alerts import new_uncorrected
 from .collector import Collector
 from .history import History
 from .messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
+from .replay import ReplayController
 from .screens.dashboard import DashboardScreen
 from .snapshot import AppView, Snapshot
 from .sources.base import Source
@@ -37,13 +38,19 @@ class NeuronTopApp(App):
         Binding("a", "tab(-1)", "prev app", show=False),
         Binding("d", "tab(1)", "next app", show=False),
         Binding("t", "next_theme", "theme", show=False),
+        Binding("T", "timeline", "timeline"),
         *[Binding(str(n), f"select({n})", f"app {n}", show=False) for n in range(1, 10)],
     ]
 
     def __init__(self, source: Source | None, *, theme: str | None = None, tag: str | None = None,
-                 recorder: object | None = None, history: int = 600, demo: bool = False) -> None:
+                 recorder: object | None = None, history: int = 600, demo: bool = False,
+                 replay: ReplayController | None = None, replay_name: str = "",
+                 traces: list[str] | None = None) -> None:
         super().__init__()
         self.source = source
+        self.replay = replay
+        self.replay_name = replay_name
+        self.traces = traces or []
         self.collector = Collector(source, self.post_message, recorder) if source is not None else None
         self.history = History(history)
         self.latest: Snapshot | None = None
@@ -58,7 +65,8 @@ class NeuronTopApp(App):
         self.tag_text = tag or ""
         if tag:
             self.tag_re = re.compile(tag)
-        self.source_line = SourceLine(name=getattr(source, "name", ""), state="demo" if demo else "starting")
+        self.source_line = SourceLine(name=getattr(source, "name", "") or replay_name,
+                                      state="demo" if demo else "replay" if replay is not None else "starting")
         self._themes = load_themes()
         self._wanted_theme = theme or DEFAULT_THEME
 
@@ -73,7 +81,14 @@ class NeuronTopApp(App):
         else:
             self.notify(f"unknown theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning")
             self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
-        self.push_screen(DashboardScreen())
+        if self.replay is not None:
+            from .screens.replay import ReplayScreen
+
+            self.push_screen(ReplayScreen(self.replay, self.replay_name))
+        else:
+            self.push_screen(DashboardScreen())
+        if self.traces:
+            self.open_traces(self.traces, show=self.source is None and self.replay is None)
         self.set_interval(1.0, self._tick_clock)
         if self.collector is not None:
             self.collect()
@@ -89,14 +104,23 @@ class NeuronTopApp(App):
 
     # --- data in ---
     def on_report_arrived(self, message: ReportArrived) -> None:
-        snap = message.snapshot
+        self.accept_snapshot(message.snapshot)
+
+    def accept_snapshot(self, snap: Snapshot, publish: bool = True) -> None:
+        """Every snapshot, live or replayed, comes through here: history, ECC alerts, then the screen."""
         self.history.push(snap)
         for dev in new_uncorrected(self.latest, snap):
             self.notify(f"uncorrected ECC error on device ND{dev}", title="ECC", severity="error", timeout=30)
         self.prev, self.latest = self.latest, snap
-        self.source_line = self._src(last_report=time.monotonic())
-        if not self.paused:
+        if self.replay is None:
+            self.source_line = self._src(last_report=time.monotonic())
+        if publish and not self.paused:
             self.publish()
+
+    def set_position(self, text: str) -> None:
+        """Replay: where we are, for the header."""
+        self.source_line = self._src(position=text)
+        self._update_header()
 
     def on_input_skipped(self, message: InputSkipped) -> None:
         self.source_line = self._src(skipped=message.total)
@@ -210,25 +234,17 @@ class NeuronTopApp(App):
             inp.value = self.tag_text
             inp.focus()
 
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        text = event.value
+    def set_filter(self, text: str) -> str | None:
+        """Filter apps by a tag regex; returns the error for an invalid one (the old filter stays)."""
         try:
             self.tag_re = re.compile(text) if text else None
         except re.error as exc:
-            event.input.add_class("-error")
-            event.input.border_title = f"invalid regex: {exc}"
-            event.input.tooltip = f"invalid regex: {exc}"
             self.tag_text = f"{text} (invalid: {exc})"
-        else:
-            event.input.remove_class("-error")
-            self.tag_text = text
+            self.publish()
+            return str(exc)
+        self.tag_text = text
         self.publish()
-
-    @on(Input.Submitted, "#filter")
-    def _filter_done(self, event: Input.Submitted) -> None:
-        event.input.remove_class("-visible")
-        self.screen.focus_next()
+        return None
 
     def action_next_theme(self) -> None:
         names = sorted(self._themes.themes) or sorted(self.available_themes)
@@ -240,6 +256,23 @@ class NeuronTopApp(App):
         from .screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
+
+    def open_traces(self, paths: list[str], show: bool) -> None:
+        """Load system traces (in a worker) into the timeline pane; ``show`` switches to it."""
+        from .screens.timeline import TimelineScreen
+
+        self.install_screen(TimelineScreen.from_paths(paths), name="timeline")
+        if show:
+            self.push_screen("timeline")
+
+    def action_timeline(self) -> None:
+        if not self.is_screen_installed("timeline"):
+            self.notify("no trace loaded: start with --trace FILE or neuron-top trace FILE", timeout=4)
+            return
+        if self.screen is self.get_screen("timeline"):
+            self.pop_screen()
+        else:
+            self.push_screen("timeline")
 
     def open_app(self, pid: int) -> None:
         from .screens.app_detail import AppScreen

@@ -292,7 +292,8 @@ def run_record(ns: argparse.Namespace) -> int:
     return record_main(source, ns.file, count=ns.count)
 
 
-def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None) -> int:
+def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,
+            replay_name: str = "") -> int:
     from .app import NeuronTopApp
 
     traces = list(traces or getattr(ns, "trace", None) or [])
@@ -300,7 +301,8 @@ def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, t
         if not Path(t).exists():
             raise UsageError(f"trace file not found: {t}")
     app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None), recorder=recorder,
-                       history=getattr(ns, "history", 600), demo=demo, traces=traces, replay=replay)
+                       history=getattr(ns, "history", 600), demo=demo, traces=traces, replay=replay,
+                       replay_name=replay_name)
     app.run()
     return app.return_code or 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Container, VerticalScroll
 from textual.events import Resize
@@ -43,6 +44,7 @@ class DashboardScreen(Screen):
     def compose(self) -> ComposeResult:
         yield HeaderBar()
         yield AppTabs(id="tabs")
+        yield from self.compose_top()
         with VerticalScroll(id="body"), Container(id="columns"):
             with Container(id="left", classes="column"):
                 yield CoreGrid(id="cores").data_bind(DashboardScreen.view)
@@ -54,7 +56,15 @@ class DashboardScreen(Screen):
                 yield EccPanel(id="ecc").data_bind(DashboardScreen.view)
                 yield LatencyPanel(id="latency").data_bind(DashboardScreen.view)
         yield Input(placeholder="filter apps by tag regex (Enter keeps, Esc clears)", id="filter")
+        yield from self.compose_bottom()
         yield Footer()
+
+    def compose_top(self) -> ComposeResult:
+        """Extra widgets under the tab bar (the replay scrubber)."""
+        yield from ()
+
+    def compose_bottom(self) -> ComposeResult:
+        yield from ()
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width < WIDE, "-narrow")
@@ -71,6 +81,17 @@ class DashboardScreen(Screen):
 
     def _label(self) -> str:
         return "all apps" if self.view is None or self.view.pid is None else self.view.app.label
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        error = self.app.set_filter(event.value)  # type: ignore[attr-defined]
+        event.input.set_class(error is not None, "-error")
+        event.input.border_title = f"invalid regex: {error}" if error else None
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.input.remove_class("-visible")
+        self.focus_next()
 
     def key_escape(self) -> None:
         box = self.query_one("#filter", Input)
