@@ -14,10 +14,16 @@ from .textsafe import clean
 def replay_main(ns: argparse.Namespace) -> int:
     from .cli import UsageError, run_tui
     from .replay import SPEEDS, ReplayController
-    from .sources.recording import open_recording
+    from .sources.recording import RecordingIndex, SpooledIndex
 
     try:
-        index = open_recording(ns.file, follow=ns.file != "-")
+        if ns.file == "-":
+            # Take the pipe off fd 0 first (the terminal gets fd 0 back for keys), then spool from it.
+            from .sources.stream import take_stdin_for_reports
+
+            index = SpooledIndex(take_stdin_for_reports())
+        else:
+            index = RecordingIndex(ns.file, follow=True)
     except OSError as exc:
         raise UsageError(f"cannot open {ns.file}: {exc.strerror or exc}") from None
     if ns.once or ns.json:
@@ -27,30 +33,12 @@ def replay_main(ns: argparse.Namespace) -> int:
             index.close()
     speed = min(max(ns.speed, SPEEDS[0]), SPEEDS[-1])
     start = (ns.start - 1) if ns.start else 0
-    if ns.file == "-":
-        _give_keyboard_back()
     controller = ReplayController(index, speed=speed, start=start)
     try:
         return run_tui(None, ns, replay=controller, replay_name=ns.file if ns.file != "-" else "stdin")
     finally:
         controller.stop_scan()
         index.close()
-
-
-def _give_keyboard_back() -> None:
-    """``cat run.jsonl | neuron-top replay -``: the spool reads the pipe; keys come from the terminal."""
-    import os
-
-    try:
-        tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return
-    try:
-        report_fd = os.dup(0)
-        os.dup2(tty, 0)
-        sys.stdin = os.fdopen(report_fd, "rb", buffering=0)  # type: ignore[assignment]
-    finally:
-        os.close(tty)
 
 
 def _print_once(index, ns: argparse.Namespace) -> int:
