@@ -13,7 +13,9 @@ from neuron_top.view import View
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-SHARED = (REPO / ".." / "shared").resolve()
+SHARED = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()),
+              REPO.parent / "shared")
+"""<repo>/../shared (a git worktree one level deeper finds it at <repo>/../../shared)."""
 STREAM = DATA / "panels_stream.ndjson"
 """Four reports by hand: app 1001 tagged "[red]boom" (a model name with an escape sequence, latency idle in
 report 2, generic and unknown "compiler" errors), app 1002 "idle-app" (always idle), and device 1 whose
