@@ -49,3 +49,8 @@ def cell(text: str, width: int, style: Style | None = None, align: str = "left")
 def used(segments: list[Segment]) -> int:
     """How many cells ``segments`` take."""
     return sum(cell_len(s.text) for s in segments)
+
+
+def num(text: str, width: int, style: Style | None = None) -> Segment:
+    """A right-aligned value with at least one space before it, so neighbouring columns never touch."""
+    return Segment(" " + fit(text, width - 1, "right") if width > 1 else fit(text, width), style)

@@ -13,7 +13,7 @@ from .. import fmt
 from ..snapshot import PERCENTILES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell
+from .cells import cell, num
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -37,13 +37,13 @@ class LatencyPanel(Panel):
         apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
         wide = width >= WIDE
         cols = PERCENTILES if wide else ("p0", "p50", "p99", "p100")
-        label_w, kind_w, val_w = (16, 7, 8) if wide else (10, 4, 8)
+        label_w, kind_w, val_w = (16, 7, 8) if wide else (12, 4, 8)
         spark_w = max((width - label_w - kind_w - val_w * len(cols) - 2) // 2, 0)
         if spark_w < 6:
             spark_w = 0
         lines = [self.title_strip(self.TITLE, width, "all apps" if app.is_all else clean(app.label, 40))]
         label = self.style("label")
-        head = [cell(" App", label_w, label), cell("", kind_w), *(cell(p, val_w, label, "right") for p in cols)]
+        head = [cell(" App", label_w, label), cell("", kind_w), *(num(p, val_w, label) for p in cols)]
         if spark_w:
             head += [Segment(" "), cell("p50 history", spark_w, self.get_component_rich_style("latency--p50")),
                      Segment(" "), cell("p99 history", spark_w, self.get_component_rich_style("latency--p99"))]
@@ -64,10 +64,10 @@ class LatencyPanel(Panel):
         segs = [cell(" " + clean(a.label, 40) if first else "", label_w - 1, self.style("value")), Segment(" "),
                 cell(kind_label, kind_w, self.style("label"))]
         if lat is None:
-            segs += [cell("idle", val_w, self.style("dim"), "right"), cell("", val_w * (len(cols) - 1))]
+            segs += [num("idle", val_w, self.style("dim")), cell("", val_w * (len(cols) - 1))]
         else:
-            segs += [cell(fmt.latency(lat[p]) if p in lat else "-", val_w,
-                          self.style("value" if p in lat else "dim"), "right") for p in cols]
+            segs += [num(fmt.latency(lat[p]) if p in lat else "-", val_w,
+                          self.style("value" if p in lat else "dim")) for p in cols]
         if spark_w:
             pid: object = "all" if a.is_all else a.pid
             p50 = view.history.last(("lat", pid, kind, "p50"), spark_w)

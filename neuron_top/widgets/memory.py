@@ -21,7 +21,7 @@ from ..memtree import Key, Node, build_tree, category_label, expandable, walk
 from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, Snapshot
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, fit, fit_left
+from .cells import cell, fit, fit_left, num
 from .panel import Panel
 
 _SHORT = {
@@ -288,9 +288,9 @@ class MemoryTree(Panel):
         name_w = max(width - id_w - 2 * mem_w - pct_w, 10)
         label = self.style("label")
         lines.append(Strip([cell(" Name", name_w, label), cell("Model ID", id_w, label),
-                            cell("Device" if narrow else "Device Memory", mem_w, label, "right"),
-                            cell("% dev", pct_w, label, "right"),
-                            cell("Host" if narrow else "Host Memory", mem_w, label, "right")]))
+                            num("Device" if narrow else "Device Memory", mem_w, label),
+                            num("% dev", pct_w, label),
+                            num("Host" if narrow else "Host Memory", mem_w, label)]))
         if not rows:
             lines.append(Strip([Segment(" no device memory reported", self.style("dim"))]))
             return lines
@@ -305,10 +305,9 @@ class MemoryTree(Panel):
             pct = f"{node.device / size * 100:.1f}%" if size and node.kind != "cat" else ""
             segs = [Segment(fit(indent + name, name_w), cursor if sel else base),
                     cell(node.model_id, id_w, cursor if sel else self.style("dim")),
-                    cell(fmt.human_bytes(node.device), mem_w, cursor if sel else self._mem_style(node.device),
-                         "right"),
-                    cell(pct, pct_w, cursor if sel else self.style("dim"), "right"),
-                    cell(fmt.human_bytes(node.host), mem_w, cursor if sel else self._mem_style(node.host), "right")]
+                    num(fmt.human_bytes(node.device), mem_w, cursor if sel else self._mem_style(node.device)),
+                    num(pct, pct_w, cursor if sel else self.style("dim")),
+                    num(fmt.human_bytes(node.host), mem_w, cursor if sel else self._mem_style(node.host))]
             if sel:
                 segs.append(Segment(" " * max(width - name_w - id_w - 2 * mem_w - pct_w, 0), cursor))
             lines.append(Strip(segs))
