@@ -1,0 +1,155 @@
+"""The memory breakdown tree (device -> core -> model -> category), as AWS neuron-top's "Memory Usage Details".
+
+Headless so the arithmetic is testable without a terminal. The rule, from the neuron-top user guide: every parent
+shows the sum of its children. ``neuroncore_memory_usage`` is what the runtime allocated on a core in total
+(models included), so a core's own category rows are what is left after its models' shares are taken out;
+a row that would be zero is dropped. A subgraph's ``neuroncore_index`` is the core within its device (the
+neuron-monitor guide's example has core 0 on device 12), so the global core is device x cores-per-device + index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from .snapshot import (
+    DEVICE_CATEGORIES,
+    HOST_CATEGORIES,
+    MAX_CORES,
+    AppView,
+    ModelView,
+    Snapshot,
+    SubgraphView,
+)
+from .textsafe import clean
+
+CATEGORY_LABELS = {
+    "tensors": "Tensors",
+    "constants": "Constants",
+    "model_code": "Model Code",
+    "runtime_memory": "Runtime Memory",
+    "model_shared_scratchpad": "Model Scratchpad",
+    "dma_buffers": "DMA Buffers",
+    "application_memory": "App. Memory",
+}
+_ORDER = (*DEVICE_CATEGORIES, *(c for c in HOST_CATEGORIES if c not in DEVICE_CATEGORIES))
+
+Key = tuple[object, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    key: Key
+    """Stable across reports: ("dev", 3), ("core", 12), ("model", pid, model_id, uuid, core), ("cat", parent, name)."""
+    kind: str
+    """"dev", "core", "model" or "cat"."""
+    label: str
+    """Already cleaned (printable)."""
+    device: int
+    host: int
+    model_id: str = ""
+    children: tuple[Node, ...] = ()
+    full_name: str = ""
+    """Models: the whole (cleaned) name; ``label`` is its last path component."""
+
+
+def category_label(name: str) -> str:
+    return CATEGORY_LABELS.get(name) or clean(name, 40)
+
+
+def global_core(sg: SubgraphView, cores_per_device: int) -> int | None:
+    """The global NeuronCore index of a subgraph (None when the report does not say)."""
+    if sg.core is None:
+        return None
+    core = sg.core
+    if sg.device is not None and sg.device >= 0 and 0 <= sg.core < cores_per_device:
+        core = sg.device * cores_per_device + sg.core
+    return core if 0 <= core < MAX_CORES else None
+
+
+def _category_nodes(parent: Key, dev: Mapping[str, int], host: Mapping[str, int]) -> tuple[Node, ...]:
+    names = [n for n in _ORDER if n in dev or n in host]
+    names += sorted(n for n in {*dev, *host} if n not in _ORDER)
+    out = []
+    for n in names:
+        d, h = dev.get(n, 0), host.get(n, 0)
+        if d or h:
+            out.append(Node(("cat", parent, n), "cat", category_label(n), d, h))
+    return tuple(out)
+
+
+def _add(into: dict[str, int], cats: Mapping[str, int]) -> None:
+    for k, v in cats.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _model_name(m: ModelView) -> str:
+    base = m.name.rstrip("/").rsplit("/", 1)[-1]
+    return base or m.name or "?"
+
+
+def build_tree(snap: Snapshot, app: AppView) -> tuple[Node, ...]:
+    """Device nodes for ``app`` (every app merged when it is the "all" aggregate), sorted by index."""
+    cpd = snap.cores_per_device
+    apps = snap.apps if app.is_all else (app,)
+    # core -> [(pid, model, device categories, host categories, device bytes, host bytes)]
+    models: dict[int, list[tuple[int, ModelView, dict[str, int], dict[str, int], int, int]]] = {}
+    for a in apps:
+        for m in a.models:
+            per_core: dict[int, list[SubgraphView]] = {}
+            for sg in m.subgraphs:
+                core = global_core(sg, cpd)
+                if core is not None:
+                    per_core.setdefault(core, []).append(sg)
+            for core, sgs in per_core.items():
+                dcat: dict[str, int] = {}
+                hcat: dict[str, int] = {}
+                for sg in sgs:
+                    _add(dcat, sg.device_categories)
+                    _add(hcat, sg.host)
+                models.setdefault(core, []).append(
+                    (a.pid, m, dcat, hcat, sum(s.device_bytes for s in sgs), sum(s.host_bytes for s in sgs)))
+    core_memory = app.core_memory
+    devices: dict[int, list[Node]] = {}
+    for core in sorted({*core_memory, *models}):
+        ckey: Key = ("core", core)
+        children: list[Node] = []
+        left = dict(core_memory.get(core, {}))
+        for pid, m, dcat, hcat, dbytes, hbytes in models.get(core, ()):
+            mkey: Key = ("model", pid, m.model_id, m.uuid, core)
+            for k, v in dcat.items():
+                left[k] = max(left.get(k, 0) - v, 0)
+            children.append(Node(mkey, "model", _model_name(m), dbytes, hbytes,
+                                 "" if m.model_id is None else str(m.model_id),
+                                 _category_nodes(mkey, dcat, hcat), m.name))
+        children.extend(_category_nodes(ckey, left, {}))
+        dev_total = sum(c.device for c in children)
+        host_total = sum(c.host for c in children)
+        if not children or not (dev_total or host_total):
+            continue
+        d, local = divmod(core, cpd)
+        devices.setdefault(d, []).append(Node(ckey, "core", f"NC {local}", dev_total, host_total,
+                                              children=tuple(children)))
+    return tuple(Node(("dev", d), "dev", f"ND {d}", sum(c.device for c in cores), sum(c.host for c in cores),
+                      children=tuple(cores))
+                 for d, cores in sorted(devices.items()))
+
+
+def walk(nodes: tuple[Node, ...], expanded: Callable[[Node], bool], depth: int = 0) -> list[tuple[Node, int]]:
+    """The visible rows: (node, depth) in order, descending only into nodes for which ``expanded(node)`` is true."""
+    out: list[tuple[Node, int]] = []
+    for n in nodes:
+        out.append((n, depth))
+        if n.children and expanded(n):
+            out.extend(walk(n.children, expanded, depth + 1))
+    return out
+
+
+def expandable(nodes: tuple[Node, ...]) -> list[Node]:
+    """Every node that has children, depth first."""
+    out: list[Node] = []
+    for n in nodes:
+        if n.children:
+            out.append(n)
+            out.extend(expandable(n.children))
+    return out

@@ -1,0 +1,112 @@
+"""Executions and errors per app: what completed, what failed and how, per second of the report's period.
+
+The counters in a report cover one period, so rates are count / period. Error types the runtime adds later
+(keys this version does not know) get a column too: an unknown error is still an error.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from .. import fmt
+from ..snapshot import ERROR_TYPES, AppView
+from ..textsafe import clean
+from ..view import View
+from .cells import cell, num
+from .panel import Panel
+from .sparkline import spark_text
+
+WIDE = 150
+"""From this width on an app takes one line (executions and errors side by side); below it two."""
+RATES = (("completed", "done/s", "done/s"), ("completed_with_err", "w/ err/s", "err/s"),
+         ("completed_with_num_err", "num err/s", "numerr/s"))
+COUNTS = (("timed_out", "timed out", "timeout"), ("incorrect_input", "bad input", "bad in"),
+          ("failed_to_queue", "no queue", "noqueue"))
+_ERROR_SHORT = {"numerical": "numeric", "transient": "transnt", "hardware": "hw"}
+
+
+def error_types(apps: tuple[AppView, ...]) -> list[str]:
+    """The documented error types, then any other key some app reports, sorted."""
+    extra = sorted({k for a in apps for k in a.error_summary if k not in ERROR_TYPES})
+    return [*ERROR_TYPES, *extra]
+
+
+class ExecPanel(Panel):
+    """Every app on the "all" tab, else the selected app, with a completed/s sparkline each."""
+
+    TITLE = "Executions and errors"
+    COMPONENT_CLASSES = {"exec--spark"}
+    DEFAULT_CSS = """
+    ExecPanel > .exec--spark { color: $success; }
+    """
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        app = view.app
+        apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
+        wide = width >= WIDE
+        types = error_types(apps)
+        label_w, val_w = (16, 10) if wide else (12, 9)
+        errs_total = sum(sum(a.error_summary.values()) for a in apps)
+        right = "all apps" if app.is_all else clean(app.label, 40)
+        lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,
+                                  f"{right} · {errs_total} errors" if width >= 60 else right)]
+        label = self.style("label")
+        exec_heads = [h if wide else s for _, h, s in (*RATES, *COUNTS)]
+        err_heads = [clean(t, 20) if wide else _ERROR_SHORT.get(t, clean(t, 20)) for t in types]
+        n_exec = len(exec_heads)
+        used = label_w + val_w * (n_exec + (len(types) if wide else 0))
+        spark_w = width - used - 1
+        if spark_w < 8:
+            spark_w = 0
+        head = [cell(" App", label_w, label), *(num(h, val_w, label) for h in exec_heads)]
+        if wide:
+            head += [num(h, val_w, self.style("label")) for h in err_heads]
+        if spark_w:
+            head += [Segment(" "), cell("completed/s history" if spark_w >= 19 else "done/s hist", spark_w, self.get_component_rich_style("exec--spark"))]
+        lines.append(Strip(head))
+        if not wide:
+            lines.append(Strip([cell("  errors/s", label_w, label),
+                                *(num(h, val_w, label) for h in err_heads)]))
+        if not apps:
+            lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
+            return lines
+        for a in apps:
+            period = a.period
+            segs = [cell(" " + clean(a.label, 40), label_w - 1, self.style("value")), Segment(" ")]
+            for key, _, _ in RATES:
+                n = a.exec_summary.get(key)
+                bad = key != "completed" and bool(n)
+                segs.append(num(self._rate(n, period), val_w, self._style(n, bad, key == "completed")))
+            for key, _, _ in COUNTS:
+                n = a.exec_summary.get(key)
+                segs.append(num("-" if n is None else str(n), val_w, self._style(n, bool(n))))
+            errs = [num(self._rate(a.error_summary.get(t), period), val_w,
+                        self._style(a.error_summary.get(t), bool(a.error_summary.get(t)))) for t in types]
+            if wide:
+                segs += errs
+            if spark_w:
+                pid: object = "all" if a.is_all else a.pid
+                hist = view.history.last(("exec", pid), spark_w)
+                segs += [Segment(" "), Segment(spark_text(hist, spark_w, top=None),
+                                               self.get_component_rich_style("exec--spark"))]
+            lines.append(Strip(segs))
+            if not wide:
+                lines.append(Strip([cell("", label_w), *errs]))
+        return lines
+
+    @staticmethod
+    def _rate(n: int | None, period: float | None) -> str:
+        if n is None:
+            return "-"
+        if period is None:
+            return str(n)  # no period: the raw count of the report
+        return fmt.rate(n / period)
+
+    def _style(self, n: int | None, bad: bool, good: bool = False) -> Style:
+        if bad:
+            return self.style("high")
+        if good and n:
+            return self.style("low")
+        return self.style("value" if n else "dim")

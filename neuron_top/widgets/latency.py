@@ -1,0 +1,81 @@
+"""Inference latency per app: total and device percentiles, and p50/p99 history as sparklines.
+
+An app that ran nothing in the period reports null latency: that is drawn as "idle" (and a gap in the history),
+never as zero, which would read as "infinitely fast".
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.strip import Strip
+
+from .. import fmt
+from ..snapshot import PERCENTILES, AppView
+from ..textsafe import clean
+from ..view import View
+from .cells import cell, num
+from .panel import Panel
+from .sparkline import spark_text
+
+WIDE = 120
+"""From this width on every percentile has a column; below it p0 p50 p99 p100."""
+KINDS = (("total", "total", "tot"), ("device", "device", "dev"))
+
+
+class LatencyPanel(Panel):
+    """Every app on the "all" tab, else the selected app; two rows (total, device) per app."""
+
+    TITLE = "Latency"
+    COMPONENT_CLASSES = {"latency--p50", "latency--p99"}
+    DEFAULT_CSS = """
+    LatencyPanel > .latency--p50 { color: $accent; }
+    LatencyPanel > .latency--p99 { color: $warning; }
+    """
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        app = view.app
+        apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
+        wide = width >= WIDE
+        cols = PERCENTILES if wide else ("p0", "p50", "p99", "p100")
+        label_w, kind_w, val_w = (16, 7, 8) if wide else (12, 4, 8)
+        spark_w = max((width - label_w - kind_w - val_w * len(cols) - 2) // 2, 0)
+        if spark_w < 6:
+            spark_w = 0
+        lines = [self.title_strip(self.TITLE, width, "all apps" if app.is_all else clean(app.label, 40))]
+        label = self.style("label")
+        head = [cell(" App", label_w, label), cell("", kind_w), *(num(p, val_w, label) for p in cols)]
+        if spark_w:
+            head += [Segment(" "), cell("p50 history", spark_w, self.get_component_rich_style("latency--p50")),
+                     Segment(" "), cell("p99 history", spark_w, self.get_component_rich_style("latency--p99"))]
+        lines.append(Strip(head))
+        if not apps:
+            lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
+            return lines
+        for a in apps:
+            for kind, long, short in KINDS:
+                lines.append(self._row(view, a, kind, long if wide else short, cols,
+                                       (label_w, kind_w, val_w, spark_w), first=kind == "total"))
+        return lines
+
+    def _row(self, view: View, a: AppView, kind: str, kind_label: str, cols: tuple[str, ...],
+             widths: tuple[int, int, int, int], first: bool) -> Strip:
+        label_w, kind_w, val_w, spark_w = widths
+        lat = a.latency(kind)
+        segs = [cell(" " + clean(a.label, 40) if first else "", label_w - 1, self.style("value")), Segment(" "),
+                cell(kind_label, kind_w, self.style("label"))]
+        if lat is None:
+            segs += [num("idle", val_w, self.style("dim")), cell("", val_w * (len(cols) - 1))]
+        else:
+            segs += [num(fmt.latency(lat[p]) if p in lat else "-", val_w,
+                          self.style("value" if p in lat else "dim")) for p in cols]
+        if spark_w:
+            pid: object = "all" if a.is_all else a.pid
+            p50 = view.history.last(("lat", pid, kind, "p50"), spark_w)
+            p99 = view.history.last(("lat", pid, kind, "p99"), spark_w)
+            nums = [v for v in (*p50, *p99) if v is not None]
+            top = max(nums) if nums else None
+            segs += [Segment(" "), Segment(spark_text(p50, spark_w, top or 1.0),
+                                           self.get_component_rich_style("latency--p50")),
+                     Segment(" "), Segment(spark_text(p99, spark_w, top or 1.0),
+                                           self.get_component_rich_style("latency--p99"))]
+        return Strip(segs)

@@ -1,0 +1,317 @@
+"""Memory panels: the summary by category (host and device) and the device -> core -> model -> category tree.
+
+Both follow AWS neuron-top's "Memory Usage Summary" and "Memory Usage Details"; the summary adds the machine's
+RAM and swap, and the tree adds each row's share of a device's memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+from .. import fmt
+from ..memtree import Key, Node, build_tree, category_label, expandable, walk
+from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, Snapshot
+from ..textsafe import clean
+from ..view import View
+from .cells import cell, fit, fit_left, num
+from .panel import Panel
+
+_SHORT = {
+    "tensors": "Tensors", "constants": "Const", "model_code": "Code", "runtime_memory": "Runtime",
+    "model_shared_scratchpad": "Scratch", "dma_buffers": "DMA", "application_memory": "App",
+}
+NARROW = 100
+"""Below this many columns labels are abbreviated."""
+
+
+def device_memory_size(snap: Snapshot) -> int | None:
+    """Bytes of memory on one Neuron device, when the report says (and says something sane)."""
+    n = snap.hardware.neuron_device_memory_size
+    return n if isinstance(n, int) and n > 0 else None
+
+
+def _ordered(known: tuple[str, ...], values: Mapping[str, int]) -> list[str]:
+    """The known categories in their documented order, then any new ones the runtime added."""
+    return [*known, *sorted(k for k in values if k not in known)]
+
+
+class MemorySummary(Panel):
+    """Host and device bytes by category for the selected app, and the machine's RAM and swap as bars."""
+
+    TITLE = "Memory Usage Summary"
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        snap, app = view.snapshot, view.app
+        narrow = width < NARROW
+        lines = [self.title_strip(self.TITLE, width, clean(app.label, 40))]
+        host, device = app.used_bytes
+        rows = [
+            (" Host" if narrow else " Host Used Memory", host, HOST_CATEGORIES, app.host_breakdown),
+            (" Device" if narrow else " Device Used Memory", device, DEVICE_CATEGORIES, app.device_breakdown),
+        ]
+        cells: list[list[tuple[str, int]]] = []
+        for _, total, known, values in rows:
+            names = _ordered(known, values)
+            cells.append([("Total", total)] + [
+                ((_SHORT.get(n) if narrow else None) or category_label(n), values.get(n, 0)) for n in names])
+        label_w = max(len(r[0]) for r in rows) + 2
+        cell_w = max(len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
+        per_line = max((width - label_w) // cell_w, 1)
+        for (label, *_), row in zip(rows, cells, strict=True):
+            for start in range(0, len(row), per_line):
+                segs = [cell(label if start == 0 else "", label_w, self.style("label"))]
+                for name, value in row[start:start + per_line]:
+                    text = f"{name}: "
+                    segs.append(Segment(text, self.style("label")))
+                    segs.append(cell(fmt.human_bytes(value), cell_w - len(text),
+                                     self.style("value" if value else "dim")))
+                lines.append(Strip(segs))
+        lines.extend(self._gauges(snap, app, width))
+        return lines
+
+    def _gauges(self, snap: Snapshot, app: AppView, width: int) -> list[Strip]:
+        gauges: list[tuple[str, int | None, int | None]] = []
+        m = snap.host_memory
+        if m is not None:
+            gauges.append(("RAM", m.memory_used_bytes, m.memory_total_bytes))
+            gauges.append(("Swap", m.swap_used_bytes, m.swap_total_bytes))
+        size = device_memory_size(snap)
+        if size:
+            devs = snap.device_count if app.is_all else len({i // snap.cores_per_device for i in app.core_memory})
+            if devs:
+                gauges.append(("Device", app.used_bytes[1], size * devs))
+        if not gauges:
+            return [Strip([Segment(" host memory: no data", self.style("dim"))])]
+        per_line = max(1, min(len(gauges), width // 40))
+        gw = width // per_line
+        lines = []
+        for start in range(0, len(gauges), per_line):
+            segs: list[Segment] = []
+            for label, used, total in gauges[start:start + per_line]:
+                segs.extend(self._gauge(label, used, total, gw))
+            lines.append(Strip(segs))
+        return lines
+
+    def _gauge(self, label: str, used: int | None, total: int | None, width: int) -> list[Segment]:
+        ok = isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0
+        pct = min(used / total * 100, 100.0) if ok else None  # type: ignore[operator]
+        if ok:
+            text = f" {pct:3.0f}% {fmt.human_bytes(used)}/{fmt.human_bytes(total)}"
+        elif isinstance(total, int) and total == 0:
+            text = " none"
+        else:
+            text = " no data"
+        label_w = 8
+        bar_w = max(width - label_w - len(text) - 2, 4)
+        return [cell(f" {label}", label_w, self.style("label")), *self.bar(pct, bar_w),
+                cell(text, width - label_w - bar_w, self.style("value" if ok else "dim"))]
+
+
+class MemoryTree(Panel):
+    """Memory by device, core, model and category; parents show the sum of their children.
+
+    Expansion and the cursor are keyed by each node's stable key, so they survive new reports. The widget draws
+    every visible row (height auto) and scrolls the containers around it to keep the cursor in view.
+    """
+
+    TITLE = "Memory Usage Details"
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "cursor(-10)", "Page up", show=False),
+        Binding("pagedown", "cursor(10)", "Page down", show=False),
+        Binding("home", "cursor(-1000000)", "First row", show=False),
+        Binding("end", "cursor(1000000)", "Last row", show=False),
+        Binding("enter", "toggle", "Expand/collapse"),
+        Binding("right", "expand", "Expand", show=False),
+        Binding("left", "collapse", "Collapse", show=False),
+        Binding("x", "toggle_all", "Expand/collapse all"),
+    ]
+    HEADER_ROWS = 2
+    """The title and the column heads; tree rows start below them."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._expanded: dict[Key, bool] = {}
+        """Nodes the user opened or closed; the rest follow ``_default``."""
+        self._all: bool | None = None
+        """Set by expand/collapse all: every node not in ``_expanded`` is open (True) or closed (False)."""
+        self._cursor_key: Key | None = None
+        self._cursor_index = 0
+        self._state = 0
+        """Bumped on every change of expansion or cursor, so the cached strips are rebuilt."""
+        self._tree_key: tuple[object, ...] | None = None
+        self._tree: tuple[Node, ...] = ()
+
+    # --- state ---
+    def tree(self) -> tuple[Node, ...]:
+        view = self.view
+        if view is None:
+            return ()
+        key = (view.tick, view.pid, id(view.snapshot))
+        if key != self._tree_key:
+            self._tree = build_tree(view.snapshot, view.app)
+            self._tree_key = key
+        return self._tree
+
+    def is_expanded(self, node: Node) -> bool:
+        if node.key in self._expanded:
+            return self._expanded[node.key]
+        if self._all is not None:
+            return self._all
+        if node.kind == "dev":
+            return True
+        if node.kind == "core":  # open cores only when there are few of them, as on a small instance
+            return sum(len(d.children) for d in self._tree) <= 4
+        return False
+
+    def rows(self) -> list[tuple[Node, int]]:
+        """The visible rows, (node, depth), in drawing order."""
+        return walk(self.tree(), self.is_expanded)
+
+    def cursor_row(self) -> int:
+        """The index of the cursor among ``rows()`` (re-found by key after every report)."""
+        rows = self.rows()
+        if not rows:
+            return 0
+        for i, (n, _) in enumerate(rows):
+            if n.key == self._cursor_key:
+                self._cursor_index = i
+                return i
+        self._cursor_index = max(0, min(self._cursor_index, len(rows) - 1))
+        self._cursor_key = rows[self._cursor_index][0].key
+        return self._cursor_index
+
+    def cache_extra(self) -> tuple[object, ...]:
+        return (self._state,)
+
+    def _changed(self, scroll: bool = True) -> None:
+        self._state += 1
+        self.refresh(layout=True)
+        if scroll:
+            self.call_after_refresh(self._scroll_to_cursor)
+
+    def _scroll_to_cursor(self) -> None:
+        """Scroll every scrolling ancestor so that the cursor line is visible (the tree itself does not scroll)."""
+        vr = self.virtual_region
+        if not vr.size:
+            return
+        region = Region(vr.x, vr.y + self.HEADER_ROWS + self.cursor_row(), vr.width, 1)
+        widget: Widget = self
+        while isinstance(widget.parent, Widget):
+            container = widget.parent
+            delta = container.scroll_to_region(region, animate=False, immediate=True)
+            region = (region.translate(-delta)
+                      .translate(container.styles.margin.top_left)
+                      .translate(container.styles.border.spacing.top_left)
+                      .translate(container.virtual_region_with_margin.offset))
+            widget = container
+
+    # --- actions ---
+    def action_cursor(self, step: int) -> None:
+        rows = self.rows()
+        if not rows:
+            return
+        i = max(0, min(self.cursor_row() + step, len(rows) - 1))
+        self._cursor_index, self._cursor_key = i, rows[i][0].key
+        self._changed()
+
+    def _set(self, node: Node, open_: bool) -> None:
+        if node.children and self.is_expanded(node) != open_:
+            self._expanded[node.key] = open_
+
+    def action_toggle(self) -> None:
+        rows = self.rows()
+        if rows:
+            node = rows[self.cursor_row()][0]
+            self._set(node, not self.is_expanded(node))
+            self._changed()
+
+    def action_expand(self) -> None:
+        rows = self.rows()
+        if rows:
+            self._set(rows[self.cursor_row()][0], True)
+            self._changed()
+
+    def action_collapse(self) -> None:
+        """Close the cursor's node; on a closed node or a leaf, go to its parent instead (as file trees do)."""
+        rows = self.rows()
+        if not rows:
+            return
+        i = self.cursor_row()
+        node, depth = rows[i]
+        if node.children and self.is_expanded(node):
+            self._set(node, False)
+        else:
+            for j in range(i - 1, -1, -1):
+                if rows[j][1] < depth:
+                    self._cursor_index, self._cursor_key = j, rows[j][0].key
+                    break
+        self._changed()
+
+    def action_toggle_all(self) -> None:
+        """Expand every node, or collapse every node when all are already open (the `x` key)."""
+        nodes = expandable(self.tree())
+        self._all = not all(self.is_expanded(n) for n in nodes) if nodes else self._all is not True
+        self._expanded.clear()
+        self._changed()
+
+    def on_click(self, event: Click) -> None:
+        i = event.y - self.HEADER_ROWS
+        rows = self.rows()
+        if 0 <= i < len(rows):
+            node = rows[i][0]
+            self._cursor_index, self._cursor_key = i, node.key
+            self._set(node, not self.is_expanded(node))
+            self._changed(scroll=False)
+
+    # --- drawing ---
+    def build(self, view: View, width: int) -> list[Strip]:
+        snap, app = view.snapshot, view.app
+        narrow = width < NARROW
+        size = device_memory_size(snap)
+        rows = self.rows()
+        nodes = expandable(self._tree)
+        hint = "x: collapse all" if nodes and all(self.is_expanded(n) for n in nodes) else "x: expand all"
+        lines = [self.title_strip(self.TITLE, width, f"{clean(app.label, 30)}  {hint}" if width >= 60 else "")]
+        id_w = 9
+        mem_w = 10 if narrow else 14
+        pct_w = 7 if size else 0
+        name_w = max(width - id_w - 2 * mem_w - pct_w, 10)
+        label = self.style("label")
+        lines.append(Strip([cell(" Name", name_w, label), cell("Model ID", id_w, label),
+                            num("Device" if narrow else "Device Memory", mem_w, label),
+                            num("% dev", pct_w, label),
+                            num("Host" if narrow else "Host Memory", mem_w, label)]))
+        if not rows:
+            lines.append(Strip([Segment(" no device memory reported", self.style("dim"))]))
+            return lines
+        cur = self.cursor_row() if self.has_focus else -1
+        cursor = self.style("cursor")
+        for i, (node, depth) in enumerate(rows):
+            base = self.style("label" if node.kind == "cat" else "dim" if node.kind == "model" else "value")
+            sel = i == cur
+            mark = ("[-] " if self.is_expanded(node) else "[+] ") if node.children else "    "
+            indent = " " + "  " * depth + mark
+            name = fit_left(node.label, name_w - len(indent)) if node.kind == "model" else node.label
+            pct = f"{node.device / size * 100:.1f}%" if size and node.kind != "cat" else ""
+            segs = [Segment(fit(indent + name, name_w), cursor if sel else base),
+                    cell(node.model_id, id_w, cursor if sel else self.style("dim")),
+                    num(fmt.human_bytes(node.device), mem_w, cursor if sel else self._mem_style(node.device)),
+                    num(pct, pct_w, cursor if sel else self.style("dim")),
+                    num(fmt.human_bytes(node.host), mem_w, cursor if sel else self._mem_style(node.host))]
+            if sel:
+                segs.append(Segment(" " * max(width - name_w - id_w - 2 * mem_w - pct_w, 0), cursor))
+            lines.append(Strip(segs))
+        return lines
+
+    def _mem_style(self, n: int) -> Style:
+        return self.style("value" if n else "dim")

@@ -1,0 +1,388 @@
+"""The dashboard panels and the app drill-down, mounted in a tiny app and read back as rendered text."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from rich.style import Style
+from textual.containers import VerticalScroll
+
+from neuron_top.alerts import new_uncorrected
+from neuron_top.memtree import build_tree
+from neuron_top.schema import Report
+from neuron_top.screens.app_detail import AppScreen
+from neuron_top.snapshot import Snapshot
+from neuron_top.view import View
+from neuron_top.widgets.app_cores import AppCoresPanel
+from neuron_top.widgets.ecc import EccPanel
+from neuron_top.widgets.executions import ExecPanel
+from neuron_top.widgets.latency import LatencyPanel
+from neuron_top.widgets.memory import MemorySummary, MemoryTree
+from neuron_top.widgets.models import ModelsPanel
+from neuron_top.widgets.panel import Panel
+from tests.panel_app import PanelApp, sync
+from tests.panel_views import fixture_view, hand_view, snapshots, view_of
+
+TRN1N = "trn1n_32xlarge_32runtimes_cwagent_test.json"
+INF2 = "inf2_xlarge_rt2.30.51_trimmed_pantheon.json"
+
+
+def lines(panel: Panel) -> list[str]:
+    return [panel.render_line(y).text for y in range(panel.size.height)]
+
+
+def text(panel: Panel) -> str:
+    return "\n".join(lines(panel))
+
+
+def only(*panels: type[Panel]):
+    return lambda: [p(id=p.__name__.lower()) for p in panels]
+
+
+# --- memory summary ---
+
+@sync
+async def test_memory_summary_shows_every_category_and_host_memory() -> None:
+    app = PanelApp(hand_view(), only(MemorySummary))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await pilot.pause()
+        out = text(app.query_one(MemorySummary))
+    for name in ("Host Used Memory", "Device Used Memory", "Tensors:", "Constants:", "DMA Buffers:", "App. Memory:",
+                 "Model Code:", "Runtime Memory:", "Model Scratchpad:"):
+        assert name in out
+    assert "Total: 972.0MB" in out  # 908MB + 64MB, both apps
+    assert "Model Scratchpad: 256.0MB" in out
+    assert "16.0GB/64.0GB" in out and "1.0GB/8.0GB" in out  # RAM and swap
+
+
+@sync
+async def test_memory_summary_narrow_abbreviates_and_fits() -> None:
+    app = PanelApp(hand_view(1001), only(MemorySummary))
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(MemorySummary)
+        out = text(panel)
+        assert "Scratch: 256.0MB" in out and "DMA: 8.0MB" in out
+        assert "[red]boom" in lines(panel)[0]  # the tag, literally, in the title
+        assert all(s.cell_length <= 80 for s in panel._lines(80))
+
+
+# --- memory tree ---
+
+def tree_rows(tree: MemoryTree) -> list[str]:
+    return [line.strip() for line in lines(tree)[MemoryTree.HEADER_ROWS:]]
+
+
+@sync
+async def test_tree_parents_are_sums_and_expand_collapse_by_keys() -> None:
+    app = PanelApp(hand_view(1001), only(MemoryTree))
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(MemoryTree)
+        tree.focus()
+        await pilot.pause()
+        rows = tree_rows(tree)
+        assert rows[0].startswith("[-] ND 0") and "1008.0MB" in rows[0]  # 888MB (NC 0) + 120MB (NC 1)
+        assert rows[1].startswith("[-] NC 0") and "888.0MB" in rows[1]
+        assert rows[2].startswith("[+] bert") and "10001" in rows[2]  # models start closed
+        assert not any(r.startswith("App. Memory") for r in rows)
+        await pilot.press("down", "down", "enter")  # open the model
+        rows = tree_rows(tree)
+        assert rows[2].startswith("[-] bert")
+        assert rows[3].startswith("Tensors") and rows[4].startswith("Constants")
+        assert any(r.startswith("App. Memory") for r in rows)
+        await pilot.press("left")  # close it again
+        assert tree_rows(tree)[2].startswith("[+] bert")
+        await pilot.press("left")  # on a closed node: go to the parent
+        await pilot.press("left")  # and close it
+        rows = tree_rows(tree)
+        assert rows[1].startswith("[+] NC 0") and rows[2].startswith("[-] NC 1")
+        await pilot.press("right")
+        assert tree_rows(tree)[1].startswith("[-] NC 0")
+
+
+@sync
+async def test_x_toggles_the_whole_tree() -> None:
+    app = PanelApp(hand_view(), only(MemoryTree))
+    async with app.run_test(size=(120, 60)) as pilot:
+        tree = app.query_one(MemoryTree)
+        tree.focus()
+        await pilot.pause()
+        before = len(tree_rows(tree))
+        await pilot.press("x")
+        opened = tree_rows(tree)
+        assert len(opened) > before
+        assert all(not r.startswith("[+]") for r in opened)
+        assert "x: collapse all" in lines(tree)[0]
+        await pilot.press("x")
+        closed = tree_rows(tree)
+        assert closed == [r for r in closed if r.startswith("[+] ND")] and len(closed) == 2
+        tree.action_toggle_all()  # what the app's global binding calls
+        await pilot.pause()
+        assert tree_rows(tree) == opened
+
+
+@sync
+async def test_tree_state_survives_new_reports() -> None:
+    snaps = snapshots()
+    app = PanelApp(view_of(snaps[:2], 1001), only(MemoryTree))
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(MemoryTree)
+        tree.focus()
+        await pilot.pause()
+        await pilot.press("down", "down", "enter", "down")  # open bert, cursor on its first category
+        key = tree._cursor_key
+        app.set_view(view_of(snaps, 1001))
+        await pilot.pause()
+        assert tree_rows(tree)[2].startswith("[-] bert")
+        assert tree._cursor_key == key
+
+
+@sync
+async def test_click_selects_and_toggles() -> None:
+    app = PanelApp(hand_view(1001), only(MemoryTree))
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.query_one(MemoryTree)
+        await pilot.pause()
+        await pilot.click(MemoryTree, offset=(6, MemoryTree.HEADER_ROWS + 2))  # the bert row
+        await pilot.pause()
+        assert tree_rows(tree)[2].startswith("[-] bert")
+        assert tree._cursor_key is not None and tree._cursor_key[0] == "model"
+
+
+@sync
+async def test_tree_scrolls_its_container_to_the_cursor() -> None:
+    app = PanelApp(hand_view(), only(MemorySummary, MemoryTree))
+    async with app.run_test(size=(80, 12)) as pilot:
+        tree = app.query_one(MemoryTree)
+        tree.focus()
+        await pilot.press("x")
+        body = app.query_one("#body", VerticalScroll)
+        body.scroll_home(animate=False)
+        await pilot.pause()
+        assert body.scroll_y == 0
+        for _ in range(20):
+            await pilot.press("down")
+        await pilot.pause()
+        cursor_y = tree.virtual_region.y + MemoryTree.HEADER_ROWS + tree.cursor_row()
+        assert body.scroll_y > 0
+        assert body.scroll_y <= cursor_y < body.scroll_y + body.scrollable_content_region.height
+
+
+@sync
+async def test_model_name_escape_sequence_and_markup_show_literally() -> None:
+    app = PanelApp(hand_view(1001), only(MemoryTree))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        out = text(app.query_one(MemoryTree))
+    assert "bert\\x1b[31m.neff" in out
+    assert "\x1b" not in out
+    assert "[red]resnet50.neff" in out
+
+
+def test_tree_arithmetic_on_the_32_runtime_fixture() -> None:
+    view = fixture_view(TRN1N)
+    nodes = build_tree(view.snapshot, view.app)
+    assert len(nodes) == 16
+    for dev in nodes:
+        assert dev.device == sum(c.device for c in dev.children)
+        for core in dev.children:
+            assert core.device == sum(c.device for c in core.children)
+    # each runtime's core total equals what it reported for that core
+    # A core shows what its runtime reported for it, except where the models' shares of a category add up to more
+    # than the core's own figure (256 bytes in this file): the tree keeps the models' figures, never a negative row.
+    core1 = nodes[0].children[1]
+    assert core1.key == ("core", 1) and 0 <= core1.device - 9532596107 <= 256
+
+
+# --- ECC ---
+
+@sync
+async def test_uncorrected_ecc_is_highlighted_with_deltas() -> None:
+    app = PanelApp(hand_view(), only(EccPanel))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(EccPanel)
+        out = text(panel)
+        row = panel.render_line(2)
+        assert "ND1" in row.text and "0/1" in row.text
+        styles = {seg.text.strip(): seg.style for seg in row if seg.text.strip()}
+        assert styles["ND1"] == panel.style("bad") != styles["ND0"]
+        assert "+3/+0" in out  # device 0: 3 -> 6 corrected since start
+        assert "+0/+1" in out  # device 1: the new uncorrected error, since start and since last
+        assert "1 uncorrected" in lines(panel)[0]
+
+
+def _segment_style(panel: Panel, y: int, needle: str) -> Style | None:
+    for seg in panel.render_line(y):
+        if needle in seg.text:
+            return seg.style
+    return None
+
+
+@sync
+async def test_ecc_bad_style_marks_only_devices_with_uncorrected_errors() -> None:
+    app = PanelApp(hand_view(), only(EccPanel))
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(EccPanel)
+        bad_bg = panel.style("bad").bgcolor
+        assert bad_bg is not None
+        nd1 = _segment_style(panel, 2, "ND1")
+        nd0 = _segment_style(panel, 2, "ND0")
+        assert nd1 is not None and nd1.bgcolor == bad_bg
+        assert nd0 is not None and nd0.bgcolor != bad_bg
+
+
+def test_alert_on_the_hand_stream() -> None:
+    snaps = snapshots()
+    assert [new_uncorrected(a, b) for a, b in itertools.pairwise(snaps)] == [[], [], [1]]
+
+
+@sync
+async def test_ecc_many_devices_side_by_side() -> None:
+    app = PanelApp(fixture_view(TRN1N), only(EccPanel))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(EccPanel)
+        assert len(lines(panel)) == 2 + 16 // 3 + 1  # three devices a row at 200 columns
+        assert "ND15" in text(panel)
+
+
+# --- latency ---
+
+@sync
+async def test_idle_latency_is_idle_never_zero() -> None:
+    app = PanelApp(hand_view(), only(LatencyPanel))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        rows = lines(app.query_one(LatencyPanel))
+    idle_app = next(r for r in rows if "idle-app" in r)
+    assert "idle" in idle_app.replace("idle-app", "")
+    assert "0.00" not in idle_app and "0us" not in idle_app
+    boom = next(r for r in rows if "[red]boom" in r)
+    assert "3.00ms" in boom and "18.00ms" in boom  # p50 and p100 of the last report
+
+
+@sync
+async def test_latency_sparkline_has_a_gap_for_the_idle_report() -> None:
+    app = PanelApp(hand_view(1001), only(LatencyPanel))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        row = lines(app.query_one(LatencyPanel))[2]
+    spark = row.rstrip()[-4:]  # the newest four points of the p99 history: reports 0..3, report 2 idle
+    assert spark[2] == " " and all(c in "▁▂▃▄▅▆▇█" for c in spark[:2] + spark[3])
+
+
+@sync
+async def test_latency_fixture_with_missing_percentiles() -> None:
+    app = PanelApp(fixture_view(INF2), only(LatencyPanel))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        rows = lines(app.query_one(LatencyPanel))
+    assert "idle" in rows[2]  # total latency absent
+    assert "1.12ms" in rows[3] and " -" in rows[3]  # device p50 there, p25 not reported
+
+
+# --- executions ---
+
+@sync
+async def test_exec_rates_and_error_types() -> None:
+    app = PanelApp(hand_view(), only(ExecPanel))
+    async with app.run_test(size=(200, 20)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(ExecPanel)
+        rows = lines(panel)
+        assert "compiler" in rows[1]  # an error type this version does not know still gets a column
+        boom = next(r for r in rows if "[red]boom" in r)
+        assert "500.0/s" in boom and "2.0/s" in boom and "1.0/s" in boom
+        y = rows.index(boom)
+        high = panel.style("high")
+        styles = [seg.style for seg in panel.render_line(y) if seg.text.strip() == "2.0/s"]
+        assert styles and all(s is not None and s.color == high.color for s in styles)
+
+
+@sync
+async def test_exec_narrow_uses_two_lines_per_app() -> None:
+    app = PanelApp(hand_view(), only(ExecPanel))
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(ExecPanel)
+        assert len(lines(panel)) == 3 + 2 * 2
+        assert all(s.cell_length <= 80 for s in panel._lines(80))
+
+
+# --- every panel, every width ---
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+@pytest.mark.parametrize("source", ["hand", TRN1N, INF2])
+@sync
+async def test_every_panel_fits_its_width(width: int, source: str) -> None:
+    view = hand_view() if source == "hand" else fixture_view(source)
+    panels = (MemorySummary, MemoryTree, EccPanel, LatencyPanel, ExecPanel, AppCoresPanel, ModelsPanel)
+    app = PanelApp(view, only(*panels))
+    async with app.run_test(size=(width, 40)) as pilot:
+        await pilot.press("x")  # the tree, all open (it has no focus: the app-level x is not bound here)
+        app.query_one(MemoryTree).action_toggle_all()
+        await pilot.pause()
+        for p in app.query(Panel):
+            strips = p._lines(p.size.width)
+            assert strips, type(p).__name__
+            assert all(s.cell_length <= p.size.width for s in strips), type(p).__name__
+
+
+# --- the app drill-down ---
+
+class ScreenApp(PanelApp):
+    def __init__(self, view: View, pid: int) -> None:
+        super().__init__(view, lambda: [])
+        self.pid = pid
+
+    def on_mount(self) -> None:
+        self.push_screen(AppScreen(self.pid, self._view))
+
+
+@sync
+async def test_app_screen_shows_one_app_and_escape_goes_back() -> None:
+    app = ScreenApp(hand_view(), 1001)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AppScreen)
+        crumb = screen.query_one("#crumb").render()
+        assert str(crumb) == "all apps > [red]boom (pid 1001)"
+        models = text(screen.query_one(ModelsPanel))
+        assert "v2=nc_v2.0" in models and "bert\\x1b[31m.neff" in models
+        cores = text(screen.query_one(AppCoresPanel))
+        assert "ND0 NC0" in cores and "ND0 NC1" in cores and "ND1" not in cores
+        tree = screen.query_one(MemoryTree)
+        assert tree.has_focus and "idle-model" not in text(tree)  # only this app's models
+        assert "idle-app" not in text(screen.query_one(LatencyPanel))
+        await pilot.press("x")
+        assert all(not r.startswith("[+]") for r in tree_rows(tree))
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AppScreen)
+
+
+@sync
+async def test_app_screen_follows_updates_and_marks_an_ended_app() -> None:
+    snaps = snapshots()
+    app = ScreenApp(view_of(snaps[:3]), 1001)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AppScreen)
+        assert "idle" in text(screen.query_one(LatencyPanel))  # report 2: idle
+        screen.view = view_of(snaps)
+        await pilot.pause()
+        assert "3.00ms" in text(screen.query_one(LatencyPanel))
+        screen.view = view_of(snaps).with_(snapshot=Snapshot(Report(), snaps[-1].ts + 1), tick=99)  # no apps
+        await pilot.pause()
+        assert screen.ended
+        assert "ended" in str(screen.query_one("#crumb").render())
+        assert "3.00ms" in text(screen.query_one(LatencyPanel))  # its last data stays
+
+
+def test_app_screen_bindings_have_descriptions() -> None:
+    for b in AppScreen.BINDINGS:
+        assert getattr(b, "description", "")
