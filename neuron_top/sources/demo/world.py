@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .apps import App
+from .apps import App, r2
 from .profiles import GiB, InstanceProfile
 
 RUNTIME_GROUPS = ("neuroncore_counters", "execution_stats", "memory_used", "neuron_runtime_vcpu_usage")
@@ -54,7 +54,10 @@ class World:
             self.tag_filter = re.compile(tag_filter) if isinstance(tag_filter, str) else tag_filter
         except re.error as exc:
             raise ValueError(f"invalid tag filter {tag_filter!r}: {exc}") from None
+        # Separate streams so that enabling a group or changing its period never changes another's story.
         self.rng = random.Random(f"{seed}|{profile.instance_type}|world")
+        self.cpu_rng = random.Random(f"{seed}|{profile.instance_type}|cpu")
+        self.jitter_rng = random.Random(f"{seed}|{profile.instance_type}|jitter")
         self.apps = [App(spec, profile, seed) for spec in profile.apps]
         self.index = 0
         self.t = 0.0
@@ -113,7 +116,7 @@ class World:
 
     def _cpu_step(self) -> None:
         """Per-vCPU busy time: a little background everywhere plus each app's threads on its vCPU range."""
-        rng, n = self.rng, self.profile.vcpus
+        rng, n = self.cpu_rng, self.profile.vcpus
         user = [0.4 + 1.2 * rng.random() for _ in range(n)]
         system = [0.2 + 0.6 * rng.random() for _ in range(n)]
         self.app_cpu = {}
@@ -139,7 +142,7 @@ class World:
     def _period(self, group: str, since: float | None) -> float:
         """The captured period as neuron-monitor writes it: the elapsed time, a little late."""
         base = self.periods[group] if since is None else max(self.t - since, self.tick)
-        return round(base * (1.0 + self.rng.uniform(-0.00005, 0.0004)), 9)
+        return round(base * (1.0 + self.jitter_rng.uniform(-0.00005, 0.0004)), 9)
 
     def _due(self, group: str) -> bool:
         if group not in self.periods:
@@ -204,25 +207,29 @@ class World:
         return {"period": period, "neuron_devices": devices, "error": ""}
 
     def _render_vcpu_usage(self, period: float) -> dict[str, Any]:
-        rng = self.rng
+        rng = self.cpu_rng
         usage: dict[str, Any] = {}
-        sums = dict.fromkeys(("user", "nice", "system", "idle", "io_wait", "irq", "soft_irq"), 0.0)
-        for j, (u, s) in enumerate(zip(self.vcpu_user, self.vcpu_sys)):
-            io = round(0.3 * rng.random() if rng.random() < 0.2 else 0.0, 2)
-            soft = round(0.15 * rng.random(), 2)
-            nice = round(0.05, 2) if rng.random() < 0.02 else 0
-            busy = u + s + io + soft + nice
+        tu = ts = ti = tio = tsoft = 0.0
+        for j, (u, s) in enumerate(zip(self.vcpu_user, self.vcpu_sys, strict=True)):
+            r = rng.random()
+            io = r2(r * 1.5) if r < 0.2 else 0  # a little I/O wait on a fifth of the vCPUs
+            soft = r2(rng.random() * 0.15)
+            busy = u + s + io + soft
             scale = min(1.0, 99.9 / busy) if busy > 0 else 1.0
-            cpu = {"user": round(u * scale, 2), "nice": nice, "system": round(s * scale, 2), "idle": 0.0,
-                   "io_wait": io, "irq": 0, "soft_irq": soft}
-            cpu["idle"] = round(max(0.0, 100.0 - cpu["user"] - cpu["system"] - io - soft - nice), 2)
-            usage[str(j)] = cpu
-            for k in sums:
-                sums[k] += cpu[k]
+            u, s = r2(u * scale), r2(s * scale)
+            idle = r2(max(0.0, 100.0 - u - s - io - soft))
+            usage[str(j)] = {"user": u, "nice": 0, "system": s, "idle": idle, "io_wait": io, "irq": 0,
+                             "soft_irq": soft}
+            tu += u
+            ts += s
+            ti += idle
+            tio += io
+            tsoft += soft
         n = max(1, len(usage))
-        average = {k: round(v / n, 2) for k, v in sums.items()}
-        busy_cpus = (sums["user"] + sums["system"]) / 100.0
-        switches = int((1_500 + 2_600 * busy_cpus) * max(period, 0.01) * (1.0 + 0.05 * rng.gauss(0.0, 1.0)))
+        average = {"user": r2(tu / n), "nice": 0, "system": r2(ts / n), "idle": r2(ti / n),
+                   "io_wait": r2(tio / n), "irq": 0, "soft_irq": r2(tsoft / n)}
+        busy_cpus = (tu + ts) / 100.0
+        switches = int((1_500 + 2_600 * busy_cpus) * max(period, 0.01) * (0.95 + 0.1 * rng.random()))
         return {"period": period, "average_usage": average, "usage_data": usage,
                 "context_switch_count": max(0, switches), "error": ""}
 
