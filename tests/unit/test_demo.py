@@ -225,6 +225,10 @@ def test_unknown_instance_and_bad_tag_filter_are_value_errors() -> None:
         generate("p5.48xlarge", 0, 1)
     with pytest.raises(ValueError, match="invalid tag filter"):
         generate("inf1.xlarge", 0, 1, tag_filter="(")
+    with pytest.raises(ValueError, match="unknown demo instance"):
+        iter_reports("trn3.48xlarge")  # at the call, not at the first next()
+    with pytest.raises(ValueError, match="unknown demo instance"):
+        DemoSource("trn3.48xlarge")
 
 
 # --- motion -------------------------------------------------------------------------------------------------------
@@ -459,6 +463,24 @@ def test_emit_exits_quietly_when_piped_into_head() -> None:
     assert msgspec.json.decode(first, type=Report).instance_info is not None
     assert proc.returncode == 0
     assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_emit_reports_bad_arguments_without_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    out = io.BytesIO()
+    assert emit_main("p5.48xlarge", 0, out, count=1) == 2
+    assert emit_main("inf1.xlarge", 0, out, count=1, tag_filter="[") == 2
+    assert emit_main("inf1.xlarge", 0, out, count=1, period=0) == 2
+    assert out.getvalue() == b""
+    err = capsys.readouterr().err
+    assert "unknown demo instance" in err and "invalid tag filter" in err and "must be positive" in err
+
+
+def test_the_demo_never_imports_the_tui() -> None:
+    code = ("import sys, neuron_top.sources.demo as d; d.generate('trn2.48xlarge', 0, 2); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "[]"
 
 
 def test_iter_reports_is_endless_and_lazy() -> None:

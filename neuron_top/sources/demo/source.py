@@ -30,12 +30,17 @@ def iter_reports(instance: str, seed: int = 0, *, periods: Mapping[str, float] |
                  tag_filter: str | None = None) -> Iterator[bytes]:
     """Endless reports (JSON bytes, no newline), report ``i`` at ``i * tick`` seconds of demo time.
 
-    Deterministic: the same arguments give byte-identical reports. No clock, no sleeping.
+    Deterministic: the same arguments give byte-identical reports. No clock, no sleeping. Bad arguments raise
+    ``ValueError`` here, not at the first ``next``.
     """
     world = World(_profile(instance), seed, periods=periods, period=period, tag_filter=tag_filter)
-    while True:
-        yield _encode(world.report())
-        world.advance()
+
+    def reports() -> Iterator[bytes]:
+        while True:
+            yield _encode(world.report())
+            world.advance()
+
+    return reports()
 
 
 def generate(instance: str, seed: int, n: int, *, periods: Mapping[str, float] | None = None,
@@ -119,7 +124,7 @@ def emit_main(instance: str, seed: int, out: IO[Any] | None = None, count: int |
         reports = iter_reports(instance, seed, periods=periods, period=period, tag_filter=tag_filter)
         tick = min(resolve_periods(periods, period).values(), default=period)
     except ValueError as exc:
-        print(f"neuron-top demo: {exc}", file=sys.stderr)
+        print(f"neuron-top demo: {exc}", file=sys.stderr, flush=True)
         return 2
     start = clock()
     try:
