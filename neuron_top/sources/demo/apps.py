@@ -109,8 +109,8 @@ class App:
         self.models = []
         model_id = 10_001
         for m in spec.models:
-            name = m.name.format(n=rng.randrange(10**17, 10**19), h=f"{rng.getrandbits(128):032x}"[:8]
-                                 + "-" + f"{rng.getrandbits(32):08x}")
+            x = f"{rng.getrandbits(128):032x}"
+            name = m.name.format(n=rng.randrange(10**17, 10**19), h=f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}")
             sizes = {
                 "constants": _align(m.constants * rng.uniform(0.985, 1.015)),
                 "model_code": _align(m.code * rng.uniform(0.97, 1.03)),
@@ -122,8 +122,10 @@ class App:
         self.physical_skew = [rng.uniform(-0.08, 0.08) for _ in self.cores]
         self.effective = rng.uniform(0.86, 0.97)
         self.runtime_memory = _align(rng.uniform(0.5, 2.0) * MiB)
-        self.pod = f"{spec.tag}-{rng.getrandbits(40):010x}"[:-5] + "-" + "".join(
-            rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+        # Like a Deployment's pod: <name>-<replica set hash>-<5 random characters>.
+        alphabet = "bcdfghjklmnpqrstvwxz2456789"
+        self.pod = "-".join((spec.tag, "".join(rng.choice(alphabet) for _ in range(10)),
+                             "".join(rng.choice(alphabet) for _ in range(5))))
         self.host_tensors = 256 * 1024 * len(self.cores) if spec.kind == "serve" else 0
 
     def step(self, t: float, dt: float) -> None:
