@@ -220,6 +220,17 @@ def test_demo_source_stops_on_the_event_and_on_close() -> None:
     assert list(it2) == []
 
 
+def test_close_from_another_thread_ends_a_waiting_source() -> None:
+    src = DemoSource("inf1.xlarge", 0, period=60.0)  # real clock and waiting: would sleep a minute
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.extend(src.items(threading.Event())))
+    worker.start()
+    src.close()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert isinstance(got[0], Status)
+
+
 def test_unknown_instance_and_bad_tag_filter_are_value_errors() -> None:
     with pytest.raises(ValueError, match="unknown demo instance"):
         generate("p5.48xlarge", 0, 1)
@@ -363,9 +374,18 @@ def test_execution_errors_occur_now_and_then() -> None:
             if k != "completed":
                 errors[k] = errors.get(k, 0) + v
     assert completed > 80_000
-    assert errors["failed_to_queue"] > 0  # a serving burst beyond capacity
     rare = sum(v for k, v in errors.items() if k != "failed_to_queue")
     assert 0 < rare < completed / 1000
+
+
+def test_a_burst_beyond_capacity_rejects_and_times_out() -> None:
+    """Over one and a half simulated days, a request burst meets the daily peak and overflows the queue."""
+    only = {g: 0 for g in GROUPS if g != "execution_stats"}
+    raw = generate("trn2.48xlarge", 0, 900, periods=only, tag_filter="^llama-70b-serve$")
+    rejected = [msgspec.json.decode(b)["neuron_runtime_data"][0]["report"]["execution_stats"]["execution_summary"]
+                ["failed_to_queue"] for b in raw]
+    assert sum(rejected) > 0
+    assert sum(1 for r in rejected if r) < len(rejected) / 4  # bursts, not the normal state
 
 
 # --- configuration ------------------------------------------------------------------------------------------------

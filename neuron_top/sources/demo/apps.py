@@ -194,7 +194,7 @@ class App:
     def _level_serve(self, t: float, dt: float) -> None:
         rng = self.rng
         wave = 0.5 - 0.5 * math.cos(2.0 * math.pi * (t / DAY + self.phase))
-        if t >= self.burst_end and rng.random() < dt / 90.0:
+        if t >= self.burst_end and rng.random() < dt / 60.0:
             self.burst_end = t + rng.uniform(5.0, 20.0)
             self.burst_gain = rng.uniform(1.3, 1.9)
         burst = self.burst_gain if t < self.burst_end else 1.0
@@ -202,7 +202,7 @@ class App:
         demand *= _clamp((t - self.t_state) / 10.0, 0.05, 1.0)  # a new replica takes traffic gradually
         want = self.spec.util / 100.0 * demand
         self.level = _clamp(want, 0.0, 0.99)
-        self.overflow = max(0.0, want - 0.99)
+        self.overflow = max(0.0, want - 1.1)  # the queue absorbs a mild excess as latency
 
     def _level_batch(self, t: float, dt: float) -> None:
         rng = self.rng

@@ -102,8 +102,17 @@ class DemoSource:
             if delay > 0:
                 if self._sleep is not None:
                     self._sleep(delay)
-                elif stop.wait(delay):
+                elif self._wait(stop, delay):
                     return
+
+    def _wait(self, stop: threading.Event, delay: float) -> bool:
+        """Sleep up to ``delay`` seconds; True as soon as ``stop`` is set or ``close`` was called."""
+        while delay > 0:
+            step = min(delay, 0.1)
+            if stop.wait(step) or self._closed.is_set():
+                return True
+            delay -= step
+        return False
 
     def close(self) -> None:
         self._closed.set()
