@@ -223,8 +223,17 @@ def test_demo_source_stops_on_the_event_and_on_close() -> None:
 def test_close_from_another_thread_ends_a_waiting_source() -> None:
     src = DemoSource("inf1.xlarge", 0, period=60.0)  # real clock and waiting: would sleep a minute
     got: list[object] = []
-    worker = threading.Thread(target=lambda: got.extend(src.items(threading.Event())))
+    first = threading.Event()
+
+    def run() -> None:
+        for item in src.items(threading.Event()):
+            got.append(item)
+            if isinstance(item, RawReport):
+                first.set()  # now it waits for the next tick
+
+    worker = threading.Thread(target=run)
     worker.start()
+    assert first.wait(10)
     src.close()
     worker.join(timeout=10)
     assert not worker.is_alive()
