@@ -52,9 +52,9 @@ class DashboardScreen(Screen):
                 yield ExecPanel(id="executions").data_bind(DashboardScreen.view)
             with Container(id="right", classes="column"):
                 yield MemorySummary(id="memory").data_bind(DashboardScreen.view)
-                yield MemoryTree(id="memory-tree").data_bind(DashboardScreen.view)
                 yield EccPanel(id="ecc").data_bind(DashboardScreen.view)
                 yield LatencyPanel(id="latency").data_bind(DashboardScreen.view)
+                yield MemoryTree(id="memory-tree").data_bind(DashboardScreen.view)
         yield Input(placeholder="filter apps by tag regex (Enter keeps, Esc clears)", id="filter")
         yield from self.compose_bottom()
         yield Footer()
