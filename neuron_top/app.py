@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from textual import work
 from textual.app import App
@@ -45,8 +46,10 @@ class NeuronTopApp(App):
     def __init__(self, source: Source | None, *, theme: str | None = None, tag: str | None = None,
                  recorder: object | None = None, history: int = 600, demo: bool = False,
                  replay: ReplayController | None = None, replay_name: str = "",
-                 traces: list[str] | None = None) -> None:
+                 traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
+        self.clock = clock
+        """Injected so tests (and snapshots) see a fixed "updated Ns ago"."""
         self.source = source
         self.replay = replay
         self.replay_name = replay_name
@@ -109,11 +112,13 @@ class NeuronTopApp(App):
     def accept_snapshot(self, snap: Snapshot, publish: bool = True) -> None:
         """Every snapshot, live or replayed, comes through here: history, ECC alerts, then the screen."""
         self.history.push(snap)
-        for dev in new_uncorrected(self.latest, snap):
-            self.notify(f"uncorrected ECC error on device ND{dev}", title="ECC", severity="error", timeout=30)
+        devs = new_uncorrected(self.latest, snap)
+        if devs:
+            where = ", ".join(f"ND{d}" for d in devs[:8]) + (f" and {len(devs) - 8} more" if len(devs) > 8 else "")
+            self.notify(f"uncorrected ECC error on {where}", title="ECC", severity="error", timeout=30)
         self.prev, self.latest = self.latest, snap
         if self.replay is None:
-            self.source_line = self._src(last_report=time.monotonic())
+            self.source_line = self._src(last_report=self.clock())
         if publish and not self.paused:
             self.publish()
 
@@ -183,7 +188,7 @@ class NeuronTopApp(App):
         for h in self.screen.query(HeaderBar):
             h.snapshot = self.latest
             h.source = self.source_line
-            h.now = time.monotonic()
+            h.now = self.clock()
 
     # --- actions ---
     def action_pause(self) -> None:

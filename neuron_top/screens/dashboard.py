@@ -32,7 +32,7 @@ class DashboardScreen(Screen):
     DashboardScreen .column { height: auto; width: 1fr; }
     DashboardScreen #left { width: 3fr; }
     DashboardScreen #right { width: 2fr; }
-    DashboardScreen.-narrow .column { width: 1fr; }
+    DashboardScreen.-narrow #left, DashboardScreen.-narrow #right { width: 100%; }
     DashboardScreen Panel { margin-bottom: 1; }
     DashboardScreen #filter { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
     DashboardScreen #filter.-visible { display: block; }

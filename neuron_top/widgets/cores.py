@@ -105,13 +105,14 @@ class CoreGrid(Panel):
         vals = [v for v in vals if v is not None]
         avg = sum(vals) / len(vals) if vals else None
         ver = clean(snap.hardware.neuroncore_version or "", 8)
+        ver = f" {ver}" if ver else ""
         if view.flops:
             total = sum(finite(c.effective_flops if c.effective_flops is not None else c.flops) or 0.0
                         for c in cores.values())
             kind = "effective FLOPS" if any(c.effective_flops is not None for c in cores.values()) else "FLOPS"
-            title = f"NeuronCore {ver} {kind} (total {fmt.tflops(total)})"
+            title = f"NeuronCore{ver} {kind} (total {fmt.tflops(total)})"
         else:
-            title = f"NeuronCore {ver} {'physical ' if phys else ''}Utilization (avg {fmt.pct(avg)})"
+            title = f"NeuronCore{ver} {'physical ' if phys else ''}Utilization (avg {fmt.pct(avg)})"
         k8s = snap.k8s_devices
         k8s_w = 24 if k8s and width >= 120 else 0
         label_w = 6

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -72,7 +71,7 @@ class HeaderBar(Widget):
             if src.position:
                 text += f" · {src.position}"
             if src.last_report is not None:
-                text += f" · updated {fmt.duration((self.now or time.monotonic()) - src.last_report)} ago"
+                text += f" · updated {fmt.duration(max(self.now - src.last_report, 0.0))} ago"
             if src.skipped:
                 text += f" · skipped {src.skipped}"
             if snap is not None and snap.group_statuses:
@@ -91,8 +90,9 @@ class HeaderBar(Widget):
             lnc = f" LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
             dev = clean(hw.neuron_device_type or "neuron", 20)
             ver = f" {clean(hw.neuroncore_version, 8)}" if hw.neuroncore_version else ""
-            parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc} · "
-                         f"{fmt.human_bytes(hw.neuron_device_memory_size)}/device")
+            mem = (f" · {fmt.human_bytes(hw.neuron_device_memory_size)}/device"
+                   if hw.neuron_device_memory_size else "")
+            parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc}{mem}")
         else:
             parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
         return Strip([Segment(" " + " · ".join(parts), self._style("dim"))]).crop_extend(0, w, self.rich_style)

@@ -1,0 +1,80 @@
+"""Decode + snapshot of a trn2.48xlarge-size report vs stdlib json + a dict walk, measured in the same run.
+
+    python benchmarks/bench_decode.py [--repeat 15] [--number 200]
+
+Both paths produce what a dashboard frame needs: per-app core maps (int keys), the all-apps per-core merge,
+per-vCPU usage sorted by CPU, ECC per device and per-app memory totals. Prints medians and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import timeit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from neuron_top.decode import decode_report
+from neuron_top.snapshot import Snapshot
+from neuron_top.sources.demo import trn2_benchmark_report
+
+
+def ours(data: bytes) -> object:
+    report, _ = decode_report(data)
+    s = Snapshot(report, 0.0)
+    return (s.all.cores, s.vcpus, s.ecc, [a.used_bytes for a in s.apps], s.device_count)
+
+
+def stdlib(data: bytes) -> object:
+    d = json.loads(data)
+    apps = []
+    merged: dict[int, float] = {}
+    for rt in d.get("neuron_runtime_data") or ():
+        rep = rt.get("report") or {}
+        nc = (rep.get("neuroncore_counters") or {}).get("neuroncores_in_use") or {}
+        cores = {int(k): v for k, v in nc.items()}
+        for i, c in cores.items():
+            merged[i] = merged.get(i, 0.0) + (c.get("neuroncore_utilization") or 0.0)
+        used = (rep.get("memory_used") or {}).get("neuron_runtime_used_bytes") or {}
+        apps.append((rt.get("pid"), cores, (used.get("host", 0), used.get("neuron_device", 0))))
+    sysd = d.get("system_data") or {}
+    vc = (sysd.get("vcpu_usage") or {}).get("usage_data") or {}
+    vcpus = sorted((int(k), v) for k, v in vc.items())
+    ecc = sorted(((x.get("neuron_device_index"), x) for x in (sysd.get("neuron_hw_counters") or {})
+                  .get("neuron_devices") or ()), key=lambda t: t[0])
+    hw = d.get("neuron_hardware_info") or {}
+    return (merged, vcpus, ecc, apps, hw.get("neuron_device_count"))
+
+
+def bench(fn, data: bytes, repeat: int, number: int) -> float:
+    times = timeit.repeat(lambda: fn(data), repeat=repeat, number=number)
+    return statistics.median(times) / number
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--number", type=int, default=200)
+    args = ap.parse_args()
+    data = trn2_benchmark_report(seed=0)
+    d = json.loads(data)
+    rts = d["neuron_runtime_data"]
+    print(f"report: {len(data) / 1024:.0f} KB, {len(rts)} runtimes, "
+          f"{d['neuron_hardware_info']['neuron_device_count']} devices, "
+          f"{len(d['system_data']['vcpu_usage']['usage_data'])} vCPUs")
+    # interleave to share the machine's noise
+    a = bench(ours, data, args.repeat, args.number)
+    b = bench(stdlib, data, args.repeat, args.number)
+    a2 = bench(ours, data, args.repeat, args.number)
+    b2 = bench(stdlib, data, args.repeat, args.number)
+    ours_ms, std_ms = statistics.median([a, a2]) * 1e3, statistics.median([b, b2]) * 1e3
+    print(f"msgspec decode + Snapshot : {ours_ms:.3f} ms/report (median)")
+    print(f"json.loads + dict walk    : {std_ms:.3f} ms/report (median)")
+    print(f"speed-up                  : {std_ms / ours_ms:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Deterministic data for app and snapshot tests: seeded demo reports and fixtures, fed without threads."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from neuron_top.decode import decode_report
+from neuron_top.snapshot import Snapshot
+
+T0 = 1767225600.0  # 2026-01-01T00:00:00Z
+
+
+@lru_cache(maxsize=8)
+def demo_snapshots(instance: str = "trn2.48xlarge", seed: int = 7, n: int = 40) -> tuple[Snapshot, ...]:
+    from neuron_top.sources.demo import generate
+
+    out = []
+    for i, data in enumerate(generate(instance, seed, n)):
+        report, problems = decode_report(data)
+        out.append(Snapshot(report, T0 + i, i + 1, problems))
+    return tuple(out)
+
+
+def file_snapshots(path: Path, n: int = 1) -> tuple[Snapshot, ...]:
+    report, problems = decode_report(path.read_bytes())
+    return tuple(Snapshot(report, T0 + i, i + 1, problems) for i in range(n))
+
+
+def make_app(snapshots=(), *, size_hint: str = "", **kw):
+    """An app with no source: tests push snapshots with ``feed`` (no collector thread, no timing)."""
+    from neuron_top.app import NeuronTopApp
+
+    kw.setdefault("clock", lambda: 1000.0)
+    app = NeuronTopApp(None, **kw)
+    app.test_snapshots = tuple(snapshots)  # type: ignore[attr-defined]
+    return app
+
+
+async def feed(pilot, snapshots=None) -> None:
+    """Push snapshots into the running app as the collector would, then let it render."""
+    app = pilot.app
+    for s in snapshots if snapshots is not None else app.test_snapshots:
+        app.accept_snapshot(s)
+    app.source_line = app._src(state="live", name="test", last_report=1000.0)
+    app.publish()
+    await pilot.pause()
