@@ -15,7 +15,8 @@ How reports are found, and why it is cheap:
 * A line that starts with ``{`` at column 0 but does not end with ``}`` may begin a pretty-printed report. The
   report runs to the next line that is exactly ``}`` at column 0 (``jq`` and ``json.dumps(indent=...)`` both put
   the outer braces there); that span is parsed, and kept if it is a JSON object. If another column-0 ``{`` comes
-  first, or the span does not parse, the whole span is one skipped item (a cut report).
+  first, or the span does not parse, that first line is skipped (a cut report) and the scan goes on from
+  the line after it.
 * A report's time is the ``"neuron_top": {"ts": ...}`` key, found with a regex over the last 256 bytes of the
   line (never a full decode). Reports without it get a synthesized time: the previous report's time plus this
   report's period, where the period is the first ``"period":`` value in the report's first 64 KiB (neuron-monitor
@@ -409,11 +410,10 @@ class _IndexBase:
                 if end_nl < 0:
                     self._tail_end = avail
                 return after
-            self._add_skip(self._n, "malformed multi-line report", _sample(mm[s : s + 80]))
-            return after
-        stop_at = other if other >= 0 else avail
-        self._add_skip(self._n, "truncated report", _sample(mm[s : min(stop_at, s + 80)]))
-        return stop_at
+        # Not a report: skip this line only; the lines after it are looked at one by one (one of them may be a
+        # whole report, such as an indented one-line report).
+        self._add_skip(self._n, "truncated report", _sample(mm[s : min(nxt, s + 80)]))
+        return nxt
 
     def _add(self, mm: mmap.mmap, s: int, t: int) -> None:
         ts = math.nan
