@@ -29,7 +29,7 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 import msgspec
 
@@ -98,16 +98,24 @@ class RecordingWriter:
         self._lock = threading.Lock()
         self._closed = False
         self._failed: OSError | None = None
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if not append:
             flags |= os.O_TRUNC
-        self._fd = os.open(self.path, flags, 0o644)
+        self._fd = os.open(self.path, flags, 0o644)  # O_RDWR: to look at the last byte an earlier writer left
+        try:
+            self._start(level)
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def _start(self, level: int | None) -> None:
         self._size = os.fstat(self._fd).st_size
         self._last_sync = time.monotonic()
-        self._compressor = None
+        self._compressor: Any = None
+        self._flush_mode = 0
         if self.compression == "gzip":
             self._compressor = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
-            self._flush_mode: int = zlib.Z_SYNC_FLUSH
+            self._flush_mode = zlib.Z_SYNC_FLUSH
         elif self.compression == "zstd":
             import zstandard
 
