@@ -239,9 +239,11 @@ class _IndexBase:
             return self._n
         with self._lock:
             try:
+                grew = False
                 while self._pump():
+                    grew = True
                     self._scan(self._eof)
-                self._scan(self._eof)
+                self._scan(self._eof, settled=not grew)
             except OSError as exc:
                 self._fail(f"read error: {exc}")
         return self._n
@@ -287,7 +289,7 @@ class _IndexBase:
             with self._lock:
                 while not self._closed:
                     got = self._pump()
-                    self._scan(self._eof)
+                    self._scan(self._eof, settled=not got and self._keep_waiting())
                     if self._eof or not (got or self._keep_waiting()):
                         break
         except (OSError, ValueError) as exc:
@@ -308,21 +310,25 @@ class _IndexBase:
 
     # -- scanning -----------------------------------------------------------------------------------------------
 
-    def _scan(self, final: bool) -> None:
-        """Index complete lines in ``[_pos, _avail)``; with ``final``, also the unterminated last line."""
+    def _scan(self, final: bool, settled: bool = False) -> None:
+        """Index complete lines in ``[_pos, _avail)``; with ``final``, also the unterminated last line.
+
+        ``settled``: the input has not grown for a while (a poll of a followed file, a quiet pipe), so an
+        unterminated last line that parses is taken as complete; until then it waits for its newline, since
+        more bytes on the same line would make it garbage."""
         avail = self._avail
         if self._pos >= avail or self._data_fd < 0:
             self._flush_skip()
             return
         mm = mmap.mmap(self._data_fd, avail, access=mmap.ACCESS_READ)
         try:
-            self._scan_map(mm, avail, final)
+            self._scan_map(mm, avail, final, settled)
         finally:
             self._flush_skip()
             with contextlib.suppress(BufferError):  # a match object still alive: the GC closes it
                 mm.close()
 
-    def _scan_map(self, mm: mmap.mmap, avail: int, final: bool) -> None:
+    def _scan_map(self, mm: mmap.mmap, avail: int, final: bool, settled: bool) -> None:
         find = mm.find
         pos = self._pos
         while pos < avail and not self._closed:
@@ -337,9 +343,9 @@ class _IndexBase:
                         self._add(mm, pos, last + 1)
                         pos = self._pos = nl + 1
                         continue
-                nxt = self._line(mm, pos, nl, avail, final)
+                nxt = self._line(mm, pos, nl, avail, final, settled)
             else:
-                nxt = self._line(mm, pos, avail, avail, final)
+                nxt = self._line(mm, pos, avail, avail, final, settled)
             if nxt == _PENDING:
                 break
             pos = self._pos = nxt
@@ -358,7 +364,7 @@ class _IndexBase:
             t -= len(w)
         return s, t
 
-    def _line(self, mm: mmap.mmap, pos: int, e: int, avail: int, final: bool) -> int:
+    def _line(self, mm: mmap.mmap, pos: int, e: int, avail: int, final: bool, settled: bool) -> int:
         """Classify the line ``[pos, e)`` (``e == avail``: no newline yet); return where the next line starts."""
         terminated = e < avail
         nxt = e + 1 if terminated else avail
@@ -374,8 +380,8 @@ class _IndexBase:
             if terminated:
                 self._add(mm, s, t)
                 return nxt
-            # An unterminated last line: complete once it parses (no proper prefix of an object is one).
-            if _valid_object(mm[s:t]):
+            # An unterminated last line: complete if it parses and the input is final or has settled.
+            if (final or settled) and _valid_object(mm[s:t]):
                 self._add(mm, s, t)
                 self._tail_end = avail
                 return nxt
@@ -384,14 +390,14 @@ class _IndexBase:
             self._add_skip(self._n, "truncated report", _sample(mm[s:t]))
             return nxt
         if first == 0x7B and mm[pos:s].strip(b"\xef\xbb\xbf") == b"":
-            return self._multiline(mm, s, nxt, avail, final)
+            return self._multiline(mm, s, nxt, avail, final, settled)
         if not terminated and not final:
             return _PENDING
         reason = "truncated report" if first == 0x7B else "not a report"
         self._add_skip(self._n, reason, _sample(mm[s : min(t, s + 80)]))
         return nxt
 
-    def _multiline(self, mm: mmap.mmap, s: int, nxt: int, avail: int, final: bool) -> int:
+    def _multiline(self, mm: mmap.mmap, s: int, nxt: int, avail: int, final: bool, settled: bool) -> int:
         """A column-0 ``{`` line that is not a whole report: a pretty-printed report, or a cut one."""
         m = _BRACKET_LINE.search(mm, nxt, avail) if nxt < avail else None
         close = m.start() if m is not None and mm[m.start()] == 0x7D else -1
@@ -401,9 +407,9 @@ class _IndexBase:
             return _PENDING
         if close >= 0:
             end_nl = mm.find(b"\n", close, avail)
-            ok = _valid_object(mm[s : close + 1])
-            if end_nl < 0 and not final and not ok:
+            if end_nl < 0 and not (final or settled):
                 return _PENDING
+            ok = _valid_object(mm[s : close + 1])
             after = end_nl + 1 if end_nl >= 0 else avail
             if ok:
                 self._add(mm, s, close + 1)
