@@ -74,6 +74,8 @@ _MAX_PERIOD = 86400.0
 _CHUNK = 1 << 20  # compressed bytes read per step
 _MAX_OUT = 16 << 20  # cap on bytes inflated from one gzip step (a decompression bomb must not fill memory)
 _PENDING = -1
+_RELEASE = 64 << 20
+_CAN_RELEASE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
 
 
 def _valid_object(data: bytes | memoryview) -> bool:
@@ -331,7 +333,14 @@ class _IndexBase:
     def _scan_map(self, mm: mmap.mmap, avail: int, final: bool, settled: bool) -> None:
         find = mm.find
         pos = self._pos
+        # Hand scanned pages back every 64 MiB: they stay in the page cache, but not in our RSS.
+        released = pos - pos % mmap.PAGESIZE
+        next_release = released + _RELEASE if _CAN_RELEASE else 1 << 62
         while pos < avail and not self._closed:
+            if pos >= next_release:
+                cut = pos - pos % mmap.PAGESIZE
+                mm.madvise(mmap.MADV_DONTNEED, released, cut - released)
+                released, next_release = cut, cut + _RELEASE
             nl = find(b"\n", pos, avail)
             if nl >= 0:
                 # Fast path: "{...}\n" or "{...}\r\n", the shape of every line neuron-monitor writes.
