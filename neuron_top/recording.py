@@ -95,6 +95,8 @@ class RecordingWriter:
         """Reports refused because they were not a JSON object."""
         self.interrupted: int | None = None
         """The signal that asked the recording to stop, if one did."""
+        self.stopping = threading.Event()
+        """Set by the signal handlers when no ``stop`` event was given to ``install_signal_handlers``."""
         self._lock = threading.Lock()
         self._closed = False
         self._failed: OSError | None = None
@@ -133,16 +135,17 @@ class RecordingWriter:
             with self._lock:
                 self.skipped += 1
             return False
-        self.write_line(line)
-        return True
+        return self.write_line(line)
 
-    def write_line(self, line: bytes) -> None:
-        """Append ``line`` (one report, no line end) byte for byte, as one write."""
+    def write_line(self, line: bytes) -> bool:
+        """Append ``line`` (one report, no line end) byte for byte, as one write.
+
+        Returns False if the writer is already closed (a report racing shutdown is dropped, not an error)."""
         with self._lock:
             if self._failed is not None:
                 raise self._failed
             if self._closed:
-                raise ValueError("write to a closed recording")
+                return False
             out = line + b"\n"
             if self._compressor is not None:
                 out = self._compressor.compress(out) + self._compressor.flush(self._flush_mode)
@@ -152,6 +155,7 @@ class RecordingWriter:
             if now - self._last_sync >= self.fsync_interval:
                 self._last_sync = now
                 os.fsync(self._fd)
+            return True
 
     def _emit(self, out: bytes) -> None:
         try:
@@ -185,13 +189,14 @@ class RecordingWriter:
         self.close()
 
 
-def install_signal_handlers(writer: RecordingWriter, stop: threading.Event) -> Callable[[], None]:
+def install_signal_handlers(writer: RecordingWriter, stop: threading.Event | None = None) -> Callable[[], None]:
     """Make SIGINT/SIGTERM/SIGHUP stop a recording between reports; returns a function restoring the old ones.
 
-    The handler only sets ``stop`` and notes the signal on ``writer``, so a line is never cut by Python code
+    The handler only sets ``stop`` (default: ``writer.stopping``) and notes the signal on ``writer``, so a line is never cut by Python code
     running mid-write. A second signal gets the default action (the file still holds whole lines). Outside the
     main thread, signals cannot be handled and this does nothing.
     """
+    stop = writer.stopping if stop is None else stop
     sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
     old: dict[int, object] = {}
 

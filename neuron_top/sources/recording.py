@@ -43,6 +43,7 @@ import mmap
 import os
 import re
 import select
+import stat
 import sys
 import tempfile
 import threading
@@ -567,6 +568,7 @@ class SpooledIndex(_IndexBase):
         super().__init__()
         self.name = name
         self._stream = stream
+        self._owned_stream: BinaryIO | None = None
         try:
             self._fd: int | None = stream.fileno()
         except (AttributeError, OSError, ValueError):
@@ -626,13 +628,21 @@ class SpooledIndex(_IndexBase):
     def _release(self) -> None:
         self._spool.close()
         self._data_fd = -1
+        if self._owned_stream is not None:
+            self._owned_stream.close()
 
 
 def open_recording(target: str | os.PathLike[str], *, follow: bool = False,
                    spool_dir: str | os.PathLike[str] | None = None) -> RecordingIndex | SpooledIndex:
-    """``-`` reads stdin (spooled); anything else is a file. Raises ``OSError`` if the file cannot be opened."""
+    """``-`` reads stdin; a pipe or device path (``<(zcat x.gz)``) is spooled like stdin; anything else is a
+    recording file. Raises ``OSError`` if it cannot be opened."""
     if str(target) == "-":
         return SpooledIndex(sys.stdin.buffer, spool_dir=spool_dir)
+    if not stat.S_ISREG(os.stat(target).st_mode):
+        stream = open(target, "rb", buffering=0)  # noqa: SIM115 - closed with the index
+        index = SpooledIndex(stream, name=Path(target).name, spool_dir=spool_dir)  # type: ignore[arg-type]
+        index._owned_stream = stream
+        return index
     return RecordingIndex(target, follow=follow, spool_dir=spool_dir)
 
 

@@ -382,3 +382,23 @@ def test_real_fixtures_index() -> None:
         assert 0.99 < ix.timestamp(1) - ix.timestamp(0) < 1.01
     with index_of(fixtures / "issue633_inf1_container_no_devices_TRUNCATED.txt") as ix:
         assert len(ix) == 0 and ix.skipped >= 1
+
+
+def test_named_pipe_is_spooled(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with fifo.open("wb") as f:
+            f.write(report(0) + b"\n" + report(1) + b"\n")
+
+    t = threading.Thread(target=feed)
+    t.start()
+    ix = open_recording(fifo)
+    try:
+        assert isinstance(ix, SpooledIndex) and ix.name == "fifo"
+        assert ix.wait(30)
+        assert all_reports(ix) == [report(0), report(1)]
+    finally:
+        ix.close()
+        t.join()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from neuron_top import recording
-from neuron_top.recording import RecordingWriter, record_main, stamp
+from neuron_top.recording import RecordingWriter, install_signal_handlers, record_main, stamp
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.sources.recording import RecordingIndex
 
@@ -261,3 +261,20 @@ def test_record_main_exits_cleanly_on_signal(tmp_path: Path, sig: signal.Signals
     lines = gzip.decompress(path.read_bytes()).split(b"\n")
     assert lines[-1] == b"" and len(lines) > 2
     assert [json.loads(x)["i"] for x in lines[:-1]] == list(range(len(lines) - 1))
+
+
+def test_signal_handler_sets_the_writers_own_event_and_restores(tmp_path: Path) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with RecordingWriter(tmp_path / "r.ndjson") as w:
+        restore = install_signal_handlers(w)
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            deadline = time.monotonic() + 30
+            while not w.stopping.is_set() and time.monotonic() < deadline:
+                time.sleep(0.01)  # the handler runs between bytecodes of this thread
+        finally:
+            restore()
+        assert w.stopping.is_set() and w.interrupted == signal.SIGTERM
+        assert w.write(b"{}")  # a signal does not cut the writer off: the loop decides when to stop
+    assert signal.getsignal(signal.SIGTERM) == before
+    assert not w.write(b"{}")  # closed: dropped, not an error
