@@ -11,7 +11,10 @@ How reports are found, and why it is cheap:
   non-blank bytes are ``{`` and ``}`` is taken as a report *without parsing it*: validating 1 GB of JSON costs
   ~2 s, four times the indexing budget, and every report is parsed by the decoder anyway, which counts the ones
   that fail. Only the unterminated last line of a file is parsed here, because that is where a killed writer
-  leaves a cut report.
+  leaves a cut report. At the end of a finished file it is a report if it parses, else a skipped "truncated
+  report". While the input may still grow (follow mode, a pipe) it waits for its newline, or until the input
+  has not grown for one poll (``refresh`` without growth; a pipe quiet for 0.2 s) and it parses: accepting it
+  sooner would take ``{..}`` out of a line that is still being written as ``{..}junk``.
 * A line that starts with ``{`` at column 0 but does not end with ``}`` may begin a pretty-printed report. The
   report runs to the next line that is exactly ``}`` at column 0 (``jq`` and ``json.dumps(indent=...)`` both put
   the outer braces there); that span is parsed, and kept if it is a JSON object. If another column-0 ``{`` comes
@@ -31,7 +34,11 @@ How reports are found, and why it is cheap:
   writer is read up to its last flushed block.
 
 Offsets live in ``array('q')`` (16 bytes per report) and times in ``array('d')``: a 1 GB recording of 120 KB
-trn2 reports is ~9,000 reports, well under a megabyte of index.
+trn2 reports is ~9,000 reports, well under a megabyte of index. ``skipped`` counts garbage lines; ``blank``
+counts blank lines (harmless, so not reported as skipped items); a BOM and CRLF are simply stripped.
+
+Stdin (``SpooledIndex``) and named pipes are copied into a spool file as they are read, so seeking back works
+within what has arrived; gzip/zstd on stdin is recognised by its magic bytes.
 """
 
 from __future__ import annotations
@@ -247,7 +254,7 @@ class _IndexBase:
                     grew = True
                     self._scan(self._eof)
                 self._scan(self._eof, settled=not grew)
-            except OSError as exc:
+            except Exception as exc:  # bad input or I/O: say why, keep what was indexed
                 self._fail(f"read error: {exc}")
         return self._n
 
@@ -295,7 +302,7 @@ class _IndexBase:
                     self._scan(self._eof, settled=not got and self._keep_waiting())
                     if self._eof or not (got or self._keep_waiting()):
                         break
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # bad input or I/O: say why, keep what was indexed
             self._fail(str(exc))
         finally:
             self._flush_skip()
