@@ -402,3 +402,25 @@ def test_named_pipe_is_spooled(tmp_path: Path) -> None:
     finally:
         ix.close()
         t.join()
+
+
+def test_compression_is_recognised_by_content_not_name(tmp_path: Path) -> None:
+    (tmp_path / "plain.gz").write_bytes(report(0) + b"\n")
+    (tmp_path / "packed.ndjson").write_bytes(zstandard.ZstdCompressor().compress(report(1) + b"\n"))
+    with index_of(tmp_path / "plain.gz") as a, index_of(tmp_path / "packed.ndjson") as b:
+        assert (a.compression, a.get(0)) == (None, report(0))
+        assert (b.compression, b.get(0)) == ("zstd", report(1))
+
+
+def test_progress_of_a_pipe_reaches_one_at_its_end() -> None:
+    r, w = os.pipe()
+    with open(r, "rb", buffering=0) as stream:
+        ix = SpooledIndex(stream)  # type: ignore[arg-type]
+        try:
+            os.write(w, report(0) + b"\n")
+            assert ix.wait_for(0, timeout=30)
+            assert ix.progress == 0.0 and not ix.done  # a pipe's length is unknown until it ends
+            os.close(w)
+            assert ix.wait(30) and ix.progress == 1.0
+        finally:
+            ix.close()
