@@ -74,6 +74,8 @@ _WS = b" \t\r\f\v"
 _WS_SET = frozenset(_WS)
 _LEAD = re.compile(rb"(?:[ \t\r\f\v]|\xef\xbb\xbf)*")  # whitespace and BOMs before a report
 _TS_TAIL = re.compile(rb'"neuron_top"\s*:\s*\{\s*"ts"\s*:\s*(-?[0-9][0-9.eE+-]*)[^{}]*\}\s*\}\s*\Z')
+_OWN_PREFIX = b'"neuron_top":{"ts":'
+_OWN_LEN = len(_OWN_PREFIX)
 _PERIOD = re.compile(rb'"period"\s*:\s*([0-9][0-9.eE+-]*)')
 _BRACKET_LINE = re.compile(rb"^(?:\}[ \t\r]*$|\{)", re.M)  # a column-0 "}" line, or a line starting with "{"
 _TAIL_WINDOW = 256
@@ -159,6 +161,7 @@ class _IndexBase:
         self._data_fd = -1
         self._tail_end = -1  # end of an unterminated line accepted as a report
         self._last_period = 1.0
+        self._last_ts = -math.inf
         self.skipped = 0
         """Garbage lines (and cut reports) skipped so far."""
         self.blank = 0
@@ -439,15 +442,23 @@ class _IndexBase:
         return nxt
 
     def _add(self, mm: mmap.mmap, s: int, t: int) -> None:
+        # Hot path (once per report): find the key with rfind (memchr speed), then match only there.
         ts = math.nan
-        m = _TS_TAIL.search(mm, max(s, t - _TAIL_WINDOW), t)
-        if m is not None:
-            with contextlib.suppress(ValueError):
-                ts = float(m.group(1))
-            del m
+        k = mm.rfind(b'"neuron_top"', t - _TAIL_WINDOW if t - _TAIL_WINDOW > s else s, t)
+        if k >= 0:
+            try:  # the exact bytes RecordingWriter writes ...
+                if mm[k : k + _OWN_LEN] != _OWN_PREFIX or mm[t - 2 : t] != b"}}":
+                    raise ValueError
+                ts = float(mm[k + _OWN_LEN : t - 2])
+            except ValueError:  # ... or any spacing (a recording passed through `jq .`)
+                m = _TS_TAIL.match(mm, k, t)
+                if m is not None:
+                    with contextlib.suppress(ValueError):
+                        ts = float(m.group(1))
+                    del m
         n = self._n
-        prev = self._ts[n - 1] if n else -math.inf
-        if math.isfinite(ts):
+        prev = self._last_ts
+        if ts == ts and ts - ts == 0.0:  # finite, without a function call
             if n == 0:
                 self.wallclock = True
         else:
@@ -463,7 +474,9 @@ class _IndexBase:
             ts = prev + self._last_period if n else 0.0
         if ts < prev:
             ts = prev
-        self._flush_skip()
+        if self._cur_skip:
+            self._flush_skip()
+        self._last_ts = ts
         self._starts.append(s)
         self._ends.append(t)
         self._ts.append(ts)
