@@ -9,7 +9,7 @@ Durability, in order of what can go wrong:
   back to the last whole line and the error is raised.
 * ``.gz`` and ``.zst`` (chosen by the name) are flushed per report (a deflate sync flush / a zstd block flush),
   also as one write per report: a killed process loses at most that report; the stream then lacks its trailer,
-  which ``neuron-top replay`` and ``zcat``/``zstdcat`` read past (``gzip -t`` complains).
+  which ``neuron-top replay`` does not need (``zcat`` prints every report, then warns of the missing end).
 * ``os.fsync`` runs at most once a second (and on close), so a power cut loses at most about a second.
 * SIGINT, SIGTERM and SIGHUP (``install_signal_handlers``) only set a flag; the loop stops between reports and
   closes the file properly. A second signal kills the process the default way, which still leaves whole lines.
@@ -36,7 +36,7 @@ import msgspec
 from .sources.base import RawReport, Skipped, Source, State, Status
 from .textsafe import clean
 
-__all__ = ["RecordingWriter", "compression_for", "install_signal_handlers", "record_main", "write_range"]
+__all__ = ["RecordingWriter", "compression_for", "install_signal_handlers", "record_main", "stamp", "write_range"]
 
 # Our own key, as a previous recording wrote it (a re-recorded recording gets a fresh one, not two).
 _OWN_KEY = re.compile(rb',?\s*"neuron_top"\s*:\s*\{[^{}]*\}\s*(?=\}\s*\Z)')
