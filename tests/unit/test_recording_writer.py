@@ -1,0 +1,280 @@
+"""Writing recordings: the ts splice, durability, signals and the headless record loop."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neuron_top import recording
+from neuron_top.recording import RecordingWriter, install_signal_handlers, record_main, stamp
+from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
+from neuron_top.sources.recording import RecordingIndex
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (b'{"a":1}', b'{"a":1,"neuron_top":{"ts":12.500000}}'),
+    (b"{}", b'{"neuron_top":{"ts":12.500000}}'),
+    (b"{ \t}", b'{"neuron_top":{"ts":12.500000}}'),
+    (b'\xef\xbb\xbf {"a": [1, {"b": "}"}] }\r\n', b'{"a": [1, {"b": "}"}],"neuron_top":{"ts":12.500000}}'),
+    (b'{\n  "a": 1\n}', b'{   "a": 1,"neuron_top":{"ts":12.500000}}'),
+    (b'{"a":1,"neuron_top":{"ts":3.0}}', b'{"a":1,"neuron_top":{"ts":12.500000}}'),
+    (b'{"neuron_top": {"ts": 3.0}}', b'{"neuron_top":{"ts":12.500000}}'),
+    (b'{"a":1.10000000000000000001}', b'{"a":1.10000000000000000001,"neuron_top":{"ts":12.500000}}'),
+])
+def test_stamp_splices_without_reencoding(data: bytes, expected: bytes) -> None:
+    out = stamp(data, 12.5)
+    assert out == expected
+    assert json.loads(out)["neuron_top"] == {"ts": 12.5}
+
+
+@pytest.mark.parametrize("data", [b"", b"   ", b"[1,2]", b'"x"', b"nope", b'{"a":1', b'{"a":1}{"b":2}', b"{}}"])
+def test_stamp_refuses_non_reports(data: bytes) -> None:
+    assert stamp(data, 1.0) is None
+
+
+def test_writer_counts_refused_reports_and_uses_its_clock(tmp_path: Path) -> None:
+    path = tmp_path / "r.ndjson"
+    with RecordingWriter(path, clock=lambda: 42.0) as w:
+        assert w.write(b'{"a":1}')
+        assert not w.write(b"garbage")
+        assert w.write(b'{"a":2}', ts=float("nan"))
+        assert (w.written, w.skipped) == (2, 1)
+    assert path.read_bytes() == b'{"a":1,"neuron_top":{"ts":42.000000}}\n{"a":2,"neuron_top":{"ts":42.000000}}\n'
+
+
+def test_writer_appends_after_a_cut_line_on_a_fresh_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.ndjson"
+    path.write_bytes(b'{"old":1}\n{"cut":')
+    with RecordingWriter(path, clock=lambda: 1.0) as w:
+        w.write(b'{"new":1}')
+    lines = path.read_bytes().split(b"\n")
+    assert lines == [b'{"old":1}', b'{"cut":', b'{"new":1,"neuron_top":{"ts":1.000000}}', b""]
+    with RecordingWriter(path, append=False, clock=lambda: 1.0) as w:
+        w.write(b"{}")
+    assert path.read_bytes() == b'{"neuron_top":{"ts":1.000000}}\n'
+
+
+def test_fsync_at_most_per_interval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(recording.os, "fsync", lambda fd: (calls.append(fd), real(fd)))
+    with RecordingWriter(tmp_path / "r.ndjson", fsync_interval=3600.0) as w:
+        for _ in range(100):
+            w.write(b"{}")
+        assert calls == []
+    assert len(calls) == 1  # on close
+    calls.clear()
+    with RecordingWriter(tmp_path / "r.ndjson", fsync_interval=0.0) as w:
+        for _ in range(3):
+            w.write(b"{}")
+    assert len(calls) == 4
+
+
+@pytest.mark.parametrize("name", ["full.ndjson", "full.gz"])
+def test_disk_full_leaves_whole_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    path = tmp_path / name
+    w = RecordingWriter(path)
+    w.write(b'{"a":1}')
+    real = os.write
+
+    def short_write(fd: int, data: bytes) -> int:
+        if len(data) > 10:
+            return real(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(recording.os, "write", short_write)
+    with pytest.raises(OSError):
+        w.write(b'{"b":"' + b"x" * 1000 + b'"}')
+    monkeypatch.setattr(recording.os, "write", real)
+    with pytest.raises(OSError):
+        w.write(b'{"c":1}')  # a failed writer stays failed
+    w.close()
+    ix = RecordingIndex(path)
+    ix.wait(30)
+    assert len(ix) == 1 and json.loads(ix.get(0))["a"] == 1 and ix.skipped == 0
+    ix.close()
+    if name.endswith(".ndjson"):
+        assert path.read_bytes().endswith(b"}\n")
+
+
+CHILD = r"""
+import sys, threading
+from neuron_top.recording import RecordingWriter, install_signal_handlers
+stop = threading.Event()
+w = RecordingWriter(sys.argv[1])
+install_signal_handlers(w, stop)
+big = b'{"pad":"' + b"x" * 300000 + b'","i":%d}'
+i = 0
+while not stop.is_set():
+    w.write(big % i)
+    i += 1
+    sys.stdout.write("%d\n" % i)  # progress for the parent (the file may be compressed)
+    sys.stdout.flush()
+w.close()
+"""
+
+
+def wait_for_lines(n: int, proc: subprocess.Popen[bytes]) -> None:
+    """Until the child says it wrote ``n`` reports (it keeps writing)."""
+    assert proc.stdout is not None
+    for _ in range(n):
+        assert proc.stdout.readline(), f"the child stopped early: {proc.poll()=}"
+
+
+def child(path: Path, code: str = CHILD) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", code, str(path)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+@pytest.mark.parametrize("name", ["sig.ndjson", "sig.ndjson.gz", "sig.ndjson.zst"])
+def test_signal_mid_stream_leaves_no_partial_line(tmp_path: Path, sig: signal.Signals, name: str) -> None:
+    path = tmp_path / name
+    proc = child(path)
+    wait_for_lines(5, proc)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()
+    if name.endswith(".gz"):
+        data = gzip.decompress(path.read_bytes())  # the trailer was written: a complete gzip file
+    elif name.endswith(".zst"):
+        import zstandard
+
+        data = zstandard.ZstdDecompressor().decompressobj().decompress(path.read_bytes())
+    else:
+        data = path.read_bytes()
+    assert data.endswith(b"\n")
+    lines = data.split(b"\n")[:-1]
+    assert len(lines) >= 5
+    assert [json.loads(x)["i"] for x in lines] == list(range(len(lines)))
+
+
+@pytest.mark.parametrize("name", ["kill.ndjson", "kill.ndjson.gz"])
+def test_sigkill_mid_stream_loses_at_most_the_last_report(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    proc = child(path)
+    wait_for_lines(5, proc)
+    proc.kill()
+    proc.wait(timeout=60)
+    if name.endswith(".ndjson"):
+        assert path.read_bytes().endswith(b"\n")
+    ix = RecordingIndex(path)
+    ix.wait(60)
+    assert len(ix) >= 5 and ix.skipped == 0
+    assert [json.loads(ix.get(i))["i"] for i in range(len(ix))] == list(range(len(ix)))
+    ix.close()
+
+
+class ListSource:
+    name = "test"
+
+    def __init__(self, items: list[Item], forever: bool = False) -> None:
+        self._items = items
+        self.forever = forever
+        self.closed = False
+
+    def items(self, stop: threading.Event) -> Iterator[Item]:
+        yield from self._items
+        while self.forever and not stop.is_set():
+            stop.wait(0.05)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_record_main_drains_a_source(tmp_path: Path) -> None:
+    src = ListSource([Status(State.LIVE, "live"), RawReport(b'{"a":1}', 5.0), Skipped("bad", "x", 3),
+                      RawReport(b"nope"), RawReport(b'{"a":2}', 6.0)])
+    err = io.StringIO()
+    rc = record_main(src, tmp_path / "out.ndjson", threading.Event(), err=err, handle_signals=False)
+    assert rc == 0 and src.closed
+    assert (tmp_path / "out.ndjson").read_bytes() == (
+        b'{"a":1,"neuron_top":{"ts":5.000000}}\n{"a":2,"neuron_top":{"ts":6.000000}}\n')
+    assert err.getvalue().splitlines()[-1].endswith("2 reports written to " + str(tmp_path / "out.ndjson")
+                                                    + ", 4 skipped")
+
+
+def test_record_main_failures(tmp_path: Path) -> None:
+    err = io.StringIO()
+    rc = record_main(ListSource([Status(State.FAILED, "neuron-monitor not found")]), tmp_path / "o.ndjson",
+                     threading.Event(), err=err, handle_signals=False)
+    assert rc == 1 and "neuron-monitor not found" in err.getvalue()
+    rc = record_main(ListSource([]), tmp_path / "no-such-dir" / "o.ndjson", threading.Event(), err=err,
+                     handle_signals=False)
+    assert rc == 1 and "cannot record" in err.getvalue()
+
+
+def test_record_main_stops_on_stop_even_when_the_source_waits(tmp_path: Path) -> None:
+    stop = threading.Event()
+    src = ListSource([RawReport(b"{}", 1.0)], forever=True)
+    threading.Timer(0.3, stop.set).start()
+    assert record_main(src, tmp_path / "o.ndjson", stop, err=io.StringIO(), handle_signals=False) == 0
+    assert (tmp_path / "o.ndjson").read_bytes() == b'{"neuron_top":{"ts":1.000000}}\n'
+
+
+RECORD_CHILD = r"""
+import sys, threading, time
+from neuron_top.recording import record_main
+from neuron_top.sources.base import RawReport
+
+class Forever:
+    name = "forever"
+    def items(self, stop):
+        i = 0
+        while True:  # ignores stop, like a source blocked on a pipe
+            yield RawReport(b'{"i":%d}' % i)
+            i += 1
+            time.sleep(0.01)
+    def close(self):
+        pass
+
+sys.exit(record_main(Forever(), sys.argv[1], threading.Event()))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_record_main_exits_cleanly_on_signal(tmp_path: Path, sig: signal.Signals) -> None:
+    path = tmp_path / "rec.ndjson.gz"
+    proc = child(path, RECORD_CHILD)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (path.exists() and path.stat().st_size > 200):
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()
+    assert f"stopped by {sig.name}" in err.decode()
+    lines = gzip.decompress(path.read_bytes()).split(b"\n")
+    assert lines[-1] == b"" and len(lines) > 2
+    assert [json.loads(x)["i"] for x in lines[:-1]] == list(range(len(lines) - 1))
+
+
+def test_signal_handler_sets_the_writers_own_event_and_restores(tmp_path: Path) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with RecordingWriter(tmp_path / "r.ndjson") as w:
+        restore = install_signal_handlers(w)
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            deadline = time.monotonic() + 30
+            while not w.stopping.is_set() and time.monotonic() < deadline:
+                time.sleep(0.01)  # the handler runs between bytecodes of this thread
+        finally:
+            restore()
+        assert w.stopping.is_set() and w.interrupted == signal.SIGTERM
+        assert w.write(b"{}")  # a signal does not cut the writer off: the loop decides when to stop
+    assert signal.getsignal(signal.SIGTERM) == before
+    assert not w.write(b"{}")  # closed: dropped, not an error
