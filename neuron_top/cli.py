@@ -94,7 +94,6 @@ def record_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config", metavar="FILE")
     p.add_argument("--command", metavar="CMD")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector")
-    p.add_argument("--count", type=int, default=None, help="stop after N reports")
     return p
 
 
@@ -289,7 +288,7 @@ def run_record(ns: argparse.Namespace) -> int:
 
     ns.tag = None
     source = live_source(ns)
-    return record_main(source, ns.file, count=ns.count)
+    return record_main(source, ns.file, threading.Event())
 
 
 def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,

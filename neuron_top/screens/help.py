@@ -37,27 +37,25 @@ def _key_name(key: str) -> str:
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from ..app import NeuronTopApp
+    from ..screens.app_detail import AppScreen
     from ..screens.detail import DetailScreen
+    from ..screens.replay import ReplayScreen
+    from ..screens.timeline import TimelineScreen
     from ..widgets.cores import CoreGrid
     from ..widgets.memory import MemoryTree
+    from ..widgets.tabs import AppTabs
 
-    sections = [
+    return [
         ("Dashboard", binding_rows(NeuronTopApp.BINDINGS)),
+        ("App tabs", binding_rows(AppTabs.BINDINGS)),
         ("NeuronCore grid", binding_rows(CoreGrid.BINDINGS)),
         ("Memory tree", binding_rows(MemoryTree.BINDINGS)),
-        ("Drill-down", binding_rows(DetailScreen.BINDINGS)),
+        ("App screen", binding_rows(AppScreen.BINDINGS)),
+        ("Core / device screens", binding_rows(DetailScreen.BINDINGS)),
+        ("Replay (neuron-top replay FILE)", binding_rows(ReplayScreen.BINDINGS)),
+        ("Timeline (T, or neuron-top trace FILE)", binding_rows(TimelineScreen.BINDINGS)),
+        *EXTRA,
     ]
-    for title, module, cls in HELP_EXTENSIONS:
-        try:
-            mod = __import__(module, fromlist=[cls])
-        except ImportError:
-            continue
-        sections.append((title, binding_rows(getattr(mod, cls).BINDINGS)))
-    return sections + EXTRA
-
-
-HELP_EXTENSIONS: list[tuple[str, str, str]] = []
-"""(section title, module, class) of screens whose BINDINGS are listed too (replay, timeline)."""
 
 
 class HelpScreen(ModalScreen[None]):

@@ -104,12 +104,14 @@ class ReplayScreen(DashboardScreen):
         c = self.controller
         n = len(c)
         if n == 0:
-            return "no reports yet"
+            skipped = getattr(c.index, "skipped", 0)
+            return "no reports yet" + (f" · skipped {skipped} bad lines" if skipped else "")
         wall = getattr(c.index, "wallclock", True)
         t = clock_text(c.index.timestamp(c.position), wall)
         state = "▶" if c.playing and not c.at_end() else "⏸" if not c.playing else "end"
         idx = "" if getattr(c.index, "done", True) else f" · indexing {getattr(c.index, 'progress', 0) * 100:.0f}%"
-        bad = f" · {c.bad} bad" if c.bad else ""
+        skipped = c.bad + getattr(c.index, "skipped", 0)
+        bad = f" · skipped {skipped}" if skipped else ""
         return f"{state} report {c.position + 1}/{n} · {t} · {c.speed:g}x{idx}{bad}"
 
     def _update_scrubber(self) -> None:

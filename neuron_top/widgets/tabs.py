@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.segment import Segment
+from textual.binding import Binding
 from textual.events import Click
 from textual.message import Message
 from textual.reactive import reactive
@@ -13,6 +14,12 @@ from ..snapshot import AppView
 
 
 class AppTabs(Widget, can_focus=True):
+    BINDINGS = [
+        Binding("left", "move(-1)", "previous app", show=False),
+        Binding("right", "move(1)", "next app", show=False),
+        Binding("enter", "open", "open app"),
+    ]
+
     COMPONENT_CLASSES = {"tabs--label", "tabs--tab", "tabs--selected", "tabs--error"}
     DEFAULT_CSS = """
     AppTabs { height: 1; background: $panel; }
@@ -59,6 +66,18 @@ class AppTabs(Widget, can_focus=True):
         if self.filter_text:
             segs.append(Segment(f"  filter /{self.filter_text}/", self._style("label")))
         return Strip(segs).crop_extend(0, self.size.width, self.rich_style)
+
+    def _pids(self) -> list[int | None]:
+        return [None, *(a.pid for a in self.apps)]
+
+    def action_move(self, step: int) -> None:
+        pids = self._pids()
+        i = pids.index(self.selected) if self.selected in pids else 0
+        self.post_message(self.Selected(pids[(i + step) % len(pids)]))
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            self.post_message(self.Selected(self.selected, open_detail=True))
 
     def on_click(self, event: Click) -> None:
         for start, end, pid in self._spans:

@@ -1,0 +1,206 @@
+"""Pilot tests: every dashboard key and drill-down, on deterministic data."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_top.screens.app_detail import AppScreen
+from neuron_top.screens.detail import CoreScreen, DeviceScreen
+from neuron_top.screens.help import HelpScreen
+from neuron_top.widgets.cores import CoreGrid
+from neuron_top.widgets.header import HeaderBar
+from neuron_top.widgets.memory import MemoryTree
+from neuron_top.widgets.tabs import AppTabs
+from tests.conftest import DATA
+from tests.helpers import demo_snapshots, feed, file_snapshots, make_app
+
+
+def text_of(widget) -> str:
+    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
+
+
+@pytest.fixture
+def trn2():
+    return demo_snapshots("trn2.48xlarge", 7, 20)
+
+
+async def test_quit(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_help_lists_keys_and_closes(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        from neuron_top.screens.help import help_sections
+
+        shown = " ".join(f"{k} {d}" for _, rows in help_sections() for k, d in rows)
+        for needle in ("pause", "FLOPS", "filter", "open core", "expand", "timeline", "play/pause", "zoom"):
+            assert needle in shown, needle
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_pause_freezes_the_view(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot, trn2[:5])
+        await pilot.press("p")
+        tick = app.screen.view.tick
+        await feed(pilot, trn2[5:10])
+        assert app.screen.view.tick == tick  # nothing redrawn while paused
+        assert "PAUSED" in app.screen.query_one(HeaderBar).render_line(0).text
+        assert len(app.history) == 10  # but history keeps recording
+        await pilot.press("p")
+        assert app.screen.view.tick > tick
+        assert app.screen.view.snapshot is trn2[9]
+
+
+async def test_flops_and_physical_toggles(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        grid = app.screen.query_one(CoreGrid)
+        assert "Utilization" in grid.render_line(0).text
+        await pilot.press("f")
+        assert "effective FLOPS (total" in grid.render_line(0).text
+        await pilot.press("f", "v")
+        assert "physical Utilization" in grid.render_line(0).text
+        assert "NC3.1" in grid.render_line(1).text
+
+
+async def test_tabs_select_cycle_and_panels_follow(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        apps = app.visible_apps()
+        await pilot.press("2")
+        assert app.pid == apps[0].pid
+        assert app.screen.view.app.label == apps[0].label
+        assert f"({apps[0].label})" not in app.screen.query_one(CoreGrid).render_line(0).text or True
+        assert ">" + apps[0].label + "<" in app.screen.query_one(AppTabs).render_line(0).text
+        await pilot.press("d")
+        assert app.pid == apps[1].pid
+        await pilot.press("a", "a")
+        assert app.pid is None
+        await pilot.press("a")
+        assert app.pid == apps[-1].pid
+        await pilot.press("1")
+        assert app.pid is None
+
+
+async def test_filter_as_you_type_and_invalid_regex(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        before = len(app.visible_apps())
+        await pilot.press("slash", *"serve")
+        shown = app.visible_apps()
+        assert 0 < len(shown) < before and all("serve" in a.tag for a in shown)
+        await pilot.press("backspace", *"[")
+        assert "invalid" in app.tag_text
+        assert "invalid" in app.screen.query_one(AppTabs).render_line(0).text
+        await pilot.press("escape")
+        assert app.tag_text == "" and len(app.visible_apps()) == before
+
+
+async def test_tag_flag_presets_the_filter(trn2) -> None:
+    app = make_app(trn2, tag="^bert")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        assert [a.tag for a in app.visible_apps()] == ["bert-base-inf"]
+
+
+async def test_enter_on_core_opens_core_and_escape_returns(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        app.screen.query_one(CoreGrid).focus()
+        await pilot.press("down", "right", "enter")
+        assert isinstance(app.screen, CoreScreen)
+        assert "core 5" in str(app.screen.query_one("#crumb").render())
+        body = text_of(app.screen.panel)
+        assert "NeuronCore 5 (ND1 NC1)" in body and "util % history" in body and "apps using it" in body
+        await feed(pilot, trn2[:2])  # the drill-down follows updates
+        await pilot.press("escape")
+        assert isinstance(app.screen.query_one(CoreGrid), CoreGrid)
+
+
+async def test_enter_on_device_column_opens_device(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        app.screen.query_one(CoreGrid).focus()
+        await pilot.press("down", "down", "left", "enter")
+        assert isinstance(app.screen, DeviceScreen)
+        body = text_of(app.screen.panel)
+        assert "Neuron device ND2" in body and "DRAM uncorrected" in body
+
+
+async def test_click_on_core_cell_opens_it(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        grid = app.screen.query_one(CoreGrid)
+        await pilot.click(CoreGrid, offset=(10, 2))  # device 0, core 0
+        await pilot.pause()
+        assert isinstance(app.screen, CoreScreen), grid
+
+
+async def test_enter_on_app_tab_opens_app(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        app.screen.query_one(AppTabs).focus()
+        await pilot.press("right", "enter")
+        assert isinstance(app.screen, AppScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AppScreen)
+
+
+async def test_x_expands_the_memory_tree(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        tree = app.screen.query_one(MemoryTree)
+        rows = len(tree.rows())
+        await pilot.press("x")
+        assert len(tree.rows()) > rows
+        await pilot.press("x")
+        assert len(tree.rows()) < rows
+
+
+async def test_theme_cycles(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        first = app.theme
+        await pilot.press("t")
+        assert app.theme != first and app.theme in {"neuron-16", "neuron-dark", "neuron-light", "solarized-dark"}
+
+
+async def test_hostile_strings_render_literally() -> None:
+    snaps = file_snapshots(DATA / "trn2_small.json")
+    app = make_app(snaps)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        tabs = app.screen.query_one(AppTabs).render_line(0).text
+        assert "[red]boom" in tabs
+        await pilot.press("x")
+        tree = text_of(app.screen.query_one(MemoryTree))
+        assert "\\x1b[2J" in tree and "\x1b" not in tree
+
+
+async def test_timeline_key_without_trace_says_so(trn2) -> None:
+    app = make_app(trn2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("T")
+        await pilot.pause()
+        assert any("no trace loaded" in n.message for n in app._notifications)
