@@ -17,7 +17,7 @@ from .cells import cell, num
 from .panel import Panel
 from .sparkline import spark_text
 
-WIDE = 120
+WIDE = 100
 """From this width on every percentile has a column; below it p0 p50 p99 p100."""
 KINDS = (("total", "total", "tot"), ("device", "device", "dev"))
 
