@@ -7,9 +7,14 @@ like ``[red]boom`` shows literally.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+
+from ..snapshot import AppView
+from ..textsafe import clean
 
 
 def fit(text: str, width: int, align: str = "left") -> str:
@@ -54,3 +59,9 @@ def used(segments: list[Segment]) -> int:
 def num(text: str, width: int, style: Style | None = None) -> Segment:
     """A right-aligned value with at least one space before it, so neighbouring columns never touch."""
     return Segment(" " + fit(text, width - 1, "right") if width > 1 else fit(text, width), style)
+
+
+def label_width(apps: Iterable[AppView], least: int, most: int) -> int:
+    """A column for app labels: as wide as the longest (plus a margin), between ``least`` and ``most``."""
+    longest = max((cell_len(clean(a.label, 40)) for a in apps), default=0)
+    return max(least, min(longest + 2, most))

@@ -14,7 +14,7 @@ from .. import fmt
 from ..snapshot import ERROR_TYPES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, num
+from .cells import cell, label_width, num
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -48,6 +48,7 @@ class ExecPanel(Panel):
         wide = width >= WIDE
         types = error_types(apps)
         label_w, val_w = (16, 10) if wide else (12, 9)
+        label_w = label_width(apps, label_w, 28 if width >= 180 else label_w)
         errs_total = sum(sum(a.error_summary.values()) for a in apps)
         right = "all apps" if app.is_all else clean(app.label, 40)
         lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,

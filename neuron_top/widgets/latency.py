@@ -13,7 +13,7 @@ from .. import fmt
 from ..snapshot import PERCENTILES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, num
+from .cells import cell, label_width, num
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -38,6 +38,7 @@ class LatencyPanel(Panel):
         wide = width >= WIDE
         cols = PERCENTILES if wide else ("p0", "p50", "p99", "p100")
         label_w, kind_w, val_w = (16, 7, 8) if wide else (12, 4, 8)
+        label_w = label_width(apps, label_w, 28 if width >= 160 else label_w)
         spark_w = max((width - label_w - kind_w - val_w * len(cols) - 2) // 2, 0)
         if spark_w < 6:
             spark_w = 0

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
+import msgspec
 import pytest
 from rich.style import Style
 from textual.containers import VerticalScroll
@@ -22,7 +24,7 @@ from neuron_top.widgets.memory import MemorySummary, MemoryTree
 from neuron_top.widgets.models import ModelsPanel
 from neuron_top.widgets.panel import Panel
 from tests.panel_app import PanelApp, sync
-from tests.panel_views import fixture_view, hand_view, snapshots, view_of
+from tests.panel_views import SHARED, fixture_view, hand_view, snapshots, view_of
 
 TRN1N = "trn1n_32xlarge_32runtimes_cwagent_test.json"
 INF2 = "inf2_xlarge_rt2.30.51_trimmed_pantheon.json"
@@ -386,3 +388,62 @@ async def test_app_screen_follows_updates_and_marks_an_ended_app() -> None:
 def test_app_screen_bindings_have_descriptions() -> None:
     for b in AppScreen.BINDINGS:
         assert getattr(b, "description", "")
+
+
+# --- whatever the data, nothing crashes ---
+
+def _all_fixture_names() -> list[str]:
+    folder = SHARED / "fixtures" / "neuron-monitor"
+    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+WEIRD: dict[str, Any] = {
+    "neuron_hardware_info": {"neuron_device_count": -3, "neuroncore_per_device_count": 0,
+                             "neuron_device_memory_size": -1},
+    "neuron_runtime_data": [None, {"pid": None, "neuron_runtime_tag": "\x1b]0;pwned\x07", "report": {
+        "execution_stats": {"period": 0, "error_summary": {"generic": -5, "brand_new": 3},
+                            "execution_summary": {"completed": 10**15},
+                            "latency_stats": {"total_latency": {"p50": float("inf")}, "device_latency": {}}},
+        "memory_used": {"neuron_runtime_used_bytes": {"host": -1, "usage_breakdown": {
+            "neuroncore_memory_usage": {"99999999": {"tensors": 1}, "1": None}}},
+            "loaded_models": [None, {"name": None, "subgraphs": {"sg": None, "sg2": {"neuroncore_index": -4}}}]}}}],
+    "system_data": {"neuron_hw_counters": {"neuron_devices": [None, {"neuron_device_index": 2,
+                                                                    "mem_ecc_uncorrected": 10**12}]},
+                    "memory_info": {"memory_total_bytes": 0, "memory_used_bytes": 5}},
+}
+
+
+def _weird_view() -> View:
+    report = msgspec.convert(WEIRD, Report, strict=False)
+    return view_of([Snapshot(report, 0.0)])
+
+
+@pytest.mark.parametrize("source", ["empty", "weird", *_all_fixture_names()])
+@sync
+async def test_panels_never_crash(source: str) -> None:
+    if source == "empty":
+        view = view_of([Snapshot(Report(), 0.0)])
+    elif source == "weird":
+        view = _weird_view()
+    else:
+        view = fixture_view(source)
+    panels = (MemorySummary, MemoryTree, EccPanel, LatencyPanel, ExecPanel, AppCoresPanel, ModelsPanel)
+    app = PanelApp(view, only(*panels))
+    async with app.run_test(size=(80, 30)) as pilot:
+        app.query_one(MemoryTree).focus()
+        await pilot.press("x", "down", "enter", "left", "end", "home")
+        for p in app.query(Panel):
+            out = "\n".join(s.text for s in p._lines(p.size.width))
+            assert "\x1b" not in out and "\x07" not in out, type(p).__name__
+
+
+@sync
+async def test_weird_report_details() -> None:
+    app = PanelApp(_weird_view(), only(LatencyPanel, ExecPanel))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await pilot.pause()
+        lat = text(app.query_one(LatencyPanel))
+        ex = text(app.query_one(ExecPanel))
+    assert "\\x1b]0;pwned\\x07" in lat
+    assert "idle" in lat and "inf" not in lat  # an infinite percentile is no data
+    assert "brand_new" in ex
