@@ -102,18 +102,16 @@ class MemorySummary(Panel):
         return lines
 
     def _gauge(self, label: str, used: int | None, total: int | None, width: int) -> list[Segment]:
-        ok = isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0
-        pct = min(used / total * 100, 100.0) if ok else None  # type: ignore[operator]
-        if ok:
+        pct: float | None = None
+        if isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0:
+            pct = min(used / total * 100, 100.0)
             text = f" {pct:3.0f}% {fmt.human_bytes(used)}/{fmt.human_bytes(total)}"
-        elif isinstance(total, int) and total == 0:
-            text = " none"
         else:
-            text = " no data"
+            text = " none" if total == 0 else " no data"
         label_w = 8
         bar_w = max(width - label_w - len(text) - 2, 4)
         return [cell(f" {label}", label_w, self.style("label")), *self.bar(pct, bar_w),
-                cell(text, width - label_w - bar_w, self.style("value" if ok else "dim"))]
+                cell(text, width - label_w - bar_w, self.style("dim" if pct is None else "value"))]
 
 
 class LazyStrips(Sequence[Strip]):
