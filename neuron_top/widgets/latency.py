@@ -13,7 +13,7 @@ from .. import fmt
 from ..snapshot import PERCENTILES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, label_width, num
+from .cells import cell, fit, label_width, num
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -52,11 +52,44 @@ class LatencyPanel(Panel):
         if not apps:
             lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
+        quiet: list[AppView] = []
         for a in apps:
+            if app.is_all and len(apps) > 1 and self._quiet(view, a):
+                quiet.append(a)
+                continue
             for kind, long, short in KINDS:
                 lines.append(self._row(view, a, kind, long if wide else short, cols,
                                        (label_w, kind_w, val_w, spark_w), first=kind == "total"))
+        if quiet:
+            lines.extend(self._idle_lines(quiet, width))
         return lines
+
+    @staticmethod
+    def _quiet(view: View, a: AppView) -> bool:
+        """Idle now and with no latency in the history kept: one word in a list says as much as two rows."""
+        if a.latency("total") is not None or a.latency("device") is not None:
+            return False
+        h = view.history
+        return all(v is None for kind, _, _ in KINDS for p in ("p50", "p99") for v in h.series(("lat", a.pid, kind, p)))
+
+    def _idle_lines(self, quiet: list[AppView], width: int) -> list[Strip]:
+        """"idle: a b c" over at most three lines, then "+N more"."""
+        head = f" idle ({len(quiet)}): "
+        out: list[Strip] = []
+        line, i = head, 0
+        while i < len(quiet):
+            word = clean(quiet[i].label, 40) + " "
+            if len(line) + len(word) > width - 8 and line.strip() and line != head:
+                if len(out) == 2:
+                    line += f"+{len(quiet) - i} more"
+                    break
+                out.append(Strip([Segment(fit(line, width), self.style("dim"))]))
+                line = " " * len(head)
+                continue
+            line += word
+            i += 1
+        out.append(Strip([Segment(fit(line, width), self.style("dim"))]))
+        return out
 
     def _row(self, view: View, a: AppView, kind: str, kind_label: str, cols: tuple[str, ...],
              widths: tuple[int, int, int, int], first: bool) -> Strip:
