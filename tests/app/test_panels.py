@@ -260,10 +260,22 @@ async def test_idle_latency_is_idle_never_zero() -> None:
         await pilot.pause()
         rows = lines(app.query_one(LatencyPanel))
     idle_app = next(r for r in rows if "idle-app" in r)
-    assert "idle" in idle_app.replace("idle-app", "")
-    assert "0.00" not in idle_app and "0us" not in idle_app
+    assert idle_app.strip() == "idle (1): idle-app"  # idle now and in all history: one line for all such apps
     boom = next(r for r in rows if "[red]boom" in r)
+    device = rows[rows.index(boom) + 1].split()
+    assert device[:2] == ["device", "idle"] and "ms" not in "".join(device[2:])  # null in the last report
     assert "3.00ms" in boom and "18.00ms" in boom  # p50 and p100 of the last report
+
+
+@sync
+async def test_idle_app_with_history_keeps_its_rows() -> None:
+    snaps = snapshots()
+    app = PanelApp(view_of(snaps[:3]), only(LatencyPanel))  # report 2: [red]boom idle, but with history
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        rows = lines(app.query_one(LatencyPanel))
+    boom = next(r for r in rows if "[red]boom" in r)
+    assert "idle" in boom and "ms" not in boom and "idle (1): idle-app" in rows[-1]
 
 
 @sync
