@@ -65,3 +65,24 @@ def label_width(apps: Iterable[AppView], least: int, most: int) -> int:
     """A column for app labels: as wide as the longest (plus a margin), between ``least`` and ``most``."""
     longest = max((cell_len(clean(a.label, 40)) for a in apps), default=0)
     return max(least, min(longest + 2, most))
+
+
+def wrap_words(head: str, words: list[str], width: int, max_lines: int = 3) -> list[str]:
+    """``head`` then the words, wrapped under it to ``width`` cells over at most ``max_lines`` lines; what does
+    not fit becomes "+N more". Each line is exactly ``width`` cells."""
+    indent = " " * cell_len(head)
+    reserve = len(f"+{len(words)} more")
+    lines: list[str] = []
+    line = head
+    for i, word in enumerate(words):
+        last = len(lines) == max_lines - 1
+        room = width - (reserve if last and i < len(words) - 1 else 0)
+        if cell_len(line) + cell_len(word) > room and line not in (head, indent):
+            if last:
+                lines.append(fit(f"{line}+{len(words) - i} more", width))
+                return lines
+            lines.append(fit(line, width))
+            line = indent
+        line += word + " "
+    lines.append(fit(line, width))
+    return lines

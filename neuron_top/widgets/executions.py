@@ -14,7 +14,7 @@ from .. import fmt
 from ..snapshot import ERROR_TYPES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, label_width, num
+from .cells import cell, label_width, num, wrap_words
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -73,7 +73,11 @@ class ExecPanel(Panel):
         if not apps:
             lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
+        quiet: list[AppView] = []
         for a in apps:
+            if app.is_all and len(apps) > 1 and self._quiet(view, a):
+                quiet.append(a)
+                continue
             period = a.period
             segs = [cell(" " + clean(a.label, 40), label_w - 1, self.style("value")), Segment(" ")]
             for key, _, _ in RATES:
@@ -95,7 +99,21 @@ class ExecPanel(Panel):
             lines.append(Strip(segs))
             if not wide:
                 lines.append(Strip([cell("", label_w), *errs]))
+        if quiet:
+            style = self.style("dim")
+            lines += [Strip([Segment(line, style)]) for line in
+                      wrap_words(f" idle, no errors ({len(quiet)}): ", [clean(a.label, 40) for a in quiet],
+                                 width)]
         return lines
+
+    @staticmethod
+    def _quiet(view: View, a: AppView) -> bool:
+        """No executions and no errors, now and in all kept history: listed by name on one line, not as rows of
+        zeros (a 32-runtime machine that waits for work would otherwise fill the screen)."""
+        if any(a.exec_summary.values()) or any(a.error_summary.values()):
+            return False
+        h = view.history
+        return not any(v for key in (("exec", a.pid), ("errors", a.pid)) for v in h.series(key))
 
     @staticmethod
     def _rate(n: int | None, period: float | None) -> str:

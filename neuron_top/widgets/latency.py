@@ -13,7 +13,7 @@ from .. import fmt
 from ..snapshot import PERCENTILES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, fit, label_width, num
+from .cells import cell, label_width, num, wrap_words
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -73,23 +73,9 @@ class LatencyPanel(Panel):
         return all(v is None for kind, _, _ in KINDS for p in ("p50", "p99") for v in h.series(("lat", a.pid, kind, p)))
 
     def _idle_lines(self, quiet: list[AppView], width: int) -> list[Strip]:
-        """"idle: a b c" over at most three lines, then "+N more"."""
-        head = f" idle ({len(quiet)}): "
-        out: list[Strip] = []
-        line, i = head, 0
-        while i < len(quiet):
-            word = clean(quiet[i].label, 40) + " "
-            if len(line) + len(word) > width - 8 and line.strip() and line != head:
-                if len(out) == 2:
-                    line += f"+{len(quiet) - i} more"
-                    break
-                out.append(Strip([Segment(fit(line, width), self.style("dim"))]))
-                line = " " * len(head)
-                continue
-            line += word
-            i += 1
-        out.append(Strip([Segment(fit(line, width), self.style("dim"))]))
-        return out
+        style = self.style("dim")
+        return [Strip([Segment(line, style)])
+                for line in wrap_words(f" idle ({len(quiet)}): ", [clean(a.label, 40) for a in quiet], width)]
 
     def _row(self, view: View, a: AppView, kind: str, kind_label: str, cols: tuple[str, ...],
              widths: tuple[int, int, int, int], first: bool) -> Strip:

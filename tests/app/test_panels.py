@@ -322,7 +322,9 @@ async def test_exec_narrow_uses_two_lines_per_app() -> None:
     async with app.run_test(size=(80, 20)) as pilot:
         await pilot.pause()
         panel = app.query_one(ExecPanel)
-        assert len(lines(panel)) == 3 + 2 * 2
+        rows = lines(panel)
+        assert len(rows) == 3 + 2 + 1  # heads, [red]boom on two lines, the idle app by name
+        assert rows[-1].strip() == "idle, no errors (1): idle-app"
         assert all(s.cell_length <= 80 for s in panel._lines(80))
 
 

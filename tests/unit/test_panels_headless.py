@@ -12,3 +12,4 @@ def test_memtree_and_alerts_do_not_import_textual_or_rich() -> None:
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
+
