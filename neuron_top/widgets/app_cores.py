@@ -8,9 +8,8 @@ from textual.strip import Strip
 from .. import fmt
 from ..memtree import global_core
 from ..snapshot import AppView, finite
-from ..textsafe import clean
 from ..view import View
-from .cells import cell, num
+from .cells import app_title, cell, num
 from .panel import Panel
 
 CELL = 30
@@ -35,7 +34,7 @@ class AppCoresPanel(Panel):
         snap, app = view.snapshot, view.app
         cpd = snap.cores_per_device
         cores = app_cores(app, cpd)
-        lines = [self.title_strip(f"{self.TITLE} ({len(cores)})", width, clean(app.label, 40))]
+        lines = [self.title_strip(f"{self.TITLE} ({len(cores)})", width, app_title(app))]
         if not cores:
             lines.append(Strip([Segment(" no NeuronCores reported by this app", self.style("dim"))]))
             return lines

@@ -86,3 +86,8 @@ def wrap_words(head: str, words: list[str], width: int, max_lines: int = 3) -> l
         line += word + " "
     lines.append(fit(line, width))
     return lines
+
+
+def app_title(app: AppView) -> str:
+    """What a panel's title says it shows: "all apps" or the app's label."""
+    return "all apps" if app.is_all else clean(app.label, 40)

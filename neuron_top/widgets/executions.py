@@ -14,7 +14,7 @@ from .. import fmt
 from ..snapshot import ERROR_TYPES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, label_width, num, wrap_words
+from .cells import app_title, cell, label_width, num, wrap_words
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -50,7 +50,7 @@ class ExecPanel(Panel):
         label_w, val_w = (16, 10) if wide else (12, 9)
         label_w = label_width(apps, label_w, 28 if width >= 180 else label_w)
         errs_total = sum(sum(a.error_summary.values()) for a in apps)
-        right = "all apps" if app.is_all else clean(app.label, 40)
+        right = app_title(app)
         lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,
                                   f"{right} · {errs_total} errors" if width >= 60 else right)]
         label = self.style("label")

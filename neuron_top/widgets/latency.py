@@ -13,7 +13,7 @@ from .. import fmt
 from ..snapshot import PERCENTILES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, label_width, num, wrap_words
+from .cells import app_title, cell, label_width, num, wrap_words
 from .panel import Panel
 from .sparkline import spark_text
 
@@ -42,7 +42,7 @@ class LatencyPanel(Panel):
         spark_w = max((width - label_w - kind_w - val_w * len(cols) - 2) // 2, 0)
         if spark_w < 6:
             spark_w = 0
-        lines = [self.title_strip(self.TITLE, width, "all apps" if app.is_all else clean(app.label, 40))]
+        lines = [self.title_strip(self.TITLE, width, app_title(app))]
         label = self.style("label")
         head = [cell(" App", label_w, label), cell("", kind_w), *(num(p, val_w, label) for p in cols)]
         if spark_w:

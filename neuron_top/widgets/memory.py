@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import overload
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -20,9 +21,8 @@ from textual.widget import Widget
 from .. import fmt
 from ..memtree import Key, Node, build_tree, category_label, expandable, walk
 from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, Snapshot
-from ..textsafe import clean
 from ..view import View
-from .cells import cell, fit, fit_left, num
+from .cells import app_title, cell, fit, fit_left, num
 from .panel import Panel
 
 _SHORT = {
@@ -52,19 +52,21 @@ class MemorySummary(Panel):
     def build(self, view: View, width: int) -> list[Strip]:
         snap, app = view.snapshot, view.app
         narrow = width < NARROW
-        lines = [self.title_strip(self.TITLE, width, clean(app.label, 40))]
+        lines = [self.title_strip(self.TITLE, width, app_title(app))]
         host, device = app.used_bytes
         rows = [
             (" Host" if narrow else " Host Used Memory", host, HOST_CATEGORIES, app.host_breakdown),
             (" Device" if narrow else " Device Used Memory", device, DEVICE_CATEGORIES, app.device_breakdown),
         ]
-        cells: list[list[tuple[str, int]]] = []
+        cells: list[list[tuple[str, int | None]]] = []
         for _, total, known, values in rows:
             names = _ordered(known, values)
+            # no breakdown in the report (older runtimes, trimmed output): "-", not a row of zeros
             cells.append([("Total", total)] + [
-                ((_SHORT.get(n) if narrow else None) or category_label(n), values.get(n, 0)) for n in names])
+                ((_SHORT.get(n) if narrow else None) or category_label(n), values.get(n, 0) if values else None)
+                for n in names])
         label_w = max(len(r[0]) for r in rows) + 2
-        cell_w = max(len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
+        cell_w = max(cell_len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
         per_line = max((width - label_w) // cell_w, 1)
         for (label, *_), row in zip(rows, cells, strict=True):
             for start in range(0, len(row), per_line):
@@ -72,7 +74,7 @@ class MemorySummary(Panel):
                 for name, value in row[start:start + per_line]:
                     text = f"{name}: "
                     segs.append(Segment(text, self.style("label")))
-                    segs.append(cell(fmt.human_bytes(value), cell_w - len(text),
+                    segs.append(cell(fmt.human_bytes(value), cell_w - cell_len(text),
                                      self.style("value" if value else "dim")))
                 lines.append(Strip(segs))
         lines.extend(self._gauges(snap, app, width))
@@ -332,7 +334,7 @@ class MemoryTree(Panel):
         rows = self.rows()
         nodes = expandable(self._tree)
         hint = "x: collapse all" if nodes and all(self.is_expanded(n) for n in nodes) else "x: expand all"
-        lines = [self.title_strip(self.TITLE, width, f"{clean(app.label, 30)}  {hint}" if width >= 60 else "")]
+        lines = [self.title_strip(self.TITLE, width, f"{app_title(app)}  {hint}" if width >= 60 else "")]
         id_w = 9
         mem_w = 10 if narrow else 14
         pct_w = 7 if size else 0

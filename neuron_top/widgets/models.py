@@ -10,7 +10,7 @@ from .. import fmt
 from ..memtree import global_core
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, fit, fit_left, num
+from .cells import app_title, cell, fit, fit_left, num
 from .panel import Panel
 
 
@@ -26,7 +26,7 @@ class ModelsPanel(Panel):
         cpd = snap.cores_per_device
         models = app.models
         running = sum(1 for m in models if m.is_running)
-        lines = [self.title_strip(f"{self.TITLE} ({len(models)}, {running} running)", width, clean(app.label, 40))]
+        lines = [self.title_strip(f"{self.TITLE} ({len(models)}, {running} running)", width, app_title(app))]
         if not models:
             lines.append(Strip([Segment(" no models loaded", self.style("dim"))]))
             return lines
