@@ -174,7 +174,7 @@ class MemoryTree(Panel):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._expanded: dict[Key, bool] = {}
-        """Nodes the user opened or closed; the rest follow ``_default``."""
+        """Nodes the user opened or closed; the rest follow ``_all``, else the defaults of ``is_expanded``."""
         self._all: bool | None = None
         """Set by expand/collapse all: every node not in ``_expanded`` is open (True) or closed (False)."""
         self._cursor_key: Key | None = None
@@ -371,7 +371,7 @@ class MemoryTree(Panel):
              widths: tuple[int, int, int, int, int], size: int | None) -> Strip:
         name_w, id_w, mem_w, pct_w, width = widths
         cursor = styles["cursor"]
-        base = styles["label" if node.kind == "cat" else "dim" if node.kind == "model" else "value"]
+        base = styles["label" if node.kind == "cat" else "value"]
         indent = " " + "  " * depth + mark
         name = fit_left(node.label, name_w - len(indent)) if node.kind == "model" else node.label
         pct = f"{node.device / size * 100:.1f}%" if size and node.kind != "cat" else ""

@@ -423,6 +423,7 @@ WEIRD: dict[str, Any] = {
             "loaded_models": [None, {"name": None, "subgraphs": {"sg": None, "sg2": {"neuroncore_index": -4}}}]}}}],
     "system_data": {"neuron_hw_counters": {"neuron_devices": [None, {"neuron_device_index": 2,
                                                                     "mem_ecc_uncorrected": 10**12}]},
+                    "vcpu_usage": {"error": "\x1b[2J"},
                     "memory_info": {"memory_total_bytes": 0, "memory_used_bytes": 5}},
 }
 
@@ -449,6 +450,16 @@ async def test_panels_never_crash(source: str) -> None:
         for p in app.query(Panel):
             out = "\n".join(s.text for s in p._lines(p.size.width))
             assert "\x1b" not in out and "\x07" not in out, type(p).__name__
+
+
+@sync
+async def test_ecc_group_error_is_shown_cleaned() -> None:
+    doc = {"system_data": {"neuron_hw_counters": {"error": "\x1b[2Jno driver [b]x"}}}
+    app = PanelApp(view_of([Snapshot(msgspec.convert(doc, Report), 0.0)]), only(EccPanel))
+    async with app.run_test(size=(80, 10)) as pilot:
+        await pilot.pause()
+        out = text(app.query_one(EccPanel))
+    assert "no ECC data: \\x1b[2Jno driver [b]x" in out and "\x1b" not in out
 
 
 @sync
