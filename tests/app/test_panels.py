@@ -399,6 +399,16 @@ async def test_app_screen_follows_updates_and_marks_an_ended_app() -> None:
         assert "3.00ms" in text(screen.query_one(LatencyPanel))  # its last data stays
 
 
+@sync
+async def test_app_screen_shows_what_the_monitor_could_not_collect() -> None:
+    view = fixture_view("inf1_xlarge_4runtimes_vcpu_errors.json")
+    app = ScreenApp(view, view.snapshot.apps[0].pid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        cores = text(app.screen.query_one(AppCoresPanel))
+    assert "neuron_runtime_vcpu_usage: open /proc/" in cores
+
+
 def test_app_screen_bindings_have_descriptions() -> None:
     for b in AppScreen.BINDINGS:
         assert getattr(b, "description", "")
