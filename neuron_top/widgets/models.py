@@ -15,7 +15,7 @@ from .panel import Panel
 
 
 class ModelsPanel(Panel):
-    """A row per model and an indented row per subgraph."""
+    """A row per model and an indented row per subgraph (unless a model's only subgraph adds nothing)."""
 
     TITLE = "Models"
     MAX_MODELS = 200
@@ -47,6 +47,8 @@ class ModelsPanel(Panel):
                 cell(" " + cores, cores_w, self.style("label")),
                 num(fmt.human_bytes(m.device_bytes), mem_w, self.style("value")),
                 num(fmt.human_bytes(m.host_bytes), mem_w, self.style("value"))]))
+            if len(m.subgraphs) == 1 and not m.subgraphs[0].extra:
+                continue  # one plain subgraph says nothing the model's row does not
             for s in m.subgraphs:
                 place = "" if s.core is None else f"ND{s.device if s.device is not None else '?'} NC{s.core}"
                 extra = "  ".join(f"{clean(k)}={clean(v)}" for k, v in s.extra)
