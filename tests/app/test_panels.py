@@ -369,6 +369,7 @@ async def test_app_screen_shows_one_app_and_escape_goes_back() -> None:
         assert str(crumb) == "all apps > [red]boom (pid 1001)"
         models = text(screen.query_one(ModelsPanel))
         assert "v2=nc_v2.0" in models and "bert\\x1b[31m.neff" in models
+        assert models.count("└ sg_00") == 1  # resnet's one plain subgraph has no row of its own
         cores = text(screen.query_one(AppCoresPanel))
         assert "ND0 NC0" in cores and "ND0 NC1" in cores and "ND1" not in cores
         tree = screen.query_one(MemoryTree)
