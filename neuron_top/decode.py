@@ -8,6 +8,7 @@ each group on its own: the groups that fit are kept, the ones that do not are re
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -15,6 +16,7 @@ import msgspec
 from . import schema
 from .textsafe import clean
 
+_HUGE_NUMBER = re.compile(rb"(?<![\w.\"])-?\d{19,}(?:\.\d+)?(?:[eE][+-]?\d+)?|-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
 _DECODER = msgspec.json.Decoder(schema.Report, strict=False)
 _GENERIC = msgspec.json.Decoder()
 
@@ -34,13 +36,23 @@ def decode_report(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
         pass
     except msgspec.DecodeError as exc:
         raise DecodeError(_describe(exc, data)) from None
+    note: tuple[str, ...] = ()
     try:
         obj = _GENERIC.decode(data)
-    except msgspec.DecodeError as exc:  # pragma: no cover - the typed decoder would have said so
-        raise DecodeError(_describe(exc, data)) from None
+    except msgspec.DecodeError as exc:
+        # Numbers too large for int64/float64: null them and keep the rest of the report.
+        if "out of range" not in str(exc):
+            raise DecodeError(_describe(exc, data)) from None
+        raw = data.encode() if isinstance(data, str) else data
+        try:
+            obj = _GENERIC.decode(_HUGE_NUMBER.sub(b"null", raw))
+            note = ("numbers out of range were dropped",)
+        except msgspec.DecodeError as exc2:
+            raise DecodeError(_describe(exc2, data)) from None
     if not isinstance(obj, dict):
         raise DecodeError(f"a JSON {type(obj).__name__} is not a report (expected an object)")
-    return _lenient(obj)
+    report, problems = _lenient(obj)
+    return report, note + problems
 
 
 def _describe(exc: msgspec.DecodeError, data: bytes | str) -> str:

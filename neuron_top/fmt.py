@@ -35,8 +35,13 @@ def latency(seconds: float | None) -> str:
         return "idle"
     if seconds >= 1:
         return f"{seconds:.2f}s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f}ms"
+    ms = seconds * 1e3
+    if ms >= 100:
+        return f"{ms:.0f}ms"
+    if ms >= 10:
+        return f"{ms:.1f}ms"
+    if ms >= 1:
+        return f"{ms:.2f}ms"
     return f"{seconds * 1e6:.0f}us"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from itertools import islice
 
 from .snapshot import Snapshot, finite
 
@@ -43,7 +44,8 @@ class History:
         s = self._series.get(key)
         if not s:
             return [None] * n
-        vals = list(s)[-n:]
+        vals = list(islice(reversed(s), n))
+        vals.reverse()
         return [None] * (n - len(vals)) + vals
 
     def keys(self) -> Iterable[Key]:

@@ -68,3 +68,24 @@ class Source(Protocol):
     def close(self) -> None:
         """Release processes and files; safe to call twice and from another thread."""
         ...
+
+
+def wait_for_any(timeout: float, *events: threading.Event, step: float = 0.1) -> bool:
+    """Sleep up to ``timeout`` seconds, waking early once any event is set; True if one was.
+
+    A source sleeps between reports or restarts and must still stop promptly when either the collector's ``stop``
+    or its own ``close()`` fires; ``threading`` has no wait-for-several, so this polls the others every ``step``.
+    """
+    if not events:
+        return False
+    first, rest = events[0], events[1:]
+    remaining = max(0.0, timeout)
+    while True:
+        if any(e.is_set() for e in events):
+            return True
+        if remaining <= 0:
+            return False
+        chunk = min(remaining, step) if rest else remaining
+        if first.wait(chunk):
+            return True
+        remaining -= chunk

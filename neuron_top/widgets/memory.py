@@ -210,8 +210,8 @@ class MemoryTree(Panel):
             return self._expanded[node.key]
         if self._all is not None:
             return self._all
-        if node.kind == "dev":
-            return True
+        if node.kind == "dev":  # like AWS neuron-top: the first device open, the rest closed when there are many
+            return len(self._tree) <= 2 or node is self._tree[0]
         if node.kind == "core":  # open cores only when there are few of them, as on a small instance
             return self._few_cores
         return False

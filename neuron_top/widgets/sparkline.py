@@ -23,3 +23,30 @@ def spark_text(values: Sequence[float | None], width: int, top: float | None = 1
         else:
             out.append(SPARK[max(0, min(int(v / hi * 7.999), 7))])
     return "".join(out)
+
+
+def chart_rows(values: Sequence[float | None], width: int, height: int, top: float | None = 100.0) -> list[str]:
+    """A bar chart ``height`` rows tall of the newest ``width`` values, top row first (eighth-block resolution)."""
+    vals = list(values)[-width:]
+    vals = [None] * (width - len(vals)) + vals
+    hi = top
+    if hi is None:
+        nums = [v for v in vals if v is not None]
+        hi = max(nums) if nums else 1.0
+    hi = hi or 1.0
+    levels = [None if v is None else max(0.0, min(v / hi, 1.0)) * height * 8 for v in vals]
+    rows = []
+    for r in range(height - 1, -1, -1):
+        base = r * 8
+        row = []
+        for lv in levels:
+            if lv is None:
+                row.append(" ")
+            elif lv >= base + 8:
+                row.append("█")
+            elif lv > base:
+                row.append(SPARK[max(int(lv - base) - 1, 0)])
+            else:
+                row.append(" ")
+        rows.append("".join(row))
+    return rows

@@ -1,0 +1,286 @@
+"""The Textual app: wiring only. Data comes from the collector as messages; screens draw ``View`` values."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.widgets import Input
+
+from .alerts import new_uncorrected
+from .collector import Collector
+from .history import History
+from .messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
+from .replay import ReplayController
+from .screens.dashboard import DashboardScreen
+from .snapshot import AppView, Snapshot
+from .sources.base import Source
+from .themes import DEFAULT_THEME, load_themes
+from .view import View
+from .widgets.header import HeaderBar, SourceLine
+from .widgets.tabs import AppTabs
+
+
+class NeuronTopApp(App):
+    TITLE = "neuron-top"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help"),
+        Binding("p", "pause", "pause"),
+        Binding("f", "flops", "FLOPS"),
+        Binding("v", "physical", "v3d cores", show=False),
+        Binding("x", "expand_all", "expand tree", show=False),
+        Binding("slash", "filter", "filter"),
+        Binding("a", "tab(-1)", "prev app", show=False),
+        Binding("d", "tab(1)", "next app", show=False),
+        Binding("t", "next_theme", "theme", show=False),
+        Binding("T", "timeline", "timeline"),
+        *[Binding(str(n), f"select({n})", f"app {n}", show=False) for n in range(1, 10)],
+    ]
+
+    def __init__(self, source: Source | None, *, theme: str | None = None, tag: str | None = None,
+                 recorder: object | None = None, history: int = 600, demo: bool = False,
+                 replay: ReplayController | None = None, replay_name: str = "",
+                 traces: list[str] | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.replay = replay
+        self.replay_name = replay_name
+        self.traces = traces or []
+        self.collector = Collector(source, self.post_message, recorder) if source is not None else None
+        self.history = History(history)
+        self.latest: Snapshot | None = None
+        self.prev: Snapshot | None = None
+        self.tick = 0
+        self.pid: int | None = None
+        self.flops = False
+        self.physical = False
+        self.paused = False
+        self.demo = demo
+        self.tag_re: re.Pattern[str] | None = None
+        self.tag_text = tag or ""
+        if tag:
+            self.tag_re = re.compile(tag)
+        self.source_line = SourceLine(name=getattr(source, "name", "") or replay_name,
+                                      state="demo" if demo else "replay" if replay is not None else "starting")
+        self._themes = load_themes()
+        self._wanted_theme = theme or DEFAULT_THEME
+
+    # --- start-up ---
+    def on_mount(self) -> None:
+        for t in self._themes.themes.values():
+            self.register_theme(t)
+        for problem in self._themes.problems:
+            self.notify(problem, title="theme file skipped", severity="warning", timeout=8)
+        if self._wanted_theme in self.available_themes:
+            self.theme = self._wanted_theme
+        else:
+            self.notify(f"unknown theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning")
+            self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        if self.replay is not None:
+            from .screens.replay import ReplayScreen
+
+            self.push_screen(ReplayScreen(self.replay, self.replay_name))
+        else:
+            self.push_screen(DashboardScreen())
+        if self.traces:
+            self.open_traces(self.traces, show=self.source is None and self.replay is None)
+        self.set_interval(1.0, self._tick_clock)
+        if self.collector is not None:
+            self.collect()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="collector", description="reading reports")
+    def collect(self) -> None:
+        assert self.collector is not None
+        self.collector.run()
+
+    def on_unmount(self) -> None:
+        if self.collector is not None:
+            self.collector.close()
+
+    # --- data in ---
+    def on_report_arrived(self, message: ReportArrived) -> None:
+        self.accept_snapshot(message.snapshot)
+
+    def accept_snapshot(self, snap: Snapshot, publish: bool = True) -> None:
+        """Every snapshot, live or replayed, comes through here: history, ECC alerts, then the screen."""
+        self.history.push(snap)
+        for dev in new_uncorrected(self.latest, snap):
+            self.notify(f"uncorrected ECC error on device ND{dev}", title="ECC", severity="error", timeout=30)
+        self.prev, self.latest = self.latest, snap
+        if self.replay is None:
+            self.source_line = self._src(last_report=time.monotonic())
+        if publish and not self.paused:
+            self.publish()
+
+    def set_position(self, text: str) -> None:
+        """Replay: where we are, for the header."""
+        self.source_line = self._src(position=text)
+        self._update_header()
+
+    def on_input_skipped(self, message: InputSkipped) -> None:
+        self.source_line = self._src(skipped=message.total)
+        self._update_header()
+
+    def on_source_changed(self, message: SourceChanged) -> None:
+        st = message.status
+        state = "demo" if self.demo and st.state.value == "demo" else st.state.value
+        self.source_line = self._src(state=state, message=st.message)
+        if st.state.value in ("ended", "restarting", "failed"):
+            self.notify(st.message + (f"\n{st.detail}" if st.detail else ""), title=st.state.value,
+                        severity="error" if st.state.value == "failed" else "warning", timeout=10)
+        self._update_header()
+
+    def on_recording_failed(self, message: RecordingFailed) -> None:
+        self.notify(f"recording stopped: {message.reason}", severity="error", timeout=15)
+
+    def _src(self, **changes: object) -> SourceLine:
+        from dataclasses import replace
+
+        return replace(self.source_line, **changes)  # type: ignore[arg-type]
+
+    def _tick_clock(self) -> None:
+        if not self.paused and self.source_line.last_report is not None:
+            self._update_header()
+
+    # --- data out ---
+    def visible_apps(self) -> tuple[AppView, ...]:
+        if self.latest is None:
+            return ()
+        if self.tag_re is None:
+            return self.latest.apps
+        return tuple(a for a in self.latest.apps if self.tag_re.search(a.tag) or self.tag_re.search(str(a.pid)))
+
+    def current_view(self) -> View | None:
+        if self.latest is None:
+            return None
+        apps = self.visible_apps()
+        if self.pid is not None and all(a.pid != self.pid for a in apps):
+            self.pid = None
+        return View(self.latest, self.history, self.tick, self.pid, self.flops, self.physical,
+                    self.history.first, self.prev)
+
+    def publish(self) -> None:
+        self.tick += 1
+        view = self.current_view()
+        if view is None:
+            return
+        for screen in self.screen_stack:
+            if hasattr(screen, "view"):
+                screen.view = view
+        tabs = self.screen.query(AppTabs)
+        for t in tabs:
+            t.apps = self.visible_apps()
+            t.selected = self.pid
+            t.filter_text = self.tag_text
+        self._update_header()
+
+    def _update_header(self) -> None:
+        for h in self.screen.query(HeaderBar):
+            h.snapshot = self.latest
+            h.source = self.source_line
+            h.now = time.monotonic()
+
+    # --- actions ---
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.source_line = self._src(paused=self.paused)
+        if not self.paused:
+            self.publish()
+        self._update_header()
+
+    def action_flops(self) -> None:
+        self.flops = not self.flops
+        self.publish()
+
+    def action_physical(self) -> None:
+        self.physical = not self.physical
+        self.publish()
+
+    def action_expand_all(self) -> None:
+        from .widgets.memory import MemoryTree
+
+        for tree in self.screen.query(MemoryTree):
+            tree.action_toggle_all()
+
+    def action_select(self, n: int) -> None:
+        apps = self.visible_apps()
+        if n == 1:
+            self.pid = None
+        elif n - 2 < len(apps):
+            self.pid = apps[n - 2].pid
+        self.publish()
+
+    def action_tab(self, step: int) -> None:
+        pids: list[int | None] = [None, *(a.pid for a in self.visible_apps())]
+        i = pids.index(self.pid) if self.pid in pids else 0
+        self.pid = pids[(i + step) % len(pids)]
+        self.publish()
+
+    def on_app_tabs_selected(self, message: AppTabs.Selected) -> None:
+        self.pid = message.pid
+        self.publish()
+        if message.open_detail and message.pid is not None:
+            self.open_app(message.pid)
+
+    def action_filter(self) -> None:
+        box = self.screen.query(Input).filter("#filter")
+        for inp in box:
+            inp.add_class("-visible")
+            inp.value = self.tag_text
+            inp.focus()
+
+    def set_filter(self, text: str) -> str | None:
+        """Filter apps by a tag regex; returns the error for an invalid one (the old filter stays)."""
+        try:
+            self.tag_re = re.compile(text) if text else None
+        except re.error as exc:
+            self.tag_text = f"{text} (invalid: {exc})"
+            self.publish()
+            return str(exc)
+        self.tag_text = text
+        self.publish()
+        return None
+
+    def action_next_theme(self) -> None:
+        names = sorted(self._themes.themes) or sorted(self.available_themes)
+        i = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(i + 1) % len(names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def open_traces(self, paths: list[str], show: bool) -> None:
+        """Load system traces (in a worker) into the timeline pane; ``show`` switches to it."""
+        from .screens.timeline import TimelineScreen
+
+        self.install_screen(TimelineScreen.from_paths(paths), name="timeline")
+        if show:
+            self.push_screen("timeline")
+
+    def action_timeline(self) -> None:
+        if not self.is_screen_installed("timeline"):
+            self.notify("no trace loaded: start with --trace FILE or neuron-top trace FILE", timeout=4)
+            return
+        if self.screen is self.get_screen("timeline"):
+            self.pop_screen()
+        else:
+            self.push_screen("timeline")
+
+    def open_app(self, pid: int) -> None:
+        from .screens.app_detail import AppScreen
+
+        self.open_screen(AppScreen(pid))
+
+    def open_screen(self, screen: object) -> None:
+        """Push a drill-down screen and give it the current view at once (it then follows updates)."""
+        self.push_screen(screen)  # type: ignore[arg-type]
+        screen.view = self.current_view()  # type: ignore[attr-defined]
+        self._update_header()

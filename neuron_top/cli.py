@@ -1,0 +1,311 @@
+"""The command line. Parses arguments, builds the source, then runs the TUI or a headless mode.
+
+Headless modes (``--once``, ``--json``, ``demo --emit``, ``record``, ``trace --check``) never import Textual, so
+they start fast and work where no terminal is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .textsafe import clean
+
+INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
+COMMANDS = ("demo", "replay", "trace", "record")
+
+
+class UsageError(Exception):
+    """A one-line message for the user; exit status 2."""
+
+
+def _common_ui(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--theme", metavar="NAME", help="colour theme (see themes/; t cycles them at run time)")
+    p.add_argument("--trace", metavar="FILE", action="append", help="also open a system trace in the timeline pane")
+    p.add_argument("--history", type=int, default=600, metavar="N", help="reports kept for sparklines (600)")
+
+
+def _once(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--once", action="store_true", help="print one snapshot as plain text and exit")
+    p.add_argument("--json", action="store_true", help="with --once (implied): print the snapshot as JSON")
+
+
+def main_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="neuron-top",
+        description="A terminal dashboard for AWS Neuron (Inferentia, Trainium). Reads neuron-monitor; without "
+        "it, a built-in collector. Subcommands: demo, replay, trace, record (see neuron-top CMD --help).",
+    )
+    p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
+    p.add_argument("--tag", metavar="REGEX", help="show only apps whose tag matches (/ changes it at run time)")
+    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
+    p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
+    p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
+    _once(p)
+    _common_ui(p)
+    p.add_argument("--version", action="version", version=f"neuron-top {__version__}")
+    return p
+
+
+def demo_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top demo", description="Simulated Neuron machine with tagged apps.")
+    p.add_argument("--instance", choices=INSTANCES, default="trn2.48xlarge")
+    p.add_argument("--seed", type=int, default=None, help="make the simulation deterministic")
+    p.add_argument("--emit", action="store_true", help="print reports to stdout like neuron-monitor")
+    p.add_argument("--count", type=int, default=None, help="with --emit: stop after N reports")
+    p.add_argument("--period", type=float, default=1.0, help="seconds between reports (1)")
+    p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config: periods and tag filter")
+    p.add_argument("--tag", metavar="REGEX")
+    p.add_argument("--record", metavar="FILE")
+    _once(p)
+    _common_ui(p)
+    return p
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top replay", description="Replay a recorded neuron-monitor stream.")
+    p.add_argument("file", help="recording (one report per line; .gz/.zst), or - for stdin")
+    p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 100 (1)")
+    p.add_argument("--start", type=int, default=None, metavar="N", help="start at report N (1-based)")
+    p.add_argument("--tag", metavar="REGEX")
+    _once(p)
+    _common_ui(p)
+    return p
+
+
+def trace_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top trace", description="Show system traces in the timeline pane.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--check", action="store_true", help="print errors and unfinished events; exit 1 if any")
+    p.add_argument("--summary", action="store_true", help="print event counts per track and phase, and problems")
+    p.add_argument("--theme", metavar="NAME")
+    return p
+
+
+def record_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top record", description="Record reports headless (no screen).")
+    p.add_argument("file")
+    p.add_argument("-c", "--config", metavar="FILE")
+    p.add_argument("--command", metavar="CMD")
+    p.add_argument("--builtin", action="store_true", help="use the built-in collector")
+    p.add_argument("--count", type=int, default=None, help="stop after N reports")
+    return p
+
+
+# --- entry point ----------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] in COMMANDS:
+            cmd, rest = args[0], args[1:]
+            parser = {"demo": demo_parser, "replay": replay_parser, "trace": trace_parser,
+                      "record": record_parser}[cmd]()
+            ns = parser.parse_args(rest)
+            return {"demo": run_demo, "replay": run_replay, "trace": run_trace, "record": run_record}[cmd](ns)
+        return run_live(main_parser().parse_args(args))
+    except UsageError as exc:
+        print(f"neuron-top: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def _load_config(path: str | None, tag: str | None = None):
+    from .config import ConfigError, load_config
+
+    if path is None:
+        return None
+    try:
+        cfg = load_config(path)
+        if tag:
+            cfg = cfg.with_tag_filter(tag)
+    except ConfigError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read config {path}: {exc.strerror}") from None
+    return cfg
+
+
+def _check_tag(tag: str | None) -> None:
+    import re
+
+    if tag:
+        try:
+            re.compile(tag)
+        except re.error as exc:
+            raise UsageError(f"--tag {tag!r} is not a valid regex: {exc}") from None
+
+
+def live_source(ns: argparse.Namespace):
+    """The source for plain ``neuron-top``: a pipe on stdin, --command, neuron-monitor, or the built-in one."""
+    from .sources.monitor import MonitorSource, find_neuron_monitor
+    from .sources.stream import CommandSource, StreamSource, take_stdin_for_reports
+
+    cfg = _load_config(ns.config, getattr(ns, "tag", None))
+    if ns.command:
+        return CommandSource(ns.command)
+    if not sys.stdin.isatty() and not _stdin_is_empty_device():
+        return StreamSource(take_stdin_for_reports(), name="stdin")
+    exe = None if getattr(ns, "builtin", False) else find_neuron_monitor()
+    if exe is not None:
+        return MonitorSource(exe, config=cfg)
+    from .sources.host import HostSource
+
+    return HostSource(config=cfg)
+
+
+def _stdin_is_empty_device() -> bool:
+    """True when stdin is /dev/null or closed (CI, cron): not a pipe of reports."""
+    import stat
+
+    try:
+        mode = os.fstat(0).st_mode
+    except OSError:
+        return True
+    return stat.S_ISCHR(mode) or not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode))
+
+
+def run_live(ns: argparse.Namespace) -> int:
+    _check_tag(ns.tag)
+    source = live_source(ns)
+    if ns.once or ns.json:
+        return print_once(source, ns.json)
+    return run_tui(source, ns, recorder=_recorder(ns.record))
+
+
+def run_demo(ns: argparse.Namespace) -> int:
+    from .sources.demo import DemoSource, emit_main
+
+    _check_tag(ns.tag)
+    cfg = _load_config(ns.config, ns.tag)
+    periods = cfg.group_periods() if cfg is not None else None
+    period = cfg.base_period() if cfg is not None else ns.period
+    seed = ns.seed if ns.seed is not None else int(time.time()) % 100000
+    if ns.emit:
+        return emit_main(ns.instance, seed, sys.stdout, count=ns.count, period=period, periods=periods)
+    source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=ns.tag)
+    if ns.once or ns.json:
+        return print_once(DemoSource(ns.instance, seed, period=0.0, periods=periods, tag_filter=ns.tag), ns.json)
+    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True)
+
+
+def _recorder(path: str | None):
+    if not path:
+        return None
+    from .recording import RecordingWriter
+
+    try:
+        return RecordingWriter(path)
+    except OSError as exc:
+        raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
+
+
+def print_once(source, as_json: bool) -> int:
+    """Print the first report of a live source (neuron-monitor emits one at once) and exit."""
+    from .decode import DecodeError, decode_report
+    from .once import SourceInfo, text
+    from .once import as_json as to_json
+    from .snapshot import Snapshot
+    from .sources.base import RawReport, Skipped, Status
+
+    info = SourceInfo(name=source.name, state="live")
+    stop = threading.Event()
+    last_status = ""
+    try:
+        for item in source.items(stop):
+            if isinstance(item, Skipped):
+                info.skipped += item.count
+                info.skipped_reasons[item.reason] = info.skipped_reasons.get(item.reason, 0) + item.count
+            elif isinstance(item, Status):
+                info.state = item.state.value
+                last_status = item.message
+                if item.state.value in ("ended", "failed"):
+                    break
+            elif isinstance(item, RawReport):
+                try:
+                    report, problems = decode_report(item.data)
+                except DecodeError as exc:
+                    info.skipped += 1
+                    info.skipped_reasons[str(exc)] = info.skipped_reasons.get(str(exc), 0) + 1
+                    continue
+                info.reports = 1
+                snap = Snapshot(report, item.ts or time.time(), 1, problems)
+                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
+                return 0
+    finally:
+        stop.set()
+        source.close()
+    raise UsageError(f"no report from {clean(source.name)}: {clean(last_status) or 'the stream ended'}"
+                     + (f" ({info.skipped} bad input skipped)" if info.skipped else ""))
+
+
+def _write(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+def run_replay(ns: argparse.Namespace) -> int:
+    from .replay_cli import replay_main
+
+    _check_tag(ns.tag)
+    return replay_main(ns)
+
+
+def run_trace(ns: argparse.Namespace) -> int:
+    from .trace.check import run_check, run_summary
+
+    if ns.check or ns.summary:
+        code = 0
+        if ns.summary:
+            code = max(code, run_summary(ns.files, sys.stdout))
+        if ns.check:
+            code = max(code, run_check(ns.files, sys.stdout))
+        return code
+    return run_tui(None, ns, traces=ns.files)
+
+
+def run_record(ns: argparse.Namespace) -> int:
+    from .recording import record_main
+
+    ns.tag = None
+    source = live_source(ns)
+    return record_main(source, ns.file, count=ns.count)
+
+
+def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,
+            replay_name: str = "") -> int:
+    from .app import NeuronTopApp
+
+    traces = list(traces or getattr(ns, "trace", None) or [])
+    for t in traces:
+        if not Path(t).exists():
+            raise UsageError(f"trace file not found: {t}")
+    app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None), recorder=recorder,
+                       history=getattr(ns, "history", 600), demo=demo, traces=traces, replay=replay,
+                       replay_name=replay_name)
+    app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

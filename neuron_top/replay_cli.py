@@ -1,0 +1,82 @@
+"""``neuron-top replay FILE|-``: the TUI on a recording, or ``--once``/``--json`` for its state at one report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .decode import DecodeError, decode_report
+from .once import SourceInfo, as_json, text
+from .snapshot import Snapshot
+from .textsafe import clean
+
+
+def replay_main(ns: argparse.Namespace) -> int:
+    from .cli import UsageError, run_tui
+    from .replay import SPEEDS, ReplayController
+    from .sources.recording import RecordingIndex, SpooledIndex
+
+    try:
+        if ns.file == "-":
+            # Take the pipe off fd 0 first (the terminal gets fd 0 back for keys), then spool from it.
+            from .sources.stream import take_stdin_for_reports
+
+            index = SpooledIndex(take_stdin_for_reports())
+        else:
+            index = RecordingIndex(ns.file, follow=True)
+    except OSError as exc:
+        raise UsageError(f"cannot open {ns.file}: {exc.strerror or exc}") from None
+    if ns.once or ns.json:
+        try:
+            return _print_once(index, ns)
+        finally:
+            index.close()
+    speed = min(max(ns.speed, SPEEDS[0]), SPEEDS[-1])
+    start = (ns.start - 1) if ns.start else 0
+    controller = ReplayController(index, speed=speed, start=start)
+    try:
+        return run_tui(None, ns, replay=controller, replay_name=ns.file if ns.file != "-" else "stdin")
+    finally:
+        controller.stop_scan()
+        index.close()
+
+
+def _print_once(index, ns: argparse.Namespace) -> int:
+    """The state after the last complete report, or at --start N (1-based)."""
+    from .cli import UsageError
+
+    index.wait()
+    n = len(index)
+    if n == 0:
+        why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
+        raise UsageError(f"no reports in {clean(ns.file)}" + why
+                         + (f" ({index.skipped} bad lines skipped)" if index.skipped else ""))
+    want = n - 1 if ns.start is None else max(0, min(ns.start - 1, n - 1))
+    info = SourceInfo(name=ns.file, state="replay", skipped=index.skipped, reports=n)
+    for _, sk in index.skips():
+        info.skipped_reasons[sk.reason] = info.skipped_reasons.get(sk.reason, 0) + sk.count
+    first = _snap(index, 0, info)
+    i = want
+    snap = None
+    while i >= 0 and snap is None:  # the wanted report may be bad: fall back to the one before it
+        snap = _snap(index, i, info)
+        i -= 1
+    if snap is None:
+        raise UsageError(f"no decodable report in {clean(ns.file)} ({info.skipped} skipped)")
+    info.position = f"report {snap.seq}/{n}"
+    out = as_json(snap, info, first) + b"\n" if ns.json else text(snap, info, first=first).encode()
+    sys.stdout.flush()
+    sys.stdout.buffer.write(out)
+    sys.stdout.flush()
+    return 0
+
+
+def _snap(index, i: int, info: SourceInfo) -> Snapshot | None:
+    try:
+        report, problems = decode_report(index.get(i))
+    except DecodeError as exc:
+        info.skipped += 1
+        info.skipped_reasons[str(exc)] = info.skipped_reasons.get(str(exc), 0) + 1
+        return None
+    ts = report.neuron_top.ts if report.neuron_top and report.neuron_top.ts is not None else index.timestamp(i)
+    return Snapshot(report, ts, i + 1, problems)

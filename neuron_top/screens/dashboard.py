@@ -1,0 +1,101 @@
+"""The main screen: header, app tabs and every panel, in two columns when wide and one when narrow."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Container, VerticalScroll
+from textual.events import Resize
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from ..view import View
+from ..widgets.cores import CoreGrid
+from ..widgets.ecc import EccPanel
+from ..widgets.executions import ExecPanel
+from ..widgets.header import HeaderBar
+from ..widgets.latency import LatencyPanel
+from ..widgets.memory import MemorySummary, MemoryTree
+from ..widgets.tabs import AppTabs
+from ..widgets.vcpu import VcpuPanel
+
+WIDE = 150
+"""At this many columns and more the panels stand in two columns."""
+
+
+class DashboardScreen(Screen):
+    DEFAULT_CSS = """
+    DashboardScreen #body { height: 1fr; }
+    DashboardScreen #columns { layout: horizontal; height: auto; }
+    DashboardScreen.-narrow #columns { layout: vertical; }
+    DashboardScreen .column { height: auto; width: 1fr; }
+    DashboardScreen #left { width: 3fr; }
+    DashboardScreen #right { width: 2fr; }
+    DashboardScreen.-narrow .column { width: 1fr; }
+    DashboardScreen Panel { margin-bottom: 1; }
+    DashboardScreen #filter { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+    DashboardScreen #filter.-visible { display: block; }
+    DashboardScreen #filter.-error { color: $error; }
+    """
+
+    view: reactive[View | None] = reactive(None)
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar()
+        yield AppTabs(id="tabs")
+        yield from self.compose_top()
+        with VerticalScroll(id="body"), Container(id="columns"):
+            with Container(id="left", classes="column"):
+                yield CoreGrid(id="cores").data_bind(DashboardScreen.view)
+                yield VcpuPanel(id="vcpu").data_bind(DashboardScreen.view)
+                yield ExecPanel(id="executions").data_bind(DashboardScreen.view)
+            with Container(id="right", classes="column"):
+                yield MemorySummary(id="memory").data_bind(DashboardScreen.view)
+                yield EccPanel(id="ecc").data_bind(DashboardScreen.view)
+                yield LatencyPanel(id="latency").data_bind(DashboardScreen.view)
+                yield MemoryTree(id="memory-tree").data_bind(DashboardScreen.view)
+        yield Input(placeholder="filter apps by tag regex (Enter keeps, Esc clears)", id="filter")
+        yield from self.compose_bottom()
+        yield Footer()
+
+    def compose_top(self) -> ComposeResult:
+        """Extra widgets under the tab bar (the replay scrubber)."""
+        yield from ()
+
+    def compose_bottom(self) -> ComposeResult:
+        yield from ()
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width < WIDE, "-narrow")
+
+    def on_core_grid_open_core(self, message: CoreGrid.OpenCore) -> None:
+        from .detail import CoreScreen
+
+        self.app.open_screen(CoreScreen(message.index, self._label()))  # type: ignore[attr-defined]
+
+    def on_core_grid_open_device(self, message: CoreGrid.OpenDevice) -> None:
+        from .detail import DeviceScreen
+
+        self.app.open_screen(DeviceScreen(message.device, self._label()))  # type: ignore[attr-defined]
+
+    def _label(self) -> str:
+        return "all apps" if self.view is None or self.view.pid is None else self.view.app.label
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        error = self.app.set_filter(event.value)  # type: ignore[attr-defined]
+        event.input.set_class(error is not None, "-error")
+        event.input.border_title = f"invalid regex: {error}" if error else None
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.input.remove_class("-visible")
+        self.focus_next()
+
+    def key_escape(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_class("-visible"):
+            box.value = ""
+            box.remove_class("-visible")
+            self.focus_next()

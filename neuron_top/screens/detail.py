@@ -1,0 +1,53 @@
+"""Drill-down screens for one core or one device: a breadcrumb, the header, one detail panel."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ..view import View
+from ..widgets.core_detail import CoreDetail
+from ..widgets.device_detail import DeviceDetail
+from ..widgets.header import HeaderBar
+from ..widgets.panel import Panel
+
+
+class DetailScreen(Screen):
+    DEFAULT_CSS = """
+    DetailScreen #crumb { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape", "back", "back")]
+
+    view: reactive[View | None] = reactive(None)
+
+    def __init__(self, crumb: str, panel: Panel) -> None:
+        super().__init__()
+        self.crumb = crumb
+        self.panel = panel
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar()
+        yield Static(self.crumb, id="crumb", markup=False)
+        with VerticalScroll():
+            yield self.panel.data_bind(DetailScreen.view)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.panel.focus()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class CoreScreen(DetailScreen):
+    def __init__(self, index: int, app_label: str = "all apps") -> None:
+        super().__init__(f"neuron-top › {app_label} › core {index}", CoreDetail(index))
+
+
+class DeviceScreen(DetailScreen):
+    def __init__(self, device: int, app_label: str = "all apps") -> None:
+        super().__init__(f"neuron-top › {app_label} › device ND{device}", DeviceDetail(device))

@@ -1,0 +1,166 @@
+"""The demo as a ``Source``, as a pure report generator, and as a neuron-monitor stand-in on stdout."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from itertools import islice
+from typing import IO, Any
+
+import msgspec
+
+from ..base import Item, RawReport, State, Status
+from .profiles import PROFILES
+from .world import World, resolve_periods
+
+_encode = msgspec.json.Encoder().encode
+
+
+def _profile(instance: str) -> Any:
+    try:
+        return PROFILES[instance]
+    except KeyError:
+        raise ValueError(f"unknown demo instance {instance!r}; choose one of: {', '.join(PROFILES)}") from None
+
+
+def iter_reports(instance: str, seed: int = 0, *, periods: Mapping[str, float] | None = None, period: float = 1.0,
+                 tag_filter: str | None = None) -> Iterator[bytes]:
+    """Endless reports (JSON bytes, no newline), report ``i`` at ``i * tick`` seconds of demo time.
+
+    Deterministic: the same arguments give byte-identical reports. No clock, no sleeping. Bad arguments raise
+    ``ValueError`` here, not at the first ``next``.
+    """
+    world = World(_profile(instance), seed, periods=periods, period=period, tag_filter=tag_filter)
+
+    def reports() -> Iterator[bytes]:
+        while True:
+            yield _encode(world.report())
+            world.advance()
+
+    return reports()
+
+
+def generate(instance: str, seed: int, n: int, *, periods: Mapping[str, float] | None = None,
+             period: float = 1.0, tag_filter: str | None = None) -> list[bytes]:
+    """The first ``n`` reports, for tests, screenshots and benchmarks."""
+    return list(islice(iter_reports(instance, seed, periods=periods, period=period, tag_filter=tag_filter), n))
+
+
+def trn2_benchmark_report(seed: int = 0) -> bytes:
+    """A full trn2.48xlarge report (~120 KB): 16 devices, 64 logical / 128 physical cores, 192 vCPUs, all 8
+    runtimes loaded and running, for the decode benchmark."""
+    world = World(_profile("trn2.48xlarge"), seed)
+    want = len(world.apps)
+    for _ in range(3_600):
+        if all(a.state == "running" for a in world.apps):
+            break
+        world.advance()
+    report = world.report()
+    assert len(report["neuron_runtime_data"]) == want, "the schedule never had every app running"
+    return _encode(report)
+
+
+class DemoSource:
+    """Simulated neuron-monitor output, paced by an injected clock.
+
+    ``items`` yields ``Status(DEMO, ...)`` first, then one ``RawReport`` per tick. The report bytes never depend
+    on the clock (only ``RawReport.ts`` does), so a seeded demo is reproducible.
+    """
+
+    def __init__(self, instance: str, seed: int = 0, period: float = 1.0, *,
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] | None = None,
+                 start_ts: float | None = None, periods: Mapping[str, float] | None = None,
+                 tag_filter: str | None = None, count: int | None = None) -> None:
+        self.instance = instance
+        self.seed = seed
+        self._world = World(_profile(instance), seed, periods=periods, period=period, tag_filter=tag_filter)
+        self.tick = self._world.tick
+        self._clock = clock
+        self._sleep = sleep
+        self._start_ts = start_ts
+        self._count = count
+        self._closed = threading.Event()
+        self.name = f"demo {instance}"
+
+    def items(self, stop: threading.Event) -> Iterator[Item]:
+        yield Status(State.DEMO, f"simulated {self.instance}, seed {self.seed}")
+        start = self._clock()
+        ts0 = start if self._start_ts is None else self._start_ts
+        i = 0
+        while not (stop.is_set() or self._closed.is_set()):
+            if self._count is not None and i >= self._count:
+                yield Status(State.ENDED, f"demo ended after {i} reports")
+                return
+            if i:
+                self._world.advance()
+            yield RawReport(_encode(self._world.report()), ts=ts0 + i * self.tick, index=i)
+            i += 1
+            delay = start + i * self.tick - self._clock()  # absolute deadlines: no drift
+            if delay > 0:
+                if self._sleep is not None:
+                    self._sleep(delay)
+                elif self._wait(stop, delay):
+                    return
+
+    def _wait(self, stop: threading.Event, delay: float) -> bool:
+        """Sleep up to ``delay`` seconds; True as soon as ``stop`` is set or ``close`` was called."""
+        while delay > 0:
+            step = min(delay, 0.1)
+            if stop.wait(step) or self._closed.is_set():
+                return True
+            delay -= step
+        return False
+
+    def close(self) -> None:
+        self._closed.set()
+
+
+def emit_main(instance: str, seed: int, out: IO[Any] | None = None, count: int | None = None,
+              period: float = 1.0, *, sleep: Callable[[float], None] = time.sleep,
+              clock: Callable[[], float] = time.monotonic, periods: Mapping[str, float] | None = None,
+              tag_filter: str | None = None) -> int:
+    """``neuron-top demo --emit``: reports on ``out`` one per line, flushed, paced like neuron-monitor.
+
+    Returns the exit status: 0, also when the reader closes the pipe (``| head``), 130 on Ctrl-C.
+    """
+    if out is None:
+        out = sys.stdout
+    binary = getattr(out, "buffer", out)
+    try:
+        reports = iter_reports(instance, seed, periods=periods, period=period, tag_filter=tag_filter)
+        tick = min(resolve_periods(periods, period).values(), default=period)
+    except ValueError as exc:
+        print(f"neuron-top demo: {exc}", file=sys.stderr, flush=True)
+        return 2
+    start = clock()
+    try:
+        for i, data in enumerate(reports):
+            if count is not None and i >= count:
+                break
+            if i:
+                delay = start + i * tick - clock()
+                if delay > 0:
+                    sleep(delay)
+            binary.write(data + b"\n")
+            binary.flush()
+    except BrokenPipeError:
+        _silence_stdout(out)
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _silence_stdout(out: IO[Any]) -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush does not complain."""
+    if out is not sys.stdout and out is not getattr(sys.stdout, "buffer", None):
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,189 @@
+"""Cut a byte stream into neuron-monitor reports.
+
+neuron-monitor writes one JSON document per line, but what reaches us is not always that tidy: reports that went
+through ``jq .`` are pretty-printed over many lines, files edited on Windows have CRLF and a BOM, ssh banners and
+shell noise land between reports, and a monitor killed mid-write leaves half a report followed by a whole one.
+
+The framer works line by line (JSON strings cannot hold a raw newline, so a line break is never inside a string):
+
+* A line that starts with ``{`` and has as many ``}`` as ``{`` is a whole report: the fast path, two C-speed counts.
+* A line that starts with ``{`` but does not balance opens a document; following lines are added until the brace
+  depth (counted outside strings) returns to zero. Lines are stripped and joined, so every document comes out on
+  one line (ready to be recorded as JSON Lines).
+* While inside a document, a ``{`` at column 0 means the document was cut short: in pretty-printed output only the
+  top-level braces are at column 0. The partial document is reported as truncated and the new one starts.
+* Anything else outside a document is skipped and reported.
+
+The framer never decodes: it only promises that each document starts with ``{``. The decoder has the last word.
+Partial lines are kept as a list of chunks and only new bytes are searched for newlines, so a huge line arriving in
+small pieces costs linear time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neuron_top.sources.base import Skipped
+from neuron_top.textsafe import clean
+
+BOM = b"\xef\xbb\xbf"
+SAMPLE_BYTES = 120
+"""How much of skipped input is kept as a sample."""
+DEFAULT_MAX_REPORT_BYTES = 64 << 20
+"""A report larger than this is dropped (the biggest real one, 32 runtimes on a trn1n.32xlarge, is ~450 KB)."""
+
+NOT_A_REPORT = "not a report"
+TRUNCATED = "truncated report"
+TOO_LARGE = "report too large"
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_WS = b" \t\r\n\f\v"
+
+Framed = bytes | Skipped
+"""What the framer yields: a candidate document, or a note about skipped input."""
+
+
+def sample(data: bytes) -> str:
+    """The start of ``data`` as a printable one-line string."""
+    return clean(data[:SAMPLE_BYTES].decode("utf-8", "replace"), SAMPLE_BYTES)
+
+
+def brace_depth(line: bytes) -> int:
+    """``{`` minus ``}`` in ``line``, ignoring braces inside strings.
+
+    An unterminated string runs to the end of the line (it was cut off there), so braces after its opening quote
+    do not count either.
+    """
+    if b'"' in line:
+        line = _STRING.sub(b"", line)
+        quote = line.find(b'"')
+        if quote >= 0:
+            line = line[:quote]
+    return line.count(b"{") - line.count(b"}")
+
+
+class ReportFramer:
+    """Feed it bytes as they arrive; it returns complete documents and ``Skipped`` notes, in input order.
+
+    Not thread-safe: one framer per stream, used by the thread that reads the stream.
+    """
+
+    def __init__(self, max_report_bytes: int = DEFAULT_MAX_REPORT_BYTES) -> None:
+        self.max_report_bytes = max_report_bytes
+        self._partial: list[bytes] = []  # pieces of the current, unfinished line
+        self._partial_len = 0
+        self._overlong = False  # the current line already exceeded the limit; drop the rest of it
+        self._doc: list[bytes] = []  # stripped lines of the document being collected
+        self._doc_len = 0
+        self._depth = 0
+
+    # -- input ---------------------------------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Framed]:
+        """Take the next bytes of the stream; return what they completed."""
+        out: list[Framed] = []
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                break
+            if self._partial:
+                self._partial.append(chunk[start:nl])
+                line = b"".join(self._partial)
+                self._partial.clear()
+                self._partial_len = 0
+            else:
+                line = chunk[start:nl]
+            if self._overlong:
+                self._overlong = False
+            else:
+                self._line(line, out)
+            start = nl + 1
+        if start < len(chunk) and not self._overlong:
+            rest = chunk[start:]
+            self._partial.append(rest)
+            self._partial_len += len(rest)
+            if self._partial_len > self.max_report_bytes:
+                head = self._partial[0]
+                self._partial.clear()
+                self._partial_len = 0
+                self._overlong = True
+                self._abandon_doc(out)
+                out.append(Skipped(TOO_LARGE, sample(head)))
+        return out
+
+    def finish(self) -> list[Framed]:
+        """The stream ended: flush a last line without newline; an unfinished document is reported truncated."""
+        out: list[Framed] = []
+        if self._partial:
+            line = b"".join(self._partial)
+            self._partial.clear()
+            self._partial_len = 0
+            self._line(line, out)
+        self._overlong = False
+        self._abandon_doc(out)
+        return out
+
+    @property
+    def pending(self) -> bool:
+        """True while part of a document or line is buffered."""
+        return bool(self._partial or self._doc)
+
+    # -- lines ---------------------------------------------------------------------------------------------
+
+    def _line(self, line: bytes, out: list[Framed]) -> None:
+        if line.startswith(BOM):
+            line = line[len(BOM) :]
+        if self._doc:
+            if line.startswith(b"{"):
+                # Only a top-level brace sits at column 0: the document we were collecting was cut short.
+                self._abandon_doc(out)
+            else:
+                self._continue_doc(line, out)
+                return
+        body = line.strip(_WS)
+        if not body:
+            return
+        if not body.startswith(b"{"):
+            out.append(Skipped(NOT_A_REPORT, sample(body)))
+            return
+        if len(body) > self.max_report_bytes:
+            out.append(Skipped(TOO_LARGE, sample(body)))
+            return
+        if body.count(b"{") == body.count(b"}") and body.endswith(b"}"):
+            out.append(body)  # fast path: one report per line
+            return
+        depth = brace_depth(body)
+        if depth <= 0:
+            out.append(body)  # balanced once braces inside strings are left out
+            return
+        self._doc.append(body)
+        self._doc_len = len(body)
+        self._depth = depth
+
+    def _continue_doc(self, line: bytes, out: list[Framed]) -> None:
+        body = line.strip(_WS)
+        if not body:
+            return
+        self._doc.append(body)
+        self._doc_len += len(body)
+        if self._doc_len > self.max_report_bytes:
+            first = self._doc[0]
+            self._doc.clear()
+            self._doc_len = 0
+            self._depth = 0
+            out.append(Skipped(TOO_LARGE, sample(first)))
+            return
+        self._depth += brace_depth(body)
+        if self._depth <= 0:
+            out.append(b"".join(self._doc))
+            self._doc.clear()
+            self._doc_len = 0
+            self._depth = 0
+
+    def _abandon_doc(self, out: list[Framed]) -> None:
+        if self._doc:
+            out.append(Skipped(TRUNCATED, sample(b"".join(self._doc[:4]))))
+            self._doc.clear()
+            self._doc_len = 0
+            self._depth = 0

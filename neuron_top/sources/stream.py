@@ -1,0 +1,439 @@
+"""Reports from a byte stream: a pipe on stdin, or the stdout of a command such as ``ssh trn-host neuron-monitor``.
+
+Both read with ``select`` plus a wake-up pipe, so ``stop`` and ``close()`` interrupt a read that would otherwise
+block forever on a quiet pipe. A stream that ends (EOF, a closed or broken pipe, a read error) ends the source with
+a ``Status``; it is never an exception. The child-process helper here is shared with ``MonitorSource``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import BinaryIO
+
+from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
+from neuron_top.sources.framing import ReportFramer
+from neuron_top.textsafe import clean
+
+READ_SIZE = 1 << 16
+POLL_SECONDS = 0.25
+"""How often a blocked read looks at ``stop`` (close() wakes it at once)."""
+STDERR_LINES = 50
+"""Lines of a child's stderr kept for ``Status.detail``."""
+
+Clock = Callable[[], float]
+
+
+# -- reading ----------------------------------------------------------------------------------------------
+
+
+class Waker:
+    """A self-pipe: ``wake()`` from any thread makes a ``select`` on ``fd`` return."""
+
+    def __init__(self) -> None:
+        self.fd, self._w = os.pipe()
+        os.set_blocking(self._w, False)
+        self._lock = threading.Lock()
+        self._open = True
+
+    def wake(self) -> None:
+        with self._lock:
+            if self._open:
+                with contextlib.suppress(OSError):  # pipe full: it is awake already
+                    os.write(self._w, b"x")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._open:
+                self._open = False
+                os.close(self.fd)
+                os.close(self._w)
+
+
+def pump(
+    fd: int, stop: threading.Event, closed: threading.Event, waker: Waker, clock: Clock
+) -> Generator[RawReport | Skipped, None, str]:
+    """Yield the reports and skipped input read from ``fd`` until it ends; return why it ended.
+
+    The return value is ``"eof"``, ``"stopped"`` or ``"read error: ..."``; at EOF a last report without a trailing
+    newline is still delivered and an unfinished one is reported as truncated.
+    """
+    framer = ReportFramer()
+    why = "eof"
+    while True:
+        if stop.is_set() or closed.is_set():
+            return "stopped"
+        try:
+            ready, _, _ = select.select([fd, waker.fd], [], [], POLL_SECONDS)
+        except (OSError, ValueError) as exc:  # fd closed under us
+            if closed.is_set():
+                return "stopped"
+            why = f"read error: {exc}"
+            break
+        if fd not in ready:
+            continue
+        try:
+            chunk = os.read(fd, READ_SIZE)
+        except BlockingIOError:
+            continue
+        except OSError as exc:  # EIO from a hung-up tty, EBADF after close(), ...
+            if closed.is_set():
+                return "stopped"
+            why = f"read error: {exc.strerror or exc}"
+            break
+        if not chunk:
+            break
+        now = clock()
+        for piece in framer.feed(chunk):
+            yield RawReport(piece, ts=now) if isinstance(piece, bytes) else piece
+    now = clock()
+    for piece in framer.finish():
+        yield RawReport(piece, ts=now) if isinstance(piece, bytes) else piece
+    return why
+
+
+def describe_exit(returncode: int | None) -> str:
+    """``exited with status 3``, ``was killed by SIGKILL``, ``is still running``."""
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+# -- stdin ------------------------------------------------------------------------------------------------
+
+
+def take_stdin_for_reports() -> BinaryIO:
+    """Take the report pipe off fd 0 and give fd 0 back to the terminal; return the pipe for reading.
+
+    ``neuron-monitor | neuron-top`` leaves the terminal without a keyboard: fd 0 is the pipe. Like ``less``, we
+    move the pipe to a new descriptor and open ``/dev/tty`` onto fd 0, so the TUI reads keys as usual. Call it
+    before anything reads ``sys.stdin`` (Python's buffer would otherwise hold pipe bytes) and before the TUI
+    starts. Without a controlling terminal (CI, cron, a container without ``-t``), ``/dev/tty`` cannot be opened:
+    fd 0 is left alone and the returned object reads a duplicate of it, so there is no keyboard but reports flow.
+    """
+    report_fd = os.dup(0)
+    try:
+        tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        tty = -1
+    if tty >= 0:
+        try:
+            if os.isatty(tty):
+                os.dup2(tty, 0)
+        finally:
+            os.close(tty)
+    return os.fdopen(report_fd, "rb", buffering=0)
+
+
+def _fileno(stream: BinaryIO | int) -> int:
+    return stream if isinstance(stream, int) else stream.fileno()
+
+
+class _Lifecycle:
+    """close() from any thread: wake the reader now, free descriptors once the reader is out of ``select``.
+
+    Closing a descriptor another thread is selecting on is a race (the number can be reused), so ``close()``
+    only frees resources itself when ``items()`` is not running; otherwise ``items()`` frees them on its way out.
+    """
+
+    def __init__(self) -> None:
+        self._closed = threading.Event()
+        self._waker = Waker()
+        self._lock = threading.Lock()
+        self._running = False
+        self._released = False
+
+    def _enter(self) -> bool:
+        with self._lock:
+            if self._closed.is_set():
+                return False
+            self._running = True
+            return True
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._running = False
+            if self._closed.is_set():
+                self._release_locked()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed.set()
+            self._waker.wake()
+            if not self._running:
+                self._release_locked()
+        self._stop_children()
+
+    def _release_locked(self) -> None:
+        if not self._released:
+            self._released = True
+            self._release()
+            self._waker.close()
+
+    def _release(self) -> None:
+        """Free what the subclass holds (called once, under the lock)."""
+
+    def _stop_children(self) -> None:
+        """Terminate child processes (called by every close(), outside the lock)."""
+
+
+class StreamSource(_Lifecycle):
+    """Reports from an already open binary stream (usually the stdin pipe from ``take_stdin_for_reports``)."""
+
+    def __init__(self, stream: BinaryIO | int, name: str = "stdin", *, clock: Clock = time.time) -> None:
+        super().__init__()
+        self.name = clean(name, 60)
+        self._stream = stream
+        self._clock = clock
+
+    def items(self, stop: threading.Event) -> Iterator[Item]:
+        if not self._enter():
+            return
+        try:
+            yield from self._items(stop)
+        finally:
+            self._leave()
+
+    def _items(self, stop: threading.Event) -> Iterator[Item]:
+        try:
+            fd = _fileno(self._stream)
+        except (OSError, ValueError) as exc:
+            yield Status(State.FAILED, f"cannot read {self.name}: {clean(exc)}")
+            return
+        yield Status(State.STARTING, f"waiting for reports on {self.name}")
+        counter = _Counter()
+        why = yield from counter.relay(
+            pump(fd, stop, self._closed, self._waker, self._clock), f"reports from {self.name}"
+        )
+        if why == "stopped":
+            return
+        how = "end of input" if why == "eof" else clean(why)
+        yield Status(
+            State.ENDED, f"stream ended ({how} on {self.name}) after {_plural(counter.reports, 'report')}"
+        )
+
+    def _release(self) -> None:
+        if not isinstance(self._stream, int):
+            with contextlib.suppress(OSError):
+                self._stream.close()
+
+
+class _Counter:
+    """Counts reports passing through and announces LIVE at the first one."""
+
+    def __init__(self) -> None:
+        self.reports = 0
+
+    def relay(
+        self, reader: Generator[RawReport | Skipped, None, str], live_message: str
+    ) -> Generator[Item, None, str]:
+        while True:
+            try:
+                item = next(reader)
+            except StopIteration as end:
+                return str(end.value)
+            if isinstance(item, RawReport):
+                self.reports += 1
+                if self.reports == 1:
+                    yield Status(State.LIVE, live_message)
+            yield item
+
+
+# -- commands ---------------------------------------------------------------------------------------------
+
+_OPERATOR_CHARS = set("();<>|&")
+
+
+def needs_shell(command: str) -> bool:
+    """True when ``command`` uses shell syntax (pipes, redirections, ``;``, ``&&``, ``$VAR``, backquotes)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return True  # unbalanced quotes: let the shell produce its own error message
+    if any(tok and set(tok) <= _OPERATOR_CHARS for tok in tokens):
+        return True
+    return "$" in command or "`" in command
+
+
+class ChildProcess:
+    """A child whose stdout we read and whose stderr tail we keep for the status line.
+
+    It runs in its own session: it has no controlling terminal (so ``ssh`` fails instead of prompting for a
+    password over the TUI) and terminal signals such as Ctrl-C do not reach it; ``terminate()`` signals its whole
+    process group (a shell's children included).
+    """
+
+    def __init__(
+        self, argv: Sequence[str] | str, *, shell: bool = False, env: dict[str, str] | None = None
+    ) -> None:
+        self.proc = subprocess.Popen(
+            argv,
+            shell=shell,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            bufsize=0,
+            env=env,
+        )
+        self.pid = self.proc.pid
+        self._tail: deque[str] = deque(maxlen=STDERR_LINES)
+        self._stderr_thread = threading.Thread(
+            target=self._read_stderr, name=f"stderr-{self.pid}", daemon=True
+        )
+        self._stderr_thread.start()
+
+    @property
+    def stdout_fd(self) -> int:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def _read_stderr(self) -> None:
+        stream = self.proc.stderr
+        if stream is None:
+            return
+        partial = b""
+        try:
+            while chunk := stream.read(4096):
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()[-4096:]
+                self._tail.extend(clean(line.rstrip(b"\r").decode("utf-8", "replace"), 300) for line in lines)
+        except (OSError, ValueError):
+            pass
+        if partial:
+            self._tail.append(clean(partial.decode("utf-8", "replace"), 300))
+
+    def stderr_tail(self, wait: float = 0.0) -> str:
+        """The last lines of stderr, each made printable, joined by newlines.
+
+        ``wait`` gives the reader thread time to collect what a process that just exited wrote last.
+        """
+        if wait > 0:
+            self._stderr_thread.join(wait)
+        return "\n".join(self._tail)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def terminate(self, grace: float = 2.0, *, close_pipes: bool = True) -> None:
+        """SIGTERM the process group, SIGKILL it after ``grace`` seconds; close our pipe ends. Idempotent.
+
+        From another thread than the reader, pass ``close_pipes=False``: the reader sees EOF and closes them.
+        """
+        if self.proc.poll() is None:
+            self._signal(signal.SIGTERM)
+            if self.wait(grace) is None:
+                self._signal(signal.SIGKILL)
+                self.wait(grace)
+        if close_pipes:
+            self.close_pipes()
+
+    def close_pipes(self) -> None:
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def _signal(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self.pid, sig)  # its own session: pgid == pid
+        except OSError:
+            with contextlib.suppress(OSError):
+                self.proc.send_signal(sig)
+
+
+class CommandSource(_Lifecycle):
+    """Reports from the stdout of a command, e.g. ``--command "ssh trn-host neuron-monitor"``.
+
+    A plain command is split with ``shlex``; one using shell syntax (pipes, ``&&``, ``$VAR``) runs under
+    ``/bin/sh -c`` (``shell=None`` decides; pass True/False to force). When the command exits the source ends:
+    ``ENDED``, or ``FAILED`` when it failed before sending a single report. It is not restarted (that is
+    ``MonitorSource``'s job for a local neuron-monitor).
+    """
+
+    def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time) -> None:
+        super().__init__()
+        self.command = command
+        self.name = clean(command, 60)
+        self._shell = needs_shell(command) if shell is None else shell
+        self._clock = clock
+        self._child: ChildProcess | None = None
+
+    def items(self, stop: threading.Event) -> Iterator[Item]:
+        if not self._enter():
+            return
+        try:
+            yield from self._items(stop)
+        finally:
+            self._leave()
+
+    def _items(self, stop: threading.Event) -> Iterator[Item]:
+        try:
+            argv: Sequence[str] | str = self.command if self._shell else shlex.split(self.command)
+            if not argv:
+                raise ValueError("empty command")
+            child = ChildProcess(argv, shell=self._shell)
+        except ValueError as exc:
+            yield Status(State.FAILED, f"cannot parse command {self.name}: {clean(exc)}")
+            return
+        except OSError as exc:
+            yield Status(State.FAILED, f"cannot run {self.name}: {clean(exc.strerror or exc)}")
+            return
+        with self._lock:
+            self._child = child
+        if self._closed.is_set():
+            child.terminate()
+            return
+        yield Status(State.STARTING, f"started {self.name} (pid {child.pid})")
+        counter = _Counter()
+        why = yield from counter.relay(
+            pump(child.stdout_fd, stop, self._closed, self._waker, self._clock),
+            f"reports from {self.name} (pid {child.pid})",
+        )
+        if why == "stopped":
+            child.terminate()
+            return
+        code = child.wait(5.0)
+        if code is None:  # it closed its stdout but lives on: we are done with it
+            child.terminate()
+            code = child.wait(0)
+        detail = child.stderr_tail(wait=1.0)
+        child.close_pipes()
+        state = State.FAILED if counter.reports == 0 and code != 0 else State.ENDED
+        yield Status(
+            state,
+            f"stream ended: {self.name} {describe_exit(code)} after {_plural(counter.reports, 'report')}",
+            detail=detail,
+        )
+
+    def _stop_children(self) -> None:
+        with self._lock:
+            child = self._child
+        if child is not None:
+            child.terminate(close_pipes=False)
+
+    def _release(self) -> None:
+        if self._child is not None:
+            self._child.close_pipes()
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -1,0 +1,98 @@
+"""The two header lines: what machine, what hardware, where data comes from and how fresh it is."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+from .. import __version__, fmt
+from ..snapshot import Snapshot
+from ..textsafe import clean
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLine:
+    """The source part of the header."""
+
+    name: str = ""
+    state: str = "starting"
+    message: str = ""
+    skipped: int = 0
+    paused: bool = False
+    position: str = ""
+    """Replay: "report 120/10000 · 12:03:04 · 2x"."""
+    last_report: float | None = None
+    """time.monotonic() of the last report, for its age."""
+
+
+class HeaderBar(Widget):
+    COMPONENT_CLASSES = {"header--title", "header--state-ok", "header--state-warn", "header--state-bad",
+                         "header--dim"}
+    DEFAULT_CSS = """
+    HeaderBar { height: 2; background: $panel; color: $text; }
+    HeaderBar > .header--title { color: $text; background: $primary; text-style: bold; }
+    HeaderBar > .header--state-ok { color: $text; background: $success; text-style: bold; }
+    HeaderBar > .header--state-warn { color: $text; background: $warning; text-style: bold; }
+    HeaderBar > .header--state-bad { color: $text; background: $error; text-style: bold; }
+    HeaderBar > .header--dim { color: $text-muted; }
+    """
+
+    snapshot: reactive[Snapshot | None] = reactive(None)
+    source: reactive[SourceLine] = reactive(SourceLine)
+    now: reactive[float] = reactive(0.0)
+    """Set once a second by the app so the age of the last report moves without a timer here."""
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"header--{name}", partial=True)
+
+    def _state_style(self, src: SourceLine) -> Style:
+        s = src.state.lower()
+        if s in ("live", "replay", "demo"):
+            return self._style("state-ok")
+        if s in ("ended", "restarting", "starting"):
+            return self._style("state-warn")
+        return self._style("state-bad")
+
+    def render_line(self, y: int) -> Strip:
+        w = self.size.width
+        snap, src = self.snapshot, self.source
+        if y == 0:
+            segs = [Segment(f" neuron-top {__version__} ", self._style("title"))]
+            state = src.state.upper() + (" · PAUSED" if src.paused else "")
+            segs.append(Segment(f" {state} ", self._state_style(src)))
+            text = f" {clean(src.name, 60)}"
+            if src.message:
+                text += f" · {clean(src.message, 80)}"
+            if src.position:
+                text += f" · {src.position}"
+            if src.last_report is not None:
+                text += f" · updated {fmt.duration((self.now or time.monotonic()) - src.last_report)} ago"
+            if src.skipped:
+                text += f" · skipped {src.skipped}"
+            if snap is not None and snap.group_statuses:
+                text += f" · {len(snap.group_statuses)} group errors"
+            segs.append(Segment(text))
+            return Strip(segs).crop_extend(0, w, self.rich_style)
+        if snap is None:
+            return Strip([Segment(" waiting for the first report…", self._style("dim"))]).crop_extend(0, w,
+                                                                                                     self.rich_style)
+        inst, hw = snap.instance, snap.hardware
+        parts = [clean(x, 40) for x in (inst.instance_name, inst.instance_id, inst.instance_type) if x]
+        az = inst.instance_availability_zone or inst.instance_region
+        if az:
+            parts.append(clean(az, 30))
+        if snap.has_neuron:
+            lnc = f" LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
+            dev = clean(hw.neuron_device_type or "neuron", 20)
+            ver = f" {clean(hw.neuroncore_version, 8)}" if hw.neuroncore_version else ""
+            parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc} · "
+                         f"{fmt.human_bytes(hw.neuron_device_memory_size)}/device")
+        else:
+            parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
+        return Strip([Segment(" " + " · ".join(parts), self._style("dim"))]).crop_extend(0, w, self.rich_style)

@@ -1,0 +1,67 @@
+"""The app tab bar: "all" plus one tab per Neuron application, like AWS neuron-top's bottom bar."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+from ..snapshot import AppView
+
+
+class AppTabs(Widget, can_focus=True):
+    COMPONENT_CLASSES = {"tabs--label", "tabs--tab", "tabs--selected", "tabs--error"}
+    DEFAULT_CSS = """
+    AppTabs { height: 1; background: $panel; }
+    AppTabs > .tabs--label { color: $primary; text-style: bold; }
+    AppTabs > .tabs--tab { color: $text-muted; }
+    AppTabs > .tabs--selected { color: $text; background: $primary-muted; text-style: bold; }
+    AppTabs:focus > .tabs--selected { background: $primary; }
+    AppTabs > .tabs--error { color: $error; }
+    """
+
+    apps: reactive[tuple[AppView, ...]] = reactive(tuple)
+    """The apps shown (already filtered)."""
+    selected: reactive[int | None] = reactive(None)
+    """The selected pid, None for "all"."""
+    filter_text: reactive[str] = reactive("")
+
+    class Selected(Message):
+        def __init__(self, pid: int | None, open_detail: bool = False) -> None:
+            super().__init__()
+            self.pid = pid
+            self.open_detail = open_detail
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._spans: list[tuple[int, int, int | None]] = []
+
+    def _style(self, name: str):
+        return self.get_component_rich_style(f"tabs--{name}", partial=True)
+
+    def render_line(self, y: int) -> Strip:
+        segs = [Segment(" Apps ", self._style("label"))]
+        x = 6
+        self._spans = []
+        entries: list[tuple[str, int | None, bool]] = [("all", None, False)]
+        entries += [(a.label, a.pid, bool(a.error)) for a in self.apps]
+        for n, (label, pid, err) in enumerate(entries, start=1):
+            key = f"{n}" if n <= 9 else "·"
+            sel = pid == self.selected
+            text = f" [{key}]{'>' if sel else ' '}{label}{'<' if sel else ' '}"
+            style = self._style("selected" if sel else "error" if err else "tab")
+            segs.append(Segment(text, style))
+            self._spans.append((x, x + len(text), pid))
+            x += len(text)
+        if self.filter_text:
+            segs.append(Segment(f"  filter /{self.filter_text}/", self._style("label")))
+        return Strip(segs).crop_extend(0, self.size.width, self.rich_style)
+
+    def on_click(self, event: Click) -> None:
+        for start, end, pid in self._spans:
+            if start <= event.x < end:
+                self.post_message(self.Selected(pid, open_detail=pid == self.selected and pid is not None))
+                return

@@ -1,0 +1,71 @@
+"""vCPU: the system average split by kind, runtime vCPU, context switches, and a sparkline per vCPU."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.strip import Strip
+
+from .. import fmt
+from ..snapshot import finite
+from ..textsafe import clean
+from ..view import View
+from .panel import Panel
+from .sparkline import spark_text
+
+# (label, CpuTimes field, style) in stacking order, as htop colours them.
+KINDS = (("user", "user", "low"), ("nice", "nice", "value"), ("sys", "system", "high"),
+         ("iowait", "io_wait", "mid"), ("irq", "irq", "mid"), ("softirq", "soft_irq", "mid"))
+SPARK_W = 6
+
+
+class VcpuPanel(Panel):
+    def build(self, view: View, width: int) -> list[Strip]:
+        snap = view.snapshot
+        g = snap.vcpu
+        cpus = snap.vcpus
+        lines = [self.title_strip(f"vCPU Utilization ({len(cpus)} vCPUs)", width)]
+        label_w = 16
+        if g is None or g.average_usage is None:
+            why = f": {clean(g.error)}" if g is not None and g.error else ""
+            lines.append(Strip([Segment(f" no vcpu_usage data{why}", self.style("dim"))]))
+        else:
+            a = g.average_usage
+            vals = [(lab, finite(getattr(a, f)) or 0.0, st) for lab, f, st in KINDS]
+            bar_w = max(min(width - label_w - 2, 60), 10)
+            segs = [Segment(" System".ljust(label_w), self.style("label"))]
+            used = 0
+            for _lab, v, st in vals:
+                n = round(v / 100 * bar_w)
+                n = min(n, bar_w - used)
+                if n > 0:
+                    segs.append(Segment("█" * n, self.style(st)))
+                    used += n
+            segs.append(Segment("─" * (bar_w - used), self.style("track")))
+            lines.append(Strip(segs))
+            detail = "  ".join(f"{lab} {fmt.pct(v)}" for lab, v, _ in vals)
+            ctx = ""
+            if g.context_switch_count is not None and g.period:
+                ctx = f"  ctxsw {fmt.rate(g.context_switch_count / g.period)}"
+            lines.append(Strip([Segment(" " * label_w + detail + ctx, self.style("value"))]))
+        ru, rs = view.app.vcpu
+        rt = [Segment(f" Runtime {clean(view.app.label, 7)}".ljust(label_w)[:label_w], self.style("label"))]
+        bar_w = max(min(width - label_w - 30, 60), 10)
+        rt += self.bar((ru or 0) + (rs or 0) if ru is not None or rs is not None else None, bar_w)
+        rt.append(Segment(f" user {fmt.pct(ru)} sys {fmt.pct(rs)}", self.style("value")))
+        lines.append(Strip(rt))
+        # One small sparkline per vCPU, in a grid that fills the width.
+        if cpus:
+            cell = SPARK_W + 5  # "123▁▂▃▄▅▆ "
+            per_row = max((width - 1) // cell, 1)
+            hist = view.history
+            for start in range(0, len(cpus), per_row):
+                segs = [Segment(" ")]
+                for i, t in cpus[start:start + per_row]:
+                    idle = finite(t.idle)
+                    cur = None if idle is None else max(0.0, 100.0 - idle)
+                    spark = spark_text(hist.last(("vcpu", i), SPARK_W), SPARK_W)
+                    segs.append(Segment(f"{i:>3} ", self.style("label")))
+                    segs.append(Segment(spark, self.load_style(cur)))
+                    segs.append(Segment(" "))
+                lines.append(Strip(segs))
+        return lines

@@ -1,0 +1,128 @@
+"""The decoder: every real report decodes; bad input gives a one-line message, never an exception."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neuron_top import schema
+from neuron_top.decode import DecodeError, decode_report
+from tests.conftest import DATA, SHARED_REPORTS, shared
+
+JSON_FIXTURES = [
+    "wandb_trn1_2xlarge_0.json", "wandb_trn1_2xlarge_1.json", "wandb_trn1_2xlarge_2.json",
+    "inf1_xlarge_single_runtime.json", "inf1_xlarge_idle_no_runtimes.json", "inf1_xlarge_4runtimes_vcpu_errors.json",
+    "trn1n_32xlarge_cwagent_test_2024_line.json", "trn1n_32xlarge_32runtimes_cwagent_test.json",
+    "trn1_2xlarge_first_record_no_runtime_allsmi.json", "inf2_xlarge_rt2.30.51_trimmed_pantheon.json",
+]
+
+
+@pytest.mark.parametrize("name", JSON_FIXTURES)
+def test_every_shared_report_decodes(name: str) -> None:
+    data = shared(SHARED_REPORTS / name).read_bytes()
+    report, problems = decode_report(data)
+    assert problems == ()
+    assert isinstance(report, schema.Report)
+    assert report.neuron_runtime_data is not None
+    # round trip: what we decoded carries every runtime of the original
+    assert len(report.neuron_runtime_data) == len(json.loads(data)["neuron_runtime_data"])
+
+
+def test_stream_fixture_decodes_line_by_line() -> None:
+    lines = shared(SHARED_REPORTS / "wandb_trn1_2xlarge_stream.ndjson").read_bytes().splitlines()
+    reports = [decode_report(line)[0] for line in lines if line.strip()]
+    assert len(reports) == 3
+
+
+def test_truncated_report_is_a_clear_message() -> None:
+    text = shared(SHARED_REPORTS / "issue633_inf1_container_no_devices_TRUNCATED.txt").read_bytes()
+    body = next(line for line in text.splitlines() if line.startswith(b"{"))
+    with pytest.raises(DecodeError, match="truncated report"):
+        decode_report(body)
+
+
+def test_null_devices_and_missing_groups() -> None:
+    report, problems = decode_report(b'{"system_data":{"neuron_hw_counters":{"neuron_devices":null}}}')
+    assert problems == ()
+    assert report.system_data.neuron_hw_counters.neuron_devices is None
+    assert report.instance_info is None
+
+
+def test_newer_fields() -> None:
+    report, _ = decode_report((DATA / "trn2_small.json").read_bytes())
+    hw = report.neuron_hardware_info
+    assert (hw.logical_neuroncore_config, hw.neuron_device_version, hw.neuroncore_version) == (2, "v4", "v3d")
+    core0 = report.neuron_runtime_data[0].report.neuroncore_counters.neuroncores_in_use["0"]
+    assert core0.effective_flops == 1.1e12
+    assert core0.v3d["nc_v3.1"].neuroncore_utilization == 93.0
+    assert report.neuron_k8s_info.neuroncores_k8s_info["0"].pod_name == "train-0"
+    sg = report.neuron_runtime_data[0].report.memory_used.loaded_models[0].subgraphs["sg_00"]
+    assert sg["v2"] == "nc_v2.0"
+
+
+def test_unknown_fields_are_ignored() -> None:
+    report, problems = decode_report(b'{"future_group":{"x":1},"instance_info":{"instance_id":"i-1","new":[1]}}')
+    assert report.instance_info.instance_id == "i-1"
+    assert problems == ()
+
+
+def test_wrong_shape_costs_only_that_group() -> None:
+    data = b"""{"system_data": {"vcpu_usage": {"usage_data": [1, 2]},
+                "memory_info": {"memory_total_bytes": 10, "memory_used_bytes": 5}},
+               "neuron_runtime_data": [{"pid": "x"}, {"pid": 5, "report": {"neuroncore_counters": 7,
+                  "memory_used": {"neuron_runtime_used_bytes": {"host": 1}}}}]}"""
+    report, problems = decode_report(data)
+    assert report.system_data.memory_info.memory_total_bytes == 10
+    assert report.system_data.vcpu_usage.error.startswith("invalid data")
+    assert [rt.pid for rt in report.neuron_runtime_data] == [5]
+    rt = report.neuron_runtime_data[0].report
+    assert rt.neuroncore_counters.error.startswith("invalid data")
+    assert rt.memory_used.neuron_runtime_used_bytes.host == 1
+    assert len(problems) == 3
+
+
+@pytest.mark.parametrize("data", [b"", b"[]", b"42", b'"x"', b"{", b"not json", b"\xff\xfe", b"null"])
+def test_not_a_report(data: bytes) -> None:
+    with pytest.raises(DecodeError):
+        decode_report(data)
+
+
+def test_absurd_numbers() -> None:
+    report, _ = decode_report(b'{"system_data":{"memory_info":{"memory_total_bytes":1e400, "memory_used_bytes":'
+                              b'99999999999999999999999999}}}')
+    assert report.system_data is not None  # decoded or replaced by an error group, never raised
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_fuzz_bytes_never_raise_anything_but_decode_error(data: bytes) -> None:
+    with contextlib.suppress(DecodeError):
+        decode_report(data)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+group_names = st.sampled_from(["neuron_runtime_data", "system_data", "instance_info", "neuron_hardware_info",
+                               "neuron_k8s_info", "report", "neuroncore_counters", "vcpu_usage", "usage_data",
+                               "neuron_devices", "memory_used", "loaded_models", "subgraphs", "pid"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(group_names, json_values | st.dictionaries(group_names, json_values, max_size=4), max_size=5))
+def test_fuzz_wrong_shapes_decode_or_fail_cleanly(doc: dict) -> None:
+    from neuron_top.snapshot import Snapshot
+
+    report, _ = decode_report(msgspec.json.encode(doc))
+    snap = Snapshot(report, 0.0)
+    # everything the screen reads must be computable
+    _ = (snap.device_count, snap.ecc, snap.vcpus, snap.group_statuses, snap.all.models, snap.all.core_memory)
+    for a in snap.apps:
+        _ = (a.models, a.latency("total"), a.exec_summary, a.used_bytes, a.host_breakdown)

@@ -1,0 +1,241 @@
+"""The framer: one report per line, pretty-printed, CRLF, BOM, garbage, truncation, chunk boundaries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neuron_top.sources.base import Skipped
+from neuron_top.sources.framing import (
+    BOM,
+    NOT_A_REPORT,
+    TOO_LARGE,
+    TRUNCATED,
+    ReportFramer,
+    brace_depth,
+)
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+
+
+def frame(data: bytes, chunk: int | None = None) -> list[bytes | Skipped]:
+    framer = ReportFramer()
+    out: list[bytes | Skipped] = []
+    if chunk is None:
+        out += framer.feed(data)
+    else:
+        for i in range(0, len(data), chunk):
+            out += framer.feed(data[i : i + chunk])
+    out += framer.finish()
+    return out
+
+
+def docs(items: list[bytes | Skipped]) -> list[object]:
+    return [json.loads(x) for x in items if isinstance(x, bytes)]
+
+
+def skipped(items: list[bytes | Skipped]) -> list[str]:
+    return [x.reason for x in items if isinstance(x, Skipped)]
+
+
+REPORT = {"system_data": {"memory_info": {"period": 1.0, "error": ""}}, "neuron_runtime_data": [{"pid": 1}]}
+
+
+def test_one_report_per_line_comes_back_verbatim() -> None:
+    line = json.dumps(REPORT, separators=(",", ":")).encode()
+    out = frame(line + b"\n" + line + b"\n")
+    assert out == [line, line]
+
+
+def test_pretty_printed_reports_back_to_back_are_joined_onto_one_line() -> None:
+    pretty = json.dumps(REPORT, indent=2).encode()
+    out = frame(pretty + b"\n" + pretty + b"\n")
+    assert docs(out) == [REPORT, REPORT]
+    assert all(b"\n" not in x for x in out if isinstance(x, bytes))
+
+
+def test_crlf_and_bom_are_ignored() -> None:
+    pretty = json.dumps(REPORT, indent=2).replace("\n", "\r\n").encode()
+    out = frame(BOM + pretty + b"\r\n" + BOM + json.dumps(REPORT).encode() + b"\r\n")
+    assert docs(out) == [REPORT, REPORT]
+    assert skipped(out) == []
+
+
+def test_garbage_between_reports_is_skipped_with_a_clean_sample() -> None:
+    line = json.dumps(REPORT).encode()
+    out = frame(b"Warning: Permanently added 'trn' (ED25519)\n" + line + b"\n\x1b[31mboom\n" + line + b"\n")
+    assert docs(out) == [REPORT, REPORT]
+    notes = [x for x in out if isinstance(x, Skipped)]
+    assert [n.reason for n in notes] == [NOT_A_REPORT, NOT_A_REPORT]
+    assert "\x1b" not in notes[1].sample and "\\x1b" in notes[1].sample
+
+
+def test_truncated_pretty_report_followed_by_a_complete_one() -> None:
+    pretty = json.dumps(REPORT, indent=2)
+    cut = "\n".join(pretty.splitlines()[:5])
+    out = frame((cut + "\n" + pretty + "\n").encode())
+    assert skipped(out) == [TRUNCATED]
+    assert docs(out) == [REPORT]
+
+
+def test_truncated_line_followed_by_a_complete_line() -> None:
+    line = json.dumps(REPORT)
+    out = frame((line[:30] + "\n" + line + "\n").encode())
+    assert skipped(out) == [TRUNCATED]
+    assert docs(out) == [REPORT]
+
+
+def test_last_report_without_newline_is_flushed_at_finish() -> None:
+    framer = ReportFramer()
+    line = json.dumps(REPORT).encode()
+    assert framer.feed(line) == []
+    assert framer.pending
+    assert framer.finish() == [line]
+
+
+def test_incomplete_tail_at_eof_is_a_truncated_report() -> None:
+    out = frame(json.dumps(REPORT).encode()[:-3])
+    assert skipped(out) == [TRUNCATED]
+
+
+def test_braces_inside_strings_do_not_confuse_depth() -> None:
+    obj = {"tag": '}}}{ "x', "a": {"b": "{"}}
+    out = frame(json.dumps(obj, indent=1).encode() + b"\n" + json.dumps(obj).encode())
+    assert docs(out) == [obj, obj]
+    assert brace_depth(b'{"a": "}}}') == 1
+    assert brace_depth(b'{"a": "\\"}"}') == 0
+
+
+def test_oversized_report_is_dropped_and_the_next_one_survives() -> None:
+    framer = ReportFramer(max_report_bytes=100)
+    big = json.dumps({"x": "y" * 500}).encode()
+    small = json.dumps(REPORT).encode()
+    out: list[bytes | Skipped] = []
+    for i in range(0, len(big), 7):
+        out += framer.feed(big[i : i + 7])
+    out += framer.feed(b"\n" + small[:50])
+    out += framer.feed(small[50:] + b"\n")
+    out += framer.finish()
+    assert skipped(out) == [TOO_LARGE]
+    assert docs(out) == [REPORT]
+
+
+def test_oversized_pretty_report_is_dropped() -> None:
+    framer = ReportFramer(max_report_bytes=100)
+    big = json.dumps({f"k{i}": i for i in range(50)}, indent=2).encode()
+    out = framer.feed(big + b"\n" + json.dumps(REPORT).encode() + b"\n") + framer.finish()
+    assert TOO_LARGE in skipped(out)
+    assert docs(out)[-1] == REPORT
+
+
+def test_shared_fixtures_frame_as_one_document_each() -> None:
+    folder = SHARED / "fixtures" / "neuron-monitor"
+    if not folder.is_dir():
+        pytest.skip("../shared fixtures not present (only in the development workplace)")
+    for path in sorted(folder.glob("*.json")):
+        out = frame(path.read_bytes(), chunk=4096)
+        assert len(docs(out)) == 1, path.name
+    stream = frame((folder / "wandb_trn1_2xlarge_stream.ndjson").read_bytes(), chunk=1000)
+    assert len(docs(stream)) == 3
+    truncated = frame((folder / "issue633_inf1_container_no_devices_TRUNCATED.txt").read_bytes())
+    assert docs(truncated) == []
+    assert skipped(truncated) == [NOT_A_REPORT, NOT_A_REPORT, TRUNCATED]
+
+
+# -- properties -------------------------------------------------------------------------------------------
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
+
+
+@st.composite
+def encoded(draw: st.DrawFn, obj: object) -> bytes:
+    style = draw(st.sampled_from(["compact", "spaced", "indent2", "indent4", "crlf"]))
+    ascii_only = draw(st.booleans())
+    if style == "compact":
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=ascii_only)
+    elif style == "spaced":
+        text = json.dumps(obj, ensure_ascii=ascii_only)
+    elif style == "crlf":
+        text = json.dumps(obj, indent=2, ensure_ascii=ascii_only).replace("\n", "\r\n")
+    else:
+        text = json.dumps(obj, indent=int(style[-1]), ensure_ascii=ascii_only)
+    return text.encode()
+
+
+def _is_garbage(line: bytes) -> bool:
+    body = line[len(BOM) :] if line.startswith(BOM) else line
+    return not body.strip().startswith(b"{")
+
+
+garbage_lines = st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" ")).filter(_is_garbage)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=2000), st.integers(min_value=1, max_value=64))
+def test_any_byte_soup_never_raises(soup: bytes, chunk: int) -> None:
+    out = frame(soup, chunk)
+    for item in out:
+        assert isinstance(item, (bytes, Skipped))
+        if isinstance(item, bytes):
+            assert item.startswith(b"{")
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> tuple[bytes, list[object]]:
+    objs = draw(st.lists(json_objects, max_size=5))
+    parts: list[bytes] = []
+    for obj in objs:
+        parts += draw(st.lists(garbage_lines, max_size=2))
+        parts.append(draw(encoded(obj)))
+    parts += draw(st.lists(garbage_lines, max_size=2))
+    data = b"\n".join(parts)
+    if draw(st.booleans()):
+        data += b"\n"
+    return data, objs
+
+
+@settings(max_examples=150, deadline=None)
+@given(streams())
+def test_reports_with_garbage_lines_come_back_intact(stream: tuple[bytes, list[object]]) -> None:
+    data, objs = stream
+    out = frame(data)
+    assert docs(out) == objs
+    assert TRUNCATED not in skipped(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(streams(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=12))
+def test_chunk_boundaries_do_not_change_the_result(
+    stream: tuple[bytes, list[object]], cuts: list[int]
+) -> None:
+    data, _ = stream
+    framer = ReportFramer()
+    out: list[bytes | Skipped] = []
+    last = 0
+    for cut in sorted({c % (len(data) + 1) for c in cuts}):
+        out += framer.feed(data[last:cut])
+        last = cut
+    out += framer.feed(data[last:])
+    out += framer.finish()
+    assert out == frame(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_objects.filter(bool), st.data())
+def test_truncated_then_complete_keeps_the_complete_one(obj: dict[str, object], data: st.DataObject) -> None:
+    whole = data.draw(encoded(obj))
+    cut = data.draw(st.integers(min_value=1, max_value=len(whole) - 1))
+    head = whole[:cut]
+    out = frame(head + b"\n" + whole + b"\n")
+    assert docs(out)[-1] == obj
+    assert sum(1 for d in docs(out) if d == obj) == 1 or head.strip().endswith(b"}")

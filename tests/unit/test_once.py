@@ -1,0 +1,45 @@
+"""--once text and JSON: every panel's data is there, nothing is markup or a control character."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from neuron_top.once import SourceInfo, as_json, text
+from tests.conftest import DATA, SHARED_REPORTS, load_snapshot, shared
+
+
+def test_text_has_every_section() -> None:
+    out = text(load_snapshot(DATA / "trn2_small.json"), SourceInfo("x.jsonl", "replay", skipped=2,
+                                                                  skipped_reasons={"malformed JSON": 2}))
+    for needle in ("REPLAY", "i-0123456789abcdef0", "trn2.48xlarge", "2x trainium2 v4", "LNC=2",
+                   "NeuronCores (all): avg", "ND1", "vCPU (4):", "ctxsw 5000.0/s", "memory (all)", "ECC",
+                   "UNCORRECTED", "latency", "idle", "completed 120.0/s", "failed_to_queue 3.0/s",
+                   "numerical 2.0/s", "skipped: 2 bad input (malformed JSON: 2)", "[1] [red]boom (pid 4242)",
+                   "serve.neuron_runtime_vcpu_usage: open /proc/5151/stat"):
+        assert needle in out, needle
+    assert "\x1b" not in out
+
+
+def test_text_flops_and_selected_app() -> None:
+    out = text(load_snapshot(DATA / "trn2_small.json"), SourceInfo("s", "live"), pid=4242, flops=True)
+    assert "NeuronCores ([red]boom)" in out
+    assert "1.10TF" in out  # effective_flops preferred over flops
+
+
+def test_json_round_trips() -> None:
+    doc = msgspec.json.decode(as_json(load_snapshot(DATA / "trn2_small.json"), SourceInfo("s", "live")))
+    assert doc["device_count"] == 2
+    assert doc["apps"][0]["label"] == "[red]boom"
+    assert doc["apps"][1]["latency"]["total"] is None
+    assert doc["apps"][0]["models"][0]["subgraphs"][0]["extra"]["v2"] == "nc_v2.0"
+    assert doc["ecc"][1]["mem_uncorrected"] == 1
+
+
+@pytest.mark.parametrize("name", ["trn1n_32xlarge_32runtimes_cwagent_test.json", "inf2_xlarge_rt2.30.51_trimmed_pantheon.json",
+                                  "trn1_2xlarge_first_record_no_runtime_allsmi.json"])
+def test_real_reports_render(name: str) -> None:
+    snap = load_snapshot(shared(SHARED_REPORTS / name))
+    out = text(snap, SourceInfo(name, "replay"))
+    assert "NeuronCores" in out
+    msgspec.json.decode(as_json(snap, SourceInfo(name, "replay")))

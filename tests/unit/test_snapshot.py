@@ -1,0 +1,103 @@
+"""Snapshots: apps keyed by pid, cores located on devices, aggregates, untrusted strings made printable."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_top.decode import decode_report
+from neuron_top.snapshot import Snapshot
+from neuron_top.textsafe import clean
+from tests.conftest import DATA, SHARED_REPORTS, load_snapshot, shared
+
+
+def small() -> Snapshot:
+    return load_snapshot(DATA / "trn2_small.json", ts=100.0)
+
+
+def test_apps_keyed_by_pid_with_printable_labels() -> None:
+    s = small()
+    assert [a.pid for a in s.apps] == [4242, 5151]
+    assert s.apps[0].label == "[red]boom"  # literal; markup safety is the renderer's job
+    assert s.app(5151).tag == "serve"
+    assert s.app(999) is s.all and s.app(None) is s.all
+
+
+def test_duplicate_tags_are_disambiguated_by_pid() -> None:
+    s = load_snapshot(shared(SHARED_REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json"))
+    assert len(s.apps) == 4
+    assert len({a.label for a in s.apps}) == 4
+    assert all(a.label.startswith("1:") for a in s.apps)
+
+
+def test_core_location_and_counts() -> None:
+    s = small()
+    assert (s.device_count, s.cores_per_device, s.core_count) == (2, 4, 8)
+    assert s.core_location(4) == (1, 0)
+    assert s.core_location(3) == (0, 3)
+
+
+def test_all_apps_aggregate() -> None:
+    s = small()
+    assert set(s.all.cores) == {0, 1, 4}
+    assert s.all.used_bytes == (1073741824 + 1048576, 3221225472 + 1048576)
+    assert s.all.exec_summary["completed"] == 120
+    assert s.all.error_summary["numerical"] == 2
+    assert s.all.latency("total") is None  # percentiles do not add up
+
+
+def test_idle_latency_is_none_not_zero() -> None:
+    s = small()
+    assert s.app(5151).latency("total") is None
+    assert s.app(4242).latency("device")["p99"] == 0.018
+
+
+def test_models_subgraphs_and_extra_fields() -> None:
+    m = small().app(4242).models[0]
+    assert m.model_id == 10001 and m.cores == (0,)
+    assert "\x1b" not in m.name and "\\x1b" in m.name
+    assert ("v2", "nc_v2.0") in m.subgraphs[0].extra
+
+
+def test_ecc_and_group_errors() -> None:
+    s = small()
+    assert [e.uncorrected for e in s.ecc] == [0, 1]
+    wheres = [g.where for g in s.group_statuses]
+    assert "serve.neuron_runtime_vcpu_usage" in wheres
+
+
+def test_k8s_maps() -> None:
+    s = small()
+    assert s.k8s_cores[0].pod_name == "train-0"
+    assert 1 not in s.k8s_cores
+
+
+def test_32_runtimes_merge_cores_without_double_counting() -> None:
+    s = load_snapshot(shared(SHARED_REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json"))
+    assert len(s.apps) == 32
+    assert s.device_count == 16 and s.core_count == 32
+    for i, c in s.all.cores.items():
+        assert 0 <= c.neuroncore_utilization <= 100, i
+    assert len(s.vcpus) == 128
+
+
+def test_no_neuron_hardware() -> None:
+    report, _ = decode_report(b'{"neuron_runtime_data":[],"system_data":{"memory_info":{"memory_total_bytes":1}},'
+                              b'"neuron_hardware_info":{"error":"neuron driver not found"}}')
+    s = Snapshot(report, 0.0)
+    assert not s.has_neuron
+    assert s.device_count == 0
+
+
+@pytest.mark.parametrize("raw, shown", [("\x1b[2Jx", "\\x1b[2Jx"), ("a\nb", "a\\x0ab"), ("ok", "ok"),
+                                         ("\u202eevil", "\\u202eevil"), ("\x9b31m", "\\x9b31m")])
+def test_clean(raw: str, shown: str) -> None:
+    assert clean(raw) == shown
+
+
+def test_absurd_core_indices_are_dropped() -> None:
+    report, _ = decode_report(b'{"neuron_runtime_data":[{"pid":1,"report":{"neuroncore_counters":{"neuroncores_in_use":'
+                              b'{"99999999":{"neuroncore_utilization":5},"x":{"neuroncore_utilization":5},'
+                              b'"1":{"neuroncore_utilization":1e308}}}}}]}')
+    s = Snapshot(report, 0.0)
+    assert set(s.all.cores) == {1}
+    assert s.device_count < 10

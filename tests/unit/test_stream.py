@@ -1,0 +1,242 @@
+"""stdin / command sources: EOF, garbage, truncation, a command that fails at once, close() while blocked."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from neuron_top.sources.base import RawReport, Skipped, State, Status
+from neuron_top.sources.framing import NOT_A_REPORT, TRUNCATED
+from neuron_top.sources.stream import (
+    CommandSource,
+    StreamSource,
+    describe_exit,
+    needs_shell,
+)
+
+REPORT = json.dumps({"system_data": {"memory_info": {"memory_total_bytes": 1}}}).encode()
+
+
+def collect(source: StreamSource | CommandSource) -> list[object]:
+    stop = threading.Event()
+    try:
+        return list(source.items(stop))
+    finally:
+        source.close()
+
+
+def states(items: list[object]) -> list[State]:
+    return [i.state for i in items if isinstance(i, Status)]
+
+
+def test_pipe_eof_ends_the_stream_after_delivering_every_report() -> None:
+    r, w = os.pipe()
+    os.write(w, REPORT + b"\nnoise\n" + REPORT)  # last one without newline
+    os.close(w)
+    items = collect(StreamSource(os.fdopen(r, "rb", buffering=0), "stdin", clock=lambda: 42.0))
+    assert states(items) == [State.STARTING, State.LIVE, State.ENDED]
+    reports = [i for i in items if isinstance(i, RawReport)]
+    assert [r.data for r in reports] == [REPORT, REPORT]
+    assert reports[0].ts == 42.0
+    assert [i.reason for i in items if isinstance(i, Skipped)] == [NOT_A_REPORT]
+    end = items[-1]
+    assert isinstance(end, Status) and end.message == "stream ended (end of input on stdin) after 2 reports"
+
+
+def test_truncated_tail_at_eof_is_reported() -> None:
+    r, w = os.pipe()
+    os.write(w, REPORT + b"\n" + REPORT[:20])
+    os.close(w)
+    items = collect(StreamSource(r, "stdin"))
+    assert [i.reason for i in items if isinstance(i, Skipped)] == [TRUNCATED]
+    assert states(items)[-1] is State.ENDED
+
+
+def test_empty_input_ends_without_going_live() -> None:
+    r, w = os.pipe()
+    os.close(w)
+    items = collect(StreamSource(r))
+    assert states(items) == [State.STARTING, State.ENDED]
+    assert "after 0 reports" in items[-1].message  # type: ignore[union-attr]
+
+
+def test_close_from_another_thread_wakes_a_blocked_read() -> None:
+    r, w = os.pipe()
+    source = StreamSource(r)
+    stop = threading.Event()
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.extend(source.items(stop)))
+    thread.start()
+    os.write(w, REPORT + b"\n")
+    while not any(isinstance(i, RawReport) for i in got):
+        time.sleep(0.01)
+    source.close()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert states(got) == [State.STARTING, State.LIVE]  # closed, not ended: no ENDED status
+    source.close()  # twice is fine
+    os.close(w)
+
+
+def test_stop_event_ends_a_quiet_stream() -> None:
+    r, w = os.pipe()
+    source = StreamSource(r)
+    stop = threading.Event()
+    stop.set()
+    assert states(list(source.items(stop))) == [State.STARTING]
+    source.close()
+    os.close(w)
+
+
+def test_command_streams_reports_and_keeps_stderr(tmp_path: Path) -> None:
+    script = tmp_path / "emit.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.stdout.buffer.write({REPORT!r} + b'\\n' + {REPORT!r} + b'\\n')\n"
+        "print('warming up', file=sys.stderr)\n"
+    )
+    items = collect(CommandSource(f"{sys.executable} {script}"))
+    assert len([i for i in items if isinstance(i, RawReport)]) == 2
+    end = items[-1]
+    assert isinstance(end, Status) and end.state is State.ENDED
+    assert "exited with status 0 after 2 reports" in end.message
+    assert "warming up" in end.detail
+
+
+def test_command_that_exits_non_zero_at_once_fails_with_its_stderr(tmp_path: Path) -> None:
+    script = tmp_path / "fail.py"
+    script.write_text(
+        "import sys\nprint('ssh: connect to host trn: Connection refused', file=sys.stderr)\nsys.exit(255)\n"
+    )
+    items = collect(CommandSource(f"{sys.executable} {script}"))
+    assert states(items) == [State.STARTING, State.FAILED]
+    end = items[-1]
+    assert isinstance(end, Status)
+    assert "exited with status 255 after 0 reports" in end.message
+    assert "Connection refused" in end.detail
+
+
+def test_missing_command_fails_without_raising() -> None:
+    items = collect(CommandSource("/nonexistent/neuron-monitor --flag"))
+    assert states(items) == [State.FAILED]
+    assert "cannot run" in items[0].message  # type: ignore[union-attr]
+
+
+def test_unparsable_command_fails_without_raising() -> None:
+    items = collect(CommandSource("ssh 'unclosed", shell=False))
+    assert states(items) == [State.FAILED]
+    assert "cannot parse" in items[0].message  # type: ignore[union-attr]
+
+
+def test_shell_command_runs_under_the_shell(tmp_path: Path) -> None:
+    data = tmp_path / "reports.jsonl"
+    data.write_bytes(REPORT + b"\n")
+    items = collect(CommandSource(f"cat {data} | cat && echo oops >&2"))
+    assert [i.data for i in items if isinstance(i, RawReport)] == [REPORT]
+    assert "oops" in items[-1].detail  # type: ignore[union-attr]
+
+
+def test_stderr_tail_keeps_only_the_last_lines_and_makes_them_printable(tmp_path: Path) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text("import sys\nfor i in range(200):\n    print(f'line {i} \\x1b[2J', file=sys.stderr)\n")
+    end = collect(CommandSource(f"{sys.executable} {script}"))[-1]
+    assert isinstance(end, Status)
+    lines = end.detail.splitlines()
+    assert len(lines) == 50 and lines[-1].startswith("line 199")
+    assert "\x1b" not in end.detail
+
+
+def test_close_terminates_a_running_command(tmp_path: Path) -> None:
+    script = tmp_path / "forever.py"
+    script.write_text(
+        "import sys, time\n"
+        f"sys.stdout.buffer.write({REPORT!r} + b'\\n'); sys.stdout.flush()\n"
+        "time.sleep(600)\n"
+    )
+    source = CommandSource(f"{sys.executable} {script}")
+    stop = threading.Event()
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.extend(source.items(stop)))
+    thread.start()
+    while not any(isinstance(i, RawReport) for i in got):
+        time.sleep(0.01)
+    child = source._child
+    assert child is not None
+    source.close()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert child.proc.poll() is not None
+
+
+def test_needs_shell() -> None:
+    assert not needs_shell("ssh trn-host neuron-monitor -c /etc/m.conf")
+    assert not needs_shell("ssh trn-host 'neuron-monitor | tee x'")  # quoted: ssh gets it as one argument
+    assert needs_shell("neuron-monitor | tee /tmp/x")
+    assert needs_shell("cd /x && neuron-monitor")
+    assert needs_shell("ssh $HOST neuron-monitor")
+
+
+def test_describe_exit() -> None:
+    assert describe_exit(3) == "exited with status 3"
+    assert describe_exit(-9) == "was killed by SIGKILL"
+    assert describe_exit(None) == "is still running"
+
+
+def test_take_stdin_without_a_tty_leaves_fd_0_alone(tmp_path: Path) -> None:
+    """Run in a child without a controlling terminal (new session), stdin a pipe."""
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "from neuron_top.sources.stream import take_stdin_for_reports\n"
+        "before = os.fstat(0).st_ino\n"
+        "f = take_stdin_for_reports()\n"
+        "print(f.read().decode(), os.fstat(0).st_ino == before, os.isatty(0))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], input=b"hello", capture_output=True, start_new_session=True, timeout=30
+    )
+    assert out.stdout.decode().split() == ["hello", "True", "False"], out.stderr
+
+
+@pytest.mark.skipif(not hasattr(pty, "fork"), reason="needs a pty")
+def test_take_stdin_with_a_tty_moves_the_pipe_and_reopens_the_terminal(tmp_path: Path) -> None:
+    """A child whose controlling terminal is a pty and whose stdin is a pipe, as in `neuron-monitor | neuron-top`."""
+    script = tmp_path / "child.py"
+    script.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "r, w = os.pipe()\n"
+        "os.write(w, b'report-bytes'); os.close(w)\n"
+        "os.dup2(r, 0); os.close(r)\n"
+        "assert not os.isatty(0)\n"
+        "from neuron_top.sources.stream import take_stdin_for_reports\n"
+        "f = take_stdin_for_reports()\n"
+        "print('RESULT', f.read().decode(), os.isatty(0), flush=True)\n"
+    )
+    pid, master = pty.fork()
+    if pid == 0:  # child: the pty is its controlling terminal
+        try:
+            os.execv(sys.executable, [sys.executable, str(script)])
+        finally:
+            os._exit(127)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.waitpid(pid, 0)
+    os.close(master)
+    assert b"RESULT report-bytes True" in output, output
