@@ -52,6 +52,10 @@ class EccPanel(Panel):
             why = f": {clean(g.error, 200)}" if g is not None and g.error else ""
             lines.append(Strip([Segment(f" no ECC data{why}"[:width], self.style("dim"))]))
             return lines
+        if not corrected and not uncorrected:  # the usual case: one line says it, not a table of zeros
+            names = f"ND{ecc[0].device}" + (f"-ND{ecc[-1].device}" if len(ecc) > 1 else "")
+            lines.append(Strip([Segment(f" no ECC errors on {names} (DRAM and SRAM)"[:width], self.style("low"))]))
+            return lines
         wide = width >= WIDE
         cols = (6, 11, 11, 13, 12) if wide else (5, 8, 8, 9, 8)
         heads = ("Dev", "DRAM", "SRAM", "since start", "since last") if wide else ("Dev", "DRAM", "SRAM", "Δstart",

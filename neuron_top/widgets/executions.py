@@ -21,7 +21,7 @@ from .sparkline import spark_text
 WIDE = 150
 """From this width on an app takes one line (executions and errors side by side); below it two."""
 RATES = (("completed", "done/s", "done/s"), ("completed_with_err", "w/ err/s", "err/s"),
-         ("completed_with_num_err", "num err/s", "numerr/s"))
+         ("completed_with_num_err", "num err/s", "nerr/s"))
 COUNTS = (("timed_out", "timed out", "timeout"), ("incorrect_input", "bad input", "bad in"),
           ("failed_to_queue", "no queue", "noqueue"))
 _ERROR_SHORT = {"numerical": "numeric", "transient": "transnt", "hardware": "hw"}
@@ -47,8 +47,9 @@ class ExecPanel(Panel):
         apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
         wide = width >= WIDE
         types = error_types(apps)
-        label_w, val_w = (16, 10) if wide else (12, 9)
-        label_w = label_width(apps, label_w, 28 if width >= 180 else label_w)
+        label_w, val_w = (16, 10) if wide else (12, 8)
+        values_w = val_w * (len(RATES) + len(COUNTS) + (len(types) if wide else 0))
+        label_w = label_width(apps, label_w, min(28, width - values_w - 1 - 12))  # the sparkline keeps 12
         errs_total = sum(sum(a.error_summary.values()) for a in apps)
         right = app_title(app)
         lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,

@@ -38,7 +38,8 @@ class LatencyPanel(Panel):
         wide = width >= WIDE
         cols = PERCENTILES if wide else ("p0", "p50", "p99", "p100")
         label_w, kind_w, val_w = (16, 7, 8) if wide else (12, 4, 8)
-        label_w = label_width(apps, label_w, 28 if width >= 160 else label_w)
+        # labels take what the sparklines (at least 12 columns each) leave, up to 28
+        label_w = label_width(apps, label_w, min(28, width - kind_w - val_w * len(cols) - 2 - 2 * 12))
         spark_w = max((width - label_w - kind_w - val_w * len(cols) - 2) // 2, 0)
         if spark_w < 6:
             spark_w = 0

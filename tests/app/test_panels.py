@@ -236,6 +236,15 @@ async def test_ecc_bad_style_marks_only_devices_with_uncorrected_errors() -> Non
         assert nd0 is not None and nd0.bgcolor != bad_bg
 
 
+@sync
+async def test_ecc_without_errors_is_one_line() -> None:
+    app = PanelApp(fixture_view(INF2), only(EccPanel))
+    async with app.run_test(size=(80, 10)) as pilot:
+        await pilot.pause()
+        rows = lines(app.query_one(EccPanel))
+    assert len(rows) == 2 and rows[1].strip() == "no ECC errors on ND0 (DRAM and SRAM)"
+
+
 def test_alert_on_the_hand_stream() -> None:
     snaps = snapshots()
     assert [new_uncorrected(a, b) for a, b in itertools.pairwise(snaps)] == [[], [], [1]]
