@@ -47,7 +47,7 @@ class ExecPanel(Panel):
         apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
         wide = width >= WIDE
         types = error_types(apps)
-        label_w, val_w = (16, 10) if wide else (12, 8)
+        label_w, val_w = (16, 10) if wide else (12, 9 if width >= 100 else 8)
         values_w = val_w * (len(RATES) + len(COUNTS) + (len(types) if wide else 0))
         label_w = label_width(apps, label_w, min(28, width - values_w - 1 - 12))  # the sparkline keeps 12
         errs_total = sum(sum(a.error_summary.values()) for a in apps)
