@@ -10,7 +10,6 @@ neuron-monitor guide's example has core 0 on device 12), so the global core is d
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from .snapshot import (
     DEVICE_CATEGORIES,
@@ -37,20 +36,46 @@ _ORDER = (*DEVICE_CATEGORIES, *(c for c in HOST_CATEGORIES if c not in DEVICE_CA
 Key = tuple[object, ...]
 
 
-@dataclass(frozen=True, slots=True)
 class Node:
-    key: Key
-    """Stable across reports: ("dev", 3), ("core", 12), ("model", pid, model_id, uuid, core), ("cat", parent, name)."""
-    kind: str
-    """"dev", "core", "model" or "cat"."""
-    label: str
-    """Already cleaned (printable)."""
-    device: int
-    host: int
-    model_id: str = ""
-    children: tuple[Node, ...] = ()
-    full_name: str = ""
-    """Models: the whole (cleaned) name; ``label`` is its last path component."""
+    """One row of the tree. Read-only after ``build_tree``; a model's category rows are made on first use
+    (a 32-runtime machine has hundreds of models, and most reports nobody opens them)."""
+
+    __slots__ = ("_cats", "_children", "device", "full_name", "host", "key", "kind", "label", "model_id")
+
+    def __init__(self, key: Key, kind: str, label: str, device: int, host: int, model_id: str = "",
+                 children: tuple[Node, ...] = (), full_name: str = "",
+                 cats: tuple[Mapping[str, int], Mapping[str, int]] | None = None) -> None:
+        self.key = key
+        """Stable across reports: ("dev", 3), ("core", 12), ("model", pid, model_id, uuid, core),
+        ("cat", parent key, name)."""
+        self.kind = kind
+        """"dev", "core", "model" or "cat"."""
+        self.label = label
+        """Already cleaned (printable)."""
+        self.device = device
+        self.host = host
+        self.model_id = model_id
+        self.full_name = full_name
+        """Models: the whole (cleaned) name; ``label`` is its last path component."""
+        self._children: tuple[Node, ...] | None = children if cats is None else None
+        self._cats = cats
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        if self._children is None:
+            dev, host = self._cats or ({}, {})
+            self._children = _category_nodes(self.key, dev, host)
+        return self._children
+
+    @property
+    def has_children(self) -> bool:
+        if self._children is not None:
+            return bool(self._children)
+        dev, host = self._cats or ({}, {})
+        return any(dev.values()) or any(host.values())
+
+    def __repr__(self) -> str:
+        return f"Node({self.key!r}, {self.label!r}, device={self.device}, host={self.host})"
 
 
 def category_label(name: str) -> str:
@@ -120,8 +145,8 @@ def build_tree(snap: Snapshot, app: AppView) -> tuple[Node, ...]:
             for k, v in dcat.items():
                 left[k] = max(left.get(k, 0) - v, 0)
             children.append(Node(mkey, "model", _model_name(m), dbytes, hbytes,
-                                 "" if m.model_id is None else str(m.model_id),
-                                 _category_nodes(mkey, dcat, hcat), m.name))
+                                 "" if m.model_id is None else str(m.model_id), full_name=m.name,
+                                 cats=(dcat, hcat)))
         children.extend(_category_nodes(ckey, left, {}))
         dev_total = sum(c.device for c in children)
         host_total = sum(c.host for c in children)
@@ -140,16 +165,17 @@ def walk(nodes: tuple[Node, ...], expanded: Callable[[Node], bool], depth: int =
     out: list[tuple[Node, int]] = []
     for n in nodes:
         out.append((n, depth))
-        if n.children and expanded(n):
+        if n.has_children and expanded(n):
             out.extend(walk(n.children, expanded, depth + 1))
     return out
 
 
 def expandable(nodes: tuple[Node, ...]) -> list[Node]:
-    """Every node that has children, depth first."""
+    """Every node that has children, depth first (a model's children are category leaves: not made here)."""
     out: list[Node] = []
     for n in nodes:
-        if n.children:
+        if n.has_children:
             out.append(n)
-            out.extend(expandable(n.children))
+            if n.kind != "model":
+                out.extend(expandable(n.children))
     return out

@@ -65,7 +65,7 @@ class AppScreen(Screen):
 
     def on_mount(self) -> None:
         self._apply(self.view)
-        self.query_one(MemoryTree).focus()
+        self.query_one(MemoryTree).focus(scroll_visible=False)  # keyboard on the tree, the page at its top
 
     def watch_view(self, view: View | None) -> None:
         if self.is_mounted:

@@ -10,7 +10,7 @@ from ..memtree import global_core
 from ..snapshot import AppView, finite
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, num
+from .cells import app_title, cell, fit, num
 from .panel import Panel
 
 CELL = 30
@@ -35,7 +35,14 @@ class AppCoresPanel(Panel):
         snap, app = view.snapshot, view.app
         cpd = snap.cores_per_device
         cores = app_cores(app, cpd)
-        lines = [self.title_strip(f"{self.TITLE} ({len(cores)})", width, clean(app.label, 40))]
+        lines = [self.title_strip(f"{self.TITLE} ({len(cores)})", width, app_title(app))]
+        user, system = app.vcpu
+        if user is not None or system is not None:
+            lines.append(Strip([Segment(fit(f" runtime vCPU: user {fmt.pct(user)}  system {fmt.pct(system)}", width),
+                                        self.style("label"))]))
+        for st in app.group_statuses()[:5]:  # what neuron-monitor could not collect for this app
+            lines.append(Strip([Segment(fit(f" {clean(st.where, 60)}: {clean(st.error, 200)}", width),
+                                        self.style("high"))]))
         if not cores:
             lines.append(Strip([Segment(" no NeuronCores reported by this app", self.style("dim"))]))
             return lines

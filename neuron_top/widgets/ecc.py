@@ -11,6 +11,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from ..snapshot import DeviceEcc, Snapshot
+from ..textsafe import clean
 from ..view import View
 from .cells import cell
 from .panel import Panel
@@ -48,8 +49,12 @@ class EccPanel(Panel):
         lines = [self.title_strip(title, width, right if width >= 60 else f"{uncorrected} uncorr")]
         if not ecc:
             g = snap.system.neuron_hw_counters
-            why = f": {g.error}" if g is not None and g.error else ""
+            why = f": {clean(g.error, 200)}" if g is not None and g.error else ""
             lines.append(Strip([Segment(f" no ECC data{why}"[:width], self.style("dim"))]))
+            return lines
+        if not corrected and not uncorrected:  # the usual case: one line says it, not a table of zeros
+            names = f"ND{ecc[0].device}" + (f"-ND{ecc[-1].device}" if len(ecc) > 1 else "")
+            lines.append(Strip([Segment(f" no ECC errors on {names} (DRAM and SRAM)"[:width], self.style("low"))]))
             return lines
         wide = width >= WIDE
         cols = (6, 11, 11, 13, 12) if wide else (5, 8, 8, 9, 8)

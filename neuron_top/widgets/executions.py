@@ -14,14 +14,14 @@ from .. import fmt
 from ..snapshot import ERROR_TYPES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, num
+from .cells import app_title, cell, label_width, num, wrap_words
 from .panel import Panel
 from .sparkline import spark_text
 
 WIDE = 150
 """From this width on an app takes one line (executions and errors side by side); below it two."""
 RATES = (("completed", "done/s", "done/s"), ("completed_with_err", "w/ err/s", "err/s"),
-         ("completed_with_num_err", "num err/s", "numerr/s"))
+         ("completed_with_num_err", "num err/s", "nerr/s"))
 COUNTS = (("timed_out", "timed out", "timeout"), ("incorrect_input", "bad input", "bad in"),
           ("failed_to_queue", "no queue", "noqueue"))
 _ERROR_SHORT = {"numerical": "numeric", "transient": "transnt", "hardware": "hw"}
@@ -47,9 +47,11 @@ class ExecPanel(Panel):
         apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
         wide = width >= WIDE
         types = error_types(apps)
-        label_w, val_w = (16, 10) if wide else (12, 9)
+        label_w, val_w = (16, 10) if wide else (12, 9 if width >= 100 else 8)
+        values_w = val_w * (len(RATES) + len(COUNTS) + (len(types) if wide else 0))
+        label_w = label_width(apps, label_w, min(28, width - values_w - 1 - 12))  # the sparkline keeps 12
         errs_total = sum(sum(a.error_summary.values()) for a in apps)
-        right = "all apps" if app.is_all else clean(app.label, 40)
+        right = app_title(app)
         lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,
                                   f"{right} · {errs_total} errors" if width >= 60 else right)]
         label = self.style("label")
@@ -72,7 +74,11 @@ class ExecPanel(Panel):
         if not apps:
             lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
+        quiet: list[AppView] = []
         for a in apps:
+            if app.is_all and len(apps) > 1 and self._quiet(view, a):
+                quiet.append(a)
+                continue
             period = a.period
             segs = [cell(" " + clean(a.label, 40), label_w - 1, self.style("value")), Segment(" ")]
             for key, _, _ in RATES:
@@ -94,7 +100,21 @@ class ExecPanel(Panel):
             lines.append(Strip(segs))
             if not wide:
                 lines.append(Strip([cell("", label_w), *errs]))
+        if quiet:
+            style = self.style("dim")
+            lines += [Strip([Segment(line, style)]) for line in
+                      wrap_words(f" idle, no errors ({len(quiet)}): ", [clean(a.label, 40) for a in quiet],
+                                 width)]
         return lines
+
+    @staticmethod
+    def _quiet(view: View, a: AppView) -> bool:
+        """No executions and no errors, now and in all kept history: listed by name on one line, not as rows of
+        zeros (a 32-runtime machine that waits for work would otherwise fill the screen)."""
+        if any(a.exec_summary.values()) or any(a.error_summary.values()):
+            return False
+        h = view.history
+        return not any(v for key in (("exec", a.pid), ("errors", a.pid)) for v in h.series(key))
 
     @staticmethod
     def _rate(n: int | None, period: float | None) -> str:

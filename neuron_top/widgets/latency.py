@@ -13,11 +13,11 @@ from .. import fmt
 from ..snapshot import PERCENTILES, AppView
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, num
+from .cells import app_title, cell, label_width, num, wrap_words
 from .panel import Panel
 from .sparkline import spark_text
 
-WIDE = 120
+WIDE = 100
 """From this width on every percentile has a column; below it p0 p50 p99 p100."""
 KINDS = (("total", "total", "tot"), ("device", "device", "dev"))
 
@@ -38,10 +38,12 @@ class LatencyPanel(Panel):
         wide = width >= WIDE
         cols = PERCENTILES if wide else ("p0", "p50", "p99", "p100")
         label_w, kind_w, val_w = (16, 7, 8) if wide else (12, 4, 8)
+        # labels take what the sparklines (at least 12 columns each) leave, up to 28
+        label_w = label_width(apps, label_w, min(28, width - kind_w - val_w * len(cols) - 2 - 2 * 12))
         spark_w = max((width - label_w - kind_w - val_w * len(cols) - 2) // 2, 0)
         if spark_w < 6:
             spark_w = 0
-        lines = [self.title_strip(self.TITLE, width, "all apps" if app.is_all else clean(app.label, 40))]
+        lines = [self.title_strip(self.TITLE, width, app_title(app))]
         label = self.style("label")
         head = [cell(" App", label_w, label), cell("", kind_w), *(num(p, val_w, label) for p in cols)]
         if spark_w:
@@ -51,11 +53,30 @@ class LatencyPanel(Panel):
         if not apps:
             lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
+        quiet: list[AppView] = []
         for a in apps:
+            if app.is_all and len(apps) > 1 and self._quiet(view, a):
+                quiet.append(a)
+                continue
             for kind, long, short in KINDS:
                 lines.append(self._row(view, a, kind, long if wide else short, cols,
                                        (label_w, kind_w, val_w, spark_w), first=kind == "total"))
+        if quiet:
+            lines.extend(self._idle_lines(quiet, width))
         return lines
+
+    @staticmethod
+    def _quiet(view: View, a: AppView) -> bool:
+        """Idle now and with no latency in the history kept: one word in a list says as much as two rows."""
+        if a.latency("total") is not None or a.latency("device") is not None:
+            return False
+        h = view.history
+        return all(v is None for kind, _, _ in KINDS for p in ("p50", "p99") for v in h.series(("lat", a.pid, kind, p)))
+
+    def _idle_lines(self, quiet: list[AppView], width: int) -> list[Strip]:
+        style = self.style("dim")
+        return [Strip([Segment(line, style)])
+                for line in wrap_words(f" idle ({len(quiet)}): ", [clean(a.label, 40) for a in quiet], width)]
 
     def _row(self, view: View, a: AppView, kind: str, kind_label: str, cols: tuple[str, ...],
              widths: tuple[int, int, int, int], first: bool) -> Strip:

@@ -6,8 +6,10 @@ RAM and swap, and the tree adds each row's share of a device's memory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import overload
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -19,9 +21,8 @@ from textual.widget import Widget
 from .. import fmt
 from ..memtree import Key, Node, build_tree, category_label, expandable, walk
 from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, Snapshot
-from ..textsafe import clean
 from ..view import View
-from .cells import cell, fit, fit_left, num
+from .cells import app_title, cell, fit, fit_left, num
 from .panel import Panel
 
 _SHORT = {
@@ -51,19 +52,21 @@ class MemorySummary(Panel):
     def build(self, view: View, width: int) -> list[Strip]:
         snap, app = view.snapshot, view.app
         narrow = width < NARROW
-        lines = [self.title_strip(self.TITLE, width, clean(app.label, 40))]
+        lines = [self.title_strip(self.TITLE, width, app_title(app))]
         host, device = app.used_bytes
         rows = [
             (" Host" if narrow else " Host Used Memory", host, HOST_CATEGORIES, app.host_breakdown),
             (" Device" if narrow else " Device Used Memory", device, DEVICE_CATEGORIES, app.device_breakdown),
         ]
-        cells: list[list[tuple[str, int]]] = []
+        cells: list[list[tuple[str, int | None]]] = []
         for _, total, known, values in rows:
             names = _ordered(known, values)
+            # no breakdown in the report (older runtimes, trimmed output): "-", not a row of zeros
             cells.append([("Total", total)] + [
-                ((_SHORT.get(n) if narrow else None) or category_label(n), values.get(n, 0)) for n in names])
+                ((_SHORT.get(n) if narrow else None) or category_label(n), values.get(n, 0) if values else None)
+                for n in names])
         label_w = max(len(r[0]) for r in rows) + 2
-        cell_w = max(len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
+        cell_w = max(cell_len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
         per_line = max((width - label_w) // cell_w, 1)
         for (label, *_), row in zip(rows, cells, strict=True):
             for start in range(0, len(row), per_line):
@@ -71,7 +74,7 @@ class MemorySummary(Panel):
                 for name, value in row[start:start + per_line]:
                     text = f"{name}: "
                     segs.append(Segment(text, self.style("label")))
-                    segs.append(cell(fmt.human_bytes(value), cell_w - len(text),
+                    segs.append(cell(fmt.human_bytes(value), cell_w - cell_len(text),
                                      self.style("value" if value else "dim")))
                 lines.append(Strip(segs))
         lines.extend(self._gauges(snap, app, width))
@@ -101,18 +104,48 @@ class MemorySummary(Panel):
         return lines
 
     def _gauge(self, label: str, used: int | None, total: int | None, width: int) -> list[Segment]:
-        ok = isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0
-        pct = min(used / total * 100, 100.0) if ok else None  # type: ignore[operator]
-        if ok:
+        pct: float | None = None
+        if isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0:
+            pct = min(used / total * 100, 100.0)
             text = f" {pct:3.0f}% {fmt.human_bytes(used)}/{fmt.human_bytes(total)}"
-        elif isinstance(total, int) and total == 0:
-            text = " none"
         else:
-            text = " no data"
+            text = " none" if total == 0 else " no data"
         label_w = 8
         bar_w = max(width - label_w - len(text) - 2, 4)
         return [cell(f" {label}", label_w, self.style("label")), *self.bar(pct, bar_w),
-                cell(text, width - label_w - bar_w, self.style("value" if ok else "dim"))]
+                cell(text, width - label_w - bar_w, self.style("dim" if pct is None else "value"))]
+
+
+class LazyStrips(Sequence[Strip]):
+    """Header strips, then rows made on first use: a frame draws the rows on screen, not all of a tree that
+    is thousands of rows tall (``Panel`` only takes ``len`` and indexes)."""
+
+    def __init__(self, head: list[Strip], count: int, make: Callable[[int], Strip]) -> None:
+        self._head = head
+        self._count = count
+        self._make = make
+        self._made: dict[int, Strip] = {}
+
+    def __len__(self) -> int:
+        return len(self._head) + self._count
+
+    @overload
+    def __getitem__(self, i: int) -> Strip: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Strip]: ...
+    def __getitem__(self, i: int | slice) -> Strip | list[Strip]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i < len(self._head):
+            return self._head[i]
+        strip = self._made.get(i)
+        if strip is None:
+            strip = self._made[i] = self._make(i - len(self._head))
+        return strip
 
 
 class MemoryTree(Panel):
@@ -141,15 +174,24 @@ class MemoryTree(Panel):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._expanded: dict[Key, bool] = {}
-        """Nodes the user opened or closed; the rest follow ``_default``."""
+        """Nodes the user opened or closed; the rest follow ``_all``, else the defaults of ``is_expanded``."""
         self._all: bool | None = None
         """Set by expand/collapse all: every node not in ``_expanded`` is open (True) or closed (False)."""
         self._cursor_key: Key | None = None
         self._cursor_index = 0
         self._state = 0
         """Bumped on every change of expansion or cursor, so the cached strips are rebuilt."""
+        self._expansion = 0
+        """Bumped on every change of expansion: the visible rows are recomputed only then (or on a new tree)."""
         self._tree_key: tuple[object, ...] | None = None
         self._tree: tuple[Node, ...] = ()
+        self._few_cores = True
+        self._rows_key: tuple[object, ...] | None = None
+        self._rows: list[tuple[Node, int]] = []
+        self._row_strips: dict[tuple[object, ...], Strip] = {}
+        """One strip per drawn row, keyed by everything the row shows: a cursor move or a report that changed
+        a few numbers rebuilds only those rows (a fully open tree on a 32-core machine has thousands)."""
+        self._row_context: tuple[object, ...] | None = None
 
     # --- state ---
     def tree(self) -> tuple[Node, ...]:
@@ -160,6 +202,7 @@ class MemoryTree(Panel):
         if key != self._tree_key:
             self._tree = build_tree(view.snapshot, view.app)
             self._tree_key = key
+            self._few_cores = sum(len(d.children) for d in self._tree) <= 4
         return self._tree
 
     def is_expanded(self, node: Node) -> bool:
@@ -170,18 +213,25 @@ class MemoryTree(Panel):
         if node.kind == "dev":  # like AWS neuron-top: the first device open, the rest closed when there are many
             return len(self._tree) <= 2 or node is self._tree[0]
         if node.kind == "core":  # open cores only when there are few of them, as on a small instance
-            return sum(len(d.children) for d in self._tree) <= 4
+            return self._few_cores
         return False
 
     def rows(self) -> list[tuple[Node, int]]:
         """The visible rows, (node, depth), in drawing order."""
-        return walk(self.tree(), self.is_expanded)
+        tree = self.tree()
+        key = (self._tree_key, self._expansion)
+        if key != self._rows_key:
+            self._rows = walk(tree, self.is_expanded)
+            self._rows_key = key
+        return self._rows
 
     def cursor_row(self) -> int:
         """The index of the cursor among ``rows()`` (re-found by key after every report)."""
         rows = self.rows()
         if not rows:
             return 0
+        if self._cursor_index < len(rows) and rows[self._cursor_index][0].key == self._cursor_key:
+            return self._cursor_index
         for i, (n, _) in enumerate(rows):
             if n.key == self._cursor_key:
                 self._cursor_index = i
@@ -193,8 +243,10 @@ class MemoryTree(Panel):
     def cache_extra(self) -> tuple[object, ...]:
         return (self._state,)
 
-    def _changed(self, scroll: bool = True) -> None:
+    def _changed(self, scroll: bool = True, expansion: bool = False) -> None:
         self._state += 1
+        if expansion:
+            self._expansion += 1
         self.refresh(layout=True)
         if scroll:
             self.call_after_refresh(self._scroll_to_cursor)
@@ -225,8 +277,9 @@ class MemoryTree(Panel):
         self._changed()
 
     def _set(self, node: Node, open_: bool) -> None:
-        if node.children and self.is_expanded(node) != open_:
+        if node.has_children and self.is_expanded(node) != open_:
             self._expanded[node.key] = open_
+            self._expansion += 1
 
     def action_toggle(self) -> None:
         rows = self.rows()
@@ -248,7 +301,7 @@ class MemoryTree(Panel):
             return
         i = self.cursor_row()
         node, depth = rows[i]
-        if node.children and self.is_expanded(node):
+        if node.has_children and self.is_expanded(node):
             self._set(node, False)
         else:
             for j in range(i - 1, -1, -1):
@@ -262,7 +315,7 @@ class MemoryTree(Panel):
         nodes = expandable(self.tree())
         self._all = not all(self.is_expanded(n) for n in nodes) if nodes else self._all is not True
         self._expanded.clear()
-        self._changed()
+        self._changed(expansion=True)
 
     def on_click(self, event: Click) -> None:
         i = event.y - self.HEADER_ROWS
@@ -281,7 +334,7 @@ class MemoryTree(Panel):
         rows = self.rows()
         nodes = expandable(self._tree)
         hint = "x: collapse all" if nodes and all(self.is_expanded(n) for n in nodes) else "x: expand all"
-        lines = [self.title_strip(self.TITLE, width, f"{clean(app.label, 30)}  {hint}" if width >= 60 else "")]
+        lines = [self.title_strip(self.TITLE, width, f"{app_title(app)}  {hint}" if width >= 60 else "")]
         id_w = 9
         mem_w = 10 if narrow else 14
         pct_w = 7 if size else 0
@@ -295,23 +348,43 @@ class MemoryTree(Panel):
             lines.append(Strip([Segment(" no device memory reported", self.style("dim"))]))
             return lines
         cur = self.cursor_row() if self.has_focus else -1
-        cursor = self.style("cursor")
-        for i, (node, depth) in enumerate(rows):
-            base = self.style("label" if node.kind == "cat" else "dim" if node.kind == "model" else "value")
-            sel = i == cur
-            mark = ("[-] " if self.is_expanded(node) else "[+] ") if node.children else "    "
-            indent = " " + "  " * depth + mark
-            name = fit_left(node.label, name_w - len(indent)) if node.kind == "model" else node.label
-            pct = f"{node.device / size * 100:.1f}%" if size and node.kind != "cat" else ""
-            segs = [Segment(fit(indent + name, name_w), cursor if sel else base),
-                    cell(node.model_id, id_w, cursor if sel else self.style("dim")),
-                    num(fmt.human_bytes(node.device), mem_w, cursor if sel else self._mem_style(node.device)),
-                    num(pct, pct_w, cursor if sel else self.style("dim")),
-                    num(fmt.human_bytes(node.host), mem_w, cursor if sel else self._mem_style(node.host))]
-            if sel:
-                segs.append(Segment(" " * max(width - name_w - id_w - 2 * mem_w - pct_w, 0), cursor))
-            lines.append(Strip(segs))
-        return lines
+        styles = {n: self.style(n) for n in ("cursor", "label", "dim", "value")}
+        context = (width, size, self.app.theme)
+        if context != self._row_context or len(self._row_strips) > 4 * len(rows) + 64:
+            self._row_strips.clear()
+            self._row_context = context
+        cache = self._row_strips
+        widths = (name_w, id_w, mem_w, pct_w, width)
 
-    def _mem_style(self, n: int) -> Style:
-        return self.style("value" if n else "dim")
+        def row(i: int) -> Strip:
+            node, depth = rows[i]
+            mark = ("[-] " if self.is_expanded(node) else "[+] ") if node.has_children else "    "
+            key = (node.key, node.label, node.model_id, node.device, node.host, depth, mark, i == cur)
+            strip = cache.get(key)
+            if strip is None:
+                strip = cache[key] = self._row(node, depth, mark, i == cur, styles, widths, size)
+            return strip
+
+        return LazyStrips(lines, len(rows), row)  # type: ignore[return-value]  # a Sequence, as Panel uses it
+
+    def _row(self, node: Node, depth: int, mark: str, sel: bool, styles: dict[str, Style],
+             widths: tuple[int, int, int, int, int], size: int | None) -> Strip:
+        name_w, id_w, mem_w, pct_w, width = widths
+        cursor = styles["cursor"]
+        base = styles["label" if node.kind == "cat" else "value"]
+        indent = " " + "  " * depth + mark
+        name = fit_left(node.label, name_w - len(indent)) if node.kind == "model" else node.label
+        pct = f"{node.device / size * 100:.1f}%" if size and node.kind != "cat" else ""
+
+        def mem(n: int) -> Style:
+            return cursor if sel else styles["value" if n else "dim"]
+
+        segs = [Segment(fit(indent + name, name_w), cursor if sel else base),
+                cell(node.model_id, id_w, cursor if sel else styles["dim"]),
+                num(fmt.human_bytes(node.device), mem_w, mem(node.device)),
+                num(pct, pct_w, cursor if sel else styles["dim"]),
+                num(fmt.human_bytes(node.host), mem_w, mem(node.host))]
+        if sel:
+            segs.append(Segment(" " * max(width - name_w - id_w - 2 * mem_w - pct_w, 0), cursor))
+        return Strip(segs)
+

@@ -10,12 +10,12 @@ from .. import fmt
 from ..memtree import global_core
 from ..textsafe import clean
 from ..view import View
-from .cells import cell, fit, fit_left, num
+from .cells import app_title, cell, fit, fit_left, num
 from .panel import Panel
 
 
 class ModelsPanel(Panel):
-    """A row per model and an indented row per subgraph."""
+    """A row per model and an indented row per subgraph (unless a model's only subgraph adds nothing)."""
 
     TITLE = "Models"
     MAX_MODELS = 200
@@ -26,7 +26,7 @@ class ModelsPanel(Panel):
         cpd = snap.cores_per_device
         models = app.models
         running = sum(1 for m in models if m.is_running)
-        lines = [self.title_strip(f"{self.TITLE} ({len(models)}, {running} running)", width, clean(app.label, 40))]
+        lines = [self.title_strip(f"{self.TITLE} ({len(models)}, {running} running)", width, app_title(app))]
         if not models:
             lines.append(Strip([Segment(" no models loaded", self.style("dim"))]))
             return lines
@@ -47,6 +47,8 @@ class ModelsPanel(Panel):
                 cell(" " + cores, cores_w, self.style("label")),
                 num(fmt.human_bytes(m.device_bytes), mem_w, self.style("value")),
                 num(fmt.human_bytes(m.host_bytes), mem_w, self.style("value"))]))
+            if len(m.subgraphs) == 1 and not m.subgraphs[0].extra:
+                continue  # one plain subgraph says nothing the model's row does not
             for s in m.subgraphs:
                 place = "" if s.core is None else f"ND{s.device if s.device is not None else '?'} NC{s.core}"
                 extra = "  ".join(f"{clean(k)}={clean(v)}" for k, v in s.extra)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
+import msgspec
 import pytest
 from rich.style import Style
 from textual.containers import VerticalScroll
@@ -22,7 +24,7 @@ from neuron_top.widgets.memory import MemorySummary, MemoryTree
 from neuron_top.widgets.models import ModelsPanel
 from neuron_top.widgets.panel import Panel
 from tests.panel_app import PanelApp, sync
-from tests.panel_views import fixture_view, hand_view, snapshots, view_of
+from tests.panel_views import SHARED, fixture_view, hand_view, snapshots, view_of
 
 TRN1N = "trn1n_32xlarge_32runtimes_cwagent_test.json"
 INF2 = "inf2_xlarge_rt2.30.51_trimmed_pantheon.json"
@@ -234,6 +236,15 @@ async def test_ecc_bad_style_marks_only_devices_with_uncorrected_errors() -> Non
         assert nd0 is not None and nd0.bgcolor != bad_bg
 
 
+@sync
+async def test_ecc_without_errors_is_one_line() -> None:
+    app = PanelApp(fixture_view(INF2), only(EccPanel))
+    async with app.run_test(size=(80, 10)) as pilot:
+        await pilot.pause()
+        rows = lines(app.query_one(EccPanel))
+    assert len(rows) == 2 and rows[1].strip() == "no ECC errors on ND0 (DRAM and SRAM)"
+
+
 def test_alert_on_the_hand_stream() -> None:
     snaps = snapshots()
     assert [new_uncorrected(a, b) for a, b in itertools.pairwise(snaps)] == [[], [], [1]]
@@ -258,10 +269,22 @@ async def test_idle_latency_is_idle_never_zero() -> None:
         await pilot.pause()
         rows = lines(app.query_one(LatencyPanel))
     idle_app = next(r for r in rows if "idle-app" in r)
-    assert "idle" in idle_app.replace("idle-app", "")
-    assert "0.00" not in idle_app and "0us" not in idle_app
+    assert idle_app.strip() == "idle (1): idle-app"  # idle now and in all history: one line for all such apps
     boom = next(r for r in rows if "[red]boom" in r)
+    device = rows[rows.index(boom) + 1].split()
+    assert device[:2] == ["device", "idle"] and "ms" not in "".join(device[2:])  # null in the last report
     assert "3.00ms" in boom and "18.0ms" in boom  # p50 and p100 of the last report
+
+
+@sync
+async def test_idle_app_with_history_keeps_its_rows() -> None:
+    snaps = snapshots()
+    app = PanelApp(view_of(snaps[:3]), only(LatencyPanel))  # report 2: [red]boom idle, but with history
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        rows = lines(app.query_one(LatencyPanel))
+    boom = next(r for r in rows if "[red]boom" in r)
+    assert "idle" in boom and "ms" not in boom and "idle (1): idle-app" in rows[-1]
 
 
 @sync
@@ -308,7 +331,9 @@ async def test_exec_narrow_uses_two_lines_per_app() -> None:
     async with app.run_test(size=(80, 20)) as pilot:
         await pilot.pause()
         panel = app.query_one(ExecPanel)
-        assert len(lines(panel)) == 3 + 2 * 2
+        rows = lines(panel)
+        assert len(rows) == 3 + 2 + 1  # heads, [red]boom on two lines, the idle app by name
+        assert rows[-1].strip() == "idle, no errors (1): idle-app"
         assert all(s.cell_length <= 80 for s in panel._lines(80))
 
 
@@ -353,6 +378,7 @@ async def test_app_screen_shows_one_app_and_escape_goes_back() -> None:
         assert str(crumb) == "all apps > [red]boom (pid 1001)"
         models = text(screen.query_one(ModelsPanel))
         assert "v2=nc_v2.0" in models and "bert\\x1b[31m.neff" in models
+        assert models.count("└ sg_00") == 1  # resnet's one plain subgraph has no row of its own
         cores = text(screen.query_one(AppCoresPanel))
         assert "ND0 NC0" in cores and "ND0 NC1" in cores and "ND1" not in cores
         tree = screen.query_one(MemoryTree)
@@ -383,6 +409,86 @@ async def test_app_screen_follows_updates_and_marks_an_ended_app() -> None:
         assert "3.00ms" in text(screen.query_one(LatencyPanel))  # its last data stays
 
 
+@sync
+async def test_app_screen_shows_what_the_monitor_could_not_collect() -> None:
+    view = fixture_view("inf1_xlarge_4runtimes_vcpu_errors.json")
+    app = ScreenApp(view, view.snapshot.apps[0].pid)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        cores = text(app.screen.query_one(AppCoresPanel))
+    assert "neuron_runtime_vcpu_usage: open /proc/" in cores
+
+
 def test_app_screen_bindings_have_descriptions() -> None:
     for b in AppScreen.BINDINGS:
         assert getattr(b, "description", "")
+
+
+# --- whatever the data, nothing crashes ---
+
+def _all_fixture_names() -> list[str]:
+    folder = SHARED / "fixtures" / "neuron-monitor"
+    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+WEIRD: dict[str, Any] = {
+    "neuron_hardware_info": {"neuron_device_count": -3, "neuroncore_per_device_count": 0,
+                             "neuron_device_memory_size": -1},
+    "neuron_runtime_data": [None, {"pid": None, "neuron_runtime_tag": "\x1b]0;pwned\x07", "report": {
+        "execution_stats": {"period": 0, "error_summary": {"generic": -5, "brand_new": 3},
+                            "execution_summary": {"completed": 10**15},
+                            "latency_stats": {"total_latency": {"p50": float("inf")}, "device_latency": {}}},
+        "memory_used": {"neuron_runtime_used_bytes": {"host": -1, "usage_breakdown": {
+            "neuroncore_memory_usage": {"99999999": {"tensors": 1}, "1": None}}},
+            "loaded_models": [None, {"name": None, "subgraphs": {"sg": None, "sg2": {"neuroncore_index": -4}}}]}}}],
+    "system_data": {"neuron_hw_counters": {"neuron_devices": [None, {"neuron_device_index": 2,
+                                                                    "mem_ecc_uncorrected": 10**12}]},
+                    "vcpu_usage": {"error": "\x1b[2J"},
+                    "memory_info": {"memory_total_bytes": 0, "memory_used_bytes": 5}},
+}
+
+
+def _weird_view() -> View:
+    report = msgspec.convert(WEIRD, Report, strict=False)
+    return view_of([Snapshot(report, 0.0)])
+
+
+@pytest.mark.parametrize("source", ["empty", "weird", *_all_fixture_names()])
+@sync
+async def test_panels_never_crash(source: str) -> None:
+    if source == "empty":
+        view = view_of([Snapshot(Report(), 0.0)])
+    elif source == "weird":
+        view = _weird_view()
+    else:
+        view = fixture_view(source)
+    panels = (MemorySummary, MemoryTree, EccPanel, LatencyPanel, ExecPanel, AppCoresPanel, ModelsPanel)
+    app = PanelApp(view, only(*panels))
+    async with app.run_test(size=(80, 30)) as pilot:
+        app.query_one(MemoryTree).focus()
+        await pilot.press("x", "down", "enter", "left", "end", "home")
+        for p in app.query(Panel):
+            out = "\n".join(s.text for s in p._lines(p.size.width))
+            assert "\x1b" not in out and "\x07" not in out, type(p).__name__
+
+
+@sync
+async def test_ecc_group_error_is_shown_cleaned() -> None:
+    doc = {"system_data": {"neuron_hw_counters": {"error": "\x1b[2Jno driver [b]x"}}}
+    app = PanelApp(view_of([Snapshot(msgspec.convert(doc, Report), 0.0)]), only(EccPanel))
+    async with app.run_test(size=(80, 10)) as pilot:
+        await pilot.pause()
+        out = text(app.query_one(EccPanel))
+    assert "no ECC data: \\x1b[2Jno driver [b]x" in out and "\x1b" not in out
+
+
+@sync
+async def test_weird_report_details() -> None:
+    app = PanelApp(_weird_view(), only(LatencyPanel, ExecPanel))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await pilot.pause()
+        lat = text(app.query_one(LatencyPanel))
+        ex = text(app.query_one(ExecPanel))
+    assert "\\x1b]0;pwned\\x07" in lat
+    assert "idle" in lat and "inf" not in lat  # an infinite percentile is no data
+    assert "brand_new" in ex
