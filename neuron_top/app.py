@@ -112,7 +112,7 @@ class NeuronTopApp(App):
     def accept_snapshot(self, snap: Snapshot, publish: bool = True) -> None:
         """Every snapshot, live or replayed, comes through here: history, ECC alerts, then the screen."""
         self.history.push(snap)
-        devs = new_uncorrected(self.latest, snap)
+        devs = new_uncorrected(snap)
         if devs:
             where = ", ".join(f"ND{d}" for d in devs[:8]) + (f" and {len(devs) - 8} more" if len(devs) > 8 else "")
             self.notify(f"uncorrected ECC error on {where}", title="ECC", severity="error", timeout=30)
@@ -170,6 +170,8 @@ class NeuronTopApp(App):
                     self.history.first, self.prev)
 
     def publish(self) -> None:
+        if not self.screen_stack:  # a report arriving during shutdown
+            return
         self.tick += 1
         view = self.current_view()
         if view is None:

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable
 from itertools import islice
 
-from .snapshot import Snapshot, finite
+from .snapshot import DeviceEcc, Snapshot, finite
 
 Key = tuple[object, ...]
 
@@ -24,7 +24,10 @@ class History:
         self._series: dict[Key, deque[float | None]] = {}
         self._last: Snapshot | None = None
         self.first: Snapshot | None = None
-        """The first snapshot pushed since the last clear (ECC "since start" deltas are taken against it)."""
+        """The first snapshot pushed since the last clear."""
+        self.ecc_totals: dict[int, DeviceEcc] = {}
+        """ECC events per device summed over every report pushed since the last clear. neuron-monitor reports
+        the events of each period (its Prometheus exporter adds them to counters), so totals are sums."""
 
     def __len__(self) -> int:
         return len(self.ts)
@@ -34,6 +37,7 @@ class History:
         self._series.clear()
         self._last = None
         self.first = None
+        self.ecc_totals = {}
 
     def series(self, key: Key) -> deque[float | None]:
         """The values of one series, oldest first (empty if never seen)."""
@@ -57,6 +61,11 @@ class History:
 
     def push(self, snap: Snapshot) -> None:
         values = self._values(snap, self._last)
+        for e in snap.ecc:
+            t = self.ecc_totals.get(e.device)
+            self.ecc_totals[e.device] = e if t is None else DeviceEcc(
+                e.device, t.mem_corrected + e.mem_corrected, t.mem_uncorrected + e.mem_uncorrected,
+                t.sram_corrected + e.sram_corrected, t.sram_uncorrected + e.sram_uncorrected)
         self._last = snap
         if self.first is None:
             self.first = snap

@@ -115,17 +115,12 @@ def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
     return out
 
 
-def ecc_lines(snap: Snapshot, first: Snapshot | None = None) -> list[str]:
+def ecc_lines(snap: Snapshot) -> list[str]:
     if not snap.ecc:
         return ["ECC: no data"]
-    base = {e.device: e for e in (first.ecc if first else ())}
-    out = ["ECC (DRAM corrected/uncorrected, SRAM corrected/uncorrected):"]
+    out = ["ECC events in this report (DRAM corrected/uncorrected, SRAM corrected/uncorrected):"]
     for e in snap.ecc:
-        line = (f"  ND{e.device:<3} dram {e.mem_corrected}/{e.mem_uncorrected}  "
-                f"sram {e.sram_corrected}/{e.sram_uncorrected}")
-        b = base.get(e.device)
-        if b is not None and first is not snap:
-            line += f"  since start +{max(e.corrected - b.corrected, 0)}/+{max(e.uncorrected - b.uncorrected, 0)}"
+        line = f"  ND{e.device:<3} dram {e.mem_corrected}/{e.mem_uncorrected}  sram {e.sram_corrected}/{e.sram_uncorrected}"
         if e.uncorrected:
             line += "  UNCORRECTED"
         out.append(line)
@@ -158,13 +153,13 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
 
 
 def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False,
-         first: Snapshot | None = None) -> str:
+) -> str:
     app = snap.app(pid)
     lines = header_lines(snap, src)
     lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid})" for i, a in enumerate(snap.apps))
                              or "none"))
     for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), memory_lines(snap, app),
-                 ecc_lines(snap, first), latency_lines(snap, app), exec_lines(snap, app)):
+                 ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
         lines.append("")
         lines.extend(part)
     statuses = snap.group_statuses
@@ -196,9 +191,8 @@ def _app_dict(a: AppView) -> dict[str, Any]:
     }
 
 
-def as_json(snap: Snapshot, src: SourceInfo, first: Snapshot | None = None) -> bytes:
+def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
     inst, hw = snap.instance, snap.hardware
-    base = {e.device: e for e in (first.ecc if first else ())}
     doc = {
         "neuron_top_version": __version__,
         "source": {"name": src.name, "state": src.state, "skipped": src.skipped,
@@ -210,10 +204,7 @@ def as_json(snap: Snapshot, src: SourceInfo, first: Snapshot | None = None) -> b
         "apps": [_app_dict(a) for a in snap.apps],
         "all": _app_dict(snap.all),
         "ecc": [{"device": e.device, "mem_corrected": e.mem_corrected, "mem_uncorrected": e.mem_uncorrected,
-                 "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected,
-                 "since_start": ({"corrected": max(e.corrected - base[e.device].corrected, 0),
-                                  "uncorrected": max(e.uncorrected - base[e.device].uncorrected, 0)}
-                                 if e.device in base else None)} for e in snap.ecc],
+                 "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected} for e in snap.ecc],
         "vcpu": msgspec.to_builtins(snap.vcpu) if snap.vcpu is not None else None,
         "host_memory": msgspec.to_builtins(snap.host_memory) if snap.host_memory is not None else None,
         "errors": [{"where": s.where, "error": s.error} for s in snap.group_statuses],

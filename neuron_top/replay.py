@@ -48,14 +48,12 @@ MARKER_KINDS = ("ecc", "error", "app+", "app-", "stall", "group-error")
 def markers_between(prev: Snapshot | None, cur: Snapshot, index: int) -> list[Marker]:
     """What happened at report ``index`` compared with the report before it."""
     out: list[Marker] = []
+    for e in cur.ecc:  # ECC counts are the events of this report's period
+        if e.uncorrected:
+            out.append(Marker(index, "ecc", f"{e.uncorrected} uncorrected ECC on ND{e.device}"))
+        elif e.corrected:
+            out.append(Marker(index, "ecc", f"{e.corrected} corrected ECC on ND{e.device}"))
     if prev is not None:
-        before = {e.device: e for e in prev.ecc}
-        for e in cur.ecc:
-            b = before.get(e.device)
-            if b is not None and e.uncorrected > b.uncorrected:
-                out.append(Marker(index, "ecc", f"uncorrected ECC on ND{e.device}"))
-            elif b is not None and e.corrected > b.corrected:
-                out.append(Marker(index, "ecc", f"corrected ECC on ND{e.device}"))
         old = {a.pid: a for a in prev.apps}
         new = {a.pid: a for a in cur.apps}
         for pid in new.keys() - old.keys():

@@ -55,7 +55,6 @@ def _print_once(index, ns: argparse.Namespace) -> int:
     info = SourceInfo(name=ns.file, state="replay", skipped=index.skipped, reports=n)
     for _, sk in index.skips():
         info.skipped_reasons[sk.reason] = info.skipped_reasons.get(sk.reason, 0) + sk.count
-    first = _snap(index, 0, info)
     i = want
     snap = None
     while i >= 0 and snap is None:  # the wanted report may be bad: fall back to the one before it
@@ -64,7 +63,7 @@ def _print_once(index, ns: argparse.Namespace) -> int:
     if snap is None:
         raise UsageError(f"no decodable report in {clean(ns.file)} ({info.skipped} skipped)")
     info.position = f"report {snap.seq}/{n}"
-    out = as_json(snap, info, first) + b"\n" if ns.json else text(snap, info, first=first).encode()
+    out = as_json(snap, info) + b"\n" if ns.json else text(snap, info).encode()
     sys.stdout.flush()
     sys.stdout.buffer.write(out)
     sys.stdout.flush()

@@ -23,20 +23,16 @@ class DeviceDetail(Panel):
         if d in snap.k8s_devices:
             lines.append(Strip([Segment(f" pod {k8s_label(snap.k8s_devices[d])}", self.style("label"))]))
         ecc = {e.device: e for e in snap.ecc}.get(d)
-        first = {e.device: e for e in (view.first.ecc if view.first else ())}.get(d)
-        prev = {e.device: e for e in (view.prev.ecc if view.prev else ())}.get(d)
-        lines.append(Strip([Segment(" ECC", self.style("label"))]))
+        total = view.history.ecc_totals.get(d, ecc)
+        lines.append(Strip([Segment(" ECC events (neuron-monitor reports each period's events)", self.style("label"))]))
         if ecc is None:
             lines.append(Strip([Segment("   no ECC data for this device", self.style("dim"))]))
         else:
             for name, attr in (("DRAM corrected", "mem_corrected"), ("DRAM uncorrected", "mem_uncorrected"),
                                ("SRAM corrected", "sram_corrected"), ("SRAM uncorrected", "sram_uncorrected")):
-                v = getattr(ecc, attr)
-                ds = v - getattr(first, attr) if first else 0
-                dp = v - getattr(prev, attr) if prev else 0
-                st = self.style("bad") if "uncorrected" in attr and v else self.style("value")
-                lines.append(Strip([Segment(f"   {name:<18}{v:>10}  since start +{max(ds, 0)}  "
-                                            f"since last report +{max(dp, 0)}", st)]))
+                v, t = getattr(ecc, attr), getattr(total, attr)
+                st = self.style("bad") if "uncorrected" in attr and t else self.style("value")
+                lines.append(Strip([Segment(f"   {name:<18} since start {t:>8}   in the last report {v:>6}", st)]))
         lines.append(Strip([Segment(" NeuronCores", self.style("label"))]))
         cpd = snap.cores_per_device
         used_total = 0

@@ -10,7 +10,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from ..snapshot import DeviceEcc, Snapshot
+from ..snapshot import DeviceEcc
 from ..textsafe import clean
 from ..view import View
 from .cells import cell
@@ -24,24 +24,18 @@ def _pair(c: int, u: int) -> str:
     return f"{c}/{u}"
 
 
-def _delta(cur: DeviceEcc, base: Snapshot | None, now: Snapshot) -> str:
-    """"+corrected/+uncorrected" since ``base``; "-" when there is nothing to compare with."""
-    if base is None or base is now:
-        return "-"
-    for b in base.ecc:
-        if b.device == cur.device:
-            return f"+{max(cur.corrected - b.corrected, 0)}/+{max(cur.uncorrected - b.uncorrected, 0)}"
-    return "new"
-
-
 class EccPanel(Panel):
-    """ECC for every device: counts, growth since the session started and since the previous report."""
+    """ECC for every device: events since the session started (summed in History) and in the last report.
+
+    neuron-monitor reports the events of each period, so the totals are sums over the reports seen."""
 
     TITLE = "ECC"
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
-        ecc = snap.ecc
+        last = {e.device: e for e in snap.ecc}
+        totals = view.history.ecc_totals
+        ecc = tuple(totals.get(e.device, e) for e in snap.ecc)
         corrected = sum(e.corrected for e in ecc)
         uncorrected = sum(e.uncorrected for e in ecc)
         right = f"{len(ecc)} dev · {corrected} corrected · {uncorrected} uncorrected" if ecc else ""
@@ -57,12 +51,10 @@ class EccPanel(Panel):
             lines.append(Strip([Segment(f" no ECC errors on {names} (DRAM and SRAM)"[:width], self.style("low"))]))
             return lines
         wide = width >= WIDE
-        cols = (6, 11, 11, 13, 12) if wide else (5, 8, 8, 9, 8)
-        heads = ("Dev", "DRAM", "SRAM", "since start", "since last") if wide else ("Dev", "DRAM", "SRAM", "Δstart",
-                                                                                  "Δlast")
+        cols = (6, 12, 12, 13) if wide else (5, 8, 8, 9)
+        heads = ("Dev", "DRAM total", "SRAM total", "last report") if wide else ("Dev", "DRAM", "SRAM", "last")
         cell_w = sum(cols) + 1
         per_row = max(width // cell_w, 1)
-        first = view.first if view.first is not None else view.history.first
         label = self.style("label")
         head: list[Segment] = []
         for _ in range(min(per_row, len(ecc))):
@@ -71,23 +63,23 @@ class EccPanel(Panel):
         for start in range(0, len(ecc), per_row):
             segs: list[Segment] = []
             for e in ecc[start:start + per_row]:
-                segs += self._cell(e, cols, _delta(e, first, snap), _delta(e, view.prev, snap))
+                now = last[e.device]
+                segs += self._cell(e, cols, f"+{now.corrected}/+{now.uncorrected}")
                 segs.append(Segment(" "))
             lines.append(Strip(segs))
         return lines
 
-    def _cell(self, e: DeviceEcc, cols: tuple[int, ...], since_start: str, since_last: str) -> list[Segment]:
-        bad = self.style("bad") if e.uncorrected else None
+    def _cell(self, e: DeviceEcc, cols: tuple[int, ...], last: str) -> list[Segment]:
+        bad = self.style("bad") if e.uncorrected else None  # any uncorrected event since start
 
         def style(c: int, u: int) -> Style:
             if bad is not None:
                 return bad
             return self.style("high" if u else "mid" if c else "dim")
 
-        grew = since_last not in ("-", "+0/+0")
+        grew = last != "+0/+0"
         texts = [(f" ND{e.device}", bad or self.style("label")),
                  (" " + _pair(e.mem_corrected, e.mem_uncorrected), style(e.mem_corrected, e.mem_uncorrected)),
                  (" " + _pair(e.sram_corrected, e.sram_uncorrected), style(e.sram_corrected, e.sram_uncorrected)),
-                 (" " + since_start, bad or self.style("value" if since_start not in ("-", "+0/+0") else "dim")),
-                 (" " + since_last, bad or self.style("high" if grew else "dim"))]
+                 (" " + last, bad or self.style("high" if grew else "dim"))]
         return [cell(t, w, s) for (t, s), w in zip(texts, cols, strict=True)]
