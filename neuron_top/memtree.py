@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from .snapshot import (
     DEVICE_CATEGORIES,
     HOST_CATEGORIES,
-    MAX_CORES,
     AppView,
     ModelView,
     Snapshot,
@@ -83,13 +82,8 @@ def category_label(name: str) -> str:
 
 
 def global_core(sg: SubgraphView, cores_per_device: int) -> int | None:
-    """The global NeuronCore index of a subgraph (None when the report does not say)."""
-    if sg.core is None:
-        return None
-    core = sg.core
-    if sg.device is not None and sg.device >= 0 and 0 <= sg.core < cores_per_device:
-        core = sg.device * cores_per_device + sg.core
-    return core if 0 <= core < MAX_CORES else None
+    """The global core of a subgraph (its ``neuroncore_index`` is the core within its device)."""
+    return sg.global_core(cores_per_device)
 
 
 def _category_nodes(parent: Key, dev: Mapping[str, int], host: Mapping[str, int]) -> tuple[Node, ...]:

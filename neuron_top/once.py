@@ -109,7 +109,7 @@ def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
                    f"  swap {fmt.human_bytes(m.swap_used_bytes)}/{fmt.human_bytes(m.swap_total_bytes)}")
     for model in app.models[:50]:
         out.append(f"  model {model.name} id={model.model_id} device {fmt.human_bytes(model.device_bytes)} "
-                   f"host {fmt.human_bytes(model.host_bytes)} cores {','.join(map(str, model.cores)) or '-'}")
+                   f"host {fmt.human_bytes(model.host_bytes)} cores {','.join(map(str, model.cores(snap.cores_per_device))) or '-'}")
     if len(app.models) > 50:
         out.append(f"  ... {len(app.models) - 50} more models")
     return out
@@ -170,7 +170,7 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     return "\n".join(lines) + "\n"
 
 
-def _app_dict(a: AppView) -> dict[str, Any]:
+def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
     return {
         "pid": a.pid, "tag": a.tag, "label": a.label, "error": a.error or None,
         "cores": {str(i): {"utilization": finite(c.neuroncore_utilization), "flops": finite(c.flops),
@@ -183,7 +183,7 @@ def _app_dict(a: AppView) -> dict[str, Any]:
                    "device_breakdown": a.device_breakdown,
                    "per_core": {str(i): v for i, v in sorted(a.core_memory.items())}},
         "models": [{"name": m.name, "uuid": m.uuid, "model_id": m.model_id, "is_running": m.is_running,
-                    "device_bytes": m.device_bytes, "host_bytes": m.host_bytes, "cores": list(m.cores),
+                    "device_bytes": m.device_bytes, "host_bytes": m.host_bytes, "cores": list(m.cores(cpd)),
                     "subgraphs": [{"name": s.name, "core": s.core, "device": s.device, "extra": dict(s.extra)}
                                   for s in m.subgraphs]} for m in a.models],
         "latency": {"total": a.latency("total"), "device": a.latency("device")},
@@ -201,8 +201,8 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "instance": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(inst).items()},
         "hardware": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(hw).items()},
         "device_count": snap.device_count, "cores_per_device": snap.cores_per_device,
-        "apps": [_app_dict(a) for a in snap.apps],
-        "all": _app_dict(snap.all),
+        "apps": [_app_dict(a, snap.cores_per_device) for a in snap.apps],
+        "all": _app_dict(snap.all, snap.cores_per_device),
         "ecc": [{"device": e.device, "mem_corrected": e.mem_corrected, "mem_uncorrected": e.mem_uncorrected,
                  "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected} for e in snap.ecc],
         "vcpu": msgspec.to_builtins(snap.vcpu) if snap.vcpu is not None else None,

@@ -70,6 +70,16 @@ class SubgraphView:
     extra: tuple[tuple[str, str], ...]
     """String fields newer runtimes add (e.g. ("v2", "nc_v2.0")), shown as they are."""
 
+    def global_core(self, cores_per_device: int) -> int | None:
+        """``core`` is the index within its device (as the real reports show); this is the global index."""
+        if self.core is None:
+            return None
+        if self.device is not None and self.device >= 0 and 0 <= self.core < cores_per_device:
+            core = self.device * cores_per_device + self.core
+        else:
+            core = self.core
+        return core if 0 <= core < MAX_CORES else None
+
 
 @dataclass(frozen=True, slots=True)
 class ModelView:
@@ -87,9 +97,9 @@ class ModelView:
     def host_bytes(self) -> int:
         return sum(s.host_bytes for s in self.subgraphs)
 
-    @property
-    def cores(self) -> tuple[int, ...]:
-        return tuple(sorted({s.core for s in self.subgraphs if s.core is not None}))
+    def cores(self, cores_per_device: int) -> tuple[int, ...]:
+        """Global NeuronCore indices this model's subgraphs sit on."""
+        return tuple(sorted({c for s in self.subgraphs if (c := s.global_core(cores_per_device)) is not None}))
 
 
 def _subgraph(name: str, raw: dict[str, Any] | None) -> SubgraphView | None:

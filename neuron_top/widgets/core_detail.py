@@ -58,7 +58,7 @@ class CoreDetail(Panel):
         for a, mem, au in users:
             lines.append(Strip([Segment(f"   {clean(a.label, 40)} (pid {a.pid})  util {fmt.pct(au)}  "
                                         f"device memory {fmt.human_bytes(sum(mem.values()))}", self.style("value"))]))
-        models = [(a, m) for a in snap.apps for m in a.models if i in m.cores]
+        models = [(a, m) for a in snap.apps for m in a.models if i in m.cores(snap.cores_per_device)]
         lines.append(Strip([Segment(f" models on it ({len(models)})", self.style("label"))]))
         for a, m in models:
             lines.append(Strip([Segment(f"   {m.name[:60]}  id {m.model_id}  {clean(a.label, 20)}  "

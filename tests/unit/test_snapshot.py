@@ -53,9 +53,16 @@ def test_idle_latency_is_none_not_zero() -> None:
 
 def test_models_subgraphs_and_extra_fields() -> None:
     m = small().app(4242).models[0]
-    assert m.model_id == 10001 and m.cores == (0,)
+    assert m.model_id == 10001 and m.cores(4) == (0,)
     assert "\x1b" not in m.name and "\\x1b" in m.name
     assert ("v2", "nc_v2.0") in m.subgraphs[0].extra
+
+
+def test_subgraph_core_is_local_to_its_device() -> None:
+    s = load_snapshot(shared(SHARED_REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json"))
+    app = next(a for a in s.apps if a.tag == "541")  # its memory is on global core 3 = ND1 NC1
+    assert {c for m in app.models for c in m.cores(s.cores_per_device)} == {3}
+    assert set(k for k, v in app.core_memory.items() if sum(v.values())) == {3}
 
 
 def test_ecc_and_group_errors() -> None:
