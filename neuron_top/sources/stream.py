@@ -97,7 +97,8 @@ def pump(
     now = clock()
     for piece in framer.finish():
         yield RawReport(piece, ts=now) if isinstance(piece, bytes) else piece
-    return why
+    # close() kills a child and wakes us at once: the EOF that follows is ours, not the stream's.
+    return "stopped" if closed.is_set() else why
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -142,7 +143,7 @@ def _fileno(stream: BinaryIO | int) -> int:
     return stream if isinstance(stream, int) else stream.fileno()
 
 
-class _Lifecycle:
+class PipeLifecycle:
     """close() from any thread: wake the reader now, free descriptors once the reader is out of ``select``.
 
     Closing a descriptor another thread is selecting on is a race (the number can be reused), so ``close()``
@@ -190,7 +191,7 @@ class _Lifecycle:
         """Terminate child processes (called by every close(), outside the lock)."""
 
 
-class StreamSource(_Lifecycle):
+class StreamSource(PipeLifecycle):
     """Reports from an already open binary stream (usually the stdin pipe from ``take_stdin_for_reports``)."""
 
     def __init__(self, stream: BinaryIO | int, name: str = "stdin", *, clock: Clock = time.time) -> None:
@@ -214,7 +215,7 @@ class StreamSource(_Lifecycle):
             yield Status(State.FAILED, f"cannot read {self.name}: {clean(exc)}")
             return
         yield Status(State.STARTING, f"waiting for reports on {self.name}")
-        counter = _Counter()
+        counter = ReportCounter()
         why = yield from counter.relay(
             pump(fd, stop, self._closed, self._waker, self._clock), f"reports from {self.name}"
         )
@@ -222,7 +223,7 @@ class StreamSource(_Lifecycle):
             return
         how = "end of input" if why == "eof" else clean(why)
         yield Status(
-            State.ENDED, f"stream ended ({how} on {self.name}) after {_plural(counter.reports, 'report')}"
+            State.ENDED, f"stream ended ({how} on {self.name}) after {plural(counter.reports, 'report')}"
         )
 
     def _release(self) -> None:
@@ -231,7 +232,7 @@ class StreamSource(_Lifecycle):
                 self._stream.close()
 
 
-class _Counter:
+class ReportCounter:
     """Counts reports passing through and announces LIVE at the first one."""
 
     def __init__(self) -> None:
@@ -360,7 +361,7 @@ class ChildProcess:
                 self.proc.send_signal(sig)
 
 
-class CommandSource(_Lifecycle):
+class CommandSource(PipeLifecycle):
     """Reports from the stdout of a command, e.g. ``--command "ssh trn-host neuron-monitor"``.
 
     A plain command is split with ``shlex``; one using shell syntax (pipes, ``&&``, ``$VAR``) runs under
@@ -403,7 +404,7 @@ class CommandSource(_Lifecycle):
             child.terminate()
             return
         yield Status(State.STARTING, f"started {self.name} (pid {child.pid})")
-        counter = _Counter()
+        counter = ReportCounter()
         why = yield from counter.relay(
             pump(child.stdout_fd, stop, self._closed, self._waker, self._clock),
             f"reports from {self.name} (pid {child.pid})",
@@ -420,7 +421,7 @@ class CommandSource(_Lifecycle):
         state = State.FAILED if counter.reports == 0 and code != 0 else State.ENDED
         yield Status(
             state,
-            f"stream ended: {self.name} {describe_exit(code)} after {_plural(counter.reports, 'report')}",
+            f"stream ended: {self.name} {describe_exit(code)} after {plural(counter.reports, 'report')}",
             detail=detail,
         )
 
@@ -435,5 +436,5 @@ class CommandSource(_Lifecycle):
             self._child.close_pipes()
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"

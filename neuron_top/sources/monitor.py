@@ -1,0 +1,206 @@
+"""Run neuron-monitor and read its reports; restart it when it exits.
+
+neuron-monitor exits when the driver is reloaded, when it is killed by an OOM or a package upgrade, or when its
+config is bad. A dashboard left open on a machine should survive all of that: every exit becomes a
+``Status(RESTARTING, ...)`` with the tail of its stderr, and it is started again after a back-off that doubles
+(1, 2, 4, ... up to 30 s) while it keeps failing and starts again from 1 s after a run that was healthy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from neuron_top.config import MonitorConfig, default_config, load_config
+from neuron_top.sources.base import Item, State, Status, wait_for_any
+from neuron_top.sources.stream import (
+    ChildProcess,
+    Clock,
+    PipeLifecycle,
+    ReportCounter,
+    describe_exit,
+    plural,
+    pump,
+)
+from neuron_top.textsafe import clean
+
+NEURON_BIN = Path("/opt/aws/neuron/bin")
+"""Where aws-neuronx-tools installs neuron-monitor; on PATH only through the DLAMI profile scripts."""
+
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 30.0
+HEALTHY_RUN = 30.0
+"""A run at least this long (that delivered a report) resets the back-off."""
+
+
+def find_neuron_monitor(path: str | None = None) -> str | None:
+    """The neuron-monitor executable: on PATH (or ``path``), else in /opt/aws/neuron/bin; None if absent."""
+    found = shutil.which("neuron-monitor", path=path)
+    if found:
+        return found
+    fallback = NEURON_BIN / "neuron-monitor"
+    return str(fallback) if os.access(fallback, os.X_OK) and fallback.is_file() else None
+
+
+class Backoff:
+    """Restart delays: ``first``, doubled each failure, capped at ``cap``; ``reset()`` after a healthy run."""
+
+    def __init__(self, first: float = BACKOFF_FIRST, cap: float = BACKOFF_MAX) -> None:
+        self.first = first
+        self.cap = cap
+        self._next = first
+
+    def next(self) -> float:
+        delay = self._next
+        self._next = min(self.cap, self._next * 2)
+        return delay
+
+    def reset(self) -> None:
+        self._next = self.first
+
+
+class MonitorSource(PipeLifecycle):
+    """Reports from a neuron-monitor child process, restarted whenever it exits.
+
+    ``config_path`` is passed as ``-c``. With ``tag`` (the ``--tag`` flag) the config (or neuron-monitor's
+    default, every group every 5 s) is rewritten with that ``tag_filter`` into a temporary file, so neuron-monitor
+    itself filters applications. ``sleep`` waits between restarts and is injectable so tests are instant; by
+    default it returns early on ``stop`` or ``close()``.
+    """
+
+    name = "neuron-monitor"
+
+    def __init__(
+        self,
+        config_path: str | Path | None = None,
+        *,
+        tag: str | None = None,
+        executable: str | None = None,
+        clock: Clock = time.time,
+        sleep: Callable[[float], object] | None = None,
+        backoff: Backoff | None = None,
+        healthy_run: float = HEALTHY_RUN,
+    ) -> None:
+        super().__init__()
+        self.config_path = str(config_path) if config_path is not None else None
+        self.tag = tag
+        self.executable = executable
+        self._clock = clock
+        self._sleep = sleep
+        self.backoff = backoff or Backoff()
+        self.healthy_run = healthy_run
+        self._child: ChildProcess | None = None
+        self._temp_config: str | None = None
+
+    def config_for_tag(self) -> MonitorConfig:
+        """The config neuron-monitor will run with when ``tag`` is set (raises ConfigError on a bad file/regex)."""
+        base = load_config(self.config_path) if self.config_path else default_config()
+        return base.with_tag_filter(self.tag or ".*")
+
+    def argv(self) -> list[str] | None:
+        """The command line, or None when neuron-monitor cannot be found."""
+        exe = self.executable or find_neuron_monitor()
+        if exe is None:
+            return None
+        config = self._temp_config or self.config_path
+        return [exe, "-c", config] if config else [exe]
+
+    def items(self, stop: threading.Event) -> Iterator[Item]:
+        if not self._enter():
+            return
+        try:
+            yield from self._items(stop)
+        finally:
+            self._leave()
+
+    def _wait(self, seconds: float, stop: threading.Event) -> None:
+        if stop.is_set() or self._closed.is_set():
+            return
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            wait_for_any(seconds, stop, self._closed)
+
+    def _items(self, stop: threading.Event) -> Iterator[Item]:
+        if self.tag is not None:
+            try:
+                self._write_temp_config(self.config_for_tag())
+            except (ValueError, OSError) as exc:  # ConfigError is a ValueError
+                yield Status(State.FAILED, f"cannot apply --tag: {clean(exc)}")
+                return
+        while not (stop.is_set() or self._closed.is_set()):
+            argv = self.argv()
+            if argv is None:
+                yield Status(
+                    State.FAILED,
+                    f"neuron-monitor not found (not on PATH, not in {NEURON_BIN}); is aws-neuronx-tools installed?",
+                )
+                return
+            started = self._clock()
+            try:
+                child = ChildProcess(argv)
+            except OSError as exc:
+                delay = self.backoff.next()
+                yield Status(
+                    State.RESTARTING,
+                    f"cannot start neuron-monitor: {clean(exc.strerror or exc)}; retrying in {delay:g} s",
+                )
+                self._wait(delay, stop)
+                continue
+            with self._lock:
+                self._child = child
+            if self._closed.is_set():
+                child.terminate()
+                return
+            yield Status(State.STARTING, f"started {clean(' '.join(argv))} (pid {child.pid})")
+            counter = ReportCounter()
+            why = yield from counter.relay(
+                pump(child.stdout_fd, stop, self._closed, self._waker, self._clock),
+                f"neuron-monitor (pid {child.pid})",
+            )
+            if why == "stopped":
+                child.terminate()
+                return
+            code = child.wait(5.0)
+            if code is None:  # closed stdout but still running: useless to us
+                child.terminate()
+                code = child.wait(0)
+            detail = child.stderr_tail(wait=1.0)
+            child.close_pipes()
+            ran = self._clock() - started
+            if counter.reports and ran >= self.healthy_run:
+                self.backoff.reset()
+            delay = self.backoff.next()
+            yield Status(
+                State.RESTARTING,
+                f"neuron-monitor {describe_exit(code)} after {ran:.0f} s and {plural(counter.reports, 'report')}; "
+                f"restarting in {delay:g} s",
+                detail=detail,
+            )
+            self._wait(delay, stop)
+
+    def _write_temp_config(self, config: MonitorConfig) -> None:
+        fd, path = tempfile.mkstemp(prefix="neuron-top-", suffix=".conf")
+        with os.fdopen(fd, "wb") as f:
+            f.write(config.to_json())
+        self._temp_config = path
+
+    def _stop_children(self) -> None:
+        with self._lock:
+            child = self._child
+        if child is not None:
+            child.terminate(close_pipes=False)
+
+    def _release(self) -> None:
+        if self._child is not None:
+            self._child.close_pipes()
+        if self._temp_config is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._temp_config)
+            self._temp_config = None
