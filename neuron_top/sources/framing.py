@@ -11,7 +11,8 @@ The framer works line by line (JSON strings cannot hold a raw newline, so a line
   depth (counted outside strings) returns to zero. Lines are stripped and joined, so every document comes out on
   one line (ready to be recorded as JSON Lines).
 * While inside a document, a ``{`` at column 0 means the document was cut short: in pretty-printed output only the
-  top-level braces are at column 0. The partial document is reported as truncated and the new one starts.
+  top-level braces are at column 0. The partial document is reported as truncated and the new one starts. (Output
+  with no indentation at all, ``json.dumps(indent=0)``, is recognised by its second line and exempt.)
 * Anything else outside a document is skipped and reported.
 
 The framer never decodes: it only promises that each document starts with ``{``. The decoder has the last word.
@@ -76,6 +77,7 @@ class ReportFramer:
         self._doc: list[bytes] = []  # stripped lines of the document being collected
         self._doc_len = 0
         self._depth = 0
+        self._col0_rule = True
 
     # -- input ---------------------------------------------------------------------------------------------
 
@@ -135,8 +137,12 @@ class ReportFramer:
         if line.startswith(BOM):
             line = line[len(BOM) :]
         if self._doc:
-            if line.startswith(b"{"):
-                # Only a top-level brace sits at column 0: the document we were collecting was cut short.
+            if len(self._doc) == 1 and self._doc[0] == b"{" and line.strip(_WS):
+                # The second line tells the style: indented (jq) output puts only top-level braces at column 0;
+                # unindented multi-line output (json.dumps(indent=0)) does not, so the rule is off for it.
+                self._col0_rule = line[:1] in b" \t{"
+            if line.startswith(b"{") and self._col0_rule:
+                # A top-level brace at column 0: the document we were collecting was cut short.
                 self._abandon_doc(out)
             else:
                 self._continue_doc(line, out)
@@ -160,6 +166,7 @@ class ReportFramer:
         self._doc.append(body)
         self._doc_len = len(body)
         self._depth = depth
+        self._col0_rule = True
 
     def _continue_doc(self, line: bytes, out: list[Framed]) -> None:
         body = line.strip(_WS)

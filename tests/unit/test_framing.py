@@ -157,9 +157,12 @@ json_values = st.recursive(
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
 
 
+STYLES = ["compact", "spaced", "indent2", "indent4", "crlf"]
+
+
 @st.composite
-def encoded(draw: st.DrawFn, obj: object) -> bytes:
-    style = draw(st.sampled_from(["compact", "spaced", "indent2", "indent4", "crlf"]))
+def encoded(draw: st.DrawFn, obj: object, styles: list[str] = STYLES) -> bytes:
+    style = draw(st.sampled_from(styles))
     ascii_only = draw(st.booleans())
     if style == "compact":
         text = json.dumps(obj, separators=(",", ":"), ensure_ascii=ascii_only)
@@ -196,7 +199,7 @@ def streams(draw: st.DrawFn) -> tuple[bytes, list[object]]:
     parts: list[bytes] = []
     for obj in objs:
         parts += draw(st.lists(garbage_lines, max_size=2))
-        parts.append(draw(encoded(obj)))
+        parts.append(draw(encoded(obj, [*STYLES, "indent0"])))
     parts += draw(st.lists(garbage_lines, max_size=2))
     data = b"\n".join(parts)
     if draw(st.booleans()):
@@ -239,3 +242,19 @@ def test_truncated_then_complete_keeps_the_complete_one(obj: dict[str, object], 
     out = frame(head + b"\n" + whole + b"\n")
     assert docs(out)[-1] == obj
     assert sum(1 for d in docs(out) if d == obj) == 1 or head.strip().endswith(b"}")
+
+
+def test_unindented_multiline_report_is_not_mistaken_for_truncation() -> None:
+    obj = {"a": [{"b": 1}, {"c": {"d": 2}}], "e": {}}
+    text = json.dumps(obj, indent=0)
+    assert "\n{" in text  # nested braces at column 0
+    out = frame((text + "\n" + text + "\n").encode())
+    assert docs(out) == [obj, obj]
+    assert skipped(out) == []
+
+
+def test_truncated_line_then_garbage_then_a_complete_report() -> None:
+    line = json.dumps(REPORT)
+    out = frame((line[:40] + "\nerror: lost connection\n" + line + "\n").encode())
+    assert docs(out) == [REPORT]
+    assert skipped(out) == [TRUNCATED]
