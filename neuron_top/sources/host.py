@@ -206,10 +206,7 @@ class HostCollector:
         devices = self.sysfs.devices()
         if devices:
             return f"built-in collector ({self.reason}): reading the Neuron driver's sysfs, {len(devices)} devices"
-        return (
-            f"built-in collector ({self.reason}); no Neuron driver found (no {self.sysfs.root}): "
-            "showing host CPU and memory only"
-        )
+        return f"built-in collector ({self.reason}); {self._no_driver()}: showing host CPU and memory only"
 
     def _prime(self) -> None:
         """Baselines, so the first report's rates cover a real interval where possible."""
@@ -289,6 +286,8 @@ class HostCollector:
         }
 
     def _no_driver(self) -> str:
+        if self.sysfs.root.is_dir():
+            return f"no Neuron devices (the driver's {self.sysfs.root} is empty)"
         return f"neuron driver not found (no {self.sysfs.root})"
 
     def _hw_counters(self, devices: list[Device], period: float) -> dict[str, Any]:

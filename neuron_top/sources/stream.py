@@ -1,6 +1,6 @@
 """Reports from a byte stream: a pipe on stdin, or the stdout of a command such as ``ssh trn-host neuron-monitor``.
 
-Both read with ``select`` plus a wake-up pipe, so ``stop`` and ``close()`` interrupt a read that would otherwise
+Both read with ``poll`` plus a wake-up pipe, so ``stop`` and ``close()`` interrupt a read that would otherwise
 block forever on a quiet pipe. A stream that ends (EOF, a closed or broken pipe, a read error) ends the source with
 a ``Status``; it is never an exception. The child-process helper here is shared with ``MonitorSource``.
 """
@@ -36,7 +36,7 @@ Clock = Callable[[], float]
 
 
 class Waker:
-    """A self-pipe: ``wake()`` from any thread makes a ``select`` on ``fd`` return."""
+    """A self-pipe: ``wake()`` from any thread makes a ``poll`` on ``fd`` return."""
 
     def __init__(self) -> None:
         self.fd, self._w = os.pipe()
@@ -68,17 +68,21 @@ def pump(
     """
     framer = ReportFramer()
     why = "eof"
+    # poll, not select: no FD_SETSIZE limit, and unlike epoll it accepts regular files (``< run.jsonl``).
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    poller.register(waker.fd, select.POLLIN)
     while True:
         if stop.is_set() or closed.is_set():
             return "stopped"
         try:
-            ready, _, _ = select.select([fd, waker.fd], [], [], POLL_SECONDS)
-        except (OSError, ValueError) as exc:  # fd closed under us
+            events = poller.poll(POLL_SECONDS * 1000)
+        except OSError as exc:
             if closed.is_set():
                 return "stopped"
             why = f"read error: {exc}"
             break
-        if fd not in ready:
+        if not any(efd == fd for efd, _ in events):
             continue
         try:
             chunk = os.read(fd, READ_SIZE)
@@ -144,9 +148,9 @@ def _fileno(stream: BinaryIO | int) -> int:
 
 
 class PipeLifecycle:
-    """close() from any thread: wake the reader now, free descriptors once the reader is out of ``select``.
+    """close() from any thread: wake the reader now, free descriptors once the reader is out of ``poll``.
 
-    Closing a descriptor another thread is selecting on is a race (the number can be reused), so ``close()``
+    Closing a descriptor another thread is polling is a race (the number can be reused), so ``close()``
     only frees resources itself when ``items()`` is not running; otherwise ``items()`` frees them on its way out.
     """
 

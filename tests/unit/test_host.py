@@ -84,7 +84,9 @@ def test_without_driver_reports_host_metrics_and_says_the_driver_is_missing(tmp_
     clock = FakeClock()
     statuses, reports = run(collector(tmp_path, clock), 2)
     assert statuses[0].state is State.LIVE
-    assert "no Neuron driver found" in statuses[0].message
+    assert (
+        "neuron driver not found" in statuses[0].message and "host CPU and memory only" in statuses[0].message
+    )
     first, second = reports
     assert first["neuron_runtime_data"] == []
     assert "neuron driver not found" in first["neuron_hardware_info"]["error"]
@@ -363,3 +365,12 @@ def test_close_stops_the_collector_loop(tmp_path: Path) -> None:
     source.close()
     thread.join(10)
     assert not thread.is_alive()
+
+
+def test_empty_driver_directory_says_no_devices(tmp_path: Path) -> None:
+    root = tmp_path / "neuron_device"
+    root.mkdir()
+    clock = FakeClock()
+    statuses, reports = run(collector(tmp_path, clock, sysfs_root=root), 1)
+    assert "no Neuron devices" in statuses[0].message
+    assert "no Neuron devices" in reports[0]["neuron_hardware_info"]["error"]
