@@ -208,3 +208,18 @@ def test_close_wakes_the_restart_wait(tmp_path: Path) -> None:
     source.close()
     thread.join(10)
     assert not thread.is_alive()
+
+
+def test_the_fake_neuron_monitor_script_is_restarted(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "scripts" / "fake-neuron-monitor"
+    conf = tmp_path / "m.conf"
+    conf.write_text('{"period": "10ms", "system_metrics": [{"type": "memory_info"}]}')
+    exe = tmp_path / "neuron-monitor"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {script} --die-after 2 --exit-code 4 "$@"\n')
+    exe.chmod(0o755)
+    sleeps: list[float] = []
+    items = take(MonitorSource(conf, executable=str(exe), sleep=sleeps.append), until=2)
+    assert len([i for i in items if isinstance(i, RawReport)]) == 4
+    restart = next(i for i in items if isinstance(i, Status) and i.state is State.RESTARTING)
+    assert "exited with status 4" in restart.message
+    assert "exiting after 2 reports" in restart.detail
