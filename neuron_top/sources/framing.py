@@ -55,6 +55,8 @@ def brace_depth(line: bytes) -> int:
     An unterminated string runs to the end of the line (it was cut off there), so braces after its opening quote
     do not count either.
     """
+    if b"{" not in line and b"}" not in line:
+        return 0  # most lines of a pretty-printed report: skip the regex
     if b'"' in line:
         line = _STRING.sub(b"", line)
         quote = line.find(b'"')
@@ -84,25 +86,23 @@ class ReportFramer:
     def feed(self, chunk: bytes) -> list[Framed]:
         """Take the next bytes of the stream; return what they completed."""
         out: list[Framed] = []
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            if nl < 0:
-                break
-            if self._partial:
-                self._partial.append(chunk[start:nl])
-                line = b"".join(self._partial)
+        if b"\n" in chunk:
+            lines = chunk.split(b"\n")
+            rest = lines.pop()
+            if self._overlong:  # the first line finishes one we are dropping
+                self._overlong = False
+                lines.pop(0)
                 self._partial.clear()
                 self._partial_len = 0
-            else:
-                line = chunk[start:nl]
-            if self._overlong:
-                self._overlong = False
-            else:
-                self._line(line, out)
-            start = nl + 1
-        if start < len(chunk) and not self._overlong:
-            rest = chunk[start:]
+            elif self._partial:
+                self._partial.append(lines[0])
+                lines[0] = b"".join(self._partial)
+                self._partial.clear()
+                self._partial_len = 0
+            self._lines(lines, out)
+        else:
+            rest = chunk
+        if rest and not self._overlong:
             self._partial.append(rest)
             self._partial_len += len(rest)
             if self._partial_len > self.max_report_bytes:
@@ -113,6 +113,32 @@ class ReportFramer:
                 self._abandon_doc(out)
                 out.append(Skipped(TOO_LARGE, sample(head)))
         return out
+
+    def _lines(self, lines: list[bytes], out: list[Framed]) -> None:
+        """``_line`` for each line, with the common case inlined: a line inside a pretty-printed document whose
+        style is known (this loop is what makes ``jq .`` output cheap to frame). Same result as ``_line``."""
+        doc = self._doc
+        limit = self.max_report_bytes
+        slow = self._line
+        for line in lines:
+            if not doc or (len(doc) == 1 and doc[0] == b"{") or line.startswith((b"{", BOM)):
+                slow(line, out)
+                continue
+            body = line.strip(_WS)
+            if not body:
+                continue
+            if self._doc_len + len(body) > limit:
+                slow(line, out)
+                continue
+            doc.append(body)
+            self._doc_len += len(body)
+            if b"{" in body or b"}" in body:
+                self._depth += brace_depth(body)
+                if self._depth <= 0:
+                    out.append(b"".join(doc))
+                    doc.clear()
+                    self._doc_len = 0
+                    self._depth = 0
 
     def finish(self) -> list[Framed]:
         """The stream ended: flush a last line without newline; an unfinished document is reported truncated."""
@@ -174,6 +200,8 @@ class ReportFramer:
             return
         self._doc.append(body)
         self._doc_len += len(body)
+        if b"{" not in body and b"}" not in body and self._doc_len <= self.max_report_bytes:
+            return  # most lines of a pretty-printed report: depth unchanged, not done
         if self._doc_len > self.max_report_bytes:
             first = self._doc[0]
             self._doc.clear()

@@ -258,3 +258,31 @@ def test_truncated_line_then_garbage_then_a_complete_report() -> None:
     out = frame((line[:40] + "\nerror: lost connection\n" + line + "\n").encode())
     assert docs(out) == [REPORT]
     assert skipped(out) == [TRUNCATED]
+
+
+class ReferenceFramer(ReportFramer):
+    """The framer without its inlined fast loop: every line goes through ``_line``."""
+
+    def _lines(self, lines: list[bytes], out: list[bytes | Skipped]) -> None:
+        for line in lines:
+            self._line(line, out)
+
+
+soup_lines = st.lists(
+    st.sampled_from(
+        [b"{", b"}", b"  {", b"  }", b'  "a": "}{",', b"\xef\xbb\xbf{", b"", b"x", b'{"a": 1}', b"  [{"]
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(streams().map(lambda s: s[0]), soup_lines.map(b"\n".join)), st.integers(1, 50))
+def test_fast_loop_matches_the_line_by_line_reference(data: bytes, chunk: int) -> None:
+    fast, ref = ReportFramer(max_report_bytes=200), ReferenceFramer(max_report_bytes=200)
+    got: list[bytes | Skipped] = []
+    want: list[bytes | Skipped] = []
+    for i in range(0, len(data), chunk):
+        got += fast.feed(data[i : i + chunk])
+        want += ref.feed(data[i : i + chunk])
+    assert got + fast.finish() == want + ref.finish()
