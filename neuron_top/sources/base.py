@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -77,6 +78,7 @@ def wait_for_any(timeout: float, *events: threading.Event, step: float = 0.1) ->
     or its own ``close()`` fires; ``threading`` has no wait-for-several, so this polls the others every ``step``.
     """
     if not events:
+        time.sleep(max(0.0, timeout))
         return False
     first, rest = events[0], events[1:]
     remaining = max(0.0, timeout)
