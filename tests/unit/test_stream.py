@@ -240,3 +240,23 @@ def test_take_stdin_with_a_tty_moves_the_pipe_and_reopens_the_terminal(tmp_path:
     os.waitpid(pid, 0)
     os.close(master)
     assert b"RESULT report-bytes True" in output, output
+
+
+def test_reports_split_across_many_small_writes_arrive_whole() -> None:
+    pretty = json.dumps(json.loads(REPORT), indent=2).replace("\n", "\r\n").encode()
+    data = (b"\xef\xbb\xbf" + pretty + b"\r\n" + REPORT + b"\n") * 20
+    r, w = os.pipe()
+
+    def writer() -> None:
+        for i in range(0, len(data), 7):
+            os.write(w, data[i : i + 7])
+        os.close(w)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    items = collect(StreamSource(r))
+    thread.join()
+    reports = [i for i in items if isinstance(i, RawReport)]
+    assert len(reports) == 40
+    assert all(json.loads(r.data) == json.loads(REPORT) for r in reports)
+    assert not any(isinstance(i, Skipped) for i in items)
