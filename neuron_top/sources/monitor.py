@@ -134,14 +134,20 @@ class MonitorSource(PipeLifecycle):
             except (ValueError, OSError) as exc:  # ConfigError is a ValueError
                 yield Status(State.FAILED, f"cannot apply --tag: {clean(exc)}")
                 return
+        first = True
         while not (stop.is_set() or self._closed.is_set()):
             argv = self.argv()
             if argv is None:
-                yield Status(
-                    State.FAILED,
-                    f"neuron-monitor not found (not on PATH, not in {NEURON_BIN}); is aws-neuronx-tools installed?",
-                )
-                return
+                missing = f"neuron-monitor not found (not on PATH, not in {NEURON_BIN})"
+                if first:
+                    yield Status(State.FAILED, f"{missing}; is aws-neuronx-tools installed?")
+                    return
+                # it was there a moment ago: a package upgrade replacing it, most likely
+                delay = self.backoff.next()
+                yield Status(State.RESTARTING, f"{missing}; retrying in {delay:g} s")
+                self._wait(delay, stop)
+                continue
+            first = False
             started = self._clock()
             try:
                 child = ChildProcess(argv)

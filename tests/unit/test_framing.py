@@ -132,6 +132,7 @@ def test_oversized_pretty_report_is_dropped() -> None:
     assert docs(out)[-1] == REPORT
 
 
+@pytest.mark.shared
 def test_shared_fixtures_frame_as_one_document_each() -> None:
     folder = SHARED / "fixtures" / "neuron-monitor"
     if not folder.is_dir():

@@ -223,3 +223,18 @@ def test_the_fake_neuron_monitor_script_is_restarted(tmp_path: Path) -> None:
     restart = next(i for i in items if isinstance(i, Status) and i.state is State.RESTARTING)
     assert "exited with status 4" in restart.message
     assert "exiting after 2 reports" in restart.detail
+
+
+def test_a_monitor_that_disappears_after_running_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exe = install_fake(tmp_path)
+    found = iter([str(exe), None, None, str(exe)])
+    monkeypatch.setattr("neuron_top.sources.monitor.find_neuron_monitor", lambda path=None: next(found))
+    sleeps: list[float] = []
+    items = take(MonitorSource(sleep=sleeps.append), until=4)
+    restarts = [i.message for i in items if isinstance(i, Status) and i.state is State.RESTARTING]
+    assert "not found" in restarts[1] and "retrying in 2 s" in restarts[1]
+    assert "not found" in restarts[2]
+    assert "exited with status 3" in restarts[3]
+    assert len([i for i in items if isinstance(i, RawReport)]) == 4
