@@ -25,7 +25,7 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,30 +100,27 @@ class HostProbes:
     hostname: Callable[[], str] = socket.gethostname
 
 
-def _cpu_percentages(prev: Any, cur: Any) -> tuple[dict[str, float], tuple[float, ...]]:
-    """neuron-monitor's seven percentages between two psutil samples, and the raw deltas (for averaging)."""
-    deltas = tuple(
-        max(
-            0.0,
-            float(getattr(cur, _PSUTIL_FIELDS.get(f, f), 0.0))
-            - float(getattr(prev, _PSUTIL_FIELDS.get(f, f), 0.0)),
-        )
-        if prev is not None
-        else float(getattr(cur, _PSUTIL_FIELDS.get(f, f), 0.0))
-        for f in _CPU_FIELDS
-    )
-    steal = max(
-        0.0,
-        float(getattr(cur, "steal", 0.0)) - (float(getattr(prev, "steal", 0.0)) if prev is not None else 0.0),
-    )
-    return _percent(deltas, steal), (*deltas, steal)
+_CPU_SOURCES = (*(_PSUTIL_FIELDS.get(f, f) for f in _CPU_FIELDS), "steal")
+"""psutil's names for neuron-monitor's seven fields, plus steal (counted in the total, not shown)."""
 
 
-def _percent(deltas: tuple[float, ...], steal: float) -> dict[str, float]:
-    total = sum(deltas) + steal
+def _cpu_deltas(prev: Any, cur: Any) -> tuple[float, ...]:
+    """Seconds spent in each state since ``prev`` (since boot when ``prev`` is None), in ``_CPU_SOURCES`` order."""
+
+    def value(sample: Any, name: str) -> float:
+        return float(getattr(sample, name, 0.0) or 0.0) if sample is not None else 0.0
+
+    return tuple(max(0.0, value(cur, n) - value(prev, n)) for n in _CPU_SOURCES)
+
+
+def _percent(deltas: Sequence[float]) -> dict[str, float]:
+    """neuron-monitor's seven percentages from ``_cpu_deltas`` (an idle-looking 100 when no time passed)."""
+    total = sum(deltas)
     if total <= 0:
         return {f: (100.0 if f == "idle" else 0.0) for f in _CPU_FIELDS}
-    return {f: round(100.0 * d / total, 2) for f, d in zip(_CPU_FIELDS, deltas, strict=False)}
+    return {
+        f: round(100.0 * d / total, 2) for f, d in zip(_CPU_FIELDS, deltas[: len(_CPU_FIELDS)], strict=True)
+    }
 
 
 class HostCollector:
@@ -254,17 +251,17 @@ class HostCollector:
             return {"period": period, "error": f"cannot read CPU times: {clean(exc)}"}
         prev = self._cpu_prev if self._cpu_prev is not None and len(self._cpu_prev) == len(cur) else None
         usage: dict[str, dict[str, float]] = {}
-        totals = [0.0] * (len(_CPU_FIELDS) + 1)
+        totals = [0.0] * len(_CPU_SOURCES)
         for i, sample in enumerate(cur):
-            pct, deltas = _cpu_percentages(prev[i] if prev else None, sample)
-            usage[str(i)] = pct
+            deltas = _cpu_deltas(prev[i] if prev else None, sample)
+            usage[str(i)] = _percent(deltas)
             totals = [a + b for a, b in zip(totals, deltas, strict=True)]
         self._cpu_prev = cur
         switches = max(0, ctx - self._ctx_prev) if self._ctx_prev is not None else 0
         self._ctx_prev = ctx
         return {
             "period": period,
-            "average_usage": _percent(tuple(totals[:-1]), totals[-1]),
+            "average_usage": _percent(totals),
             "usage_data": usage,
             "context_switch_count": switches,
             "error": "",
