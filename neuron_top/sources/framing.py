@@ -152,6 +152,30 @@ class ReportFramer:
         self._abandon_doc(out)
         return out
 
+    def flush_if_complete(self) -> list[Framed]:
+        """The stream went quiet: deliver a buffered last line now if it completes a report.
+
+        For producers that do not end a report with a newline (``printf %s``, ``jq -j``): without this their
+        report would wait for the next one. A line that does not complete a report stays buffered.
+        """
+        if not self._partial or self._overlong:
+            return []
+        line = b"".join(self._partial)
+        body = line.strip(_WS)
+        if body.startswith(BOM):
+            body = body[len(BOM) :].strip(_WS)
+        if self._doc:
+            complete = not line.startswith(b"{") and self._depth + brace_depth(body) <= 0
+        else:
+            complete = body.startswith(b"{") and body.endswith(b"}") and brace_depth(body) <= 0
+        if not complete:
+            return []
+        self._partial.clear()
+        self._partial_len = 0
+        out: list[Framed] = []
+        self._line(line, out)
+        return out
+
     @property
     def pending(self) -> bool:
         """True while part of a document or line is buffered."""

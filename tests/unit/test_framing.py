@@ -287,3 +287,35 @@ def test_fast_loop_matches_the_line_by_line_reference(data: bytes, chunk: int) -
         got += fast.feed(data[i : i + chunk])
         want += ref.feed(data[i : i + chunk])
     assert got + fast.finish() == want + ref.finish()
+
+
+def test_flush_if_complete_delivers_a_report_without_newline_only_when_whole() -> None:
+    framer = ReportFramer()
+    line = json.dumps(REPORT).encode()
+    assert framer.feed(line[:10]) == []
+    assert framer.flush_if_complete() == []  # incomplete: stays buffered
+    assert framer.feed(line[10:]) == []
+    assert framer.flush_if_complete() == [line]
+    assert not framer.pending
+    pretty = json.dumps(REPORT, indent=2).encode()
+    assert framer.feed(pretty) == []  # the closing brace has no newline yet
+    assert docs(framer.flush_if_complete()) == [REPORT]
+    assert framer.feed(b"\n") + framer.finish() == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(streams(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=12))
+def test_flushing_when_quiet_never_changes_a_valid_stream(
+    stream: tuple[bytes, list[object]], cuts: list[int]
+) -> None:
+    data, objs = stream
+    framer = ReportFramer()
+    out: list[bytes | Skipped] = []
+    last = 0
+    for cut in sorted({c % (len(data) + 1) for c in cuts}):
+        out += framer.feed(data[last:cut])
+        out += framer.flush_if_complete()
+        last = cut
+    out += framer.feed(data[last:]) + framer.finish()
+    assert docs(out) == objs
+    assert skipped(out) == skipped(frame(data))

@@ -260,3 +260,25 @@ def test_reports_split_across_many_small_writes_arrive_whole() -> None:
     assert len(reports) == 40
     assert all(json.loads(r.data) == json.loads(REPORT) for r in reports)
     assert not any(isinstance(i, Skipped) for i in items)
+
+
+def test_a_report_without_newline_arrives_while_the_pipe_stays_open() -> None:
+    r, w = os.pipe()
+    source = StreamSource(r)
+    got: list[object] = []
+    arrived = threading.Event()
+
+    def read() -> None:
+        for item in source.items(threading.Event()):
+            got.append(item)
+            if isinstance(item, RawReport):
+                arrived.set()
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    os.write(w, REPORT)  # no newline, and the writer keeps the pipe open
+    assert arrived.wait(30)
+    source.close()
+    thread.join(10)
+    os.close(w)
+    assert [i.data for i in got if isinstance(i, RawReport)] == [REPORT]
