@@ -35,6 +35,7 @@ import psutil
 
 from neuron_top.config import RUNTIME_METRICS, SYSTEM_METRICS, MonitorConfig, default_config
 from neuron_top.sources.base import Item, RawReport, State, Status, wait_for_any
+from neuron_top.sources.stream import plural
 from neuron_top.sources.sysfs import (
     SYSFS_ROOT,
     Device,
@@ -165,8 +166,12 @@ class HostCollector:
         base = min(periods.values(), default=self.config.period)
         self._prime()
         yield Status(State.LIVE, self.describe())
+        devices = len(self.sysfs.devices())
         while not (stop.is_set() or self._closed.is_set()):
             now = self._clock()
+            if len(self.sysfs.devices()) != devices:  # the driver was loaded or unloaded while we run
+                devices = len(self.sysfs.devices())
+                yield Status(State.LIVE, self.describe())
             due = {
                 g
                 for g, p in periods.items()
@@ -202,7 +207,7 @@ class HostCollector:
     def describe(self) -> str:
         devices = self.sysfs.devices()
         if devices:
-            return f"built-in collector ({self.reason}): reading the Neuron driver's sysfs, {len(devices)} devices"
+            return f"built-in collector ({self.reason}): reading the Neuron driver's sysfs, {plural(len(devices), 'device')}"
         return f"built-in collector ({self.reason}); {self._no_driver()}: showing host CPU and memory only"
 
     def _prime(self) -> None:

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from neuron_top.config import ConfigError, MonitorConfig, default_config, load_config
 from neuron_top.sources.base import Source
@@ -22,17 +22,25 @@ from neuron_top.sources.monitor import MonitorSource, find_neuron_monitor
 from neuron_top.sources.stream import CommandSource, StreamSource, take_stdin_for_reports
 
 
-def stdin_has_reports(fd: int = 0) -> bool:
-    """True when fd 0 is a pipe, socket or regular file (``neuron-monitor | neuron-top``, ``< run.jsonl``).
+def stdin_kind(fd: int = 0) -> Literal["pipe", "file"] | None:
+    """``"pipe"`` for a pipe or socket (``neuron-monitor | neuron-top``), ``"file"`` for a redirected regular file
+    (``neuron-top < run.jsonl``: the CLI may prefer to replay it with its recorded timing), else None.
 
-    A terminal is not, and neither is ``/dev/null`` or a closed stdin (cron, systemd, ``nohup``): those must
+    A terminal gives None, and so do ``/dev/null`` and a closed stdin (cron, systemd, ``nohup``): those must
     not turn into a stream that ends at once.
     """
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISREG(mode)
+        return None
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return "pipe"
+    return "file" if stat.S_ISREG(mode) else None
+
+
+def stdin_has_reports(fd: int = 0) -> bool:
+    """True when stdin is a pipe, socket or regular file (see ``stdin_kind``)."""
+    return stdin_kind(fd) is not None
 
 
 @dataclass
@@ -76,4 +84,4 @@ def choose_live_source(
     return LiveChoice(HostCollector(config, reason="neuron-monitor not found"), None, notes)
 
 
-__all__ = ["ConfigError", "LiveChoice", "choose_live_source", "stdin_has_reports"]
+__all__ = ["ConfigError", "LiveChoice", "choose_live_source", "stdin_has_reports", "stdin_kind"]

@@ -374,3 +374,19 @@ def test_empty_driver_directory_says_no_devices(tmp_path: Path) -> None:
     statuses, reports = run(collector(tmp_path, clock, sysfs_root=root), 1)
     assert "no Neuron devices" in statuses[0].message
     assert "no Neuron devices" in reports[0]["neuron_hardware_info"]["error"]
+
+
+def test_a_driver_loaded_while_running_is_announced(tmp_path: Path) -> None:
+    root = tmp_path / "sys" / "devices" / "virtual" / "neuron_device"
+    clock = FakeClock()
+    source = collector(tmp_path, clock, sysfs_root=root)
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        make_tree(root, layout="old", devices=1)
+
+    source._sleep = sleep
+    statuses, reports = run(source, 2)
+    assert "neuron driver not found" in statuses[0].message
+    assert "1 device" in statuses[1].message and "devices" not in statuses[1].message
+    assert reports[1]["neuron_hardware_info"]["neuron_device_count"] == 1

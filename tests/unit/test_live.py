@@ -11,7 +11,7 @@ import pytest
 
 from neuron_top.config import ConfigError
 from neuron_top.sources.host import HostCollector
-from neuron_top.sources.live import choose_live_source, stdin_has_reports
+from neuron_top.sources.live import choose_live_source, stdin_has_reports, stdin_kind
 from neuron_top.sources.monitor import MonitorSource
 from neuron_top.sources.stream import CommandSource, StreamSource
 
@@ -26,12 +26,12 @@ def tty_like() -> Iterator[int]:
 
 def test_stdin_kinds(tmp_path: Path, tty_like: int) -> None:
     r, w = os.pipe()
-    assert stdin_has_reports(r)
-    assert not stdin_has_reports(tty_like)
+    assert stdin_has_reports(r) and stdin_kind(r) == "pipe"
+    assert not stdin_has_reports(tty_like) and stdin_kind(tty_like) is None
     f = tmp_path / "run.jsonl"
     f.write_text("{}\n")
     with open(f, "rb") as fh:
-        assert stdin_has_reports(fh.fileno())
+        assert stdin_kind(fh.fileno()) == "file"
     os.close(r)
     os.close(w)
     assert not stdin_has_reports(r)  # closed
