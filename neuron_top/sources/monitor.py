@@ -19,15 +19,7 @@ from pathlib import Path
 
 from neuron_top.config import MonitorConfig, default_config, load_config
 from neuron_top.sources.base import Item, State, Status, wait_for_any
-from neuron_top.sources.stream import (
-    ChildProcess,
-    Clock,
-    PipeLifecycle,
-    ReportCounter,
-    describe_exit,
-    plural,
-    pump,
-)
+from neuron_top.sources.stream import ChildProcess, ChildSource, Clock, describe_exit, plural
 from neuron_top.textsafe import clean
 
 NEURON_BIN = Path("/opt/aws/neuron/bin")
@@ -65,7 +57,7 @@ class Backoff:
         self._next = self.first
 
 
-class MonitorSource(PipeLifecycle):
+class MonitorSource(ChildSource):
     """Reports from a neuron-monitor child process, restarted whenever it exits.
 
     ``config_path`` is passed as ``-c``. With ``tag`` (the ``--tag`` flag) the config (or neuron-monitor's
@@ -87,15 +79,13 @@ class MonitorSource(PipeLifecycle):
         backoff: Backoff | None = None,
         healthy_run: float = HEALTHY_RUN,
     ) -> None:
-        super().__init__()
+        super().__init__(clock)
         self.config_path = str(config_path) if config_path is not None else None
         self.tag = tag
         self.executable = executable
-        self._clock = clock
         self._sleep = sleep
         self.backoff = backoff or Backoff()
         self.healthy_run = healthy_run
-        self._child: ChildProcess | None = None
         self._temp_config: str | None = None
 
     def config_for_tag(self) -> MonitorConfig:
@@ -110,14 +100,6 @@ class MonitorSource(PipeLifecycle):
             return None
         config = self._temp_config or self.config_path
         return [exe, "-c", config] if config else [exe]
-
-    def items(self, stop: threading.Event) -> Iterator[Item]:
-        if not self._enter():
-            return
-        try:
-            yield from self._items(stop)
-        finally:
-            self._leave()
 
     def _wait(self, seconds: float, stop: threading.Event) -> None:
         if stop.is_set() or self._closed.is_set():
@@ -159,35 +141,23 @@ class MonitorSource(PipeLifecycle):
                 )
                 self._wait(delay, stop)
                 continue
-            with self._lock:
-                self._child = child
-            if self._closed.is_set():
-                child.terminate()
-                return
-            yield Status(State.STARTING, f"started {clean(' '.join(argv))} (pid {child.pid})")
-            counter = ReportCounter()
-            why = yield from counter.relay(
-                pump(child.stdout_fd, stop, self._closed, self._waker, self._clock),
+            end = yield from self._run(
+                child,
+                stop,
+                f"started {clean(' '.join(argv))} (pid {child.pid})",
                 f"neuron-monitor (pid {child.pid})",
             )
-            if why == "stopped":
-                child.terminate()
+            if end is None:
                 return
-            code = child.wait(5.0)
-            if code is None:  # closed stdout but still running: useless to us
-                child.terminate()
-                code = child.wait(0)
-            detail = child.stderr_tail(wait=1.0)
-            child.close_pipes()
             ran = self._clock() - started
-            if counter.reports and ran >= self.healthy_run:
+            if end.reports and ran >= self.healthy_run:
                 self.backoff.reset()
             delay = self.backoff.next()
             yield Status(
                 State.RESTARTING,
-                f"neuron-monitor {describe_exit(code)} after {ran:.0f} s and {plural(counter.reports, 'report')}; "
+                f"neuron-monitor {describe_exit(end.code)} after {ran:.0f} s and {plural(end.reports, 'report')}; "
                 f"restarting in {delay:g} s",
-                detail=detail,
+                detail=end.detail,
             )
             self._wait(delay, stop)
 
@@ -197,15 +167,8 @@ class MonitorSource(PipeLifecycle):
             f.write(config.to_json())
         self._temp_config = path
 
-    def _stop_children(self) -> None:
-        with self._lock:
-            child = self._child
-        if child is not None:
-            child.terminate(close_pipes=False)
-
     def _release(self) -> None:
-        if self._child is not None:
-            self._child.close_pipes()
+        super()._release()
         if self._temp_config is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self._temp_config)

@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
@@ -165,18 +166,22 @@ class PipeLifecycle:
         self._running = False
         self._released = False
 
-    def _enter(self) -> bool:
+    def items(self, stop: threading.Event) -> Iterator[Item]:
         with self._lock:
             if self._closed.is_set():
-                return False
+                return
             self._running = True
-            return True
+        try:
+            yield from self._items(stop)
+        finally:
+            with self._lock:
+                self._running = False
+                if self._closed.is_set():
+                    self._release_locked()
 
-    def _leave(self) -> None:
-        with self._lock:
-            self._running = False
-            if self._closed.is_set():
-                self._release_locked()
+    def _items(self, stop: threading.Event) -> Iterator[Item]:
+        """The source's own item stream (``items`` adds the close/release bookkeeping)."""
+        raise NotImplementedError
 
     def close(self) -> None:
         with self._lock:
@@ -207,14 +212,6 @@ class StreamSource(PipeLifecycle):
         self.name = clean(name, 60)
         self._stream = stream
         self._clock = clock
-
-    def items(self, stop: threading.Event) -> Iterator[Item]:
-        if not self._enter():
-            return
-        try:
-            yield from self._items(stop)
-        finally:
-            self._leave()
 
     def _items(self, stop: threading.Event) -> Iterator[Item]:
         try:
@@ -369,7 +366,61 @@ class ChildProcess:
                 self.proc.send_signal(sig)
 
 
-class CommandSource(PipeLifecycle):
+@dataclass(frozen=True)
+class ChildExit:
+    """How a child's stream ended: its exit code (None if it could not be reaped), stderr tail, reports read."""
+
+    code: int | None
+    detail: str
+    reports: int
+
+
+class ChildSource(PipeLifecycle):
+    """A source reading reports from child processes (a ``--command``, neuron-monitor)."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self._clock = clock
+        self._child: ChildProcess | None = None
+
+    def _run(
+        self, child: ChildProcess, stop: threading.Event, started: str, live: str
+    ) -> Generator[Item, None, ChildExit | None]:
+        """Announce ``child``, relay its reports until its stdout ends and reap it; None when stopped or closed
+        (the child is then terminated)."""
+        with self._lock:
+            self._child = child
+        if self._closed.is_set():
+            child.terminate()
+            return None
+        yield Status(State.STARTING, started)
+        counter = ReportCounter()
+        why = yield from counter.relay(
+            pump(child.stdout_fd, stop, self._closed, self._waker, self._clock), live
+        )
+        if why == "stopped":
+            child.terminate()
+            return None
+        code = child.wait(5.0)
+        if code is None:  # it closed its stdout but lives on: we are done with it
+            child.terminate()
+            code = child.wait(0)
+        detail = child.stderr_tail(wait=1.0)
+        child.close_pipes()
+        return ChildExit(code, detail, counter.reports)
+
+    def _stop_children(self) -> None:
+        with self._lock:
+            child = self._child
+        if child is not None:
+            child.terminate(close_pipes=False)
+
+    def _release(self) -> None:
+        if self._child is not None:
+            self._child.close_pipes()
+
+
+class CommandSource(ChildSource):
     """Reports from the stdout of a command, e.g. ``--command "ssh trn-host neuron-monitor"``.
 
     A plain command is split with ``shlex``; one using shell syntax (pipes, ``&&``, ``$VAR``) runs under
@@ -379,20 +430,10 @@ class CommandSource(PipeLifecycle):
     """
 
     def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time) -> None:
-        super().__init__()
+        super().__init__(clock)
         self.command = command
         self.name = clean(command, 60)
         self._shell = needs_shell(command) if shell is None else shell
-        self._clock = clock
-        self._child: ChildProcess | None = None
-
-    def items(self, stop: threading.Event) -> Iterator[Item]:
-        if not self._enter():
-            return
-        try:
-            yield from self._items(stop)
-        finally:
-            self._leave()
 
     def _items(self, stop: threading.Event) -> Iterator[Item]:
         try:
@@ -406,42 +447,19 @@ class CommandSource(PipeLifecycle):
         except OSError as exc:
             yield Status(State.FAILED, f"cannot run {self.name}: {clean(exc.strerror or exc)}")
             return
-        with self._lock:
-            self._child = child
-        if self._closed.is_set():
-            child.terminate()
-            return
-        yield Status(State.STARTING, f"started {self.name} (pid {child.pid})")
-        counter = ReportCounter()
-        why = yield from counter.relay(
-            pump(child.stdout_fd, stop, self._closed, self._waker, self._clock),
+        end = yield from self._run(
+            child,
+            stop,
+            f"started {self.name} (pid {child.pid})",
             f"reports from {self.name} (pid {child.pid})",
         )
-        if why == "stopped":
-            child.terminate()
+        if end is None:
             return
-        code = child.wait(5.0)
-        if code is None:  # it closed its stdout but lives on: we are done with it
-            child.terminate()
-            code = child.wait(0)
-        detail = child.stderr_tail(wait=1.0)
-        child.close_pipes()
-        state = State.FAILED if counter.reports == 0 and code != 0 else State.ENDED
         yield Status(
-            state,
-            f"stream ended: {self.name} {describe_exit(code)} after {plural(counter.reports, 'report')}",
-            detail=detail,
+            State.FAILED if end.reports == 0 and end.code != 0 else State.ENDED,
+            f"stream ended: {self.name} {describe_exit(end.code)} after {plural(end.reports, 'report')}",
+            detail=end.detail,
         )
-
-    def _stop_children(self) -> None:
-        with self._lock:
-            child = self._child
-        if child is not None:
-            child.terminate(close_pipes=False)
-
-    def _release(self) -> None:
-        if self._child is not None:
-            self._child.close_pipes()
 
 
 def plural(n: int, word: str) -> str:
