@@ -16,6 +16,7 @@ from neuron_top.schema import Report
 from neuron_top.sources.base import RawReport, State, Status
 from neuron_top.sources.host import SYSFS_TAG, HostCollector, HostProbes
 from neuron_top.sources.sysfs import NeuronSysfs, parse_neuron_ls, read_int
+from tests.unit.source_threads import Running
 
 CpuTimes = namedtuple("CpuTimes", "user nice system idle iowait irq softirq steal")
 Mem = namedtuple("Mem", "total used")
@@ -356,15 +357,9 @@ def test_device_list_changes_are_noticed(tmp_path: Path) -> None:
 
 
 def test_close_stops_the_collector_loop(tmp_path: Path) -> None:
-    source = HostCollector(sysfs_root=tmp_path, neuron_ls=lambda: None, probes=probes())
-    got: list[object] = []
-    thread = threading.Thread(target=lambda: got.extend(source.items(threading.Event())))
-    thread.start()
-    while not any(isinstance(i, RawReport) for i in got):
-        thread.join(0.01)
-    source.close()
-    thread.join(10)
-    assert not thread.is_alive()
+    running = Running(HostCollector(sysfs_root=tmp_path, neuron_ls=lambda: None, probes=probes()))
+    running.wait_for(lambda i: isinstance(i, RawReport))
+    assert running.close()  # long before the next 5 s report
 
 
 def test_empty_driver_directory_says_no_devices(tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ import json
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from neuron_top.sources.base import RawReport, State, Status
 from neuron_top.sources.monitor import Backoff, MonitorSource, find_neuron_monitor
+from tests.unit.source_threads import Running
 
 REPORT = {"neuron_runtime_data": [], "system_data": {"memory_info": {"memory_total_bytes": 7}}}
 
@@ -183,31 +183,20 @@ def test_not_found_at_all_fails(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_close_terminates_a_running_monitor_and_ends_items(tmp_path: Path) -> None:
     exe = install_fake(tmp_path, reports=1, tail="time.sleep(600)")
     source = MonitorSource(executable=str(exe))
-    got: list[object] = []
-    thread = threading.Thread(target=lambda: got.extend(source.items(threading.Event())))
-    thread.start()
-    while not any(isinstance(i, RawReport) for i in got):
-        time.sleep(0.01)
+    running = Running(source)
+    running.wait_for(lambda i: isinstance(i, RawReport))
     child = source._child
     assert child is not None
-    source.close()
-    thread.join(10)
-    assert not thread.is_alive()
+    assert running.close()
     assert child.proc.poll() is not None
-    assert not any(isinstance(i, Status) and i.state is State.RESTARTING for i in got)
+    assert not any(isinstance(i, Status) and i.state is State.RESTARTING for i in running.got)
 
 
 def test_close_wakes_the_restart_wait(tmp_path: Path) -> None:
     exe = install_fake(tmp_path, reports=0)
-    source = MonitorSource(executable=str(exe), backoff=Backoff(first=600))
-    got: list[object] = []
-    thread = threading.Thread(target=lambda: got.extend(source.items(threading.Event())))
-    thread.start()
-    while not any(isinstance(i, Status) and i.state is State.RESTARTING for i in got):
-        time.sleep(0.01)
-    source.close()
-    thread.join(10)
-    assert not thread.is_alive()
+    running = Running(MonitorSource(executable=str(exe), backoff=Backoff(first=600)))
+    running.wait_for(lambda i: isinstance(i, Status) and i.state is State.RESTARTING)
+    assert running.close()  # long before the 600 s back-off is over
 
 
 def test_the_fake_neuron_monitor_script_is_restarted(tmp_path: Path) -> None:
