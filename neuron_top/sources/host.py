@@ -34,7 +34,7 @@ import msgspec
 import psutil
 
 from neuron_top.config import RUNTIME_METRICS, SYSTEM_METRICS, MonitorConfig, default_config
-from neuron_top.sources.base import Item, RawReport, State, Status, wait_for_any
+from neuron_top.sources.base import Item, RawReport, State, Status, pause
 from neuron_top.sources.stream import plural
 from neuron_top.sources.sysfs import (
     SYSFS_ROOT,
@@ -186,12 +186,7 @@ class HostCollector:
             # like neuron-monitor: sleep until the next group is due (each group keeps its own period)
             next_due = min((self._last_emit.get(g, now) + p for g, p in periods.items()), default=now + base)
             delay = max(0.0, next_due - self._clock())
-            if stop.is_set() or self._closed.is_set():
-                break
-            if self._sleep is not None:
-                self._sleep(delay)
-            else:
-                wait_for_any(delay, stop, self._closed)
+            pause(delay, self._sleep, stop, self._closed)
 
     def close(self) -> None:
         self._closed.set()

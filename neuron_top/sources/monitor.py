@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from neuron_top.config import MonitorConfig, default_config, load_config
-from neuron_top.sources.base import Item, State, Status, wait_for_any
+from neuron_top.sources.base import Item, State, Status, pause
 from neuron_top.sources.stream import ChildProcess, ChildSource, Clock, describe_exit, plural
 from neuron_top.textsafe import clean
 
@@ -102,12 +102,7 @@ class MonitorSource(ChildSource):
         return [exe, "-c", config] if config else [exe]
 
     def _wait(self, seconds: float, stop: threading.Event) -> None:
-        if stop.is_set() or self._closed.is_set():
-            return
-        if self._sleep is not None:
-            self._sleep(seconds)
-        else:
-            wait_for_any(seconds, stop, self._closed)
+        pause(seconds, self._sleep, stop, self._closed)
 
     def _items(self, stop: threading.Event) -> Iterator[Item]:
         if self.tag is not None:

@@ -241,8 +241,19 @@ def test_truncated_then_complete_keeps_the_complete_one(obj: dict[str, object], 
     cut = data.draw(st.integers(min_value=1, max_value=len(whole) - 1))
     head = whole[:cut]
     out = frame(head + b"\n" + whole + b"\n")
-    assert docs(out)[-1] == obj
-    assert sum(1 for d in docs(out) if d == obj) == 1 or head.strip().endswith(b"}")
+    # The complete report always comes out last. The cut-off one is reported as truncated, or, when it happens to
+    # look balanced (braces inside strings fool the one-line fast path), passed on for the decoder to reject.
+    assert out[-1] == whole.replace(b"\r", b"") or json.loads(out[-1]) == obj  # type: ignore[arg-type]
+    for item in out[:-1]:
+        assert isinstance(item, Skipped) or not _is_json(item)
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
 
 
 def test_unindented_multiline_report_is_not_mistaken_for_truncation() -> None:
