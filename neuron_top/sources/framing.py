@@ -6,7 +6,9 @@ shell noise land between reports, and a monitor killed mid-write leaves half a r
 
 The framer works line by line (JSON strings cannot hold a raw newline, so a line break is never inside a string):
 
-* A line that starts with ``{`` and has as many ``}`` as ``{`` is a whole report: the fast path, two C-speed counts.
+* A line that starts with ``{``, ends with ``}`` and has as many ``}`` as ``{`` is a whole report: the fast path,
+  two C-speed counts. (A cut-off line can pass it when braces inside strings balance the count; the decoder then
+  rejects it as malformed, and the next report is unaffected.)
 * A line that starts with ``{`` but does not balance opens a document; following lines are added until the brace
   depth (counted outside strings) returns to zero. Lines are stripped and joined, so every document comes out on
   one line (ready to be recorded as JSON Lines).
