@@ -181,7 +181,7 @@ def find_neuron_ls() -> str | None:
     return str(fallback) if os.access(fallback, os.X_OK) else None
 
 
-def run_neuron_ls(exe: str | None = None, timeout: float = 10.0) -> bytes | None:
+def run_neuron_ls(exe: str | None = None, timeout: float = 5.0) -> bytes | None:
     """neuron-ls's JSON output, trying the current flag then the Neuron 2.34 one; None when it is absent or fails."""
     exe = exe or find_neuron_ls()
     if exe is None:
