@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -77,6 +78,7 @@ def wait_for_any(timeout: float, *events: threading.Event, step: float = 0.1) ->
     or its own ``close()`` fires; ``threading`` has no wait-for-several, so this polls the others every ``step``.
     """
     if not events:
+        time.sleep(max(0.0, timeout))
         return False
     first, rest = events[0], events[1:]
     remaining = max(0.0, timeout)
@@ -89,3 +91,16 @@ def wait_for_any(timeout: float, *events: threading.Event, step: float = 0.1) ->
         if first.wait(chunk):
             return True
         remaining -= chunk
+
+
+def pause(
+    seconds: float, sleep: Callable[[float], object] | None, stop: threading.Event, closed: threading.Event
+) -> None:
+    """A source's wait between reports or restarts: nothing once stopped or closed; the injected ``sleep`` when
+    there is one (tests and replays drive time); else a wait that ``stop`` or ``close()`` cut short."""
+    if stop.is_set() or closed.is_set():
+        return
+    if sleep is not None:
+        sleep(seconds)
+    else:
+        wait_for_any(seconds, stop, closed)

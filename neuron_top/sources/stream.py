@@ -1,6 +1,6 @@
 """Reports from a byte stream: a pipe on stdin, or the stdout of a command such as ``ssh trn-host neuron-monitor``.
 
-Both read with ``select`` plus a wake-up pipe, so ``stop`` and ``close()`` interrupt a read that would otherwise
+Both read with ``poll`` plus a wake-up pipe, so ``stop`` and ``close()`` interrupt a read that would otherwise
 block forever on a quiet pipe. A stream that ends (EOF, a closed or broken pipe, a read error) ends the source with
 a ``Status``; it is never an exception. The child-process helper here is shared with ``MonitorSource``.
 """
@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
@@ -36,7 +37,7 @@ Clock = Callable[[], float]
 
 
 class Waker:
-    """A self-pipe: ``wake()`` from any thread makes a ``select`` on ``fd`` return."""
+    """A self-pipe: ``wake()`` from any thread makes a ``poll`` on ``fd`` return."""
 
     def __init__(self) -> None:
         self.fd, self._w = os.pipe()
@@ -68,17 +69,25 @@ def pump(
     """
     framer = ReportFramer()
     why = "eof"
+    # poll, not select: no FD_SETSIZE limit, and unlike epoll it accepts regular files (``< run.jsonl``).
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    poller.register(waker.fd, select.POLLIN)
     while True:
         if stop.is_set() or closed.is_set():
             return "stopped"
         try:
-            ready, _, _ = select.select([fd, waker.fd], [], [], POLL_SECONDS)
-        except (OSError, ValueError) as exc:  # fd closed under us
+            events = poller.poll(POLL_SECONDS * 1000)
+        except OSError as exc:
             if closed.is_set():
                 return "stopped"
             why = f"read error: {exc}"
             break
-        if fd not in ready:
+        if not any(efd == fd for efd, _ in events):
+            if not events:  # quiet: a report without its newline need not wait for the next one
+                now = clock()
+                for piece in framer.flush_if_complete():
+                    yield RawReport(piece, ts=now) if isinstance(piece, bytes) else piece
             continue
         try:
             chunk = os.read(fd, READ_SIZE)
@@ -97,7 +106,8 @@ def pump(
     now = clock()
     for piece in framer.finish():
         yield RawReport(piece, ts=now) if isinstance(piece, bytes) else piece
-    return why
+    # close() kills a child and wakes us at once: the EOF that follows is ours, not the stream's.
+    return "stopped" if closed.is_set() else why
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -142,10 +152,10 @@ def _fileno(stream: BinaryIO | int) -> int:
     return stream if isinstance(stream, int) else stream.fileno()
 
 
-class _Lifecycle:
-    """close() from any thread: wake the reader now, free descriptors once the reader is out of ``select``.
+class PipeLifecycle:
+    """close() from any thread: wake the reader now, free descriptors once the reader is out of ``poll``.
 
-    Closing a descriptor another thread is selecting on is a race (the number can be reused), so ``close()``
+    Closing a descriptor another thread is polling is a race (the number can be reused), so ``close()``
     only frees resources itself when ``items()`` is not running; otherwise ``items()`` frees them on its way out.
     """
 
@@ -156,18 +166,22 @@ class _Lifecycle:
         self._running = False
         self._released = False
 
-    def _enter(self) -> bool:
+    def items(self, stop: threading.Event) -> Iterator[Item]:
         with self._lock:
             if self._closed.is_set():
-                return False
+                return
             self._running = True
-            return True
+        try:
+            yield from self._items(stop)
+        finally:
+            with self._lock:
+                self._running = False
+                if self._closed.is_set():
+                    self._release_locked()
 
-    def _leave(self) -> None:
-        with self._lock:
-            self._running = False
-            if self._closed.is_set():
-                self._release_locked()
+    def _items(self, stop: threading.Event) -> Iterator[Item]:
+        """The source's own item stream (``items`` adds the close/release bookkeeping)."""
+        raise NotImplementedError
 
     def close(self) -> None:
         with self._lock:
@@ -190,7 +204,7 @@ class _Lifecycle:
         """Terminate child processes (called by every close(), outside the lock)."""
 
 
-class StreamSource(_Lifecycle):
+class StreamSource(PipeLifecycle):
     """Reports from an already open binary stream (usually the stdin pipe from ``take_stdin_for_reports``)."""
 
     def __init__(self, stream: BinaryIO | int, name: str = "stdin", *, clock: Clock = time.time) -> None:
@@ -199,14 +213,6 @@ class StreamSource(_Lifecycle):
         self._stream = stream
         self._clock = clock
 
-    def items(self, stop: threading.Event) -> Iterator[Item]:
-        if not self._enter():
-            return
-        try:
-            yield from self._items(stop)
-        finally:
-            self._leave()
-
     def _items(self, stop: threading.Event) -> Iterator[Item]:
         try:
             fd = _fileno(self._stream)
@@ -214,7 +220,7 @@ class StreamSource(_Lifecycle):
             yield Status(State.FAILED, f"cannot read {self.name}: {clean(exc)}")
             return
         yield Status(State.STARTING, f"waiting for reports on {self.name}")
-        counter = _Counter()
+        counter = ReportCounter()
         why = yield from counter.relay(
             pump(fd, stop, self._closed, self._waker, self._clock), f"reports from {self.name}"
         )
@@ -222,7 +228,7 @@ class StreamSource(_Lifecycle):
             return
         how = "end of input" if why == "eof" else clean(why)
         yield Status(
-            State.ENDED, f"stream ended ({how} on {self.name}) after {_plural(counter.reports, 'report')}"
+            State.ENDED, f"stream ended ({how} on {self.name}) after {plural(counter.reports, 'report')}"
         )
 
     def _release(self) -> None:
@@ -231,7 +237,7 @@ class StreamSource(_Lifecycle):
                 self._stream.close()
 
 
-class _Counter:
+class ReportCounter:
     """Counts reports passing through and announces LIVE at the first one."""
 
     def __init__(self) -> None:
@@ -360,7 +366,61 @@ class ChildProcess:
                 self.proc.send_signal(sig)
 
 
-class CommandSource(_Lifecycle):
+@dataclass(frozen=True)
+class ChildExit:
+    """How a child's stream ended: its exit code (None if it could not be reaped), stderr tail, reports read."""
+
+    code: int | None
+    detail: str
+    reports: int
+
+
+class ChildSource(PipeLifecycle):
+    """A source reading reports from child processes (a ``--command``, neuron-monitor)."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self._clock = clock
+        self._child: ChildProcess | None = None
+
+    def _run(
+        self, child: ChildProcess, stop: threading.Event, started: str, live: str
+    ) -> Generator[Item, None, ChildExit | None]:
+        """Announce ``child``, relay its reports until its stdout ends and reap it; None when stopped or closed
+        (the child is then terminated)."""
+        with self._lock:
+            self._child = child
+        if self._closed.is_set():
+            child.terminate()
+            return None
+        yield Status(State.STARTING, started)
+        counter = ReportCounter()
+        why = yield from counter.relay(
+            pump(child.stdout_fd, stop, self._closed, self._waker, self._clock), live
+        )
+        if why == "stopped":
+            child.terminate()
+            return None
+        code = child.wait(5.0)
+        if code is None:  # it closed its stdout but lives on: we are done with it
+            child.terminate()
+            code = child.wait(0)
+        detail = child.stderr_tail(wait=1.0)
+        child.close_pipes()
+        return ChildExit(code, detail, counter.reports)
+
+    def _stop_children(self) -> None:
+        with self._lock:
+            child = self._child
+        if child is not None:
+            child.terminate(close_pipes=False)
+
+    def _release(self) -> None:
+        if self._child is not None:
+            self._child.close_pipes()
+
+
+class CommandSource(ChildSource):
     """Reports from the stdout of a command, e.g. ``--command "ssh trn-host neuron-monitor"``.
 
     A plain command is split with ``shlex``; one using shell syntax (pipes, ``&&``, ``$VAR``) runs under
@@ -370,20 +430,10 @@ class CommandSource(_Lifecycle):
     """
 
     def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time) -> None:
-        super().__init__()
+        super().__init__(clock)
         self.command = command
         self.name = clean(command, 60)
         self._shell = needs_shell(command) if shell is None else shell
-        self._clock = clock
-        self._child: ChildProcess | None = None
-
-    def items(self, stop: threading.Event) -> Iterator[Item]:
-        if not self._enter():
-            return
-        try:
-            yield from self._items(stop)
-        finally:
-            self._leave()
 
     def _items(self, stop: threading.Event) -> Iterator[Item]:
         try:
@@ -397,43 +447,20 @@ class CommandSource(_Lifecycle):
         except OSError as exc:
             yield Status(State.FAILED, f"cannot run {self.name}: {clean(exc.strerror or exc)}")
             return
-        with self._lock:
-            self._child = child
-        if self._closed.is_set():
-            child.terminate()
-            return
-        yield Status(State.STARTING, f"started {self.name} (pid {child.pid})")
-        counter = _Counter()
-        why = yield from counter.relay(
-            pump(child.stdout_fd, stop, self._closed, self._waker, self._clock),
+        end = yield from self._run(
+            child,
+            stop,
+            f"started {self.name} (pid {child.pid})",
             f"reports from {self.name} (pid {child.pid})",
         )
-        if why == "stopped":
-            child.terminate()
+        if end is None:
             return
-        code = child.wait(5.0)
-        if code is None:  # it closed its stdout but lives on: we are done with it
-            child.terminate()
-            code = child.wait(0)
-        detail = child.stderr_tail(wait=1.0)
-        child.close_pipes()
-        state = State.FAILED if counter.reports == 0 and code != 0 else State.ENDED
         yield Status(
-            state,
-            f"stream ended: {self.name} {describe_exit(code)} after {_plural(counter.reports, 'report')}",
-            detail=detail,
+            State.FAILED if end.reports == 0 and end.code != 0 else State.ENDED,
+            f"stream ended: {self.name} {describe_exit(end.code)} after {plural(end.reports, 'report')}",
+            detail=end.detail,
         )
 
-    def _stop_children(self) -> None:
-        with self._lock:
-            child = self._child
-        if child is not None:
-            child.terminate(close_pipes=False)
 
-    def _release(self) -> None:
-        if self._child is not None:
-            self._child.close_pipes()
-
-
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"

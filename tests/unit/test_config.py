@@ -185,6 +185,7 @@ def test_default_config_is_every_group_every_5_seconds() -> None:
     assert len(periods) == 7 and set(periods.values()) == {5.0}
 
 
+@pytest.mark.shared
 def test_shared_example_config_loads() -> None:
     path = SHARED / "reference" / "monitor.conf.example.json"
     if not path.is_file():

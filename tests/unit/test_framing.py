@@ -132,6 +132,7 @@ def test_oversized_pretty_report_is_dropped() -> None:
     assert docs(out)[-1] == REPORT
 
 
+@pytest.mark.shared
 def test_shared_fixtures_frame_as_one_document_each() -> None:
     folder = SHARED / "fixtures" / "neuron-monitor"
     if not folder.is_dir():
@@ -157,9 +158,12 @@ json_values = st.recursive(
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
 
 
+STYLES = ["compact", "spaced", "indent2", "indent4", "crlf"]
+
+
 @st.composite
-def encoded(draw: st.DrawFn, obj: object) -> bytes:
-    style = draw(st.sampled_from(["compact", "spaced", "indent2", "indent4", "crlf"]))
+def encoded(draw: st.DrawFn, obj: object, styles: list[str] = STYLES) -> bytes:
+    style = draw(st.sampled_from(styles))
     ascii_only = draw(st.booleans())
     if style == "compact":
         text = json.dumps(obj, separators=(",", ":"), ensure_ascii=ascii_only)
@@ -196,7 +200,7 @@ def streams(draw: st.DrawFn) -> tuple[bytes, list[object]]:
     parts: list[bytes] = []
     for obj in objs:
         parts += draw(st.lists(garbage_lines, max_size=2))
-        parts.append(draw(encoded(obj)))
+        parts.append(draw(encoded(obj, [*STYLES, "indent0"])))
     parts += draw(st.lists(garbage_lines, max_size=2))
     data = b"\n".join(parts)
     if draw(st.booleans()):
@@ -237,5 +241,92 @@ def test_truncated_then_complete_keeps_the_complete_one(obj: dict[str, object], 
     cut = data.draw(st.integers(min_value=1, max_value=len(whole) - 1))
     head = whole[:cut]
     out = frame(head + b"\n" + whole + b"\n")
-    assert docs(out)[-1] == obj
-    assert sum(1 for d in docs(out) if d == obj) == 1 or head.strip().endswith(b"}")
+    # The complete report always comes out last. The cut-off one is reported as truncated, or, when it happens to
+    # look balanced (braces inside strings fool the one-line fast path), passed on for the decoder to reject.
+    assert out[-1] == whole.replace(b"\r", b"") or json.loads(out[-1]) == obj  # type: ignore[arg-type]
+    for item in out[:-1]:
+        assert isinstance(item, Skipped) or not _is_json(item)
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+def test_unindented_multiline_report_is_not_mistaken_for_truncation() -> None:
+    obj = {"a": [{"b": 1}, {"c": {"d": 2}}], "e": {}}
+    text = json.dumps(obj, indent=0)
+    assert "\n{" in text  # nested braces at column 0
+    out = frame((text + "\n" + text + "\n").encode())
+    assert docs(out) == [obj, obj]
+    assert skipped(out) == []
+
+
+def test_truncated_line_then_garbage_then_a_complete_report() -> None:
+    line = json.dumps(REPORT)
+    out = frame((line[:40] + "\nerror: lost connection\n" + line + "\n").encode())
+    assert docs(out) == [REPORT]
+    assert skipped(out) == [TRUNCATED]
+
+
+class ReferenceFramer(ReportFramer):
+    """The framer without its inlined fast loop: every line goes through ``_line``."""
+
+    def _lines(self, lines: list[bytes], out: list[bytes | Skipped]) -> None:
+        for line in lines:
+            self._line(line, out)
+
+
+soup_lines = st.lists(
+    st.sampled_from(
+        [b"{", b"}", b"  {", b"  }", b'  "a": "}{",', b"\xef\xbb\xbf{", b"", b"x", b'{"a": 1}', b"  [{"]
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(streams().map(lambda s: s[0]), soup_lines.map(b"\n".join)), st.integers(1, 50))
+def test_fast_loop_matches_the_line_by_line_reference(data: bytes, chunk: int) -> None:
+    fast, ref = ReportFramer(max_report_bytes=200), ReferenceFramer(max_report_bytes=200)
+    got: list[bytes | Skipped] = []
+    want: list[bytes | Skipped] = []
+    for i in range(0, len(data), chunk):
+        got += fast.feed(data[i : i + chunk])
+        want += ref.feed(data[i : i + chunk])
+    assert got + fast.finish() == want + ref.finish()
+
+
+def test_flush_if_complete_delivers_a_report_without_newline_only_when_whole() -> None:
+    framer = ReportFramer()
+    line = json.dumps(REPORT).encode()
+    assert framer.feed(line[:10]) == []
+    assert framer.flush_if_complete() == []  # incomplete: stays buffered
+    assert framer.feed(line[10:]) == []
+    assert framer.flush_if_complete() == [line]
+    assert not framer.pending
+    pretty = json.dumps(REPORT, indent=2).encode()
+    assert framer.feed(pretty) == []  # the closing brace has no newline yet
+    assert docs(framer.flush_if_complete()) == [REPORT]
+    assert framer.feed(b"\n") + framer.finish() == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(streams(), st.lists(st.integers(min_value=0, max_value=10_000), max_size=12))
+def test_flushing_when_quiet_never_changes_a_valid_stream(
+    stream: tuple[bytes, list[object]], cuts: list[int]
+) -> None:
+    data, objs = stream
+    framer = ReportFramer()
+    out: list[bytes | Skipped] = []
+    last = 0
+    for cut in sorted({c % (len(data) + 1) for c in cuts}):
+        out += framer.feed(data[last:cut])
+        out += framer.flush_if_complete()
+        last = cut
+    out += framer.feed(data[last:]) + framer.finish()
+    assert docs(out) == objs
+    assert skipped(out) == skipped(frame(data))

@@ -8,7 +8,6 @@ import pty
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from neuron_top.sources.stream import (
     describe_exit,
     needs_shell,
 )
+from tests.unit.source_threads import Running
 
 REPORT = json.dumps({"system_data": {"memory_info": {"memory_total_bytes": 1}}}).encode()
 
@@ -71,17 +71,11 @@ def test_empty_input_ends_without_going_live() -> None:
 def test_close_from_another_thread_wakes_a_blocked_read() -> None:
     r, w = os.pipe()
     source = StreamSource(r)
-    stop = threading.Event()
-    got: list[object] = []
-    thread = threading.Thread(target=lambda: got.extend(source.items(stop)))
-    thread.start()
+    running = Running(source)
     os.write(w, REPORT + b"\n")
-    while not any(isinstance(i, RawReport) for i in got):
-        time.sleep(0.01)
-    source.close()
-    thread.join(10)
-    assert not thread.is_alive()
-    assert states(got) == [State.STARTING, State.LIVE]  # closed, not ended: no ENDED status
+    running.wait_for(lambda i: isinstance(i, RawReport))
+    assert running.close()
+    assert states(running.got) == [State.STARTING, State.LIVE]  # closed, not ended: no ENDED status
     source.close()  # twice is fine
     os.close(w)
 
@@ -162,17 +156,11 @@ def test_close_terminates_a_running_command(tmp_path: Path) -> None:
         "time.sleep(600)\n"
     )
     source = CommandSource(f"{sys.executable} {script}")
-    stop = threading.Event()
-    got: list[object] = []
-    thread = threading.Thread(target=lambda: got.extend(source.items(stop)))
-    thread.start()
-    while not any(isinstance(i, RawReport) for i in got):
-        time.sleep(0.01)
+    running = Running(source)
+    running.wait_for(lambda i: isinstance(i, RawReport))
     child = source._child
     assert child is not None
-    source.close()
-    thread.join(10)
-    assert not thread.is_alive()
+    assert running.close()
     assert child.proc.poll() is not None
 
 
@@ -240,3 +228,33 @@ def test_take_stdin_with_a_tty_moves_the_pipe_and_reopens_the_terminal(tmp_path:
     os.waitpid(pid, 0)
     os.close(master)
     assert b"RESULT report-bytes True" in output, output
+
+
+def test_reports_split_across_many_small_writes_arrive_whole() -> None:
+    pretty = json.dumps(json.loads(REPORT), indent=2).replace("\n", "\r\n").encode()
+    data = (b"\xef\xbb\xbf" + pretty + b"\r\n" + REPORT + b"\n") * 20
+    r, w = os.pipe()
+
+    def writer() -> None:
+        for i in range(0, len(data), 7):
+            os.write(w, data[i : i + 7])
+        os.close(w)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    items = collect(StreamSource(r))
+    thread.join()
+    reports = [i for i in items if isinstance(i, RawReport)]
+    assert len(reports) == 40
+    assert all(json.loads(r.data) == json.loads(REPORT) for r in reports)
+    assert not any(isinstance(i, Skipped) for i in items)
+
+
+def test_a_report_without_newline_arrives_while_the_pipe_stays_open() -> None:
+    r, w = os.pipe()
+    running = Running(StreamSource(r))
+    os.write(w, REPORT)  # no newline, and the writer keeps the pipe open
+    running.wait_for(lambda i: isinstance(i, RawReport))
+    assert running.close()
+    os.close(w)
+    assert [i.data for i in running.got if isinstance(i, RawReport)] == [REPORT]
