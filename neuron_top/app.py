@@ -46,9 +46,11 @@ class NeuronTopApp(App):
     def __init__(self, source: Source | None, *, theme: str | None = None, tag: str | None = None,
                  recorder: object | None = None, history: int = 600, demo: bool = False,
                  replay: ReplayController | None = None, replay_name: str = "",
-                 traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
+                 notes: list[str] | None = None) -> None:
         super().__init__()
         self.clock = clock
+        self._notes = notes or []
         """Injected so tests (and snapshots) see a fixed "updated Ns ago"."""
         self.source = source
         self.replay = replay
@@ -77,6 +79,8 @@ class NeuronTopApp(App):
     def on_mount(self) -> None:
         for t in self._themes.themes.values():
             self.register_theme(t)
+        for note in self._notes:
+            self.notify(note, title="config", severity="warning", timeout=10, markup=False)
         for problem in self._themes.problems:
             self.notify(problem, title="theme file skipped", severity="warning", timeout=8)
         if self._wanted_theme in self.available_themes:

@@ -155,40 +155,28 @@ def _check_tag(tag: str | None) -> None:
 
 
 def live_source(ns: argparse.Namespace):
-    """The source for plain ``neuron-top``: a pipe on stdin, --command, neuron-monitor, or the built-in one."""
-    from .sources.monitor import MonitorSource, find_neuron_monitor
-    from .sources.stream import CommandSource, StreamSource, take_stdin_for_reports
+    """The source for plain ``neuron-top``: --command, a pipe on stdin, neuron-monitor, or the built-in one
+    (the rule and its tests live in ``sources.live``). Returns (source, notes)."""
+    from .config import ConfigError
+    from .sources.live import choose_live_source
 
-    cfg = _load_config(ns.config, getattr(ns, "tag", None))
-    if ns.command:
-        return CommandSource(ns.command)
-    if not sys.stdin.isatty() and not _stdin_is_empty_device():
-        return StreamSource(take_stdin_for_reports(), name="stdin")
-    exe = None if getattr(ns, "builtin", False) else find_neuron_monitor()
-    if exe is not None:
-        return MonitorSource(exe, config=cfg)
-    from .sources.host import HostSource
-
-    return HostSource(config=cfg)
-
-
-def _stdin_is_empty_device() -> bool:
-    """True when stdin is /dev/null or closed (CI, cron): not a pipe of reports."""
-    import stat
-
+    kwargs = {"monitor": lambda: None} if getattr(ns, "builtin", False) else {}
     try:
-        mode = os.fstat(0).st_mode
-    except OSError:
-        return True
-    return stat.S_ISCHR(mode) or not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode))
+        choice = choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
+                                    **kwargs)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read config {ns.config}: {exc.strerror or exc}") from None
+    return choice.source, choice.notes
 
 
 def run_live(ns: argparse.Namespace) -> int:
     _check_tag(ns.tag)
-    source = live_source(ns)
+    source, notes = live_source(ns)
     if ns.once or ns.json:
         return print_once(source, ns.json)
-    return run_tui(source, ns, recorder=_recorder(ns.record))
+    return run_tui(source, ns, recorder=_recorder(ns.record), notes=notes)
 
 
 def run_demo(ns: argparse.Namespace) -> int:
@@ -287,12 +275,14 @@ def run_record(ns: argparse.Namespace) -> int:
     from .recording import record_main
 
     ns.tag = None
-    source = live_source(ns)
+    source, notes = live_source(ns)
+    for note in notes:
+        print(f"neuron-top: {note}", file=sys.stderr)
     return record_main(source, ns.file, threading.Event())
 
 
 def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,
-            replay_name: str = "") -> int:
+            replay_name: str = "", notes: Sequence[str] = ()) -> int:
     from .app import NeuronTopApp
 
     traces = list(traces or getattr(ns, "trace", None) or [])
@@ -301,7 +291,7 @@ def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, t
             raise UsageError(f"trace file not found: {t}")
     app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None), recorder=recorder,
                        history=getattr(ns, "history", 600), demo=demo, traces=traces, replay=replay,
-                       replay_name=replay_name)
+                       replay_name=replay_name, notes=list(notes))
     app.run()
     return app.return_code or 0
 
