@@ -85,6 +85,9 @@ def _convert(value: Any, typ: Any, where: str, problems: list[str]) -> Any:
     """Convert one group; on a shape error return an empty group that carries the error."""
     if value is None:
         return None
+    if typ is schema.MemoryUsed and isinstance(value, dict) and "loaded_models" in value:
+        # kept as raw JSON (decoded lazily): give it back its bytes
+        value = {**value, "loaded_models": msgspec.Raw(msgspec.json.encode(value["loaded_models"]))}
     try:
         return msgspec.convert(value, typ, strict=False)
     except msgspec.ValidationError as exc:

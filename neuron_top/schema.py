@@ -95,7 +95,23 @@ class Subgraph(_S, frozen=True, kw_only=True):
 
 class MemoryUsed(Group, frozen=True, kw_only=True):
     neuron_runtime_used_bytes: UsedBytes | None = None
-    loaded_models: list[LoadedModel | None] | None = None
+    loaded_models: msgspec.Raw = msgspec.Raw()
+    """``list[LoadedModel | None] | None`` kept as raw JSON and decoded on first use (``decode_models``): models
+    and their subgraphs are half of a trn2 report's decode time and most frames never read them."""
+
+
+_MODELS = msgspec.json.Decoder(list[LoadedModel | None] | None, strict=False)
+
+
+def decode_models(raw: msgspec.Raw) -> tuple[list[LoadedModel], str | None]:
+    """The loaded models of a ``MemoryUsed`` group, and an error message when they do not decode."""
+    if not raw:
+        return [], None
+    try:
+        models = _MODELS.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        return [], f"loaded_models: {exc}"
+    return [m for m in models or () if m is not None], None
 
 
 class CpuShare(_S, frozen=True, kw_only=True):

@@ -132,7 +132,7 @@ def _subgraph(name: str, raw: dict[str, Any] | None) -> SubgraphView | None:
 class AppView:
     """One Neuron application (runtime) in one report, or the "all" aggregate. Read-only."""
 
-    __slots__ = ("__dict__", "_rt", "cores", "error", "is_all", "label", "pid", "tag")
+    __slots__ = ("__dict__", "_rt", "cores", "error", "is_all", "label", "models_error", "pid", "tag")
 
     def __init__(self, pid: int, tag: str, label: str, error: str, cores: dict[int, schema.CoreCounters],
                  runtime: schema.Runtime | None, is_all: bool = False) -> None:
@@ -145,6 +145,8 @@ class AppView:
         """Global NeuronCore index -> counters, for the cores this app reports."""
         self._rt = runtime
         self.is_all = is_all
+        self.models_error: str | None = None
+        """Set when this app's ``loaded_models`` did not decode (they are decoded on first use)."""
 
     # --- groups of this app's report ---
     @property
@@ -232,9 +234,8 @@ class AppView:
     @cached_property
     def models(self) -> tuple[ModelView, ...]:
         out = []
-        for m in self.memory.loaded_models or ():
-            if m is None:
-                continue
+        loaded, self.models_error = schema.decode_models(self.memory.loaded_models)
+        for m in loaded:
             sgs = tuple(s for s in (_subgraph(n, raw) for n, raw in (m.subgraphs or {}).items()) if s is not None)
             out.append(ModelView(clean(m.name or "?"), clean(m.uuid or "", 64), m.model_id, m.is_running, sgs))
         return tuple(out)
@@ -247,6 +248,8 @@ class AppView:
             g = getattr(self._report, name)
             if g is not None and g.error:
                 out.append(GroupStatus(f"{self.label}.{name}", clean(g.error)))
+        if self.models_error:
+            out.append(GroupStatus(f"{self.label}.memory_used", clean(self.models_error)))
         return out
 
 

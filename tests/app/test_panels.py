@@ -10,6 +10,7 @@ from rich.style import Style
 from textual.containers import VerticalScroll
 
 from neuron_top.alerts import new_uncorrected
+from neuron_top.decode import decode_report
 from neuron_top.memtree import build_tree
 from neuron_top.schema import Report
 from neuron_top.screens.app_detail import AppScreen
@@ -449,7 +450,7 @@ WEIRD: dict[str, Any] = {
 
 
 def _weird_view() -> View:
-    report = msgspec.convert(WEIRD, Report, strict=False)
+    report, _ = decode_report(msgspec.json.encode(WEIRD))
     return view_of([Snapshot(report, 0.0)])
 
 
@@ -475,7 +476,7 @@ async def test_panels_never_crash(source: str) -> None:
 @sync
 async def test_ecc_group_error_is_shown_cleaned() -> None:
     doc = {"system_data": {"neuron_hw_counters": {"error": "\x1b[2Jno driver [b]x"}}}
-    app = PanelApp(view_of([Snapshot(msgspec.convert(doc, Report), 0.0)]), only(EccPanel))
+    app = PanelApp(view_of([Snapshot(decode_report(msgspec.json.encode(doc))[0], 0.0)]), only(EccPanel))
     async with app.run_test(size=(80, 10)) as pilot:
         await pilot.pause()
         out = text(app.query_one(EccPanel))

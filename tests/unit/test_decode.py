@@ -61,8 +61,20 @@ def test_newer_fields() -> None:
     assert core0.effective_flops == 1.1e12
     assert core0.v3d["nc_v3.1"].neuroncore_utilization == 93.0
     assert report.neuron_k8s_info.neuroncores_k8s_info["0"].pod_name == "train-0"
-    sg = report.neuron_runtime_data[0].report.memory_used.loaded_models[0].subgraphs["sg_00"]
+    models, err = schema.decode_models(report.neuron_runtime_data[0].report.memory_used.loaded_models)
+    sg = models[0].subgraphs["sg_00"]
+    assert err is None
     assert sg["v2"] == "nc_v2.0"
+
+
+def test_bad_models_cost_only_the_models() -> None:
+    report, _problems = decode_report(b'{"neuron_runtime_data":[{"pid":1,"report":{"memory_used":{'
+                                     b'"neuron_runtime_used_bytes":{"host":5},"loaded_models":[{"model_id":"x"}]}}}]}')
+    from neuron_top.snapshot import Snapshot
+
+    app = Snapshot(report, 0.0).apps[0]
+    assert app.used_bytes == (5, 0) and app.models == ()
+    assert any("loaded_models" in g.error for g in app.group_statuses())
 
 
 def test_unknown_fields_are_ignored() -> None:

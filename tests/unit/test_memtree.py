@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from neuron_top import schema
+from neuron_top.decode import decode_report
 from neuron_top.memtree import build_tree, expandable, global_core, walk
 from neuron_top.snapshot import Snapshot, SubgraphView
 from tests.panel_views import hand_view
@@ -64,7 +64,7 @@ def test_expandable_does_not_make_category_rows() -> None:
 
 def report(runtime: dict[str, Any]) -> Snapshot:
     doc = {"neuron_hardware_info": {"neuroncore_per_device_count": 2}, "neuron_runtime_data": [runtime]}
-    return Snapshot(msgspec.convert(doc, schema.Report), 0.0)
+    return Snapshot(decode_report(msgspec.json.encode(doc))[0], 0.0)
 
 
 def test_models_bigger_than_their_core_never_go_negative() -> None:
