@@ -82,11 +82,12 @@ class NeuronTopApp(App):
         for note in self._notes:
             self.notify(note, title="config", severity="warning", timeout=10, markup=False)
         for problem in self._themes.problems:
-            self.notify(problem, title="theme file skipped", severity="warning", timeout=8)
+            self.notify(problem, title="theme file skipped", severity="warning", timeout=8, markup=False)
         if self._wanted_theme in self.available_themes:
             self.theme = self._wanted_theme
         else:
-            self.notify(f"unknown theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning")
+            self.notify(f"unknown theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning",
+                        markup=False)
             self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
         if self.replay is not None:
             from .screens.replay import ReplayScreen
@@ -140,12 +141,12 @@ class NeuronTopApp(App):
         state = "demo" if self.demo and st.state.value == "demo" else st.state.value
         self.source_line = self._src(state=state, message=st.message)
         if st.state.value in ("ended", "restarting", "failed"):
-            self.notify(st.message + (f"\n{st.detail}" if st.detail else ""), title=st.state.value,
+            self.notify(st.message + (f"\n{st.detail}" if st.detail else ""), title=st.state.value, markup=False,
                         severity="error" if st.state.value == "failed" else "warning", timeout=10)
         self._update_header()
 
     def on_recording_failed(self, message: RecordingFailed) -> None:
-        self.notify(f"recording stopped: {message.reason}", severity="error", timeout=15)
+        self.notify(f"recording stopped: {message.reason}", severity="error", timeout=15, markup=False)
 
     def _src(self, **changes: object) -> SourceLine:
         from dataclasses import replace

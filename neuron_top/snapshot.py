@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from operator import itemgetter
 from typing import Any
 
 import msgspec
@@ -482,14 +483,14 @@ class Snapshot:
 
     @cached_property
     def vcpus(self) -> tuple[tuple[int, schema.CpuTimes], ...]:
-        """Per vCPU usage, sorted by CPU number."""
+        """Per vCPU usage, sorted by CPU number (neuron-monitor writes them in order: sort only if not)."""
         g = self.system.vcpu_usage
-        out = []
-        for k, v in ((g.usage_data if g is not None else None) or {}).items():
-            i = _index(k)
-            if i is not None and v is not None:
-                out.append((i, v))
-        out.sort(key=lambda t: t[0])
+        data = g.usage_data if g is not None else None
+        if not data:
+            return ()
+        out = [(int(k), v) for k, v in data.items() if v is not None and k.isdigit() and len(k) < 5]
+        if any(out[j][0] > out[j + 1][0] for j in range(len(out) - 1)):
+            out.sort(key=itemgetter(0))
         return tuple(out)
 
     @cached_property
