@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 
@@ -17,6 +16,7 @@ from .history import History
 from .messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 from .replay import ReplayController
 from .screens.dashboard import DashboardScreen
+from .selection import Selection
 from .snapshot import AppView, Snapshot
 from .sources.base import Source
 from .themes import DEFAULT_THEME, load_themes
@@ -61,15 +61,11 @@ class NeuronTopApp(App):
         self.latest: Snapshot | None = None
         self.prev: Snapshot | None = None
         self.tick = 0
-        self.pid: int | None = None
         self.flops = False
         self.physical = False
         self.paused = False
         self.demo = demo
-        self.tag_re: re.Pattern[str] | None = None
-        self.tag_text = tag or ""
-        if tag:
-            self.tag_re = re.compile(tag)
+        self.selection = Selection(tag)
         self.source_line = SourceLine(name=getattr(source, "name", "") or replay_name,
                                       state="demo" if demo else "replay" if replay is not None else "starting")
         self._themes = load_themes()
@@ -159,18 +155,20 @@ class NeuronTopApp(App):
 
     # --- data out ---
     def visible_apps(self) -> tuple[AppView, ...]:
-        if self.latest is None:
-            return ()
-        if self.tag_re is None:
-            return self.latest.apps
-        return tuple(a for a in self.latest.apps if self.tag_re.search(a.tag) or self.tag_re.search(str(a.pid)))
+        return self.selection.visible(self.latest)
+
+    @property
+    def pid(self) -> int | None:
+        return self.selection.pid
+
+    @property
+    def tag_text(self) -> str:
+        return self.selection.text
 
     def current_view(self) -> View | None:
         if self.latest is None:
             return None
-        apps = self.visible_apps()
-        if self.pid is not None and all(a.pid != self.pid for a in apps):
-            self.pid = None
+        self.selection.settle(self.latest)
         return View(self.latest, self.history, self.tick, self.pid, self.flops, self.physical,
                     self.history.first, self.prev)
 
@@ -220,21 +218,15 @@ class NeuronTopApp(App):
             tree.action_toggle_all()
 
     def action_select(self, n: int) -> None:
-        apps = self.visible_apps()
-        if n == 1:
-            self.pid = None
-        elif n - 2 < len(apps):
-            self.pid = apps[n - 2].pid
+        self.selection.select(n, self.latest)
         self.publish()
 
     def action_tab(self, step: int) -> None:
-        pids: list[int | None] = [None, *(a.pid for a in self.visible_apps())]
-        i = pids.index(self.pid) if self.pid in pids else 0
-        self.pid = pids[(i + step) % len(pids)]
+        self.selection.step(step, self.latest)
         self.publish()
 
     def on_app_tabs_selected(self, message: AppTabs.Selected) -> None:
-        self.pid = message.pid
+        self.selection.pid = message.pid
         self.publish()
         if message.open_detail and message.pid is not None:
             self.open_app(message.pid)
@@ -247,16 +239,9 @@ class NeuronTopApp(App):
             inp.focus()
 
     def set_filter(self, text: str) -> str | None:
-        """Filter apps by a tag regex; returns the error for an invalid one (the old filter stays)."""
-        try:
-            self.tag_re = re.compile(text) if text else None
-        except re.error as exc:
-            self.tag_text = f"{text} (invalid: {exc})"
-            self.publish()
-            return str(exc)
-        self.tag_text = text
+        error = self.selection.set_filter(text)
         self.publish()
-        return None
+        return error
 
     def action_next_theme(self) -> None:
         names = sorted(self._themes.themes) or sorted(self.available_themes)

@@ -1,0 +1,55 @@
+"""Which app is selected and which apps the tag filter lets through (no UI imports).
+
+The tab bar, ``1``-``9``, ``a``/``d``, ``/`` and ``--tag`` all change this one object; every panel follows it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .snapshot import AppView, Snapshot
+
+
+class Selection:
+    def __init__(self, tag: str | None = None) -> None:
+        self.pid: int | None = None
+        """The selected app's pid; None is the "all" tab."""
+        self.pattern: re.Pattern[str] | None = re.compile(tag) if tag else None
+        self.text = tag or ""
+        """What the tab bar shows of the filter (with the error when the regex is invalid)."""
+
+    def visible(self, snap: Snapshot | None) -> tuple[AppView, ...]:
+        if snap is None:
+            return ()
+        if self.pattern is None:
+            return snap.apps
+        p = self.pattern
+        return tuple(a for a in snap.apps if p.search(a.tag) or p.search(str(a.pid)))
+
+    def settle(self, snap: Snapshot | None) -> None:
+        """Fall back to "all" when the selected app is gone or filtered out."""
+        if self.pid is not None and all(a.pid != self.pid for a in self.visible(snap)):
+            self.pid = None
+
+    def select(self, n: int, snap: Snapshot | None) -> None:
+        """Tab ``n`` as numbered on screen: 1 is "all", 2.. the visible apps."""
+        apps = self.visible(snap)
+        if n == 1:
+            self.pid = None
+        elif 0 <= n - 2 < len(apps):
+            self.pid = apps[n - 2].pid
+
+    def step(self, step: int, snap: Snapshot | None) -> None:
+        pids: list[int | None] = [None, *(a.pid for a in self.visible(snap))]
+        i = pids.index(self.pid) if self.pid in pids else 0
+        self.pid = pids[(i + step) % len(pids)]
+
+    def set_filter(self, text: str) -> str | None:
+        """Filter by a tag regex; returns the error for an invalid one (the previous filter stays in force)."""
+        try:
+            self.pattern = re.compile(text) if text else None
+        except re.error as exc:
+            self.text = f"{text} (invalid: {exc})"
+            return str(exc)
+        self.text = text
+        return None
