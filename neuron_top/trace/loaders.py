@@ -459,7 +459,9 @@ class ChromeLoader:
             ident: Any = e.id if e.id is not None else bytes(e.id2)
             begin = ph in ("b", "S")
             name = _str(e.name)
-            key: tuple[Any, ...] = ("a", e.pid, e.cat, ident) if ph in ("b", "e") else ("a", e.pid, e.cat, ident, name)
+            key: tuple[Any, ...] = (
+                ("a", e.pid, e.cat, ident) if ph in ("b", "e") else ("a", e.pid, e.cat, ident, name)
+            )
             t = b.track_id((e.pid, "<async>", name), "async", pid=e.pid, name=name) if begin else -1
             b.add_pending(s, begin, key, t, name, e.cat or "", _args(e), ph)
         elif ph == "n":
@@ -468,7 +470,9 @@ class ChromeLoader:
             b.add(t, s, s, name, e.cat or "", _args(e), "n", INSTANT | ASYNC)
         elif ph == "C":
             args = _decode_dict(e.args)
-            series = [(k, v) for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            series = [
+                (k, v) for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+            ]
             name = _str(e.name)
             for k, v in series:
                 label = name if len(series) == 1 else f"{name} {k}"
@@ -508,7 +512,9 @@ class ChromeLoader:
                     if isinstance(tid, int) or (isinstance(tid, str) and tid.isdigit()):
                         tr.core = int(tid)
                         tr.source = "device"
-        elif b'"schemaVersion"' in self.header or b'"deviceProperties"' in self.header or names & _KINETO_CATS:
+        elif (
+            b'"schemaVersion"' in self.header or b'"deviceProperties"' in self.header or names & _KINETO_CATS
+        ):
             b.format = "kineto"
 
 
@@ -668,7 +674,12 @@ def load_explorer_json(path: Path) -> TraceStore:
         ts = _num(cu.timestamp)
         if ts is None or cu.util is None:
             continue
-        c = b.counter(("cpu", cu.instance_id, cu.cpu_id), f"cpu {cu.cpu_id} util", instance=cu.instance_id or "", unit="%")
+        c = b.counter(
+            ("cpu", cu.instance_id, cu.cpu_id),
+            f"cpu {cu.cpu_id} util",
+            instance=cu.instance_id or "",
+            unit="%",
+        )
         c.ts.append(ts)
         c.val.append(float(cu.util))
     if not len(b.start) and not b.counters:
@@ -756,7 +767,9 @@ def _parquet_events(b: StoreBuilder, pf: Any) -> None:
                 label = f"neuron_rt/NC:{core}"
             else:
                 fs = row.get("framework_stream_id")
-                label = f"{src or 'framework'}/TID:{row.get('thread_id')}" + (f"/stream:{fs}" if fs is not None else "")
+                label = f"{src or 'framework'}/TID:{row.get('thread_id')}" + (
+                    f"/stream:{fs}" if fs is not None else ""
+                )
                 core = None
             t = b.track_id(
                 (inst, pid, label),

@@ -194,7 +194,9 @@ def mip_levels(values: array | list[int] | list[float], lo: int = 0, hi: int | N
     return levels
 
 
-def mip_pick(levels: list[array], values: array | list[int] | list[float], lo: int, hi: int, base: int) -> int:
+def mip_pick(
+    levels: list[array], values: array | list[int] | list[float], lo: int, hi: int, base: int
+) -> int:
     """The (approximately) largest-valued index in [lo, hi) of a row whose first index is ``base``.
 
     Small ranges are scanned; larger ones look at no more than ~6 precomputed block winners, so the cost does
@@ -450,7 +452,15 @@ class StoreBuilder:
         return pos
 
     def add_pending(
-        self, ts: int, is_begin: bool, match_key: tuple[Any, ...], track: int, name: str, cat: str, args: bytes, phase: str
+        self,
+        ts: int,
+        is_begin: bool,
+        match_key: tuple[Any, ...],
+        track: int,
+        name: str,
+        cat: str,
+        args: bytes,
+        phase: str,
     ) -> None:
         self.seq += 1
         self.pending.append((ts, self.seq, is_begin, match_key, track, name, cat, args, phase))
@@ -508,7 +518,9 @@ class StoreBuilder:
         st.problems, st.phase_counts, st.metadata = self.problems, self.phase_counts, self.metadata
         n = len(self.start)
         start, end, flags = self.start, self.end, self.flags
-        ctimes = [c.ts[0] for c in self.counters if len(c.ts)] + [c.ts[-1] for c in self.counters if len(c.ts)]
+        ctimes = [c.ts[0] for c in self.counters if len(c.ts)] + [
+            c.ts[-1] for c in self.counters if len(c.ts)
+        ]
         t_min = min(([min(start)] if n else []) + ctimes, default=0)
         t_max = max(([max(end), max(start)] if n else []) + ctimes, default=0)
         st.t_min, st.t_max = t_min, max(t_max, t_min)

@@ -12,10 +12,15 @@ import random
 from collections.abc import Iterator
 from typing import IO
 
-_NEFFS = ("/tmp/neuroncc_compile_workdir/model_a/graph.neff", "/tmp/neuroncc_compile_workdir/model_b/graph.neff")
+_NEFFS = (
+    "/tmp/neuroncc_compile_workdir/model_a/graph.neff",
+    "/tmp/neuroncc_compile_workdir/model_b/graph.neff",
+)
 
 
-def iter_events(n_events: int, cores: int = 8, processes: int = 1, seed: int = 1, hang: bool = True) -> Iterator[str]:
+def iter_events(
+    n_events: int, cores: int = 8, processes: int = 1, seed: int = 1, hang: bool = True
+) -> Iterator[str]:
     """Yield about ``n_events`` JSON event objects (as text) in a neuron-det-like layout."""
     rnd = random.Random(seed)
     out = 0
@@ -40,7 +45,9 @@ def iter_events(n_events: int, cores: int = 8, processes: int = 1, seed: int = 1
                 nexec = 6 if cc else 3
                 total = rnd.randint(900, 1500) + (400 if cc else 0)
                 neff = _NEFFS[exec_id % 2]
-                yield _x("nrt_execute", t, total, pid, nc, f'"gid":{gid},"nc":{nc},"exec_id":{exec_id},"ret":0')
+                yield _x(
+                    "nrt_execute", t, total, pid, nc, f'"gid":{gid},"nc":{nc},"exec_id":{exec_id},"ret":0'
+                )
                 yield _x(f"sync_exec - {neff}", t + 20, total - 40, pid, nc, f'"exec_id":{exec_id}')
                 inner = t + 40
                 if cc:
@@ -49,14 +56,25 @@ def iter_events(n_events: int, cores: int = 8, processes: int = 1, seed: int = 1
                     inner += 320
                 err = rnd.random() < 0.0005
                 yield _x(
-                    "nc_exec", inner, total - 120 - (inner - t), pid, nc,
+                    "nc_exec",
+                    inner,
+                    total - 120 - (inner - t),
+                    pid,
+                    nc,
                     f'"nd":{nc // 2},"nc":{nc},"exec_id":{exec_id}' + (',"ret":1003' if err else ""),
                 )
                 step = (total - 200 - (inner - t)) / max(1, nexec - 3)
                 for k in range(nexec - 3):
                     yield _x("cc_op_exec", inner + 10 + k * step, step * 0.6, pid, nc, f'"op":{k}')
                 if err:
-                    yield _x("numerical_error", inner + 50, 10, pid, nc, f'"nd":{nc // 2},"nc":{nc},"exec_id":{exec_id}')
+                    yield _x(
+                        "numerical_error",
+                        inner + 50,
+                        10,
+                        pid,
+                        nc,
+                        f'"nd":{nc // 2},"nc":{nc},"exec_id":{exec_id}',
+                    )
                     made += 1
                 made += nexec
                 out += nexec + (1 if err else 0)
@@ -74,7 +92,9 @@ def _x(name: str, ts: float, dur: float, pid: int, tid: int, args: str) -> str:
     )
 
 
-def write_trace(f: IO[str], n_events: int, cores: int = 8, processes: int = 1, seed: int = 1, hang: bool = True) -> None:
+def write_trace(
+    f: IO[str], n_events: int, cores: int = 8, processes: int = 1, seed: int = 1, hang: bool = True
+) -> None:
     """Write a Chrome JSON array, one event per line (as neuron-det does)."""
     f.write("[\n")
     first = True
