@@ -117,7 +117,7 @@ class Track:
         if self.kind == "global":
             return "global"
         if self.kind == "process":
-            return f"{self.process} (process)"
+            return "process-wide"
         base = self.name or ("" if self.tid is None else str(self.tid))
         if self.core is not None and not self.name:
             base = f"NC {self.core}"
