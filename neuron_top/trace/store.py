@@ -48,7 +48,7 @@ ERROR_NAMES = frozenset({"numerical_err", "numerical_error", "error", "hw_error"
 
 _DEVICE_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "neuron_hw"})
 _CORE_RE = re.compile(r"^(?:nc|neuroncore|core)[ _:-]?(\d+)$", re.IGNORECASE)
-_INSTANCE_RE = re.compile(r"\bi-[0-9a-f]{6,}\b")
+_INSTANCE_RE = re.compile(r"(?<![0-9A-Za-z])i-[0-9a-f]{6,}(?![0-9A-Za-z])")
 
 
 def is_error_name(name: str) -> bool:
@@ -119,7 +119,7 @@ class Track:
         if self.kind == "process":
             return "process-wide"
         base = self.name or ("" if self.tid is None else str(self.tid))
-        if self.core is not None and not self.name:
+        if self.core is not None and (not self.name or self.name.isdigit()):
             base = f"NC {self.core}"
         return base or "?"
 

@@ -8,6 +8,7 @@ replica groups), one thread per NeuronCore, ``nrt_execute > sync_exec - <neff> >
 
 from __future__ import annotations
 
+import io
 import random
 from collections.abc import Iterator
 from typing import IO
@@ -19,7 +20,12 @@ _NEFFS = (
 
 
 def iter_events(
-    n_events: int, cores: int = 8, processes: int = 1, seed: int = 1, hang: bool = True
+    n_events: int,
+    cores: int = 8,
+    processes: int = 1,
+    seed: int = 1,
+    hang: bool = True,
+    force_error: bool = False,
 ) -> Iterator[str]:
     """Yield about ``n_events`` JSON event objects (as text) in a neuron-det-like layout."""
     rnd = random.Random(seed)
@@ -54,7 +60,7 @@ def iter_events(
                     yield _x("cc_exec_barrier", inner, 300, pid, nc, f'"gid":{gid}')
                     yield _x(f"cc_barrier_recv ({gid}->{gid + 1})", inner + 10, 250, pid, nc, f'"gid":{gid}')
                     inner += 320
-                err = rnd.random() < 0.0005
+                err = rnd.random() < 0.0005 or (force_error and nc == 1 and exec_id == 2)
                 yield _x(
                     "nc_exec",
                     inner,
@@ -93,12 +99,18 @@ def _x(name: str, ts: float, dur: float, pid: int, tid: int, args: str) -> str:
 
 
 def write_trace(
-    f: IO[str], n_events: int, cores: int = 8, processes: int = 1, seed: int = 1, hang: bool = True
+    f: IO[str],
+    n_events: int,
+    cores: int = 8,
+    processes: int = 1,
+    seed: int = 1,
+    hang: bool = True,
+    force_error: bool = False,
 ) -> None:
     """Write a Chrome JSON array, one event per line (as neuron-det does)."""
     f.write("[\n")
     first = True
-    for ev in iter_events(n_events, cores, processes, seed, hang):
+    for ev in iter_events(n_events, cores, processes, seed, hang, force_error):
         if not first:
             f.write(",\n")
         f.write(ev)
@@ -106,9 +118,14 @@ def write_trace(
     f.write("\n]\n")
 
 
-def trace_text(n_events: int, cores: int = 4, processes: int = 1, seed: int = 1, hang: bool = True) -> str:
-    import io
-
+def trace_text(
+    n_events: int,
+    cores: int = 4,
+    processes: int = 1,
+    seed: int = 1,
+    hang: bool = True,
+    force_error: bool = False,
+) -> str:
     buf = io.StringIO()
-    write_trace(buf, n_events, cores, processes, seed, hang)
+    write_trace(buf, n_events, cores, processes, seed, hang, force_error)
     return buf.getvalue()
