@@ -120,8 +120,9 @@ class TimelineModel:
             self.lines.append(Line("group", header, group=g))
             for tr in tracks:
                 name = tr.label
-                if self.grouping != "process" and tr.kind == "thread" and tr.process:
-                    name = f"{name} · {tr.process}"
+                where = tr.instance or tr.process
+                if self.grouping not in ("process", "instance") and tr.kind == "thread" and where:
+                    name = f"{name} · {where}"
                 for r in range(len(tr.rows)):
                     self.lines.append(Line("row", name if r == 0 else "", track=tr.id, row=r, group=g))
             for c in counters:
