@@ -13,12 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.actions import SkipAction
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
@@ -94,7 +95,7 @@ def filter_text(f: Filters) -> str:
 class TimelineScreen(Screen[None]):
     """The system-trace timeline, a second pane of the app."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("plus,equals_sign", "zoom(2)", "zoom in"),
         Binding("minus", "zoom(0.5)", "zoom out"),
         Binding("0", "fit", "fit all"),

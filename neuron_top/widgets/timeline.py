@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -55,7 +56,7 @@ class ViewState:
 class Timeline(Widget, can_focus=True):
     """Tracks as lines; ``t0``/``t1`` is the visible window in trace nanoseconds."""
 
-    COMPONENT_CLASSES = {
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
         "timeline--axis",
         "timeline--label",
         "timeline--group",
