@@ -172,29 +172,19 @@ class TimelineScreen(Screen[None]):
     # -- building -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Static(id="trace-info")
-        if self.store is None:
-            yield Static("loading trace…", id="trace-loading")
-        else:
-            yield from self._body()
-        yield Static(id="trace-status")
-
-    def _body(self) -> ComposeResult:
-        assert self.store is not None
-        self.model = TimelineModel(self.store)
-        # a quarter of the span is a readable default for a big trace; the whole span for a small one
         with Horizontal(id="trace-body"):
-            yield Timeline(self.model, id="timeline")
+            if self.store is None:
+                yield Static("loading trace…", id="trace-loading")
+            else:
+                self.model = TimelineModel(self.store)
+                yield Timeline(self.model, id="timeline")
             with Vertical(id="trace-side"):
                 yield OptionList(id="trace-hangs")
                 yield Static(id="trace-replay")
         yield Static(id="trace-details")
-        yield Input(
-            placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search"
-        )
-        yield Input(
-            placeholder="filters: nc=0-3 type=hardware,^cc_exec inst=i-abc123 (empty: none)",
-            id="trace-filter",
-        )
+        yield Input(placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search")
+        yield Input(placeholder="filters: nc=0-3 type=hardware,^cc_exec inst=i-abc123 (empty: none)", id="trace-filter")
+        yield Static(id="trace-status")
 
     def on_mount(self) -> None:
         if self.store is None:
@@ -221,8 +211,9 @@ class TimelineScreen(Screen[None]):
             self._update_info()
             return
         self.store = message.store
+        self.model = TimelineModel(self.store)
         await loading.remove()
-        await self.mount_all(list(self._body()), before=self.query_one("#trace-status"))
+        await self.query_one("#trace-body").mount(Timeline(self.model, id="timeline"), before="#trace-side")
         self._ready()
 
     def _ready(self) -> None:
