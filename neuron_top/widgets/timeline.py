@@ -71,7 +71,7 @@ class Timeline(Widget, can_focus=True):
         *(f"timeline--c{k}" for k in range(PALETTE)),
     }
     DEFAULT_CSS = """
-    Timeline { height: 1fr; background: $surface; }
+    Timeline { width: 1fr; height: 1fr; background: $surface; }
     Timeline > .timeline--axis { color: $text-muted; background: $panel; }
     Timeline > .timeline--label { color: $text; background: $panel; }
     Timeline > .timeline--group { color: $text; background: $panel; text-style: bold; }
