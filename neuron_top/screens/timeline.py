@@ -182,8 +182,13 @@ class TimelineScreen(Screen[None]):
                 yield OptionList(id="trace-hangs")
                 yield Static(id="trace-replay")
         yield Static(id="trace-details")
-        yield Input(placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search")
-        yield Input(placeholder="filters: nc=0-3 type=hardware,^cc_exec inst=i-abc123 (empty: none)", id="trace-filter")
+        yield Input(
+            placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search"
+        )
+        yield Input(
+            placeholder="filters: nc=0-3 type=hardware,^cc_exec inst=i-abc123 (empty: none)",
+            id="trace-filter",
+        )
         yield Static(id="trace-status")
 
     def on_mount(self) -> None:

@@ -366,8 +366,10 @@ class ChromeLoader:
         """The hot path: a batch of X events with numeric ts and dur (anything odd falls back to ``_one``)."""
         b = self.b
         try:
-            starts = [round(e.ts * 1000) for e in xs]  # type: ignore[operator]
-            ends = [round((e.ts + e.dur) * 1000) for e in xs]  # type: ignore[operator]
+            # int(x + 0.5) rounds like round() for the non-negative times of real traces, at 2/3 of the cost
+            ts = [e.ts for e in xs]
+            starts = [t * 1000 if type(t) is int else int(t * 1000 + 0.5) for t in ts]  # type: ignore[operator]
+            ends = [int((t + d) * 1000 + 0.5) for t, d in zip(ts, [e.dur for e in xs], strict=True)]  # type: ignore[operator]
         except (TypeError, ValueError, OverflowError):
             for e in xs:
                 self._one(e)

@@ -16,7 +16,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from operator import itemgetter, sub
+from itertools import islice
+from operator import itemgetter, le, sub
 from typing import Any
 
 import msgspec
@@ -107,8 +108,8 @@ class Track:
     sort_index: int = 0
     rows: list[tuple[int, int]] = field(default_factory=list)
     """Per row, the [lo, hi) range of its events in the store columns."""
-    mips: list[list[array]] = field(default_factory=list)
-    """Per row, argmax-of-duration levels: level k holds one event index per block of 2**(k+1) events."""
+    mips: list[list[array] | None] = field(default_factory=list)
+    """Per row, argmax-of-duration levels (see ``mip_levels``), built the first time the row is drawn dense."""
     count: int = 0
 
     @property
@@ -218,6 +219,17 @@ def mip_pick(
     return best
 
 
+_STEP = 1 << 16
+
+
+def _permuted(col: array, perm: array) -> array:
+    """``col`` reordered by ``perm``, a slice at a time: a full list would hold ~40 B per event at once."""
+    out = array(col.typecode)
+    for k in range(0, len(perm), _STEP):
+        out += array(col.typecode, [col[i] for i in perm[k : k + _STEP]])
+    return out
+
+
 def _find_bits(flags: array, mask: int) -> list[int]:
     """Indices whose flag byte has any bit of ``mask``: a C-speed scan per distinct byte value."""
     raw = flags.tobytes()
@@ -267,7 +279,7 @@ class TraceStore:
         self.flags = array("B")
         self.phase = array("B")
         self.args_off = array("q", [0])
-        self.args_blob = b""
+        self.args_blob: bytes | bytearray = b""
         self.tracks: list[Track] = []
         self.counters: list[CounterTrack] = []
         self.flows: dict[int, list[int]] = {}
@@ -336,6 +348,14 @@ class TraceStore:
             if lo <= ev < hi:
                 return r
         return 0
+
+    def row_mips(self, track: Track, row: int) -> list[array]:
+        """The row's mipmap levels, built on first use (tens of ms per million events in the row)."""
+        got = track.mips[row]
+        if got is None:
+            lo, hi = track.rows[row]
+            got = track.mips[row] = mip_levels(self.dur, lo, hi)
+        return got
 
     def row_count(self, track: Track) -> int:
         return len(track.rows)
@@ -527,14 +547,16 @@ class StoreBuilder:
         for i in _find_bits(flags, UNFINISHED):
             end[i] = st.t_max
         perm = self._layout()
-        st.start = array("q", [start[i] for i in perm])
-        st.end = array("q", [end[i] for i in perm])
-        st.dur = array("q", map(sub, st.end, st.start))
-        st.orig = array("i", perm)
+        st.start = _permuted(start, perm)
+        st.end = _permuted(end, perm)
+        st.dur = array("q", bytes(8 * n))
+        for k in range(0, n, _STEP):
+            st.dur[k : k + _STEP] = array("q", list(map(sub, st.end[k : k + _STEP], st.start[k : k + _STEP])))
+        st.orig = perm
         del perm
         st.name, st.cat, st.track, st.flags, st.phase = self.name, self.cat, self.track, flags, self.phase
         st.args_off = self.args_off
-        st.args_blob = bytes(self.args_blob)
+        st.args_blob = self.args_blob  # a bytearray: slicing and regex work on it, and no 35 MB copy
         self.args_blob = bytearray()
         self._flag_errors(st)
         wanted = set(_find_bits(flags, UNFINISHED | ERROR))
@@ -545,10 +567,9 @@ class StoreBuilder:
             inv = {old: new for new, old in enumerate(st.orig) if old in wanted}
         st.errors = sorted(inv[o] for o in wanted if flags[o] & ERROR)
         st.unfinished = sorted(inv[o] for o in wanted if flags[o] & UNFINISHED)
-        durs = st.dur
         for tr in self.tracks:
             tr.count = sum(hi - lo for lo, hi in tr.rows)
-            tr.mips = [mip_levels(durs, lo, hi) for lo, hi in tr.rows]
+            tr.mips = [None] * len(tr.rows)
             if tr.source == "cpu" and self._looks_device(st, tr):
                 tr.source = "device"
         for c in self.counters:
@@ -593,35 +614,45 @@ class StoreBuilder:
                 hits += 1
         return total > 0 and hits * 2 > total
 
-    def _layout(self) -> list[int]:
+    def _layout(self) -> array:
         """Give each event a row (nesting depth in its lane; partial overlaps go to overflow lanes).
 
         Returns the display order (by track, row, start) and fills ``Track.rows`` with each row's range.
-        Traces are usually sorted per thread already, so the sorts below are near-linear timsort passes.
+        Only one track's events are ever in Python lists at a time (memory: a list costs ~40 B per event,
+        an ``array`` 4); traces are usually sorted per thread, so the per-track sorts are near-linear.
         """
         start, track = self.start, self.track
-        order = sorted(range(len(start)), key=track.__getitem__)
-        tracks_in_order = [track[i] for i in order]
-        perm: list[int] = []
+        n = len(start)
+        segments: list[tuple[int, array | range]] = []
+        if n and all(map(le, track, islice(track, 1, None))):  # already grouped by track: slice, no copy
+            i = 0
+            while i < n:
+                t = track[i]
+                j = bisect_right(track, t, i)
+                segments.append((t, range(i, j)))
+                i = j
+        else:
+            buckets = [array("i") for _ in self.tracks]
+            for i, t in enumerate(track):
+                buckets[t].append(i)
+            segments = [(t, b) for t, b in enumerate(buckets) if len(b)]
+        perm = array("i")
         overflow = 0
-        i, n = 0, len(order)
-        while i < n:
-            t = tracks_in_order[i]
-            j = bisect_right(tracks_in_order, t, i)
-            seg = order[i:j]
+        for t, members in segments:
+            seg = list(members)
             seg.sort(key=start.__getitem__)
             lanes = self._nest(seg, packed=False)
             if lanes is None:  # equal starts in the wrong order (child before parent): sort by (start, -end)
                 lanes = self._nest(seg, packed=True)
             assert lanes is not None
+            del seg
             overflow += sum(len(row) for lane in lanes[1:] for row in lane)
             tr = self.tracks[t]
             for lane in lanes:
                 for row in lane:
                     lo = len(perm)
-                    perm.extend(row)
+                    perm += array("i", row)
                     tr.rows.append((lo, len(perm)))
-            i = j
         if overflow:
             self.problems["partially overlapping events (overflow lane)"] += overflow
         return perm

@@ -7,6 +7,7 @@ a track shows one line per row (nesting depth, then overflow lanes); counters sh
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +88,7 @@ class TimelineModel:
         self._names_ok = b""
         self._search_cache: tuple[str, list[int]] | None = None
         self._by_time_cache: dict[str, list[int]] = {}
+        self._keys: array | None = None
         self.rebuild()
 
     # -- structure ------------------------------------------------------------------------------------------
@@ -150,6 +152,15 @@ class TimelineModel:
                 ri = RowIndex.of_row(self.store, track, row)
             self._rows[key] = ri
         return ri
+
+    @property
+    def colour_keys(self) -> array:
+        """Per event, name id * 4 + error/unfinished bits: what decides a slice's look (built once, lazily)."""
+        if self._keys is None:
+            st = self.store
+            names, flags = st.name, st.flags
+            self._keys = array("q", [names[o] * 4 + (flags[o] & 3) for o in st.orig])
+        return self._keys
 
     def visible(self, ev: int) -> bool:
         """Whether the filters let ``ev`` show."""

@@ -8,6 +8,7 @@ the window, the size or the model changes; selection, cursor and playhead change
 from __future__ import annotations
 
 import zlib
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -26,7 +27,7 @@ from ..trace.summary import (
     axis_ticks,
     counter_sample_at,
     format_duration,
-    merge_spans,
+    overlay,
     summarise_counter,
     summarise_row,
 )
@@ -125,17 +126,21 @@ class Timeline(Widget, can_focus=True):
         self._spans: dict[int, list[Span] | list[float | None]] = {}
         self._span_key: tuple[int, ...] = ()
         self._strips: dict[int, Strip] = {}
+        self._width, self._height = 80, 24
+        self._bounds: list[int] = []
         self._styles: dict[tuple[int, int, bool, bool], Style] = {}
+        self._cstyles: dict[str, Style] = {}
+        self._slots: dict[int, int] = {}
         self._counter_max = [max(c.val, default=0.0) or 1.0 for c in st.counters]
 
     # -- geometry -----------------------------------------------------------------------------------------------
     @property
     def label_w(self) -> int:
-        return min(30, max(10, self.size.width // 5))
+        return min(30, max(10, self._width // 5))
 
     @property
     def area_w(self) -> int:
-        return max(self.size.width - self.label_w - 1, 1)
+        return max(self._width - self.label_w - 1, 1)
 
     @property
     def window(self) -> Window:
@@ -143,7 +148,7 @@ class Timeline(Widget, can_focus=True):
 
     @property
     def body_h(self) -> int:
-        return max(self.size.height - 1, 1)
+        return max(self._height - 1, 1)
 
     # -- state changes ------------------------------------------------------------------------------------------
     def _changed(self, spans: bool = True) -> None:
@@ -249,6 +254,8 @@ class Timeline(Widget, can_focus=True):
         self._changed(spans=False)
 
     def on_resize(self, event: events.Resize) -> None:
+        # size is read once here: Widget.size walks the DOM, too slow to ask per drawn line
+        self._width, self._height = event.size.width, event.size.height
         self._scroll_to_cursor()
         self._changed()
 
@@ -293,8 +300,6 @@ class Timeline(Widget, can_focus=True):
             t = st.start[self.selected]
         else:
             t = self.cursor_time()
-        from bisect import bisect_left, bisect_right
-
         k = bisect_right(ri.start, t, ri.lo, ri.hi) if forward else bisect_left(ri.start, t, ri.lo, ri.hi) - 1
         if ri.lo <= k < ri.hi:
             self.select(ri.event(k))
@@ -339,7 +344,18 @@ class Timeline(Widget, can_focus=True):
 
     # -- rendering ----------------------------------------------------------------------------------------------
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"timeline--{name}", partial=True)
+        """Component styles, cached until the theme or CSS changes (looking one up costs more than drawing)."""
+        got = self._cstyles.get(name)
+        if got is None:
+            got = self._cstyles[name] = self.get_component_rich_style(f"timeline--{name}", partial=True)
+        return got
+
+    def _slot(self, name_id: int) -> int:
+        slots = self._slots
+        got = slots.get(name_id)
+        if got is None:
+            got = slots[name_id] = name_slot(self.model.store.strings[name_id])
+        return got
 
     def _slice_style(self, slot: int, flags: int, selected: bool, dense: bool) -> Style:
         key = (slot, flags & (ERROR | UNFINISHED), selected, dense)
@@ -362,6 +378,7 @@ class Timeline(Widget, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles.clear()
+        self._cstyles.clear()
         self._strips.clear()
 
     def _line_spans(self, idx: int, ln: Line) -> list[Span] | list[float | None]:
@@ -369,22 +386,43 @@ class Timeline(Widget, can_focus=True):
         if key != self._span_key:
             self._spans.clear()
             self._span_key = key
+            self._bounds = self.window.bounds()
         got = self._spans.get(idx)
         if got is None:
-            bounds = self.window.bounds()
+            bounds = self._bounds
             m = self.model
             if ln.kind == "row":
-                got = summarise_row(m.row_index(ln.track, ln.row), bounds)
+                ri = m.row_index(ln.track, ln.row)
+                got = summarise_row(ri, bounds, m.colour_keys)
+                if ri.ids is None:
+                    got = overlay(got, self._error_marks(ri.lo, ri.hi, bounds), len(bounds) - 1)
             elif ln.kind == "counter":
                 got = summarise_counter(m.store.counters[ln.counter], bounds)
             else:
-                _, tracks = m.groups[ln.group]
-                rows = [
-                    summarise_row(m.row_index(t, 0), bounds) for t in tracks[:64] if m.store.tracks[t].rows
-                ]
-                got = merge_spans(rows, self.area_w)
+                got = []  # a group header is a label and a rule
             self._spans[idx] = got
         return got
+
+    def _error_marks(self, lo: int, hi: int, bounds: list[int]) -> list[tuple[int, int]]:
+        """Columns of the errors of a row in view, so a dense cell never hides one (at most one per column)."""
+        st = self.model.store
+        errs = st.errors
+        a, b = bisect_left(errs, lo), bisect_left(errs, hi)
+        if a == b:
+            return []
+        t0, t1 = bounds[0], bounds[-1]
+        start, end = st.start, st.end
+        # the row's errors are in start order: skip to the ones in view
+        k = a
+        while k < b and end[errs[k]] < t0:
+            k += 1
+        marks: list[tuple[int, int]] = []
+        width = len(bounds) - 1
+        while k < b and start[errs[k]] < t1 and len(marks) < width:
+            e = errs[k]
+            marks.append((max(bisect_right(bounds, start[e]) - 1, 0), e))
+            k += 1
+        return marks
 
     def render_line(self, y: int) -> Strip:
         strip = self._strips.get(y)
@@ -394,7 +432,7 @@ class Timeline(Widget, can_focus=True):
         return strip
 
     def _render(self, y: int) -> Strip:
-        w = self.size.width
+        w = self._width
         if y == 0:
             return self._axis(w)
         idx = self.top + y - 1
@@ -412,8 +450,10 @@ class Timeline(Widget, can_focus=True):
         spans = self._line_spans(idx, ln)
         if ln.kind == "counter":
             segs.extend(self._counter_segments(ln, spans))  # type: ignore[arg-type]
+        elif ln.kind == "group":
+            segs.append(Segment("─" * self.area_w, self._style("axis")))
         else:
-            segs.extend(self._span_segments(spans, dim=ln.kind == "group"))  # type: ignore[arg-type]
+            segs.extend(self._span_segments(spans))  # type: ignore[arg-type]
         strip = Strip(segs).crop_extend(0, w, self._style("empty"))
         if self.playhead is not None:
             col = self.window.col_of(self.playhead)
@@ -421,33 +461,57 @@ class Timeline(Widget, can_focus=True):
                 strip = self._overlay(strip, lw + 1 + col, "│", self._style("playhead"))
         return strip
 
-    def _span_segments(self, spans: list[Span], dim: bool) -> list[Segment]:
+    def _span_segments(self, spans: list[Span]) -> list[Segment]:
+        """Segments for a row's spans; neighbours with the same style share one Segment."""
         st = self.model.store
         empty = self._style("empty")
+        match = self._style("match")
+        selected, matches = self.selected, self.matches
+        names, flags, orig, strings, durs = st.name, st.flags, st.orig, st.strings, st.dur
+        slots, styles = self._slots, self._styles
         out: list[Segment] = []
+        run_style: Style | None = None
+        run: list[str] = []
         col = 0
-        names, flags, orig, strings = st.name, st.flags, st.orig, st.strings
-        for sp in spans:
-            if sp.col > col:
-                out.append(Segment(" " * (sp.col - col), empty))
-            width = sp.col_end - sp.col
-            o = orig[sp.event]
+        for c0, c1, ev, dense in spans:
+            if c0 > col:
+                if run:
+                    out.append(Segment("".join(run), run_style))
+                    run = []
+                out.append(Segment(" " * (c0 - col), empty))
+                run_style = None
+            width = c1 - c0
+            o = orig[ev]
             f = flags[o]
-            name = strings[names[o]]
-            style = self._slice_style(name_slot(name), f, sp.event == self.selected, sp.dense or dim)
-            if sp.event in self.matches:
-                style = style + self._style("match")
-            if sp.dense or dim:
-                text = ("▒" if sp.dense else "▀") * width
-            elif f & INSTANT and st.dur[sp.event] == 0 and width == 1:
+            nid = names[o]
+            slot = slots.get(nid)
+            if slot is None:
+                slot = self._slot(nid)
+            sel = ev == selected
+            style = styles.get((slot, f & 3, sel, dense))
+            if style is None:
+                style = self._slice_style(slot, f, sel, dense)
+            if matches and ev in matches:
+                style = style + match
+            if dense:
+                text = "▒" * width
+            elif f & INSTANT and width == 1 and durs[ev] == 0:
                 text = "◆"
             else:
-                label = clean(name, 120)
+                label = clean(strings[nid], 120)
                 text = (
                     label[: width - 1] + "…" if len(label) > width and width > 1 else label[:width]
                 ).ljust(width)
-            out.append(Segment(text, style))
-            col = sp.col_end
+            if style is not run_style:
+                if run:
+                    out.append(Segment("".join(run), run_style))
+                run = [text]
+                run_style = style
+            else:
+                run.append(text)
+            col = c1
+        if run:
+            out.append(Segment("".join(run), run_style))
         return out
 
     def _counter_segments(self, ln: Line, values: list[float | None]) -> list[Segment]:

@@ -18,7 +18,6 @@ from neuron_top.trace.summary import (
     Window,
     axis_ticks,
     format_duration,
-    merge_spans,
     summarise_counter,
     summarise_row,
 )
@@ -55,11 +54,11 @@ def test_summary_matches_brute_force(
     bounds = win.bounds()
     spans = summarise_row(ri, bounds)
     covered: dict[int, tuple[int, bool]] = {}
-    for sp in spans:
-        assert 0 <= sp.col < sp.col_end <= width
-        for c in range(sp.col, sp.col_end):
+    for c0, c1, ev, dense in spans:
+        assert 0 <= c0 < c1 <= width
+        for c in range(c0, c1):
             assert c not in covered
-            covered[c] = (sp.event, sp.dense)
+            covered[c] = (ev, dense)
     for c in range(width):
         lo, hi = bounds[c], bounds[c + 1]
         inside = [i for i, (s, d) in enumerate(zip(starts, durs, strict=True)) if s < hi and s + d >= lo]
@@ -111,7 +110,7 @@ def _reads_for(n: int, width: int = 100) -> int:
     ri.start, ri.end, ri.dur = Counting(ri.start), Counting(ri.end), Counting(ri.dur)  # type: ignore[assignment]
     Counting.reads = 0
     spans = summarise_row(ri, Window(0, 10 * n, width).bounds())
-    assert spans and all(sp.dense for sp in spans) == (n > width)
+    assert spans and all(sp[3] for sp in spans) == (n > width)
     return Counting.reads
 
 
@@ -130,13 +129,6 @@ def test_counter_summary_max_and_step() -> None:
     vals = summarise_counter(c, Window(0, 60, 6).bounds())
     assert vals == [1.0, 5.0, 2.0, 2.0, 2.0, 7.0]
     assert summarise_counter(c, Window(-20, -10, 2).bounds()) == [None, None]
-
-
-def test_merge_spans_takes_first_row() -> None:
-    from neuron_top.trace.summary import Span
-
-    merged = merge_spans([[Span(0, 2, 1, False)], [Span(1, 4, 2, True)]], 5)
-    assert merged == [Span(0, 2, 1, False), Span(2, 4, 2, True)]
 
 
 def test_axis_ticks_and_durations() -> None:
@@ -210,5 +202,5 @@ def test_rows_with_many_events_summarise_dense(tmp_path: Path) -> None:
     m = TimelineModel(st)
     ri = m.row_index(0, 0)
     spans = summarise_row(ri, Window(st.t_min, st.t_max, 10).bounds())
-    assert all(sp.dense for sp in spans)
-    assert [c for sp in spans for c in range(sp.col, sp.col_end)] == list(range(10))
+    assert all(sp[3] for sp in spans)
+    assert [c for sp in spans for c in range(sp[0], sp[1])] == list(range(10))
