@@ -333,3 +333,28 @@ def test_filter_text_round_trip() -> None:
     assert f == Filters.parse("0-3,8", "hardware,^cc_running", "i-abc")
     assert parse_filter_text(filter_text(f)) == f
     assert parse_filter_text("0,2 i-abc nrt_execute") == Filters.parse("0,2", "nrt_execute", "i-abc")
+
+
+@sync
+async def test_counter_line_shows_value_and_breakdown(tmp_path: Path) -> None:
+    events = [
+        {"ph": "X", "name": "work", "ts": 0, "dur": 100, "pid": 1, "tid": 1},
+        {"ph": "C", "name": "hbm", "ts": 0, "pid": 1, "args": {"used": 10}},
+        {"ph": "C", "name": "hbm", "ts": 50, "pid": 1, "args": {"used": 30}},
+    ]
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(events))
+    store = load_trace(p)
+    store.counters[0].breakdown = [{"tensors": 6.0, "code": 4.0}, {"tensors": 20.0, "code": 10.0}]
+    app = TimelineApp(store)
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        line = next(i for i, ln in enumerate(tl.model.lines) if ln.kind == "counter")
+        tl.move_cursor(line - tl.cursor)
+        await pilot.press("enter")  # the sample at the window centre (t = 50 µs)
+        text = _text(app, "#trace-details")
+        assert "hbm" in text and "30" in text
+        assert "tensors: 20" in text and "(66.7%)" in text
+        row = tl.render_line(line - tl.top + 1).text
+        assert "▂" in row and "█" in row  # 10 then 30, scaled to the counter's maximum
