@@ -357,4 +357,4 @@ async def test_counter_line_shows_value_and_breakdown(tmp_path: Path) -> None:
         assert "hbm" in text and "30" in text
         assert "tensors: 20" in text and "(66.7%)" in text
         row = tl.render_line(line - tl.top + 1).text
-        assert "▂" in row and "█" in row  # 10 then 30, scaled to the counter's maximum
+        assert "▃" in row and "█" in row  # 10 then 30, scaled to the maximum
