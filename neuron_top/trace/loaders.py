@@ -15,7 +15,6 @@ writer left without ``]`` or with a trailing comma.
 from __future__ import annotations
 
 import gzip
-import io
 import re
 import zlib
 from array import array
@@ -833,17 +832,3 @@ def _parquet_hbm(b: StoreBuilder, pf: Any, cols: set[str]) -> None:
             c.ts.append(ts)
             c.val.append(sum(cats.values()))
             c.breakdown.append(cats)
-
-
-def load_bytes(data: bytes, name: str = "<memory>") -> TraceStore:
-    """Load Chrome JSON held in memory (tests, stdin); same rules as a file."""
-    loader = ChromeLoader(Path(name))
-    stream = io.BytesIO(data)
-    n = 0
-    for batch in loader._batches(stream):
-        n += len(batch)
-        loader._ingest(batch)
-    if n == 0 and loader.malformed:
-        raise TraceError(f"{name}: no trace events could be read (malformed JSON)")
-    loader._classify()
-    return loader.b.build()

@@ -4,9 +4,10 @@ Why columnar: a neuron-det capture holds a million events. As Python objects tha
 ``array`` columns (int64 nanosecond timestamps, int32 interned-string ids, one byte of flags) plus one shared
 bytes blob for the args it is well under 200 B. The loaders append into a ``StoreBuilder`` in file order;
 ``StoreBuilder.build`` matches begin/end pairs, extends unfinished events to the trace end, lays each track out
-in rows (nesting depth, plus overflow lanes for partially overlapping events) and sorts the columns by
-(track, row, start) so every row is one contiguous, start-sorted, non-overlapping slice of the columns: the
-timeline then finds what is under a screen column with a bisect instead of a scan.
+in rows (nesting depth, plus overflow lanes for partially overlapping events) and orders the time columns by
+(track, row, start) so every row is one contiguous, start-sorted, non-overlapping slice of them: the timeline
+then finds what is under a screen column with a bisect instead of a scan. The other columns stay in file order
+and are reached through ``orig`` (permuting them would cost a second per million events).
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ class Track:
     source: str = "cpu"
     """"cpu" or "device" (for the CPU vs device grouping)."""
     sort_index: int = 0
+    """thread_sort_index metadata (Chrome M events)."""
+    process_sort_index: int = 0
     rows: list[tuple[int, int]] = field(default_factory=list)
     """Per row, the [lo, hi) range of its events in the store columns."""
     mips: list[list[array] | None] = field(default_factory=list)
@@ -357,9 +360,6 @@ class TraceStore:
             got = track.mips[row] = mip_levels(self.dur, lo, hi)
         return got
 
-    def row_count(self, track: Track) -> int:
-        return len(track.rows)
-
     def event_at(self, track_id: int, row: int, t: int) -> int | None:
         """The event of a row that covers time ``t`` (rows never overlap), or None."""
         tr = self.tracks[track_id]
@@ -370,12 +370,6 @@ class TraceStore:
         if i >= lo and self.end[i] >= t:
             return i
         return None
-
-    def track_events(self, track_id: int) -> range:
-        tr = self.tracks[track_id]
-        if not tr.rows:
-            return range(0)
-        return range(tr.rows[0][0], tr.rows[-1][1])
 
 
 class StoreBuilder:
@@ -513,6 +507,7 @@ class StoreBuilder:
                 if tn:
                     tr.name = tn
                 tr.sort_index = self.thread_sort.get((tr.pid, tr.tid), 0)
+            tr.process_sort_index = self.process_sort.get(tr.pid, 0)
             if not tr.process:
                 pn = self.process_names.get(tr.pid)
                 tr.process = pn if pn else ("" if tr.pid is None else f"pid {tr.pid}")

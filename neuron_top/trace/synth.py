@@ -27,7 +27,11 @@ def iter_events(
     hang: bool = True,
     force_error: bool = False,
 ) -> Iterator[str]:
-    """Yield about ``n_events`` JSON event objects (as text) in a neuron-det-like layout."""
+    """Yield about ``n_events`` JSON event objects (as text) in a neuron-det-like layout.
+
+    ``force_error`` makes NeuronCore 1's second execution fail (ret 1003 and a numerical_error event), so even
+    a tiny trace has an error to find.
+    """
     rnd = random.Random(seed)
     out = 0
     for p in range(processes):

@@ -60,8 +60,9 @@ def _track_sort(t: Track) -> tuple[Any, ...]:
     pid = t.pid
     tid = t.tid
     return (
-        {"global": 0, "process": 1, "thread": 2, "async": 3}.get(t.kind, 4),
+        t.process_sort_index,
         t.process,
+        {"global": 0, "process": 1, "thread": 2, "async": 3}.get(t.kind, 4),
         str(pid),
         t.sort_index,
         isinstance(tid, str),

@@ -588,3 +588,10 @@ def test_unreadable_parquet(tmp_path: Path) -> None:
     p.write_bytes(b"PAR1 this is not really parquet")
     with pytest.raises(TraceError, match="unreadable Parquet"):
         load_trace(p)
+
+
+def test_small_fixture_is_what_the_generator_writes() -> None:
+    """The repo's fixture is reproducible (and the generator the benchmark uses is deterministic)."""
+    from neuron_top.trace import synth
+
+    assert synth.trace_text(48, cores=4, seed=7, force_error=True) == (DATA / "trace_small.json").read_text()
