@@ -300,9 +300,9 @@ class TimelineScreen(Screen[None]):
             t.append("  UNFINISHED (never ended: a hang?)", style="bold yellow")
         t.append("\n")
         where = f"{tr.process} / {tr.label}"
-        if info.core is not None:
+        if info.core is not None and tr.label != f"NC {info.core}":
             where += f" · NC {info.core}"
-        if tr.instance:
+        if tr.instance and tr.instance not in tr.process:
             where += f" · {tr.instance}"
         t.append(clean(where, 300) + "\n")
         t.append(

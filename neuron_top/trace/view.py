@@ -56,6 +56,10 @@ def _group_of(track: Track, mode: str) -> tuple[Any, str]:
     return (0, track.instance), track.instance or "local"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _track_sort(t: Track) -> tuple[Any, ...]:
     pid = t.pid
     tid = t.tid
@@ -119,7 +123,7 @@ class TimelineModel:
             g = len(self.groups)
             self.groups.append((label, [t.id for t in tracks]))
             n_ev = sum(t.count for t in tracks)
-            header = f"{label} ({len(tracks)} tracks, {n_ev} events)" if tracks else label
+            header = f"{label} ({_plural(len(tracks), 'track')}, {_plural(n_ev, 'event')})" if tracks else label
             self.lines.append(Line("group", header, group=g))
             for tr in tracks:
                 name = tr.label
