@@ -17,7 +17,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import accumulate, islice
 from operator import itemgetter, le, sub
 from typing import Any
 
@@ -233,6 +233,27 @@ def _permuted(col: array, perm: array) -> array:
     return out
 
 
+def _segments(track: array, ntracks: int) -> list[tuple[int, array | range]]:
+    """Event positions grouped by track id, in file order within a track.
+
+    Already grouped (the usual case): ranges, no copy. Otherwise one array of positions per track.
+    """
+    n = len(track)
+    if n and all(map(le, track, islice(track, 1, None))):
+        out: list[tuple[int, array | range]] = []
+        i = 0
+        while i < n:
+            t = track[i]
+            j = bisect_right(track, t, i)
+            out.append((t, range(i, j)))
+            i = j
+        return out
+    buckets = [array("i") for _ in range(ntracks)]
+    for i, t in enumerate(track):
+        buckets[t].append(i)
+    return [(t, b) for t, b in enumerate(buckets) if len(b)]
+
+
 def _find_bits(flags: array, mask: int) -> list[int]:
     """Indices whose flag byte has any bit of ``mask``: a C-speed scan per distinct byte value."""
     raw = flags.tobytes()
@@ -397,7 +418,15 @@ class StoreBuilder:
         self.counters: list[CounterTrack] = []
         self.cmap: dict[tuple[Any, ...], int] = {}
         self.pending: list[tuple[Any, ...]] = []
-        """(ts, seq, is_begin, match_key, track, name_id, cat_id, args, phase)."""
+        """Async begin/ends: (ts, seq, is_begin, match_key, track, name, cat, args, phase)."""
+        # Thread B/E events, in file order, as columns (a million tuples would cost ~150 B per event).
+        self.be_ts = array("q")
+        self.be_track = array("i")
+        self.be_name = array("i")
+        self.be_cat = array("i")
+        self.be_begin = bytearray()
+        self.be_off = array("q", [0])
+        self.be_blob = bytearray()
         self.flow_points: list[tuple[Any, ...]] = []
         """(flow key, seq, phase, track, ts, bind_enclosing)."""
         self.flow_links: list[tuple[int, int]] = []
@@ -465,6 +494,16 @@ class StoreBuilder:
         self.args_off.append(len(self.args_blob))
         return pos
 
+    def add_begin_end(self, ts: int, is_begin: bool, track: int, name: str, cat: str, args: bytes) -> None:
+        """One thread B or E event (the batch path appends whole columns instead)."""
+        self.be_ts.append(ts)
+        self.be_track.append(track)
+        self.be_name.append(self.intern(name))
+        self.be_cat.append(self.intern(cat))
+        self.be_begin.append(1 if is_begin else 0)
+        self.be_blob += args
+        self.be_off.append(len(self.be_blob))
+
     def add_pending(
         self,
         ts: int,
@@ -480,6 +519,54 @@ class StoreBuilder:
         self.pending.append((ts, self.seq, is_begin, match_key, track, name, cat, args, phase))
 
     # -- building --------------------------------------------------------------------------------------------
+    def _match_begin_end(self) -> None:
+        """Pair B/E per thread in time order (file order on ties); E without B is a problem, B without E a hang.
+
+        The file need not be sorted. The pairing loop only collects indices; the events are then appended
+        column by column.
+        """
+        ts, begin = self.be_ts, self.be_begin
+        if not len(ts):
+            return
+        bs: list[int] = []
+        es: list[int] = []
+        open_: list[int] = []
+        orphans = 0
+        for _t, members in _segments(self.be_track, len(self.tracks)):
+            seg = list(members)
+            seg.sort(key=ts.__getitem__)
+            stack: list[int] = []
+            push, pop = stack.append, stack.pop
+            for p in seg:
+                if begin[p]:
+                    push(p)
+                elif stack:
+                    bs.append(pop())
+                    es.append(p)
+                else:
+                    orphans += 1
+            open_.extend(stack)
+        if orphans:
+            self.problems["E without begin"] += orphans
+        off, blob = self.be_off, self.be_blob
+        # B's args, else E's (Chrome merges them; one of the two is usually empty)
+        argsrc = [b if off[b + 1] - off[b] > 2 else e for b, e in zip(bs, es, strict=True)] + open_
+        pieces = [blob[off[k] : off[k + 1]] for k in argsrc]
+        base = len(self.args_blob)
+        self.args_blob += b"".join(pieces)
+        self.args_off += array("q", accumulate(map(len, pieces), initial=base))[1:]
+        del pieces, argsrc
+        firsts = bs + open_
+        self.start += array("q", [ts[k] for k in firsts])
+        self.end += array("q", [ts[k] for k in es]) + array("q", [ts[k] for k in open_])
+        self.name += array("i", [self.be_name[k] for k in firsts])
+        self.cat += array("i", [self.be_cat[k] for k in firsts])
+        self.track += array("i", [self.be_track[k] for k in firsts])
+        self.flags.frombytes(bytes(len(bs)) + bytes([UNFINISHED]) * len(open_))
+        self.phase.frombytes(b"B" * len(firsts))
+        self.be_ts, self.be_track, self.be_name, self.be_cat = array("q"), array("i"), array("i"), array("i")
+        self.be_begin, self.be_off, self.be_blob = bytearray(), array("q", [0]), bytearray()
+
     def _match_pending(self) -> None:
         """Pair B/E (per thread) and async begin/end (per id) in time order; leftovers are problems or hangs."""
         self.pending.sort(key=itemgetter(0, 1))
@@ -526,6 +613,7 @@ class StoreBuilder:
 
     def build(self) -> TraceStore:
         """Match pairs, close unfinished events, lay out rows, sort the display columns, find errors."""
+        self._match_begin_end()
         self._match_pending()
         self._finish_tracks()
         st = TraceStore()
@@ -616,21 +704,8 @@ class StoreBuilder:
         Only one track's events are ever in Python lists at a time (memory: a list costs ~40 B per event,
         an ``array`` 4); traces are usually sorted per thread, so the per-track sorts are near-linear.
         """
-        start, track = self.start, self.track
-        n = len(start)
-        segments: list[tuple[int, array | range]] = []
-        if n and all(map(le, track, islice(track, 1, None))):  # already grouped by track: slice, no copy
-            i = 0
-            while i < n:
-                t = track[i]
-                j = bisect_right(track, t, i)
-                segments.append((t, range(i, j)))
-                i = j
-        else:
-            buckets = [array("i") for _ in self.tracks]
-            for i, t in enumerate(track):
-                buckets[t].append(i)
-            segments = [(t, b) for t, b in enumerate(buckets) if len(b)]
+        start = self.start
+        segments = _segments(self.track, len(self.tracks))
         perm = array("i")
         overflow = 0
         for t, members in segments:

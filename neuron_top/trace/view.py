@@ -123,7 +123,9 @@ class TimelineModel:
             g = len(self.groups)
             self.groups.append((label, [t.id for t in tracks]))
             n_ev = sum(t.count for t in tracks)
-            header = f"{label} ({_plural(len(tracks), 'track')}, {_plural(n_ev, 'event')})" if tracks else label
+            header = (
+                f"{label} ({_plural(len(tracks), 'track')}, {_plural(n_ev, 'event')})" if tracks else label
+            )
             self.lines.append(Line("group", header, group=g))
             for tr in tracks:
                 name = tr.label
