@@ -295,9 +295,9 @@ class TimelineScreen(Screen[None]):
         t = Text()
         t.append(clean(info.name, 300), style="bold")
         if info.error:
-            t.append("  ERROR", style="bold red")
+            t.append("  ERROR ", style="bold reverse")
         if info.unfinished:
-            t.append("  UNFINISHED (never ended: a hang?)", style="bold yellow")
+            t.append("  UNFINISHED: never ended, a hang? ", style="bold reverse")
         t.append("\n")
         where = f"{tr.process} / {tr.label}"
         if info.core is not None and tr.label != f"NC {info.core}":
@@ -500,7 +500,7 @@ class TimelineScreen(Screen[None]):
     # -- replay -------------------------------------------------------------------------------------------------
     def action_play(self) -> None:
         tl = self._ensure()
-        if tl.playhead is None:
+        if tl.playhead is None or tl.playhead >= tl.model.store.t_max:
             tl.set_playhead(tl.t0)
         self.playing = not self.playing
         if self.playing:

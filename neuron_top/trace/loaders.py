@@ -19,7 +19,7 @@ import re
 import zlib
 from array import array
 from collections.abc import Iterator
-from itertools import accumulate
+from itertools import accumulate, repeat
 from operator import sub
 from pathlib import Path
 from typing import IO, Any
@@ -441,7 +441,13 @@ class ChromeLoader:
             for k, v in enumerate(cats):
                 if v == -1:
                     cats[k] = b.intern(xs[k].cat or "")
-        tracks = [tget((e.pid, e.tid), -1) for e in xs]
+        pids = [e.pid for e in xs]
+        tids = [e.tid for e in xs]
+        if pids.count(pids[0]) == len(pids) and tids.count(tids[0]) == len(tids):
+            # one thread's run of events (neuron-det writes a core at a time): no tuple per event
+            tracks = [b.track_id((pids[0], tids[0]))] * len(xs)
+        else:
+            tracks = list(map(tget, zip(pids, tids, strict=True), repeat(-1)))
         if -1 in tracks:
             for k, v in enumerate(tracks):
                 if v == -1:

@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -446,6 +447,8 @@ class Timeline(Widget, can_focus=True):
         label = clean(ln.label, 200)
         lw = self.label_w
         text = label[: lw - 1] + "…" if len(label) > lw else label.ljust(lw)
+        if not text.isascii():  # wide characters: cut by cells, not code points
+            text = set_cell_size(label, lw)
         segs = [Segment(text, label_style), Segment(" ", self._style("empty"))]
         spans = self._line_spans(idx, ln)
         if ln.kind == "counter":
@@ -502,6 +505,8 @@ class Timeline(Widget, can_focus=True):
                 text = (
                     label[: width - 1] + "…" if len(label) > width and width > 1 else label[:width]
                 ).ljust(width)
+                if not text.isascii():
+                    text = set_cell_size(label, width)
             if style is not run_style:
                 if run:
                     out.append(Segment("".join(run), run_style))

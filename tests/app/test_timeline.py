@@ -358,3 +358,19 @@ async def test_counter_line_shows_value_and_breakdown(tmp_path: Path) -> None:
         assert "tensors: 20" in text and "(66.7%)" in text
         row = tl.render_line(line - tl.top + 1).text
         assert "▃" in row and "█" in row  # 10 then 30, scaled to the maximum
+
+
+@sync
+async def test_wide_characters_keep_the_columns_aligned(tmp_path: Path) -> None:
+    events = [{"ph": "X", "name": "計算カーネル実行中" * 3, "ts": 0, "dur": 10, "pid": 1, "tid": "スレッド名前が長い"}]
+    p = tmp_path / "wide.json"
+    p.write_text(json.dumps(events))
+    app = TimelineApp(load_trace(p))
+    async with app.run_test(size=(80, 12)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        for y in range(4):
+            assert tl.render_line(y).cell_length == tl.size.width
+        row = tl.render_line(2)
+        label_cells = sum(seg.cell_length for seg in list(row)[:1])
+        assert label_cells == tl.label_w
