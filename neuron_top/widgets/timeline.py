@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import set_cell_size
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -43,6 +43,13 @@ MIN_SPAN_NS = 10
 def name_slot(name: str) -> int:
     """A stable colour slot per event type (name up to the first space), as neuron-det colours by NEFF."""
     return zlib.crc32(name.split(" ", 1)[0].encode("utf-8", "replace")) % PALETTE
+
+
+def fit_cells(text: str, width: int) -> str:
+    """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
+    if cell_len(text) <= width:
+        return set_cell_size(text, width)
+    return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
 
 
 @dataclass(frozen=True)
@@ -447,8 +454,8 @@ class Timeline(Widget, can_focus=True):
         label = clean(ln.label, 200)
         lw = self.label_w
         text = label[: lw - 1] + "…" if len(label) > lw else label.ljust(lw)
-        if not text.isascii():  # wide characters: cut by cells, not code points
-            text = set_cell_size(label, lw)
+        if not label.isascii():  # maybe wide characters: cut by cells, not code points
+            text = fit_cells(label, lw)
         segs = [Segment(text, label_style), Segment(" ", self._style("empty"))]
         spans = self._line_spans(idx, ln)
         if ln.kind == "counter":
@@ -505,8 +512,8 @@ class Timeline(Widget, can_focus=True):
                 text = (
                     label[: width - 1] + "…" if len(label) > width and width > 1 else label[:width]
                 ).ljust(width)
-                if not text.isascii():
-                    text = set_cell_size(label, width)
+                if not label.isascii():
+                    text = fit_cells(label, width)
             if style is not run_style:
                 if run:
                     out.append(Segment("".join(run), run_style))
