@@ -232,8 +232,10 @@ def _summarise_sparse(row: RowIndex, bounds: list[int], first: int, last: int) -
     for e in range(first, last):
         a = bisect_right(bounds, start[e]) - 1
         b = bisect_right(bounds, end[e]) - 1
-        a = max(a, 0)
-        b = min(b, width - 1)
+        if a < 0:
+            a = 0
+        if b >= width:
+            b = width - 1
         if a > b:
             continue
         prev = cells[a]

@@ -464,7 +464,9 @@ class Timeline(Widget, can_focus=True):
             segs.append(Segment("─" * self.area_w, self._style("axis")))
         else:
             segs.extend(self._span_segments(spans))  # type: ignore[arg-type]
-        strip = Strip(segs).crop_extend(0, w, self._style("empty"))
+        # every piece above has a known width (label_w + 1 + area_w == w): telling Strip saves measuring
+        # each segment's cells again, a third of a dense frame
+        strip = Strip(segs, w) if w == lw + 1 + self.area_w else Strip(segs).crop_extend(0, w, self.rich_style)
         if self.playhead is not None:
             col = self.window.col_of(self.playhead)
             if 0 <= col < self.area_w:
@@ -524,6 +526,8 @@ class Timeline(Widget, can_focus=True):
             col = c1
         if run:
             out.append(Segment("".join(run), run_style))
+        if col < self.area_w:
+            out.append(Segment(" " * (self.area_w - col), empty))
         return out
 
     def _counter_segments(self, ln: Line, values: list[float | None]) -> list[Segment]:
