@@ -11,7 +11,9 @@ from functools import lru_cache
 
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))}
 # Bidi overrides can reorder what follows them on screen; show them too.
-_CONTROL.update({c: f"\\u{c:04x}" for c in (0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069)})
+_CONTROL.update(
+    {c: f"\\u{c:04x}" for c in (0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069)}
+)
 _TABLE = str.maketrans(_CONTROL)
 
 

@@ -1,0 +1,119 @@
+"""Headless checks for scripts and CI: ``neuron-top trace FILE --check`` / ``--summary``.
+
+``--check`` prints what neuron-det printed: ``no errors detected``, or one line per error and per unfinished
+(hang) event, ``name (phase) NC n @ start - end: {details}`` with times in microseconds, and exits 1 when it
+found any. An unreadable file is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ..textsafe import clean
+from .loaders import TraceError, load_trace
+from .store import TraceStore
+from .summary import format_duration
+
+EXIT_OK = 0
+EXIT_FOUND = 1
+EXIT_UNREADABLE = 2
+
+
+def _us(ns: int) -> str:
+    """Nanoseconds as microseconds with one decimal, exactly (epoch-ns values exceed a float's precision)."""
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    return f"{sign}{ns // 1000}.{(ns % 1000) // 100}"
+
+
+def check_lines(store: TraceStore) -> list[str]:
+    """The ``--check`` report lines of one store, errors and unfinished events in time order."""
+    events = sorted(set(store.errors) | set(store.unfinished), key=lambda e: (store.start[e], e))
+    lines = []
+    for ev in events:
+        info = store.info(ev)
+        nc = "?" if info.core is None else str(info.core)
+        details = clean(repr(info.args), 400)
+        lines.append(
+            f"{clean(info.name, 200)} ({info.phase}) NC {nc} @ {_us(info.start)} - {_us(info.end)}: {details}"
+        )
+    return lines
+
+
+def _load(path: str | Path, err: TextIO) -> TraceStore | None:
+    try:
+        return load_trace(path)
+    except TraceError as e:
+        print(clean(str(e), 400), file=err)
+        return None
+
+
+def run_check(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = None) -> int:
+    """Print the check report for each trace; 0 clean, 1 errors or unfinished events, 2 unreadable file."""
+    err = sys.stderr if err is None else err
+    status = EXIT_OK
+    for path in paths:
+        store = _load(path, err)
+        if store is None:
+            status = EXIT_UNREADABLE
+            continue
+        if len(paths) > 1:
+            print(f"== {clean(str(path))} ==", file=out)
+        lines = check_lines(store)
+        if not lines:
+            print("no errors detected", file=out)
+        for line in lines:
+            print(line, file=out)
+        if lines and status == EXIT_OK:
+            status = EXIT_FOUND
+    return status
+
+
+def summary_lines(store: TraceStore) -> list[str]:
+    """Event counts per track and per phase, and the problems found."""
+    name = clean(Path(store.path).name or store.path)
+    out = [
+        f"{name}: {store.format}, {len(store)} events on {len(store.tracks)} tracks, "
+        f"{len(store.counters)} counter tracks, span {format_duration(store.t_max - store.t_min)}",
+        "phases: "
+        + (", ".join(f"{clean(ph or '?', 8)} {n}" for ph, n in sorted(store.phase_counts.items())) or "none"),
+        "tracks:",
+    ]
+    for tr in sorted(store.tracks, key=lambda t: (t.process, str(t.pid), str(t.tid), t.name, t.id)):
+        if not tr.count:
+            continue
+        core = "" if tr.core is None else f" NC {tr.core}"
+        out.append(
+            f"  {clean(tr.process, 80)} / {clean(tr.label, 80)}{core} [{tr.source}]: "
+            f"{tr.count} events, {len(tr.rows)} rows"
+        )
+    for c in store.counters:
+        out.append(
+            f"  counter {clean(c.process or c.instance, 80)} / {clean(c.name, 80)}: {len(c.ts)} samples"
+        )
+    out.append(
+        f"errors: {len(store.errors)}, unfinished (hang signal): {len(store.unfinished)}, flows: {store.flow_count}"
+    )
+    if store.problems:
+        out.append("problems:")
+        out.extend(f"  {clean(k, 120)}: {v}" for k, v in sorted(store.problems.items()) if v)
+    else:
+        out.append("problems: none")
+    return out
+
+
+def run_summary(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = None) -> int:
+    """Print the summary of each trace; 0, or 2 when a file is unreadable."""
+    err = sys.stderr if err is None else err
+    status = EXIT_OK
+    for path in paths:
+        store = _load(path, err)
+        if store is None:
+            status = EXIT_UNREADABLE
+            continue
+        for line in summary_lines(store):
+            print(line, file=out)
+    return status

@@ -1,0 +1,829 @@
+"""The columnar event store every trace loader fills and the timeline reads.
+
+Why columnar: a neuron-det capture holds a million events. As Python objects that is ~800 B per event; as
+``array`` columns (int64 nanosecond timestamps, int32 interned-string ids, one byte of flags) plus one shared
+bytes blob for the args it is well under 200 B. The loaders append into a ``StoreBuilder`` in file order;
+``StoreBuilder.build`` matches begin/end pairs, extends unfinished events to the trace end, lays each track out
+in rows (nesting depth, plus overflow lanes for partially overlapping events) and orders the time columns by
+(track, row, start) so every row is one contiguous, start-sorted, non-overlapping slice of them: the timeline
+then finds what is under a screen column with a bisect instead of a scan. The other columns stay in file order
+and are reached through ``orig`` (permuting them would cost a second per million events).
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import accumulate, islice
+from operator import itemgetter, le, sub
+from typing import Any
+
+import msgspec
+
+# Event flags (one byte per event).
+UNFINISHED = 1
+"""B without E, X without dur: extended to the trace end. The hang signal."""
+ERROR = 2
+"""Non-zero ``ret`` in args, or an error event type (numerical_err, ...)."""
+INSTANT = 4
+FLOW = 8
+"""The event is an end of at least one flow arrow."""
+ASYNC = 16
+
+HARDWARE_EVENTS = frozenset(
+    {
+        "nc_exec_running",
+        "cc_running",
+        "cc_exec_barrier",
+        "numerical_err",
+        "nrt_model_switch",
+        "timestamp_sync_point",
+        "hw_notify",
+    }
+)
+"""The Neuron "hardware" event group (capture-side filter syntax); every other type is "software"."""
+
+ERROR_NAMES = frozenset({"numerical_err", "numerical_error", "error", "hw_error", "nrt_error", "exec_error"})
+
+_DEVICE_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "neuron_hw"})
+_CORE_RE = re.compile(r"^(?:nc|neuroncore|core)[ _:-]?(\d+)$", re.IGNORECASE)
+_INSTANCE_RE = re.compile(r"(?<![0-9A-Za-z])i-[0-9a-f]{6,}(?![0-9A-Za-z])")
+
+
+def is_error_name(name: str) -> bool:
+    """Event types that are errors by name (neuron-det draws them red): numerical_err, *_error, ..."""
+    low = name.lower()
+    return low in ERROR_NAMES or low.endswith(("_err", "_error"))
+
+
+def ret_is_error(value: object) -> bool:
+    """A LIBNRT status code in args: 0 (or absent) is success, anything else an error."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, (int, float)):
+        return value != 0
+    if isinstance(value, str):
+        s = value.strip().lower()
+        return s not in ("", "0", "ok", "success", "nrt_success", "none")
+    return False
+
+
+_RET_SET = re.compile(rb'"ret"\s*:\s*(?!(?:0|null|false|"0"|"")\s*[,}])')
+"""A "ret" key whose value is not an obvious success: only those events get their args decoded."""
+_args_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def decode_args(raw: bytes) -> dict[str, Any]:
+    """Args are kept as raw JSON bytes and decoded only when someone looks at them."""
+    if not raw:
+        return {}
+    try:
+        return _args_decoder.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return {"<args>": raw[:200].decode("utf-8", "replace")}
+
+
+@dataclass
+class Track:
+    """One slice track: a thread (pid, tid), a process-scoped or global instant track, or an async track."""
+
+    id: int
+    key: tuple[Any, ...]
+    kind: str
+    """"thread", "process", "global" or "async"."""
+    pid: Any = None
+    tid: Any = None
+    name: str = ""
+    """Thread name, async slice name or neuron-explorer group; empty when unknown."""
+    process: str = ""
+    """Process name (or its pid as text)."""
+    instance: str = ""
+    """EC2 instance id when the format carries one."""
+    core: int | None = None
+    """NeuronCore index when the track belongs to one."""
+    source: str = "cpu"
+    """"cpu" or "device" (for the CPU vs device grouping)."""
+    sort_index: int = 0
+    """thread_sort_index metadata (Chrome M events)."""
+    process_sort_index: int = 0
+    rows: list[tuple[int, int]] = field(default_factory=list)
+    """Per row, the [lo, hi) range of its events in the store columns."""
+    mips: list[list[array] | None] = field(default_factory=list)
+    """Per row, argmax-of-duration levels (see ``mip_levels``), built the first time the row is drawn dense."""
+    count: int = 0
+
+    @property
+    def label(self) -> str:
+        """What the row header shows: the thread name, else the tid; async tracks show their name."""
+        if self.kind == "global":
+            return "global"
+        if self.kind == "process":
+            return "process-wide"
+        base = self.name or ("" if self.tid is None else str(self.tid))
+        if self.core is not None and (not self.name or self.name.isdigit()):
+            base = f"NC {self.core}"
+        return base or "?"
+
+
+@dataclass
+class CounterTrack:
+    """A counter series (C events, mem_usage, cpu_util, HBM usage): sorted timestamps and values."""
+
+    id: int
+    key: tuple[Any, ...]
+    name: str
+    pid: Any = None
+    process: str = ""
+    instance: str = ""
+    core: int | None = None
+    unit: str = ""
+    ts: array = field(default_factory=lambda: array("q"))
+    val: array = field(default_factory=lambda: array("d"))
+    breakdown: list[dict[str, float]] | None = None
+    """Per sample, a per-category split (HBM usage); None for plain counters."""
+    mips: list[array] = field(default_factory=list)
+    """argmax-of-value levels, as for slice rows."""
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class EventInfo:
+    """Everything the details panel and ``--check`` show about one event."""
+
+    index: int
+    name: str
+    cat: str
+    phase: str
+    start: int
+    end: int
+    track: Track
+    args: dict[str, Any]
+    unfinished: bool
+    error: bool
+    core: int | None
+
+    @property
+    def dur(self) -> int:
+        return self.end - self.start
+
+
+_BLOCK = 16
+"""Events per block at the finest mipmap level; a column with fewer events than 2 blocks is scanned."""
+
+
+def mip_levels(values: array | list[int] | list[float], lo: int = 0, hi: int | None = None) -> list[array]:
+    """Argmax levels over ``values[lo:hi]`` (indices are absolute): level 0 holds the winner of each block of
+    16, level 1 of each 32, ...
+
+    Built with ``max`` over blocks and pairwise comprehensions (~n/16 Python steps), it lets a screen column
+    that covers thousands of events pick the longest of them in a handful of lookups (Perfetto's mipmaps).
+    """
+    hi = len(values) if hi is None else hi
+    if hi - lo <= 2 * _BLOCK:
+        return []
+    g = values.__getitem__
+    cur = [max(range(k, min(k + _BLOCK, hi)), key=g) for k in range(lo, hi, _BLOCK)]
+    levels = [array("i", cur)]
+    while len(cur) > 1:
+        if len(cur) % 2:
+            cur.append(cur[-1])
+        cur = [x if g(x) >= g(y) else y for x, y in zip(cur[0::2], cur[1::2], strict=True)]
+        levels.append(array("i", cur))
+    return levels
+
+
+def mip_pick(
+    levels: list[array], values: array | list[int] | list[float], lo: int, hi: int, base: int
+) -> int:
+    """The (approximately) largest-valued index in [lo, hi) of a row whose first index is ``base``.
+
+    Small ranges are scanned; larger ones look at no more than ~6 precomputed block winners, so the cost does
+    not depend on how many events the range holds.
+    """
+    k = hi - lo
+    if k <= 1:
+        return lo
+    if k <= 2 * _BLOCK or not levels:
+        return max(range(lo, min(hi, lo + 4 * _BLOCK)), key=values.__getitem__)
+    lvl = min(max((k // (2 * _BLOCK)).bit_length() - 1, 0), len(levels) - 1)
+    table = levels[lvl]
+    size = _BLOCK << lvl
+    best, bv = lo, values[lo]
+    for blk in range((lo - base) // size, min((hi - 1 - base) // size + 1, len(table))):
+        cand = table[blk]
+        if lo <= cand < hi and values[cand] > bv:
+            best, bv = cand, values[cand]
+    return best
+
+
+_STEP = 1 << 16
+
+
+def _permuted(col: array, perm: array) -> array:
+    """``col`` reordered by ``perm``, a slice at a time: a full list would hold ~40 B per event at once."""
+    out = array(col.typecode)
+    for k in range(0, len(perm), _STEP):
+        out += array(col.typecode, [col[i] for i in perm[k : k + _STEP]])
+    return out
+
+
+def _segments(track: array, ntracks: int) -> list[tuple[int, array | range]]:
+    """Event positions grouped by track id, in file order within a track.
+
+    Already grouped (the usual case): ranges, no copy. Otherwise one array of positions per track.
+    """
+    n = len(track)
+    if n and all(map(le, track, islice(track, 1, None))):
+        out: list[tuple[int, array | range]] = []
+        i = 0
+        while i < n:
+            t = track[i]
+            j = bisect_right(track, t, i)
+            out.append((t, range(i, j)))
+            i = j
+        return out
+    buckets = [array("i") for _ in range(ntracks)]
+    for i, t in enumerate(track):
+        buckets[t].append(i)
+    return [(t, b) for t, b in enumerate(buckets) if len(b)]
+
+
+def _find_bits(flags: array, mask: int) -> list[int]:
+    """Indices whose flag byte has any bit of ``mask``: a C-speed scan per distinct byte value."""
+    raw = flags.tobytes()
+    out: list[int] = []
+    for v in set(raw):
+        if v & mask:
+            b = bytes([v])
+            p = raw.find(b)
+            while p >= 0:
+                out.append(p)
+                p = raw.find(b, p + 1)
+    return sorted(out)
+
+
+def _find_int(col: array, value: int) -> list[int]:
+    """Indices of ``value`` in an int32 column, found with bytes.find (aligned hits only)."""
+    raw = col.tobytes()
+    pat = array("i", [value]).tobytes()
+    out: list[int] = []
+    p = raw.find(pat)
+    while p >= 0:
+        if p % 4 == 0:
+            out.append(p // 4)
+            p = raw.find(pat, p + 4)
+        else:
+            p = raw.find(pat, p + 1)
+    return out
+
+
+class TraceStore:
+    """The loaded trace, read-only after ``StoreBuilder.build``. Columns are indexed by event index."""
+
+    def __init__(self) -> None:
+        self.path = ""
+        self.format = ""
+        self.strings: list[str] = []
+        # Display order (by track, row, start): every row is a contiguous, start-sorted, disjoint run.
+        self.start = array("q")
+        self.end = array("q")
+        self.dur = array("q")
+        self.orig = array("i")
+        """Display index -> file-order index, for the columns below."""
+        # File order (read through ``orig``): fewer columns to permute makes a load ~1 s faster per 1M events.
+        self.name = array("i")
+        self.cat = array("i")
+        self.track = array("i")
+        self.flags = array("B")
+        self.phase = array("B")
+        self.args_off = array("q", [0])
+        self.args_blob: bytes | bytearray = b""
+        self.tracks: list[Track] = []
+        self.counters: list[CounterTrack] = []
+        self.flows: dict[int, list[int]] = {}
+        """Event index -> the events its flow arrows lead to (both directions)."""
+        self.flow_count = 0
+        self.problems: Counter[str] = Counter()
+        self.phase_counts: Counter[str] = Counter()
+        self.unfinished: list[int] = []
+        self.errors: list[int] = []
+        self.t_min = 0
+        self.t_max = 0
+        self.metadata: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @property
+    def span(self) -> int:
+        return max(self.t_max - self.t_min, 1)
+
+    def name_of(self, ev: int) -> str:
+        return self.strings[self.name[self.orig[ev]]]
+
+    def flags_of(self, ev: int) -> int:
+        return self.flags[self.orig[ev]]
+
+    def track_of(self, ev: int) -> Track:
+        return self.tracks[self.track[self.orig[ev]]]
+
+    def args(self, ev: int) -> dict[str, Any]:
+        o = self.orig[ev]
+        return decode_args(self.args_blob[self.args_off[o] : self.args_off[o + 1]])
+
+    def core_of(self, ev: int, args: dict[str, Any] | None = None) -> int | None:
+        """NeuronCore of an event: args nc / nc_idx when an int, else its track's core."""
+        a = self.args(ev) if args is None else args
+        for k in ("nc", "nc_idx", "lnc_idx", "device_core_idx"):
+            v = a.get(k)
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v
+            if isinstance(v, str) and v.isdigit():
+                return int(v)
+        return self.track_of(ev).core
+
+    def info(self, ev: int) -> EventInfo:
+        args = self.args(ev)
+        o = self.orig[ev]
+        f = self.flags[o]
+        return EventInfo(
+            index=ev,
+            name=self.strings[self.name[o]],
+            cat=self.strings[self.cat[o]],
+            phase=chr(self.phase[o]),
+            start=self.start[ev],
+            end=self.end[ev],
+            track=self.tracks[self.track[o]],
+            args=args,
+            unfinished=bool(f & UNFINISHED),
+            error=bool(f & ERROR),
+            core=self.core_of(ev, args),
+        )
+
+    def row_of(self, ev: int) -> int:
+        tr = self.track_of(ev)
+        for r, (lo, hi) in enumerate(tr.rows):
+            if lo <= ev < hi:
+                return r
+        return 0
+
+    def row_mips(self, track: Track, row: int) -> list[array]:
+        """The row's mipmap levels, built on first use (tens of ms per million events in the row)."""
+        got = track.mips[row]
+        if got is None:
+            lo, hi = track.rows[row]
+            got = track.mips[row] = mip_levels(self.dur, lo, hi)
+        return got
+
+    def event_at(self, track_id: int, row: int, t: int) -> int | None:
+        """The event of a row that covers time ``t`` (rows never overlap), or None."""
+        tr = self.tracks[track_id]
+        if row >= len(tr.rows):
+            return None
+        lo, hi = tr.rows[row]
+        i = bisect_right(self.start, t, lo, hi) - 1
+        if i >= lo and self.end[i] >= t:
+            return i
+        return None
+
+
+class StoreBuilder:
+    """Collects events in file order; ``build`` turns them into a ``TraceStore``.
+
+    Hot loaders append to the public columns directly (a method call per event costs ~10% of a load).
+    """
+
+    def __init__(self, path: str = "", fmt: str = "") -> None:
+        self.path = path
+        self.format = fmt
+        self.strings: list[str] = []
+        self.smap: dict[str, int] = {}
+        self.start = array("q")
+        self.end = array("q")
+        self.name = array("i")
+        self.cat = array("i")
+        self.track = array("i")
+        self.flags = array("B")
+        self.phase = array("B")
+        self.args_off = array("q", [0])
+        self.args_blob = bytearray()
+        self.tracks: list[Track] = []
+        self.tmap: dict[tuple[Any, ...], int] = {}
+        self.counters: list[CounterTrack] = []
+        self.cmap: dict[tuple[Any, ...], int] = {}
+        self.pending: list[tuple[Any, ...]] = []
+        """Async begin/ends: (ts, seq, is_begin, match_key, track, name, cat, args, phase)."""
+        # Thread B/E events, in file order, as columns (a million tuples would cost ~150 B per event).
+        self.be_ts = array("q")
+        self.be_track = array("i")
+        self.be_name = array("i")
+        self.be_cat = array("i")
+        self.be_begin = bytearray()
+        self.be_off = array("q", [0])
+        self.be_blob = bytearray()
+        self.flow_points: list[tuple[Any, ...]] = []
+        """(flow key, seq, phase, track, ts, bind_enclosing)."""
+        self.flow_links: list[tuple[int, int]] = []
+        """Direct links between raw event positions (neuron-explorer flow ids)."""
+        self.problems: Counter[str] = Counter()
+        self.phase_counts: Counter[str] = Counter()
+        self.process_names: dict[Any, str] = {}
+        self.thread_names: dict[tuple[Any, Any], str] = {}
+        self.process_sort: dict[Any, int] = {}
+        self.thread_sort: dict[tuple[Any, Any], int] = {}
+        self.seq = 0
+        self.metadata: dict[str, str] = {}
+
+    # -- interning -------------------------------------------------------------------------------------------
+    def intern(self, s: str) -> int:
+        i = self.smap.get(s)
+        if i is None:
+            i = self.smap[s] = len(self.strings)
+            self.strings.append(s)
+        return i
+
+    def track_id(self, key: tuple[Any, ...], kind: str = "thread", **attrs: Any) -> int:
+        t = self.tmap.get(key)
+        if t is None:
+            t = self.tmap[key] = len(self.tracks)
+            pid = attrs.pop("pid", key[0] if key else None)
+            tid = attrs.pop("tid", key[1] if len(key) > 1 and kind == "thread" else None)
+            self.tracks.append(Track(id=t, key=key, kind=kind, pid=pid, tid=tid, **attrs))
+        return t
+
+    def counter(self, key: tuple[Any, ...], name: str, **attrs: Any) -> CounterTrack:
+        c = self.cmap.get(key)
+        if c is None:
+            c = self.cmap[key] = len(self.counters)
+            self.counters.append(CounterTrack(id=c, key=key, name=name, **attrs))
+        return self.counters[c]
+
+    # -- appending -------------------------------------------------------------------------------------------
+    def add(
+        self,
+        track: int,
+        start: int,
+        end: int | None,
+        name: str,
+        cat: str = "",
+        args: bytes = b"",
+        phase: str = "X",
+        flags: int = 0,
+    ) -> int:
+        """One complete (or, with ``end=None``, unfinished) event; returns its raw position."""
+        pos = len(self.start)
+        self.start.append(start)
+        if end is None:
+            self.end.append(start)
+            flags |= UNFINISHED
+        else:
+            self.end.append(end)
+        self.name.append(self.intern(name))
+        self.cat.append(self.intern(cat))
+        self.track.append(track)
+        self.flags.append(flags)
+        self.phase.append(ord(phase[0]) if phase else 63)
+        if args:
+            self.args_blob += args
+        self.args_off.append(len(self.args_blob))
+        return pos
+
+    def add_begin_end(self, ts: int, is_begin: bool, track: int, name: str, cat: str, args: bytes) -> None:
+        """One thread B or E event (the batch path appends whole columns instead)."""
+        self.be_ts.append(ts)
+        self.be_track.append(track)
+        self.be_name.append(self.intern(name))
+        self.be_cat.append(self.intern(cat))
+        self.be_begin.append(1 if is_begin else 0)
+        self.be_blob += args
+        self.be_off.append(len(self.be_blob))
+
+    def add_pending(
+        self,
+        ts: int,
+        is_begin: bool,
+        match_key: tuple[Any, ...],
+        track: int,
+        name: str,
+        cat: str,
+        args: bytes,
+        phase: str,
+    ) -> None:
+        self.seq += 1
+        self.pending.append((ts, self.seq, is_begin, match_key, track, name, cat, args, phase))
+
+    # -- building --------------------------------------------------------------------------------------------
+    def _match_begin_end(self) -> None:
+        """Pair B/E per thread in time order (file order on ties); E without B is a problem, B without E a hang.
+
+        The file need not be sorted. The pairing loop only collects indices; the events are then appended
+        column by column.
+        """
+        ts, begin = self.be_ts, self.be_begin
+        if not len(ts):
+            return
+        bs: list[int] = []
+        es: list[int] = []
+        open_: list[int] = []
+        orphans = 0
+        for _t, members in _segments(self.be_track, len(self.tracks)):
+            seg = list(members)
+            seg.sort(key=ts.__getitem__)
+            stack: list[int] = []
+            push, pop = stack.append, stack.pop
+            for p in seg:
+                if begin[p]:
+                    push(p)
+                elif stack:
+                    bs.append(pop())
+                    es.append(p)
+                else:
+                    orphans += 1
+            open_.extend(stack)
+        if orphans:
+            self.problems["E without begin"] += orphans
+        off, blob = self.be_off, self.be_blob
+        # B's args, else E's (Chrome merges them; one of the two is usually empty)
+        argsrc = [b if off[b + 1] - off[b] > 2 else e for b, e in zip(bs, es, strict=True)] + open_
+        pieces = [blob[off[k] : off[k + 1]] for k in argsrc]
+        base = len(self.args_blob)
+        self.args_blob += b"".join(pieces)
+        self.args_off += array("q", accumulate(map(len, pieces), initial=base))[1:]
+        del pieces, argsrc
+        firsts = bs + open_
+        self.start += array("q", [ts[k] for k in firsts])
+        self.end += array("q", [ts[k] for k in es]) + array("q", [ts[k] for k in open_])
+        self.name += array("i", [self.be_name[k] for k in firsts])
+        self.cat += array("i", [self.be_cat[k] for k in firsts])
+        self.track += array("i", [self.be_track[k] for k in firsts])
+        self.flags.frombytes(bytes(len(bs)) + bytes([UNFINISHED]) * len(open_))
+        self.phase.frombytes(b"B" * len(firsts))
+        self.be_ts, self.be_track, self.be_name, self.be_cat = array("q"), array("i"), array("i"), array("i")
+        self.be_begin, self.be_off, self.be_blob = bytearray(), array("q", [0]), bytearray()
+
+    def _match_pending(self) -> None:
+        """Pair B/E (per thread) and async begin/end (per id) in time order; leftovers are problems or hangs."""
+        self.pending.sort(key=itemgetter(0, 1))
+        stacks: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+        for item in self.pending:
+            ts, _seq, is_begin, key, _track, _name, _cat, args, phase = item
+            if is_begin:
+                stacks.setdefault(key, []).append(item)
+                continue
+            st = stacks.get(key)
+            if not st:
+                self.problems[f"{phase} without begin"] += 1
+                continue
+            b = st.pop()
+            self.add(b[4], b[0], ts, b[5], b[6], b[7] or args, b[8], ASYNC if key[0] == "a" else 0)
+        for st in stacks.values():
+            for b in st:
+                self.add(b[4], b[0], None, b[5], b[6], b[7], b[8], ASYNC if b[3][0] == "a" else 0)
+        self.pending = []
+
+    def _finish_tracks(self) -> None:
+        for tr in self.tracks:
+            if tr.kind == "thread":
+                tn = self.thread_names.get((tr.pid, tr.tid))
+                if tn:
+                    tr.name = tn
+                tr.sort_index = self.thread_sort.get((tr.pid, tr.tid), 0)
+            tr.process_sort_index = self.process_sort.get(tr.pid, 0)
+            if not tr.process:
+                pn = self.process_names.get(tr.pid)
+                tr.process = pn if pn else ("" if tr.pid is None else f"pid {tr.pid}")
+            if not tr.instance:
+                m = _INSTANCE_RE.search(tr.process)
+                if m:
+                    tr.instance = m.group(0)
+            if tr.core is None and tr.name:
+                m = _CORE_RE.match(tr.name.strip())
+                if m:
+                    tr.core = int(m.group(1))
+        for c in self.counters:
+            if not c.process:
+                pn = self.process_names.get(c.pid)
+                c.process = pn if pn else ("" if c.pid is None else f"pid {c.pid}")
+
+    def build(self) -> TraceStore:
+        """Match pairs, close unfinished events, lay out rows, sort the display columns, find errors."""
+        self._match_begin_end()
+        self._match_pending()
+        self._finish_tracks()
+        st = TraceStore()
+        st.path, st.format, st.strings = self.path, self.format, self.strings
+        st.problems, st.phase_counts, st.metadata = self.problems, self.phase_counts, self.metadata
+        n = len(self.start)
+        start, end, flags = self.start, self.end, self.flags
+        ctimes = [c.ts[0] for c in self.counters if len(c.ts)] + [
+            c.ts[-1] for c in self.counters if len(c.ts)
+        ]
+        t_min = min(([min(start)] if n else []) + ctimes, default=0)
+        t_max = max(([max(end), max(start)] if n else []) + ctimes, default=0)
+        st.t_min, st.t_max = t_min, max(t_max, t_min)
+        for i in _find_bits(flags, UNFINISHED):
+            end[i] = st.t_max
+        perm = self._layout()
+        st.start = _permuted(start, perm)
+        st.end = _permuted(end, perm)
+        st.dur = array("q", bytes(8 * n))
+        for k in range(0, n, _STEP):
+            st.dur[k : k + _STEP] = array("q", list(map(sub, st.end[k : k + _STEP], st.start[k : k + _STEP])))
+        st.orig = perm
+        del perm
+        st.name, st.cat, st.track, st.flags, st.phase = self.name, self.cat, self.track, flags, self.phase
+        st.args_off = self.args_off
+        st.args_blob = self.args_blob  # a bytearray: slicing and regex work on it, and no 35 MB copy
+        self.args_blob = bytearray()
+        self._flag_errors(st)
+        wanted = set(_find_bits(flags, UNFINISHED | ERROR))
+        wanted.update(x for link in self.flow_links for x in link)
+        if len(wanted) <= 256:  # a C-speed scan per event beats a Python pass over all of them
+            inv = {old: st.orig.index(old) for old in wanted}
+        else:
+            inv = {old: new for new, old in enumerate(st.orig) if old in wanted}
+        st.errors = sorted(inv[o] for o in wanted if flags[o] & ERROR)
+        st.unfinished = sorted(inv[o] for o in wanted if flags[o] & UNFINISHED)
+        for tr in self.tracks:
+            tr.count = sum(hi - lo for lo, hi in tr.rows)
+            tr.mips = [None] * len(tr.rows)
+            if tr.source == "cpu" and self._looks_device(st, tr):
+                tr.source = "device"
+        for c in self.counters:
+            if len(c.ts) > 1 and any(c.ts[k] > c.ts[k + 1] for k in range(len(c.ts) - 1)):
+                idx = sorted(range(len(c.ts)), key=c.ts.__getitem__)
+                c.ts = array("q", [c.ts[k] for k in idx])
+                c.val = array("d", [c.val[k] for k in idx])
+                if c.breakdown is not None:
+                    c.breakdown = [c.breakdown[k] for k in idx]
+            c.mips = mip_levels(c.val)
+        st.tracks = self.tracks
+        st.counters = self.counters
+        self._bind_flows(st, inv)
+        return st
+
+    def _flag_errors(self, st: TraceStore) -> None:
+        """Error flags: an error event type, or a "ret" in args that is not an obvious success."""
+        flags, names = st.flags, st.name
+        for k, s in enumerate(st.strings):
+            if is_error_name(s):
+                for i in _find_int(names, k):
+                    flags[i] |= ERROR
+        blob, off = st.args_blob, st.args_off
+        n = len(flags)
+        for m in _RET_SET.finditer(blob):
+            o = bisect_right(off, m.start()) - 1
+            if 0 <= o < n and ret_is_error(decode_args(blob[off[o] : off[o + 1]]).get("ret")):
+                flags[o] |= ERROR
+
+    @staticmethod
+    def _looks_device(st: TraceStore, tr: Track) -> bool:
+        """A track is "device" when most of its top-row events are hardware event types or GPU/NC categories."""
+        if not tr.rows:
+            return False
+        lo, hi = tr.rows[0]
+        step = max(1, (hi - lo) // 64)
+        hits = total = 0
+        for i in range(lo, hi, step):
+            total += 1
+            o = st.orig[i]
+            if st.strings[st.name[o]] in HARDWARE_EVENTS or st.strings[st.cat[o]] in _DEVICE_CATS:
+                hits += 1
+        return total > 0 and hits * 2 > total
+
+    def _layout(self) -> array:
+        """Give each event a row (nesting depth in its lane; partial overlaps go to overflow lanes).
+
+        Returns the display order (by track, row, start) and fills ``Track.rows`` with each row's range.
+        Only one track's events are ever in Python lists at a time (memory: a list costs ~40 B per event,
+        an ``array`` 4); traces are usually sorted per thread, so the per-track sorts are near-linear.
+        """
+        start = self.start
+        segments = _segments(self.track, len(self.tracks))
+        perm = array("i")
+        overflow = 0
+        for t, members in segments:
+            seg = list(members)
+            seg.sort(key=start.__getitem__)
+            lanes = self._nest(seg, packed=False)
+            if lanes is None:  # equal starts in the wrong order (child before parent): sort by (start, -end)
+                lanes = self._nest(seg, packed=True)
+            assert lanes is not None
+            del seg
+            overflow += sum(len(row) for lane in lanes[1:] for row in lane)
+            tr = self.tracks[t]
+            for lane in lanes:
+                for row in lane:
+                    lo = len(perm)
+                    perm += array("i", row)
+                    tr.rows.append((lo, len(perm)))
+        if overflow:
+            self.problems["partially overlapping events (overflow lane)"] += overflow
+        return perm
+
+    def _nest(self, seg: list[int], packed: bool) -> list[list[list[int]]] | None:
+        """Rows of one track as lanes of depth buckets; None when a re-sort by (start, -end) is needed."""
+        start, end = self.start, self.end
+        if packed:
+            top = (1 << 64) - 1
+            seg.sort(key=lambda k: (start[k], top - end[k]))
+        inf = 1 << 63
+        stack = [inf]
+        pop, push = stack.pop, stack.append
+        buckets: list[list[int]] = []
+        nb = 0
+        spill: list[int] = []
+        for ev, s, e in zip(seg, [start[k] for k in seg], [end[k] for k in seg], strict=True):
+            while stack[-1] <= s:
+                pop()
+            if e <= stack[-1]:
+                d = len(stack) - 1
+                if d == nb:
+                    buckets.append([ev])
+                    nb += 1
+                else:
+                    buckets[d].append(ev)
+                push(e)
+            else:
+                spill.append(ev)
+        if spill and not packed and len(set(start[k] for k in seg)) < len(seg):
+            return None
+        lanes = [buckets]
+        if spill:
+            lanes.extend(self._spill_lanes(spill))
+        return lanes
+
+    def _spill_lanes(self, spill: list[int]) -> list[list[list[int]]]:
+        """Events that partially overlap their would-be parent: nest them in extra lanes (rows below)."""
+        start, end = self.start, self.end
+        inf = 1 << 63
+        stacks: list[list[int]] = []
+        lanes: list[list[list[int]]] = []
+        for ev in spill:
+            s, e = start[ev], end[ev]
+            for ln in range(len(stacks) + 1):
+                if ln == len(stacks):
+                    stacks.append([inf])
+                    lanes.append([])
+                st = stacks[ln]
+                while st[-1] <= s:
+                    st.pop()
+                if e <= st[-1]:
+                    d = len(st) - 1
+                    if d == len(lanes[ln]):
+                        lanes[ln].append([])
+                    lanes[ln][d].append(ev)
+                    st.append(e)
+                    break
+        return lanes
+
+    def _bind_flows(self, st: TraceStore, inv: dict[int, int]) -> None:
+        """Chrome flows: s/t/f bind to the slice enclosing them (f without bp=e: the next slice that starts)."""
+        links: list[tuple[int, int]] = [(inv[a], inv[b]) for a, b in self.flow_links]
+        by_key: dict[Any, list[tuple[Any, ...]]] = {}
+        for p in self.flow_points:
+            by_key.setdefault(p[0], []).append(p)
+        for pts in by_key.values():
+            pts.sort(key=itemgetter(4, 1))
+            prev: int | None = None
+            for _key, _seq, ph, track, ts, enclosing in pts:
+                ev = self._slice_for(st, track, ts, enclosing)
+                if ev is None:
+                    self.problems["flow point outside any slice"] += 1
+                    if ph == "f":
+                        prev = None
+                    continue
+                if prev is not None and ph in ("t", "f") and prev != ev:
+                    links.append((prev, ev))
+                prev = None if ph == "f" else ev
+        for a, b in links:
+            st.flows.setdefault(a, []).append(b)
+            st.flows.setdefault(b, []).append(a)
+            st.flags[st.orig[a]] |= FLOW
+            st.flags[st.orig[b]] |= FLOW
+        st.flow_count = len(links)
+
+    @staticmethod
+    def _slice_for(st: TraceStore, track: int, ts: int, enclosing: bool) -> int | None:
+        if track >= len(st.tracks):
+            return None
+        tr = st.tracks[track]
+        best = None
+        for r in range(len(tr.rows)):
+            ev = st.event_at(track, r, ts)
+            if ev is not None and not st.flags_of(ev) & INSTANT:
+                best = ev
+        if best is not None or enclosing:
+            return best
+        nxt = None
+        for lo, hi in tr.rows:
+            k = bisect_left(st.start, ts, lo, hi)
+            if k < hi and (nxt is None or st.start[k] < st.start[nxt]):
+                nxt = k
+        return nxt

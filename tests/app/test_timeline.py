@@ -1,0 +1,376 @@
+"""The timeline screen driven by Pilot: keys, mouse, selection, search, filters, hangs, flows and replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual import events
+from textual.widgets import Input, OptionList, Static
+
+from neuron_top.screens.timeline import TimelineScreen, filter_text, parse_filter_text
+from neuron_top.trace import load_trace
+from neuron_top.trace.filters import Filters
+from neuron_top.widgets.timeline import Timeline
+from tests.app.timeline_app import FakeClock, TimelineApp, sync
+from tests.trace_helpers import DATA
+
+SMALL = DATA / "trace_small.json"
+
+
+def _screen(app: TimelineApp) -> TimelineScreen:
+    scr = app.screen
+    assert isinstance(scr, TimelineScreen)
+    return scr
+
+
+def _text(app: TimelineApp, wid: str) -> str:
+    return str(_screen(app).query_one(wid, Static).render())
+
+
+@sync
+async def test_opens_on_the_whole_trace_with_grouping_in_title() -> None:
+    store = load_trace(SMALL)
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        assert (tl.t0, tl.t1) == (store.t_min, store.t_max)
+        assert _screen(app).sub_title == "grouping: CPU vs device"
+        assert "grouping: CPU vs device (o)" in _text(app, "#trace-status")
+        assert "neuron-det" in _text(app, "#trace-info")
+
+
+@sync
+async def test_zoom_pan_fit_start_end() -> None:
+    store = load_trace(SMALL)
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        full = tl.t1 - tl.t0
+        await pilot.press("plus")
+        assert tl.t1 - tl.t0 == full // 2
+        await pilot.press("plus", "plus")
+        span = tl.t1 - tl.t0
+        t0 = tl.t0
+        await pilot.press("right")
+        assert tl.t0 == t0 + span // 4
+        await pilot.press("h")
+        assert tl.t0 == t0
+        await pilot.press("end")
+        assert tl.t1 == store.t_max
+        await pilot.press("home")
+        assert tl.t0 == store.t_min
+        await pilot.press("minus")
+        assert tl.t1 - tl.t0 == 2 * span
+        await pilot.press("0")
+        assert (tl.t0, tl.t1) == (store.t_min, store.t_max)
+
+
+@sync
+async def test_wheel_zooms_at_the_pointer() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        span = tl.t1 - tl.t0
+        x = tl.label_w + 1 + tl.area_w // 4
+        anchor = tl.window.time_of(x - tl.label_w - 1)
+        tl.on_mouse_scroll_up(events.MouseScrollUp(tl, x, 5, 0, -1, 0, False, False, False))
+        await pilot.pause()
+        assert tl.t1 - tl.t0 < span
+        assert abs(tl.window.time_of(x - tl.label_w - 1) - anchor) <= (tl.t1 - tl.t0) // tl.area_w + 1
+        tl.on_mouse_scroll_down(events.MouseScrollDown(tl, x, 5, 0, 1, 0, False, False, False))
+        await pilot.pause()
+        tl.on_mouse_scroll_down(events.MouseScrollDown(tl, x, 5, 0, 1, 0, True, False, False))  # shift: lines
+        assert tl.cursor == 3
+        assert tl.t1 - tl.t0 >= span * 0.99
+
+
+@sync
+async def test_grouping_cycles_through_the_five_modes() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        seen = []
+        for _ in range(5):
+            await pilot.press("o")
+            seen.append(_screen(app).sub_title)
+        assert seen == [
+            "grouping: NeuronCore",
+            "grouping: thread",
+            "grouping: process",
+            "grouping: instance",
+            "grouping: CPU vs device",
+        ]
+        assert "grouping: CPU vs device (o)" in _text(app, "#trace-status")
+
+
+@sync
+async def test_errors_select_and_show_details() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        tl = _screen(app).timeline
+        st = tl.model.store
+        assert tl.selected is not None and tl.selected in st.errors
+        first = tl.selected
+        details = _screen(app).query_one("#trace-details", Static)
+        assert details.has_class("-visible")
+        text = _text(app, "#trace-details")
+        assert "ERROR" in text and "ret: 1003" in text and "NC 1" in text
+        await pilot.press("e")
+        assert tl.selected != first and tl.selected in st.errors
+        await pilot.press("E")
+        assert tl.selected == first
+        assert tl.model.lines[tl.cursor].track == st.track_of(first).id
+        await pilot.press("escape")
+        assert tl.selected is None and not details.has_class("-visible")
+
+
+@sync
+async def test_enter_selects_on_the_cursor_line_and_ctrl_arrows_step() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        st = tl.model.store
+        await pilot.press("down")  # from the group header to the first track's first row
+        await pilot.press("enter")
+        assert tl.selected is not None and st.name_of(tl.selected) == "nrt_execute"
+        before = st.start[tl.selected]
+        await pilot.press("ctrl+right")
+        assert st.start[tl.selected] > before and st.name_of(tl.selected) == "nrt_execute"
+        await pilot.press("ctrl+left")
+        assert st.start[tl.selected] == before
+
+
+@sync
+async def test_click_selects_the_event_under_the_pointer() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        st = tl.model.store
+        line = next(i for i, ln in enumerate(tl.model.lines) if ln.kind == "row" and ln.row == 2)
+        ln = tl.model.lines[line]
+        ri = tl.model.row_index(ln.track, ln.row)
+        ev = ri.event(ri.lo)
+        col = tl.window.col_of((st.start[ev] + st.end[ev]) // 2)
+        await pilot.click(Timeline, offset=(tl.label_w + 1 + col, line - tl.top + 1))
+        await pilot.pause()
+        assert tl.selected == ev and tl.cursor == line
+        assert st.name_of(ev) in _text(app, "#trace-details")
+
+
+@sync
+async def test_search_with_next_and_previous_match() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash")
+        box = _screen(app).query_one("#trace-search", Input)
+        assert box.has_class("-visible") and box.has_focus
+        await pilot.press(*"cc_op", "enter")
+        tl = _screen(app).timeline
+        st = tl.model.store
+        assert not box.has_class("-visible")
+        matches = _screen(app).matches
+        assert len(matches) > 3 and all(st.name_of(m) == "cc_op_exec" for m in matches)
+        assert tl.selected == matches[0]
+        await pilot.press("greater_than_sign")
+        assert tl.selected == matches[1]
+        await pilot.press("less_than_sign", "less_than_sign")
+        assert tl.selected == matches[-1]  # wraps
+        assert f"/cc_op: {len(matches)} matches" in _text(app, "#trace-status")
+
+
+@sync
+async def test_filters_in_neuron_syntax() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("F")
+        await pilot.press(*"nc=1-2 type=nc_exec", "enter")
+        tl = _screen(app).timeline
+        st = tl.model.store
+        rows = [ln for ln in tl.model.lines if ln.kind == "row"]
+        assert {st.tracks[ln.track].core for ln in rows} == {1, 2}
+        for ln in rows:
+            ri = tl.model.row_index(ln.track, ln.row)
+            assert all(st.name_of(ri.event(k)) == "nc_exec" for k in range(ri.lo, ri.hi))
+        assert "filter: NC 1-2; types nc_exec" in _text(app, "#trace-info")
+        await pilot.press("F")
+        box = _screen(app).query_one("#trace-filter", Input)
+        assert box.value == "nc=1-2 type=nc_exec"
+        box.value = "nc=x"
+        await pilot.press("enter")
+        assert box.has_class("-visible")  # a bad filter keeps the box open (and says why)
+        box.value = ""
+        await pilot.press("enter")
+        assert not tl.model.filters.active
+
+
+@sync
+async def test_hang_list_jumps_to_unfinished_events() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("u")
+        hangs = _screen(app).query_one("#trace-hangs", OptionList)
+        assert hangs.has_class("-visible") and hangs.option_count == 2
+        await pilot.press("down", "enter")
+        tl = _screen(app).timeline
+        st = tl.model.store
+        assert tl.selected in st.unfinished
+        assert "UNFINISHED" in _text(app, "#trace-details")
+        await pilot.press("u")
+        assert not hangs.has_class("-visible")
+
+
+@sync
+async def test_replay_moves_the_playhead_with_the_injected_clock() -> None:
+    clock = FakeClock()
+    store = load_trace(SMALL)
+    app = TimelineApp(store, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        tl = scr.timeline
+        await pilot.press("r")
+        assert scr.playing and tl.playhead == store.t_min
+        clock.now += 1.0
+        scr.tick()
+        expected = store.t_min + int(1e9 * scr.speed)
+        assert tl.playhead == expected
+        await pilot.press("s")  # twice as fast
+        clock.now += 1.0
+        scr.tick()
+        assert tl.playhead == expected + int(2e9 * scr.speed / 2)
+        replay = _text(app, "#trace-replay")
+        assert "NC 0:" in replay and "NC 3:" in replay
+        await pilot.press("r")
+        assert not scr.playing
+        clock.now += 5.0
+        scr.tick()
+        assert tl.playhead == expected + int(2e9 * scr.speed / 2)  # paused: no movement
+        await pilot.press("R")
+        assert tl.playhead is None
+
+
+def test_replay_lists_active_events_per_core() -> None:
+    store = load_trace(SMALL)
+    scr = TimelineScreen(store)
+    from neuron_top.trace.view import TimelineModel
+
+    scr.model = TimelineModel(store)
+    nc0 = next(t for t in store.tracks if t.core == 0)
+    ev = next(i for i in range(*nc0.rows[2]))  # an nc_exec on NC 0
+    active = dict(scr.active_at((store.start[ev] + store.end[ev]) // 2))
+    assert active["NC 0"][:3] == ["nrt_execute", active["NC 0"][1], "nc_exec"]
+    assert active["NC 0"][1].startswith("sync_exec - ")
+
+
+@sync
+async def test_follow_a_flow(tmp_path: Path) -> None:
+    events = [
+        {"ph": "X", "name": "launch", "ts": 0, "dur": 10, "pid": 1, "tid": 1},
+        {"ph": "X", "name": "kernel", "ts": 50, "dur": 10, "pid": 1, "tid": 2},
+        {"ph": "s", "id": 1, "cat": "ac2g", "name": "f", "ts": 1, "pid": 1, "tid": 1},
+        {"ph": "f", "id": 1, "cat": "ac2g", "name": "f", "ts": 50, "pid": 1, "tid": 2, "bp": "e"},
+    ]
+    p = tmp_path / "flow.json"
+    p.write_text(json.dumps(events))
+    app = TimelineApp(p)  # from a path: loaded in the worker
+    async with app.run_test(size=(100, 20)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        tl = _screen(app).timeline
+        st = tl.model.store
+        launch = next(i for i in range(len(st)) if st.name_of(i) == "launch")
+        tl.select(launch)
+        await pilot.pause()
+        assert "flows: 1 linked" in _text(app, "#trace-details")
+        await pilot.press("L")
+        assert st.name_of(tl.selected) == "kernel"  # type: ignore[arg-type]
+        await pilot.press("L")
+        assert tl.selected == launch
+
+
+@sync
+async def test_unreadable_path_shows_a_one_line_error(tmp_path: Path) -> None:
+    p = tmp_path / "bad.json"
+    p.write_text("garbage")
+    app = TimelineApp(p)
+    async with app.run_test(size=(100, 20)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "not a trace file" in _text(app, "#trace-loading")
+        await pilot.press("plus", "e", "o")  # keys do nothing harmful without a trace
+
+
+@sync
+async def test_hostile_event_names_are_shown_literally(tmp_path: Path) -> None:
+    events = [{"ph": "X", "name": "[red]x\x1b[2J", "ts": 0, "dur": 10, "pid": "[b]p", "tid": 1}]
+    p = tmp_path / "evil.json"
+    p.write_text(json.dumps(events))
+    app = TimelineApp(load_trace(p))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        rows = [tl.render_line(y).text for y in range(4)]
+        assert any("[red]x\\x1b[2J" in r for r in rows)
+        assert all("\x1b" not in r for r in rows)
+        await pilot.press("down", "down", "enter")
+        assert "[red]x\\x1b[2J" in _text(app, "#trace-details")
+
+
+def test_filter_text_round_trip() -> None:
+    f = parse_filter_text("nc=0-3,8 type=hardware,^cc_running inst=i-abc")
+    assert f == Filters.parse("0-3,8", "hardware,^cc_running", "i-abc")
+    assert parse_filter_text(filter_text(f)) == f
+    assert parse_filter_text("0,2 i-abc nrt_execute") == Filters.parse("0,2", "nrt_execute", "i-abc")
+
+
+@sync
+async def test_counter_line_shows_value_and_breakdown(tmp_path: Path) -> None:
+    events = [
+        {"ph": "X", "name": "work", "ts": 0, "dur": 100, "pid": 1, "tid": 1},
+        {"ph": "C", "name": "hbm", "ts": 0, "pid": 1, "args": {"used": 10}},
+        {"ph": "C", "name": "hbm", "ts": 50, "pid": 1, "args": {"used": 30}},
+    ]
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(events))
+    store = load_trace(p)
+    store.counters[0].breakdown = [{"tensors": 6.0, "code": 4.0}, {"tensors": 20.0, "code": 10.0}]
+    app = TimelineApp(store)
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        line = next(i for i, ln in enumerate(tl.model.lines) if ln.kind == "counter")
+        tl.move_cursor(line - tl.cursor)
+        await pilot.press("enter")  # the sample at the window centre (t = 50 µs)
+        text = _text(app, "#trace-details")
+        assert "hbm" in text and "30" in text
+        assert "tensors: 20" in text and "(66.7%)" in text
+        row = tl.render_line(line - tl.top + 1).text
+        assert "▃" in row and "█" in row  # 10 then 30, scaled to the maximum
+
+
+@sync
+async def test_wide_characters_keep_the_columns_aligned(tmp_path: Path) -> None:
+    events = [{"ph": "X", "name": "計算カーネル実行中" * 3, "ts": 0, "dur": 10, "pid": 1, "tid": "スレッド名前が長い"}]
+    p = tmp_path / "wide.json"
+    p.write_text(json.dumps(events))
+    app = TimelineApp(load_trace(p))
+    async with app.run_test(size=(80, 12)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        for y in range(4):
+            assert tl.render_line(y).cell_length == tl.size.width
+        row = tl.render_line(2)
+        label_cells = sum(seg.cell_length for seg in list(row)[:1])
+        assert label_cells == tl.label_w

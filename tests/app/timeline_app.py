@@ -1,0 +1,44 @@
+"""A tiny app that pushes the timeline screen: for the Pilot and snapshot tests."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+
+from neuron_top.screens.timeline import TimelineScreen
+from neuron_top.trace.store import TraceStore
+
+
+class FakeClock:
+    """Time the test controls: the replay advances only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class TimelineApp(App[None]):
+    def __init__(self, source: TraceStore | str | Path, clock: Callable[[], float] | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.clock = clock or FakeClock()
+
+    def on_mount(self) -> None:
+        self.push_screen(TimelineScreen(self.source, clock=self.clock))
+
+
+def sync(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async Pilot test with asyncio.run (the environment has no pytest async plugin)."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(fn(*args, **kwargs))
+
+    return run

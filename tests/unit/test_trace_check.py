@@ -1,0 +1,118 @@
+"""``neuron-top trace FILE --check`` / ``--summary``: neuron-det's report lines and exit statuses."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from neuron_top.trace import run_check, run_summary
+from neuron_top.trace.check import check_lines
+from neuron_top.trace.loaders import load_trace
+from tests.trace_helpers import DATA, shared_trace, write_events, x
+
+
+def _check(paths: list[Path]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_check(paths, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_clean_trace(tmp_path: Path) -> None:
+    code, out, err = _check([write_events(tmp_path, [x("nrt_execute", 0, 5, ret=0)])])
+    assert (code, out, err) == (0, "no errors detected\n", "")
+
+
+def test_errors_and_hangs_in_neuron_det_form() -> None:
+    code, out, _ = _check([DATA / "trace_small.json"])
+    assert code == 1
+    assert out.splitlines() == [
+        "nrt_execute (B) NC 3 @ 1001538.0 - 1006165.0: {'gid': 3, 'nc': 3, 'exec_id': 2}",
+        "nc_exec (B) NC 3 @ 1001578.0 - 1006165.0: {'nc': 3, 'exec_id': 2}",
+        "nc_exec (X) NC 1 @ 1001594.0 - 1002426.0: {'nd': 0, 'nc': 1, 'exec_id': 2, 'ret': 1003}",
+        "numerical_error (X) NC 1 @ 1001644.0 - 1001654.0: {'nd': 0, 'nc': 1, 'exec_id': 2}",
+    ]
+
+
+def test_numerical_error_line_like_the_neuron_det_guide(tmp_path: Path) -> None:
+    ev = x("numerical_error", 11762897.0, 143526.0, tid=0, nd=0, nc=0, exec_id=0)
+    code, out, _ = _check([write_events(tmp_path, [ev])])
+    assert code == 1
+    assert out == "numerical_error (X) NC 0 @ 11762897.0 - 11906423.0: {'nd': 0, 'nc': 0, 'exec_id': 0}\n"
+
+
+def test_unknown_core_and_hostile_names(tmp_path: Path) -> None:
+    ev = {"ph": "B", "name": "\x1b[2Jhang", "ts": 1, "pid": "p", "tid": "t", "args": {"k": "\x07"}}
+    code, out, _ = _check([write_events(tmp_path, [ev])])
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out
+    assert out.startswith("\\x1b[2Jhang (B) NC ? @ 1.0 - 1.0:")
+
+
+def test_unreadable_file_is_exit_2_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("garbage")
+    code, out, err = _check([bad])
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "not a trace" in err
+
+
+def test_several_files(tmp_path: Path) -> None:
+    ok = write_events(tmp_path, [x("a", 0, 1)], "ok.json")
+    code, out, _ = _check([ok, DATA / "trace_small.json"])
+    assert code == 1
+    assert out.count("== ") == 2 and "no errors detected" in out
+
+
+def test_epoch_nanoseconds_print_exactly(tmp_path: Path) -> None:
+    import json
+
+    p = tmp_path / "system_profile.json"
+    p.write_text(
+        json.dumps(
+            {
+                "trace_events": [
+                    {
+                        "name": "nrt_execute",
+                        "timestamp": 1729888371056597613,
+                        "duration": 1000,
+                        "group": "nrt-nc-002",
+                        "ret": 5,
+                    }
+                ]
+            }
+        )
+    )
+    (line,) = check_lines(load_trace(p))
+    assert line.startswith("nrt_execute (X) NC 2 @ 1729888371056597.6 - 1729888371056598.6: ")
+
+
+def test_summary(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    events = [x("a", 0, 5), x("b", 1, -1), {"ph": "E", "ts": 9, "pid": 1, "tid": 1}]
+    assert run_summary([write_events(tmp_path, events)], out, err) == 0
+    text = out.getvalue()
+    assert "1 events on 1 tracks" in text
+    assert "phases: E 1, X 2" in text
+    assert "negative duration: 1" in text and "E without begin: 1" in text
+    assert "pid 1 / 1 [cpu]: 1 events, 1 rows" in text
+
+
+def test_summary_of_unreadable(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert run_summary([tmp_path / "missing.json"], out, err) == 2
+    assert "cannot read" in err.getvalue()
+
+
+@pytest.mark.shared
+def test_check_real_unclosed_slices() -> None:
+    code, out, _ = _check([shared_trace("catapult_main_thread_has_unclosed_slices.json")])
+    assert code == 1 and len(out.splitlines()) == 4
+    assert all(" (B) NC ? @ " in line for line in out.splitlines())
+
+
+@pytest.mark.shared
+def test_check_real_clean_trace() -> None:
+    code, out, _ = _check([shared_trace("catapult_x_event_trace.json")])
+    assert (code, out) == (0, "no errors detected\n")
