@@ -258,7 +258,10 @@ class NeuronTopApp(App):
         """Load system traces (in a worker) into the timeline pane; ``show`` switches to it."""
         from .screens.timeline import TimelineScreen
 
-        self.install_screen(TimelineScreen.from_paths(paths), name="timeline")
+        self.install_screen(TimelineScreen(paths[0]), name="timeline")
+        if len(paths) > 1:
+            self.notify(f"the timeline shows {paths[0]}; {len(paths) - 1} more not opened "
+                        "(--check and --summary read them all)", severity="warning", markup=False)
         if show:
             self.push_screen("timeline")
 
