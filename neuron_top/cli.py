@@ -118,6 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return 0
+    except Exception as exc:  # never a traceback at a user; NEURON_TOP_DEBUG=1 shows it
+        if os.environ.get("NEURON_TOP_DEBUG"):
+            raise
+        print(f"neuron-top: internal error: {clean(repr(exc), 300)} (NEURON_TOP_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 1
 
 
 def _quiet_stdout() -> None:
@@ -189,9 +195,12 @@ def run_demo(ns: argparse.Namespace) -> int:
     seed = ns.seed if ns.seed is not None else int(time.time()) % 100000
     if ns.emit:
         return emit_main(ns.instance, seed, sys.stdout, count=ns.count, period=period, periods=periods)
-    source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=ns.tag)
+    try:
+        source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=ns.tag)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if ns.once or ns.json:
-        return print_once(DemoSource(ns.instance, seed, period=0.0, periods=periods, tag_filter=ns.tag), ns.json)
+        return print_once(source, ns.json)  # the first report comes at once
     return run_tui(source, ns, recorder=_recorder(ns.record), demo=True)
 
 

@@ -1,0 +1,92 @@
+"""The command line, headless modes: exit codes and one-line messages, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from neuron_top.cli import main
+from neuron_top.recording import RecordingWriter
+from tests.conftest import ROOT, SHARED_TRACES, shared
+from tests.helpers import T0
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "neuron_top", *args], cwd=ROOT, input=stdin,
+                          capture_output=True, timeout=60)
+
+
+def test_version(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert "neuron-top" in capsys.readouterr().out
+
+
+def test_demo_once_text_and_json(capfdbinary) -> None:
+    assert main(["demo", "--once", "--seed", "3", "--instance", "inf1.xlarge"]) == 0
+    out = capfdbinary.readouterr().out.decode()
+    assert "[DEMO]" in out and "inf1.xlarge" in out and "\x1b" not in out
+    assert main(["demo", "--json", "--seed", "3", "--instance", "inf1.xlarge"]) == 0
+    doc = json.loads(capfdbinary.readouterr().out)
+    assert doc["source"]["state"] == "demo" and doc["device_count"] == 1
+
+
+def test_pipe_once_reads_stdin_and_counts_garbage() -> None:
+    emitted = run("demo", "--emit", "--count", "2", "--period", "0.05", "--seed", "1").stdout
+    p = run("--once", stdin=b"garbage line\n" + emitted)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    assert "source: stdin" in out and "skipped: 1 bad input" in out
+
+
+def test_empty_pipe_is_a_one_line_error() -> None:
+    p = run("--once", stdin=b"")
+    assert p.returncode == 2
+    assert p.stderr.decode().count("\n") == 1 and "no report from stdin" in p.stderr.decode()
+
+
+def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
+    emitted = run("demo", "--emit", "--count", "5", "--period", "0.05", "--seed", "2").stdout.splitlines()
+    path = tmp_path / "run.jsonl"
+    w = RecordingWriter(path)
+    for i, line in enumerate(emitted):
+        w.write(line, T0 + i)
+    w.close()
+    assert main(["replay", str(path), "--once"]) == 0
+    assert "report 5/5" in capfdbinary.readouterr().out.decode()
+    assert main(["replay", str(path), "--json", "--start", "2"]) == 0
+    doc = json.loads(capfdbinary.readouterr().out)
+    assert doc["source"]["position"] == "report 2/5" and doc["ts"] == T0 + 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["replay", "/nonexistent.jsonl", "--once"], "cannot open /nonexistent.jsonl"),
+    (["demo", "--tag", "[", "--once"], "not a valid regex"),
+    (["trace", "/nonexistent.json", "--check"], "nonexistent"),
+])
+def test_bad_input_is_one_line(args: list[str], message: str) -> None:
+    p = run(*args)
+    assert p.returncode == 2, p
+    err = p.stderr.decode()
+    assert message in err and "Traceback" not in err
+
+
+def test_bad_config_names_the_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "monitor.conf"
+    cfg.write_text(json.dumps({"period": "1s", "system_metrics": [{"type": "vcpu_usage", "period": "2x"}]}))
+    p = run("-c", str(cfg), "--once")
+    assert p.returncode == 2
+    assert 'system_metrics[0].period: "2x"' in p.stderr.decode()
+
+
+def test_trace_check_exit_codes() -> None:
+    unclosed = shared(SHARED_TRACES / "catapult_main_thread_has_unclosed_slices.json")
+    p = run("trace", str(unclosed), "--check")
+    assert p.returncode == 1 and p.stdout.decode().count("(B)") == 4
+    p = run("trace", str(SHARED_TRACES / "catapult_simple_trace.json"), "--summary")
+    assert p.returncode == 0 and "phases:" in p.stdout.decode()
