@@ -1,0 +1,40 @@
+"""Theme files: every shipped theme loads; a broken file is reported and skipped, never fatal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from neuron_top.themes import load_themes
+from tests.conftest import ROOT
+
+
+def test_shipped_themes_load() -> None:
+    ts = load_themes([ROOT / "themes"])
+    assert ts.problems == []
+    assert {"neuron-dark", "neuron-light", "neuron-16", "solarized-dark"} <= set(ts.themes)
+    assert ts.themes["neuron-16"].ansi and not ts.themes["neuron-light"].dark
+
+
+def test_broken_theme_files_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "a-bad-colour.toml").write_text('name = "x"\nprimary = "reed"\n')
+    (tmp_path / "b-not-toml.toml").write_text("name = [\n")
+    (tmp_path / "c-unknown-key.toml").write_text('primary = "#fff"\nflavour = "mint"\n')
+    (tmp_path / "d-good.toml").write_text('name = "good"\nprimary = "#ff9900"\n')
+    ts = load_themes([tmp_path])
+    assert list(ts.themes) == ["good"]
+    assert len(ts.problems) == 3
+    assert "primary" in ts.problems[0] and "not valid TOML" in ts.problems[1] and "flavour" in ts.problems[2]
+
+
+async def test_app_survives_a_broken_theme(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "bad.toml").write_text('primary = "not-a-colour"\n')
+    monkeypatch.setenv("NEURON_TOP_THEMES", str(tmp_path))
+    from tests.helpers import make_app
+
+    app = make_app(theme="no-such-theme")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("bad.toml" in m for m in messages)
+        assert any("unknown theme" in m for m in messages)
+        assert app.theme == "neuron-dark"
