@@ -7,15 +7,21 @@ from collections.abc import Sequence
 SPARK = "▁▂▃▄▅▆▇█"
 
 
-def spark_text(values: Sequence[float | None], width: int, top: float | None = 100.0) -> str:
-    """The newest ``width`` values as block characters; None is a gap (space), never a zero."""
+def _window(values: Sequence[float | None], width: int, top: float | None) -> tuple[list[float | None], float]:
+    """The newest ``width`` values, padded on the left with gaps, and the value the top of the chart stands for
+    (``top``, or the window's largest value when ``top`` is None)."""
     vals = list(values)[-width:]
     vals = [None] * (width - len(vals)) + vals
     hi = top
     if hi is None:
         nums = [v for v in vals if v is not None]
         hi = max(nums) if nums else 1.0
-    hi = hi or 1.0
+    return vals, hi or 1.0
+
+
+def spark_text(values: Sequence[float | None], width: int, top: float | None = 100.0) -> str:
+    """The newest ``width`` values as block characters; None is a gap (space), never a zero."""
+    vals, hi = _window(values, width, top)
     out = []
     for v in vals:
         if v is None:
@@ -27,13 +33,7 @@ def spark_text(values: Sequence[float | None], width: int, top: float | None = 1
 
 def chart_rows(values: Sequence[float | None], width: int, height: int, top: float | None = 100.0) -> list[str]:
     """A bar chart ``height`` rows tall of the newest ``width`` values, top row first (eighth-block resolution)."""
-    vals = list(values)[-width:]
-    vals = [None] * (width - len(vals)) + vals
-    hi = top
-    if hi is None:
-        nums = [v for v in vals if v is not None]
-        hi = max(nums) if nums else 1.0
-    hi = hi or 1.0
+    vals, hi = _window(values, width, top)
     levels = [None if v is None else max(0.0, min(v / hi, 1.0)) * height * 8 for v in vals]
     rows = []
     for r in range(height - 1, -1, -1):

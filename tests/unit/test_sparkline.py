@@ -1,0 +1,11 @@
+from neuron_top.widgets.sparkline import chart_rows, spark_text
+
+
+def test_gaps_are_spaces_never_zeros() -> None:
+    assert spark_text([None, 0.0, 100.0], 4) == "  ▁█"
+    assert spark_text([5.0, 10.0], 2, top=None) == "▄█"
+
+
+def test_chart_rows() -> None:
+    rows = chart_rows([100.0, None, 50.0], 3, 2)
+    assert rows == ["█  ", "█ █"]
