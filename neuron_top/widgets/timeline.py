@@ -7,7 +7,6 @@ the window, the size or the model changes; selection, cursor and playhead change
 
 from __future__ import annotations
 
-import zlib
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
@@ -32,17 +31,11 @@ from ..trace.summary import (
     summarise_counter,
     summarise_row,
 )
-from ..trace.view import Line, TimelineModel
+from ..trace.view import PALETTE, Line, TimelineModel, name_slot
 
-PALETTE = 8
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_SPAN_NS = 10
 """The deepest zoom: 10 ns across the whole width."""
-
-
-def name_slot(name: str) -> int:
-    """A stable colour slot per event type (name up to the first space), as neuron-det colours by NEFF."""
-    return zlib.crc32(name.split(" ", 1)[0].encode("utf-8", "replace")) % PALETTE
 
 
 def fit_cells(text: str, width: int) -> str:
