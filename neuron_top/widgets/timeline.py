@@ -459,7 +459,9 @@ class Timeline(Widget, can_focus=True):
             segs.extend(self._span_segments(spans))  # type: ignore[arg-type]
         # every piece above has a known width (label_w + 1 + area_w == w): telling Strip saves measuring
         # each segment's cells again, a third of a dense frame
-        strip = Strip(segs, w) if w == lw + 1 + self.area_w else Strip(segs).crop_extend(0, w, self.rich_style)
+        strip = (
+            Strip(segs, w) if w == lw + 1 + self.area_w else Strip(segs).crop_extend(0, w, self.rich_style)
+        )
         if self.playhead is not None:
             col = self.window.col_of(self.playhead)
             if 0 <= col < self.area_w:
