@@ -7,6 +7,7 @@ a track shows one line per row (nesting depth, then overflow lanes); counters sh
 
 from __future__ import annotations
 
+import zlib
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
@@ -54,6 +55,15 @@ def _group_of(track: Track, mode: str) -> tuple[Any, str]:
     if mode == "process":
         return (0, track.process), track.process or "process ?"
     return (0, track.instance), track.instance or "local"
+
+
+PALETTE = 8
+"""Slice colours (the widget's ``timeline--c0`` .. ``c7`` component classes)."""
+
+
+def name_slot(name: str) -> int:
+    """A stable colour slot per event type (name up to the first space), as neuron-det colours by NEFF."""
+    return zlib.crc32(name.split(" ", 1)[0].encode("utf-8", "replace")) % PALETTE
 
 
 def _plural(n: int, word: str) -> str:
@@ -162,11 +172,15 @@ class TimelineModel:
 
     @property
     def colour_keys(self) -> array:
-        """Per event, name id * 4 + error/unfinished bits: what decides a slice's look (built once, lazily)."""
+        """Per event, colour slot * 4 + error/unfinished bits: what a dense cell looks like (built once, lazily).
+
+        Neighbouring dense cells with equal keys merge into one span, so fewer, longer segments get drawn.
+        """
         if self._keys is None:
             st = self.store
+            slot = [name_slot(s) * 4 for s in st.strings]
             names, flags = st.name, st.flags
-            self._keys = array("q", [names[o] * 4 + (flags[o] & 3) for o in st.orig])
+            self._keys = array("i", [slot[names[o]] + (flags[o] & 3) for o in st.orig])
         return self._keys
 
     def visible(self, ev: int) -> bool:

@@ -7,7 +7,6 @@ the window, the size or the model changes; selection, cursor and playhead change
 
 from __future__ import annotations
 
-import zlib
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
@@ -32,17 +31,11 @@ from ..trace.summary import (
     summarise_counter,
     summarise_row,
 )
-from ..trace.view import Line, TimelineModel
+from ..trace.view import PALETTE, Line, TimelineModel, name_slot
 
-PALETTE = 8
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_SPAN_NS = 10
 """The deepest zoom: 10 ns across the whole width."""
-
-
-def name_slot(name: str) -> int:
-    """A stable colour slot per event type (name up to the first space), as neuron-det colours by NEFF."""
-    return zlib.crc32(name.split(" ", 1)[0].encode("utf-8", "replace")) % PALETTE
 
 
 def fit_cells(text: str, width: int) -> str:
@@ -466,7 +459,9 @@ class Timeline(Widget, can_focus=True):
             segs.extend(self._span_segments(spans))  # type: ignore[arg-type]
         # every piece above has a known width (label_w + 1 + area_w == w): telling Strip saves measuring
         # each segment's cells again, a third of a dense frame
-        strip = Strip(segs, w) if w == lw + 1 + self.area_w else Strip(segs).crop_extend(0, w, self.rich_style)
+        strip = (
+            Strip(segs, w) if w == lw + 1 + self.area_w else Strip(segs).crop_extend(0, w, self.rich_style)
+        )
         if self.playhead is not None:
             col = self.window.col_of(self.playhead)
             if 0 <= col < self.area_w:

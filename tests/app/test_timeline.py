@@ -362,7 +362,16 @@ async def test_counter_line_shows_value_and_breakdown(tmp_path: Path) -> None:
 
 @sync
 async def test_wide_characters_keep_the_columns_aligned(tmp_path: Path) -> None:
-    events = [{"ph": "X", "name": "計算カーネル実行中" * 3, "ts": 0, "dur": 10, "pid": 1, "tid": "スレッド名前が長い"}]
+    events = [
+        {
+            "ph": "X",
+            "name": "計算カーネル実行中" * 3,
+            "ts": 0,
+            "dur": 10,
+            "pid": 1,
+            "tid": "スレッド名前が長い",
+        }
+    ]
     p = tmp_path / "wide.json"
     p.write_text(json.dumps(events))
     app = TimelineApp(load_trace(p))
