@@ -277,6 +277,15 @@ def run_trace(ns: argparse.Namespace) -> int:
         if ns.check:
             code = max(code, run_check(ns.files, sys.stdout))
         return code
+    from .trace.loaders import TraceError, sniff_format
+
+    for f in ns.files:
+        try:
+            sniff_format(f)
+        except TraceError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot read {f}: {exc.strerror or exc}") from None
     return run_tui(None, ns, traces=ns.files)
 
 
