@@ -91,6 +91,8 @@ class ReplayScreen(DashboardScreen):
         self._shown = False
         """Whether a report has been drawn (until then the index is watched closely for the first one)."""
         self._scanner: Worker[None] | None = None
+        self._seen: tuple[int, bool, int] = (0, False, 0)
+        """(reports, done, skipped) at the last look at the index."""
 
     def compose_top(self) -> ComposeResult:
         yield Scrubber(self.controller.markers, id="scrubber")
@@ -212,14 +214,16 @@ class ReplayScreen(DashboardScreen):
         self._poll_timer = None
         c = self.controller
         idx = c.index
-        before = len(idx)
         if getattr(idx, "done", True) and hasattr(idx, "refresh"):
             idx.refresh()  # tail -f: pick up what was appended
-        grew = len(idx) != before
+        # Compared with the last look, not with before refresh: the indexing thread adds reports on its own.
+        seen = (len(idx), getattr(idx, "done", True), getattr(idx, "skipped", 0))
+        changed, grew = seen != self._seen, seen[0] != self._seen[0]
+        self._seen = seen
         c.settle()
         if not self._shown and len(idx):
             self.show_position(rebuild=True)
-        elif grew or not getattr(idx, "done", True):
+        elif changed or not getattr(idx, "done", True):
             self.app.set_position(self._position_text())  # type: ignore[attr-defined]
             self._update_scrubber()
         if grew and self._scanner is not None and self._scanner.is_finished:
