@@ -25,8 +25,10 @@ from .dashboard import DashboardScreen
 
 HISTORY_WINDOW = 120
 """Reports decoded to rebuild sparklines after a seek (the widest sparkline shows about this many)."""
-SEEK_BUDGET = 0.03
+SEEK_BUDGET = 0.015
 """Seconds a seek may spend decoding history on the UI thread; a worker decodes the rest of the window."""
+FRAME_BUDGET = 0.1
+"""Seconds one playback frame may spend decoding the reports it passed (100x on big reports, a busy machine)."""
 WAIT_POLL = 0.05
 """Seconds between looks at the index while it has no report yet (the first frame must come at once)."""
 FOLLOW_POLL = 1.0
@@ -132,11 +134,11 @@ class ReplayScreen(DashboardScreen):
                 app.accept_snapshot(snap, publish=False)  # type: ignore[attr-defined]
             if len(window) < min(HISTORY_WINDOW, c.position + 1) and window:
                 self.rebuild_history(self._generation, c.position, app.history.maxlen)  # type: ignore[attr-defined]
-        else:
-            for i in passed or ():
-                snap = c.snapshot(i)
-                if snap is not None:
-                    app.accept_snapshot(snap, publish=False)  # type: ignore[attr-defined]
+        elif passed:
+            # Every report played goes into history, unless the machine cannot decode them all in time: then
+            # the newest that fit in the frame budget do (playback keeps pace; the history thins out).
+            for snap in c.window(passed[-1], len(passed), budget=FRAME_BUDGET if len(passed) > 1 else None):
+                app.accept_snapshot(snap, publish=False)  # type: ignore[attr-defined]
         if app.latest is not None:  # type: ignore[attr-defined]
             self._shown = True
         app.set_position(self._position_text())  # type: ignore[attr-defined]
