@@ -385,3 +385,44 @@ async def test_seek_in_a_10000_report_recording(tmp_path: Path) -> None:
         assert len(app.history) == HISTORY_WINDOW
         assert app.history.series("host_mem")[-1] == ctl(app).position * 1000.0
     ctl(app).index.close()
+
+
+class SlowIndex:
+    """A recording index still being built (as for a multi-GB file): some reports, done later."""
+
+    def __init__(self, inner: RecordingIndex) -> None:
+        self.inner = inner
+        self.done = False
+        self.progress = 0.42
+        self.wallclock = True
+        self.skipped = 0
+        self.name = "big.jsonl"
+
+    def __len__(self) -> int:
+        return len(self.inner) if self.done else 50
+
+    def get(self, i: int) -> bytes:
+        return self.inner.get(i)
+
+    def timestamp(self, i: int) -> float:
+        return self.inner.timestamp(i)
+
+    def find_time(self, t: float) -> int:
+        return min(self.inner.find_time(t), len(self) - 1)
+
+
+async def test_first_frame_while_indexing_shows_progress(rec: Path) -> None:
+    inner = RecordingIndex(rec, follow=True)
+    inner.wait()
+    index = SlowIndex(inner)
+    app, _ = replay_app(rec, index=index)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        assert app.latest is not None and app.latest.seq == 1
+        assert "report 1/50" in header(app) and "indexing 42%" in header(app)
+        await pilot.press("space", "G")
+        assert ctl(app).position == 49
+        index.done = True
+        app.screen._poll()
+        assert "report 50/200" in header(app) and "indexing" not in header(app)
+    inner.close()
