@@ -111,7 +111,7 @@ class ReplayController:
     threads touch (the scan never uses it; a history rebuild in a worker does), so it is guarded by a lock.
     """
 
-    def __init__(self, index: Index, *, speed: float = 1.0, start: int = 0, cache: int = 256,
+    def __init__(self, index: Index, *, speed: float = 1.0, start: int = 0, cache: int = 64,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.index = index
         self.speed = clamp_speed(speed)

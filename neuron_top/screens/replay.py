@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input
-from textual.worker import Worker
+from textual.worker import Worker, get_current_worker
 
 from ..history import History
 from ..replay import ReplayController, parse_goto
@@ -147,8 +147,15 @@ class ReplayScreen(DashboardScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history", description="rebuilding history")
     def rebuild_history(self, generation: int, end: int, maxlen: int) -> None:
+        worker = get_current_worker()
         history = History(maxlen)
-        history.extend(self.controller.window(end, HISTORY_WINDOW))
+        c = self.controller
+        for i in range(max(0, end - HISTORY_WINDOW + 1), end + 1):
+            if worker.is_cancelled:  # a newer seek superseded this one (exclusive): stop decoding for nothing
+                return
+            snap = c.snapshot(i)
+            if snap is not None:
+                history.push(snap)
         self.post_message(HistoryRebuilt(generation, end, history))
 
     def on_history_rebuilt(self, message: HistoryRebuilt) -> None:
@@ -213,6 +220,8 @@ class ReplayScreen(DashboardScreen):
 
     def _poll(self) -> None:
         """Watch the index: the first report (closely), indexing progress, and a followed file growing."""
+        if self._poll_timer is not None:  # called early (tests, a key): keep a single chain of looks
+            self._poll_timer.stop()
         self._poll_timer = None
         c = self.controller
         idx = c.index
@@ -232,7 +241,7 @@ class ReplayScreen(DashboardScreen):
             self._scanner = self.scan_markers()  # carries on from where it stopped
         if self._timer is None:
             self._schedule()
-        if getattr(idx, "finished", False) and self._shown:
+        if getattr(idx, "finished", False):
             return  # nothing more can ever arrive: no more polling
         self._poll_timer = self.set_timer(WAIT_POLL if not self._shown else FOLLOW_POLL, self._poll)
 
