@@ -103,11 +103,16 @@ class ReplayScreen(DashboardScreen):
         yield Input(placeholder="go to: report number, HH:MM:SS, +90s / -2m, or 50%  (Esc cancels)", id="goto")
 
     def on_mount(self) -> None:
-        self._scanner = self.scan_markers()
         self.controller.settle()
         self.show_position(rebuild=True)
         self._schedule()
         self._poll()
+        # The scan decodes every report while holding the GIL for each one: start it once the first frame is out.
+        self.call_after_refresh(self._start_scan)
+
+    def _start_scan(self) -> None:
+        if self._scanner is None:
+            self._scanner = self.scan_markers()
 
     # --- background marker scan ---
     @work(thread=True, exclusive=True, exit_on_error=False, group="markers", description="scanning for markers")

@@ -79,6 +79,12 @@ def ctl(app) -> ReplayController:
 
 
 async def settle(pilot) -> None:
+    """Let the first frame out, the marker scan start (it waits for that frame), and every worker finish."""
+    await pilot.pause()
+    for _ in range(200):
+        if getattr(pilot.app.screen, "_scanner", True) is not None:
+            break
+        await pilot.pause(0.01)
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -426,3 +432,20 @@ async def test_first_frame_while_indexing_shows_progress(rec: Path) -> None:
         app.screen._poll()
         assert "report 50/200" in header(app) and "indexing" not in header(app)
     inner.close()
+
+
+async def test_raw_recording_shows_relative_time(tmp_path: Path) -> None:
+    from neuron_top.sources.demo import generate
+
+    p = tmp_path / "raw.json"
+    p.write_bytes(b"\n".join(generate("inf1.xlarge", 3, 6, period=2.0)) + b"\n")
+    app, _ = replay_app(p)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        first = header(app)
+        assert "report 1/6" in first and " +" in first and "2026" not in first  # no wall clock to show
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        assert ctl(app).index.timestamp(ctl(app).position) == pytest.approx(4.0, abs=0.01)
+        assert "report 3/6" in header(app)
+    ctl(app).index.close()

@@ -395,3 +395,22 @@ def test_parse_goto_relative_recording() -> None:
 
 def test_parse_goto_empty_recording() -> None:
     assert parse_goto("5", ReplayController(plain(0))) is None
+
+
+def test_raw_neuron_monitor_output_is_paced_by_its_periods(tmp_path: Path) -> None:
+    from neuron_top.sources.demo import generate
+
+    p = tmp_path / "raw.json"
+    p.write_bytes(b"\n".join(generate("inf1.xlarge", 3, 6, period=2.0)) + b"\n")  # no neuron_top.ts keys
+    with RecordingIndex(p) as idx:
+        idx.wait()
+        assert not idx.wallclock
+        clock = FakeClock()
+        c = ReplayController(idx, clock=clock)
+        assert c.snapshot(3).ts == idx.timestamp(3) == pytest.approx(6.0, abs=0.01)
+        c.due()
+        clock.t += 1.95  # the first period is 2.0003 s
+        assert c.due() == []
+        clock.t += 0.1
+        assert c.due() == [1]
+        assert parse_goto("+4s", c) == 3
