@@ -7,6 +7,7 @@ history from the reports before the new position, so sparklines are never empty 
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -20,6 +21,8 @@ from .snapshot import Snapshot, finite
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 MAX_FRAME_REPORTS = 200
 """At high speed several reports are due per frame; they all go into history, one frame is drawn."""
+MAX_GAP = 10.0
+"""Wall seconds: a longer gap between two recorded reports is cut short (nobody wants to watch an idle hour)."""
 
 
 class Index(Protocol):
@@ -64,17 +67,26 @@ def markers_between(prev: Snapshot | None, cur: Snapshot, index: int) -> list[Ma
             was, now = _busy(old[pid]), _busy(new[pid])
             if was is not None and was >= 5.0 and now is not None and now == 0.0:
                 out.append(Marker(index, "stall", f"app {new[pid].label}: utilization fell to 0%"))
-        if {g.where for g in cur.group_statuses} - {g.where for g in prev.group_statuses}:
-            g = next(g for g in cur.group_statuses if g.where not in {x.where for x in prev.group_statuses})
-            out.append(Marker(index, "group-error", f"{g.where}: {g.error}"))
+    seen = {g.where for g in prev.group_statuses} if prev is not None else set()
+    g = next((g for g in cur.group_statuses if g.where not in seen), None)
+    if g is not None:  # a group starts failing (or the recording starts with one failing)
+        out.append(Marker(index, "group-error", f"{g.where}: {g.error}"))
+    was_bad = {a.pid: _errors(a) for a in prev.apps} if prev is not None else {}
     for a in cur.apps:
-        ex, errs = a.exec_summary, sum(a.error_summary.values())
-        bad = errs + sum(ex.get(k, 0) for k in ("completed_with_err", "completed_with_num_err", "timed_out",
-                                                  "failed_to_queue", "incorrect_input"))
-        if bad:
+        bad = _errors(a)
+        if bad and not was_bad.get(a.pid):  # errors start (a run of failing reports is one event)
             out.append(Marker(index, "error", f"app {a.label}: {bad} execution errors"))
             break
     return out
+
+
+def _errors(app) -> int:
+    """Failed executions in one report's period (neuron-monitor's counts are per period, not totals)."""
+    ex = app.exec_summary
+    return sum(app.error_summary.values()) + sum(ex.get(k, 0) for k in _BAD_EXEC)
+
+
+_BAD_EXEC = ("completed_with_err", "completed_with_num_err", "timed_out", "failed_to_queue", "incorrect_input")
 
 
 def _busy(app) -> float | None:
@@ -83,12 +95,26 @@ def _busy(app) -> float | None:
     return max(vals) if vals else None
 
 
+def clamp_speed(speed: float) -> float:
+    """Speeds outside 0.25x..100x (or not a number) are brought to the nearest end."""
+    if speed != speed:  # NaN
+        return 1.0
+    return min(max(speed, SPEEDS[0]), SPEEDS[-1])
+
+
 class ReplayController:
-    def __init__(self, index: Index, *, speed: float = 1.0, start: int = 0, cache: int = 256,
+    """Where a replay is and what is due; shared by the UI thread and one marker-scan thread.
+
+    Moves (seek, step, due) happen on the UI thread only. The decoded-snapshot cache is the one thing both
+    threads touch (the scan never uses it; a history rebuild in a worker does), so it is guarded by a lock.
+    """
+
+    def __init__(self, index: Index, *, speed: float = 1.0, start: int = 0, cache: int = 64,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.index = index
-        self.speed = speed
+        self.speed = clamp_speed(speed)
         self.position = max(0, start)
+        """Report shown now; may point past the reports indexed so far until ``settle`` clamps it."""
         self.playing = True
         self.clock = clock
         self.bad = 0
@@ -96,49 +122,75 @@ class ReplayController:
         self._bad_seen: set[int] = set()
         self._cache: OrderedDict[int, Snapshot | None] = OrderedDict()
         self._cache_size = cache
+        self._lock = threading.Lock()
         self._origin: tuple[float, float] | None = None  # (clock, report time) playback started from
         self.markers: list[Marker] = []
+        """Found so far, in report order (appended by the scan thread; readers only iterate)."""
         self.scanned = 0
         """Reports scanned for markers so far (the scan runs in a background thread)."""
+        self._scan_prev: Snapshot | None = None
         self._scan_stop = threading.Event()
         self.mark_in: int | None = None
+        """Start of a range marked with ``m`` (for writing it out), or None."""
 
     # --- reading ---
     def __len__(self) -> int:
         return len(self.index)
 
     def snapshot(self, i: int) -> Snapshot | None:
-        """Report ``i`` decoded (cached); None when it does not decode."""
-        if i in self._cache:
-            self._cache.move_to_end(i)
-            return self._cache[i]
+        """Report ``i`` decoded (cached); None when it does not decode or is not indexed (yet)."""
+        if not 0 <= i < len(self.index):
+            return None  # not an error: it may be indexed later, so neither counted nor cached
+        with self._lock:
+            if i in self._cache:
+                self._cache.move_to_end(i)
+                return self._cache[i]
         try:
             report, problems = decode_report(self.index.get(i))
             snap: Snapshot | None = Snapshot(report, self._ts(i, report), i + 1, problems)
-        except (DecodeError, IndexError):
+        except (DecodeError, IndexError, OSError):
             snap = None
-            if i not in self._bad_seen:
+        with self._lock:
+            if snap is None and i not in self._bad_seen:
                 self._bad_seen.add(i)
                 self.bad += 1
-        self._cache[i] = snap
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+            self._cache[i] = snap
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
         return snap
 
-    def _ts(self, i: int, report) -> float:
-        if report.neuron_top is not None and report.neuron_top.ts is not None:
+    def _ts(self, i: int, report) -> float:  # type: ignore[no-untyped-def]
+        if report.neuron_top is not None and report.neuron_top.ts is not None and finite(report.neuron_top.ts):
             return report.neuron_top.ts
         return self.index.timestamp(i)
 
-    def window(self, end: int, n: int) -> list[Snapshot]:
-        """Up to ``n`` decodable snapshots ending at report ``end`` (inclusive), oldest first."""
-        out = [self.snapshot(i) for i in range(max(0, end - n + 1), end + 1)]
-        return [s for s in out if s is not None]
+    def window(self, end: int, n: int, budget: float | None = None) -> list[Snapshot]:
+        """Up to ``n`` decodable snapshots ending at report ``end`` (inclusive), oldest first: the history
+        a seek rebuilds, so sparklines show the time around the new position, never nothing.
+
+        ``budget`` (seconds of real time): stop early, keeping the newest reports, once it is spent (the report
+        at ``end`` is always decoded). A seek stays quick on big reports; the rest is filled in later."""
+        deadline = None if budget is None else time.perf_counter() + budget
+        out: list[Snapshot] = []
+        for i in range(end, max(0, end - n + 1) - 1, -1):
+            snap = self.snapshot(i)
+            if snap is not None:
+                out.append(snap)
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+        out.reverse()
+        return out
 
     def current(self) -> Snapshot | None:
         if len(self.index) == 0:
             return None
         return self.snapshot(min(self.position, len(self.index) - 1))
+
+    def settle(self) -> None:
+        """Clamp a position past the end (``--start N`` before N was indexed) once the index has finished."""
+        n = len(self.index)
+        if n and self.position > n - 1 and getattr(self.index, "done", True):
+            self.seek(n - 1)
 
     # --- moving ---
     def seek(self, i: int) -> int:
@@ -151,12 +203,23 @@ class ReplayController:
         return self.seek(self.position + delta)
 
     def seek_time(self, t: float) -> int:
+        """The first report at or after time ``t`` (the last one if ``t`` is past the end)."""
+        if len(self.index) == 0:
+            return self.seek(0)
         return self.seek(self.index.find_time(t))
 
     def step_seconds(self, seconds: float) -> int:
-        if len(self.index) == 0:
+        """Move by recorded time. Back: to the last report at or before the time, so a jump back over a gap
+        lands before the gap instead of staying put."""
+        n = len(self.index)
+        if n == 0:
             return 0
-        return self.seek_time(self.index.timestamp(self.position) + seconds)
+        pos = min(self.position, n - 1)
+        t = self.index.timestamp(pos) + seconds
+        j = self.index.find_time(t)
+        if seconds < 0 and self.index.timestamp(j) > t:
+            j = max(0, j - 1)
+        return self.seek(j)
 
     def set_speed(self, direction: int) -> float:
         """Next or previous speed from SPEEDS (0.25x to 100x)."""
@@ -192,7 +255,7 @@ class ReplayController:
             self.position = i
             if len(passed) >= MAX_FRAME_REPORTS:  # falling behind: restart pacing from here
                 self._origin = None
-        elif i + 1 < n and self.index.timestamp(i + 1) - target_t > 10.0 * self.speed:
+        elif i + 1 < n and self.index.timestamp(i + 1) - target_t > MAX_GAP * self.speed:
             # a long gap in the recording: skip the dead time
             self.position = i + 1
             self._origin = None
@@ -200,7 +263,7 @@ class ReplayController:
         return passed
 
     def next_delay(self) -> float | None:
-        """Seconds until the next report is due, or None when paused or at the end."""
+        """Seconds until the next report is due, or None when paused or at the end (nothing to wake for)."""
         n = len(self.index)
         if not self.playing or self.position >= n - 1:
             return None
@@ -208,13 +271,16 @@ class ReplayController:
             return 0.0
         now = self.clock()
         target = self._origin[0] + (self.index.timestamp(self.position + 1) - self._origin[1]) / self.speed
-        return max(0.0, min(target - now, 10.0))
+        return max(0.0, min(target - now, MAX_GAP))
 
     # --- markers ---
     def scan_markers(self, progress: Callable[[], None] | None = None, every: int = 500) -> None:
-        """Decode the whole recording once (in a background thread) and collect markers."""
-        prev: Snapshot | None = None
-        i = 0
+        """Decode the recording once (in a background thread) and collect markers.
+
+        Resumable: a second call carries on from ``scanned`` (a followed recording that grew)."""
+        self._scan_stop.clear()
+        prev = self._scan_prev
+        i = self.scanned
         while not self._scan_stop.is_set():
             if i >= len(self.index):
                 if getattr(self.index, "done", True):
@@ -224,11 +290,12 @@ class ReplayController:
             try:
                 report, problems = decode_report(self.index.get(i))
                 snap = Snapshot(report, 0.0, i + 1, problems)
-            except (DecodeError, IndexError):
+            except (DecodeError, IndexError, OSError):
                 i += 1
+                self.scanned = i
                 continue
             self.markers.extend(markers_between(prev, snap, i))
-            prev = snap
+            prev = self._scan_prev = snap
             i += 1
             self.scanned = i
             if progress is not None and i % every == 0:
@@ -244,3 +311,38 @@ class ReplayController:
         if direction > 0:
             return next((m for m in ms if m.index > self.position), None)
         return next((m for m in reversed(ms) if m.index < self.position), None)
+
+
+def parse_goto(text: str, c: ReplayController) -> int | None:
+    """"123" (report number), "50%", "+90s"/"-2m" (relative) or "HH:MM[:SS]" (time of day) -> report index."""
+    from .config import ConfigError, parse_period
+
+    s = text.strip()
+    n = len(c)
+    if not s or n == 0:
+        return None
+    if s.isascii() and s.isdigit():  # not "²", which isdigit() but int() refuses
+        return max(0, min(int(s) - 1, n - 1))
+    if s.endswith("%"):
+        try:
+            return max(0, min(int(float(s[:-1]) / 100 * (n - 1)), n - 1))
+        except (ValueError, OverflowError):  # "x%", "nan%", "inf%"
+            return None
+    if s[0] in "+-":
+        try:
+            secs = parse_period(s[1:])
+        except ConfigError:
+            return None
+        cur = c.index.timestamp(c.position)
+        return c.index.find_time(cur + secs if s[0] == "+" else cur - secs)
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", s)
+    if m:
+        cur = c.index.timestamp(c.position)
+        lt = time.localtime(cur)
+        h, mi, se = int(m[1]), int(m[2]), int(m[3] or 0)
+        day0 = cur - (lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec)
+        if not getattr(c.index, "wallclock", True):
+            return c.index.find_time(h * 3600 + mi * 60 + se)
+        return c.index.find_time(day0 + h * 3600 + mi * 60 + se)
+    return None
+

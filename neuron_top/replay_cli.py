@@ -10,11 +10,14 @@ from .once import SourceInfo, as_json, text
 from .snapshot import Snapshot
 from .textsafe import clean
 
+START_WAIT = 0.5
+"""Seconds to wait for the starting report to be indexed before the screen comes up."""
+
 
 def replay_main(ns: argparse.Namespace) -> int:
     from .cli import UsageError, run_tui
-    from .replay import SPEEDS, ReplayController
-    from .sources.recording import RecordingIndex, SpooledIndex
+    from .replay import ReplayController
+    from .sources.recording import SpooledIndex, open_recording
 
     try:
         if ns.file == "-":
@@ -23,7 +26,7 @@ def replay_main(ns: argparse.Namespace) -> int:
 
             index = SpooledIndex(take_stdin_for_reports())
         else:
-            index = RecordingIndex(ns.file, follow=True)
+            index = open_recording(ns.file, follow=True)  # a FIFO path is spooled like stdin
     except OSError as exc:
         raise UsageError(f"cannot open {ns.file}: {exc.strerror or exc}") from None
     if ns.once or ns.json:
@@ -31,9 +34,11 @@ def replay_main(ns: argparse.Namespace) -> int:
             return _print_once(index, ns)
         finally:
             index.close()
-    speed = min(max(ns.speed, SPEEDS[0]), SPEEDS[-1])
-    start = (ns.start - 1) if ns.start else 0
-    controller = ReplayController(index, speed=speed, start=start)
+    start = max(0, ns.start - 1) if ns.start else 0
+    # The first frame should show a report: indexing finds it in milliseconds (a pipe may take longer; the
+    # screen then shows "no reports yet" and draws the first one the moment it arrives).
+    index.wait_for(start, timeout=START_WAIT)
+    controller = ReplayController(index, speed=ns.speed, start=start)
     try:
         return run_tui(None, ns, replay=controller, replay_name=ns.file if ns.file != "-" else "stdin")
     finally:

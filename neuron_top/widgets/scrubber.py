@@ -55,7 +55,7 @@ class Scrubber(Widget):
         cells: list[str | None] = [None] * width
         n = max(self.total, 1)
         for m in self.markers[: self.markers_seen or len(self.markers)]:
-            c = min(m.index * width // n, width - 1)
+            c = cell_of(m.index, width, n)
             cur = cells[c]
             if cur is None or PRIORITY.index(m.kind) < PRIORITY.index(cur):
                 cells[c] = m.kind
@@ -67,11 +67,11 @@ class Scrubber(Widget):
             return Strip([Segment(" " + self.info, self._style("info"))]).crop_extend(0, w, self.rich_style)
         bar_w = max(w - 2, 1)
         n = max(self.total, 1)
-        head = min(self.position * bar_w // n, bar_w - 1)
+        head = cell_of(self.position, bar_w, n)
         lo = hi = -1
         if self.mark_in is not None:
             a, b = sorted((self.mark_in, self.position))
-            lo, hi = a * bar_w // n, b * bar_w // n
+            lo, hi = cell_of(a, bar_w, n), cell_of(b, bar_w, n)
         segs = [Segment(" ")]
         for c, kind in enumerate(self._cells(bar_w)):
             if c == head:
@@ -93,7 +93,18 @@ class Scrubber(Widget):
             return
         bar_w = max(self.size.width - 2, 1)
         x = min(max(event.x - 1, 0), bar_w - 1)
-        self.post_message(self.Seek(min(x * self.total // bar_w, self.total - 1)))
+        self.post_message(self.Seek(report_at(x, bar_w, self.total)))
+
+
+def cell_of(index: int, width: int, total: int) -> int:
+    """The bar cell report ``index`` is drawn in."""
+    return min(index * width // max(total, 1), width - 1)
+
+
+def report_at(x: int, width: int, total: int) -> int:
+    """The first report drawn in cell ``x`` (or the next one right of it): the inverse of ``cell_of``, so
+    clicking where a marker or the head is drawn lands on that report."""
+    return max(0, min(-(-x * total // width), total - 1))
 
 
 def clock_text(ts: float, wallclock: bool) -> str:

@@ -1,0 +1,273 @@
+"""Benchmark replay ("time travel") on a ~1 GB, 10,000-report trn2.48xlarge-size recording.
+
+The recording is generated into a temporary directory (deleted afterwards): ``trn2_benchmark_report()`` (one full
+trn2.48xlarge report, ~115 KB) with its host-memory counter and its ``neuron_top.ts`` changed per report, a
+second apart. Then:
+
+* first frame: the real TUI (``python -m neuron_top replay FILE``) runs in a pseudo-terminal (160x50); the time
+  from spawning it to the first header showing ``report 1/`` is measured, median of ``--runs``. Baseline, same
+  run: the same command on a one-report recording (the cost of starting Python and Textual).
+* seek: in this process, what the screen does on a jump: ``ReplayController.seek`` + ``snapshot`` + the history
+  window decoded within the screen's time budget and pushed into a fresh ``History``; random reports, median and
+  p99. Also the full 120-report window (what the screen's worker decodes afterwards).
+* 100x: the TUI is started with ``--speed 100`` and watched for ``--watch`` seconds; reports advanced per wall
+  second (read from the header) against the 100 expected. The marker scan runs meanwhile, as it does for users.
+* memory: peak RSS (``VmHWM``) of the TUI process at the end of that run.
+
+    python benchmarks/bench_replay.py                  # 10,000 reports, ~1.1 GB (RESULTS_replay.md)
+    python benchmarks/bench_replay.py --reports 1000   # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import random
+import re
+import select
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from neuron_top.history import History  # noqa: E402
+from neuron_top.recording import stamp  # noqa: E402
+from neuron_top.replay import ReplayController  # noqa: E402
+from neuron_top.screens.replay import HISTORY_WINDOW, SEEK_BUDGET  # noqa: E402
+from neuron_top.sources.demo import trn2_benchmark_report  # noqa: E402
+from neuron_top.sources.recording import RecordingIndex  # noqa: E402
+
+T0 = 1767225600.0
+POS = re.compile(rb"report (\d+)/(\d+)")
+
+
+def generate(path: Path, n: int) -> int:
+    """``n`` reports, each with its own host-memory value and time; returns the file size."""
+    base = stamp(trn2_benchmark_report(), 0.0)
+    assert base is not None
+    base = base.replace(b"%", b"%%")
+    base = re.sub(rb'("memory_used_bytes":)(\d+)', rb"\1%d", base, count=1)
+    base = re.sub(rb'("ts":)[0-9.]+\}\}$', rb"\1%.6f}}", base)
+    assert base.count(b"%d") == 1 and base.count(b"%.6f") == 1
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        chunk: list[bytes] = []
+        for i in range(n):
+            chunk.append(base % (10_000_000_000 + i * 4096, T0 + i) + b"\n")
+            if len(chunk) == 64:
+                os.write(fd, b"".join(chunk))
+                chunk.clear()
+        os.write(fd, b"".join(chunk))
+    finally:
+        os.close(fd)
+    return path.stat().st_size
+
+
+class Tui:
+    """``neuron-top replay`` in a pseudo-terminal; collects (time, report number) from its header."""
+
+    def __init__(self, path: Path, *args: str, cols: int = 160, rows: int = 50) -> None:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows))
+        self.t0 = time.perf_counter()
+        self.proc = subprocess.Popen([sys.executable, "-m", "neuron_top", "replay", str(path), *args],
+                                     stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT,
+                                     start_new_session=True)
+        os.close(slave)
+        self.master = master
+        self.tail = b""
+        self.samples: list[tuple[float, int]] = []
+        self.indexing_at_first: bool | None = None
+
+    def read_for(self, seconds: float, until_first: bool = False) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            r, _, _ = select.select([self.master], [], [], 0.02)
+            if not r:
+                continue
+            try:
+                data = os.read(self.master, 1 << 16)
+            except OSError:
+                return
+            now = time.perf_counter() - self.t0
+            buf = self.tail + data
+            for m in POS.finditer(buf):
+                if not self.samples:
+                    self.indexing_at_first = b"indexing" in buf[m.end():m.end() + 200]
+                self.samples.append((now, int(m.group(1))))
+            self.tail = buf[-200:]
+            if until_first and self.samples:
+                return
+
+    @property
+    def first_frame(self) -> float | None:
+        return self.samples[0][0] if self.samples else None
+
+    def peak_rss_mib(self) -> float | None:
+        try:
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return None
+
+    def quit(self) -> None:
+        try:
+            os.write(self.master, b"q")
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+def first_frame(path: Path, runs: int) -> tuple[list[float], list[bool | None]]:
+    times, indexing = [], []
+    for _ in range(runs):
+        t = Tui(path)
+        t.read_for(30, until_first=True)
+        t.quit()
+        if t.first_frame is None:
+            raise SystemExit(f"no first frame from the TUI on {path}")
+        times.append(t.first_frame)
+        indexing.append(t.indexing_at_first)
+    return times, indexing
+
+
+def seek_latency(path: Path, seeks: int) -> tuple[list[float], list[float], list[int], list[float]]:
+    """The screen's work for a jump (budgeted window), and the full window the worker then decodes."""
+    with RecordingIndex(path) as idx:
+        idx.wait()
+        n = len(idx)
+        c = ReplayController(idx, clock=time.monotonic)
+        rng = random.Random(1)
+        quick, full, sizes, cpu = [], [], [], []
+        for _ in range(seeks):
+            target = rng.randrange(n)
+            t, tc = time.perf_counter(), time.thread_time()
+            c.seek(target)
+            c.snapshot(c.position)
+            window = c.window(c.position, HISTORY_WINDOW, budget=SEEK_BUDGET)
+            h = History(600)
+            h.extend(window)
+            quick.append(time.perf_counter() - t)
+            cpu.append(time.thread_time() - tc)
+            sizes.append(len(window))
+        for _ in range(max(3, seeks // 10)):
+            c._cache.clear()
+            target = rng.randrange(n)
+            t = time.perf_counter()
+            h = History(600)
+            h.extend(c.window(target, HISTORY_WINDOW))
+            full.append(time.perf_counter() - t)
+    return quick, full, sizes, cpu
+
+
+def first_frame_in_process(path: Path) -> float:
+    """Lower bound without starting Python and importing Textual: open the index, mount the app headless, and
+    stop when the first report is on the screen (``app.latest``)."""
+    import asyncio
+
+    from neuron_top.app import NeuronTopApp
+
+    async def run() -> float:
+        t = time.perf_counter()
+        idx = RecordingIndex(path, follow=True)
+        idx.wait_for(0, timeout=0.5)
+        app = NeuronTopApp(None, replay=ReplayController(idx), replay_name=path.name)
+        async with app.run_test(size=(160, 50)) as pilot:
+            while app.latest is None:
+                await pilot.pause(0.005)
+            took = time.perf_counter() - t
+            app.replay.stop_scan()
+        idx.close()
+        return took
+
+    return asyncio.run(run())
+
+
+def playback(path: Path, watch: float) -> tuple[float, float | None, Tui]:
+    """Reports per wall second at 100x, measured from 2 s after the first frame to the end of the watch."""
+    t = Tui(path, "--speed", "100")
+    t.read_for(30, until_first=True)
+    t.read_for(watch)
+    rss = t.peak_rss_mib()
+    t.quit()
+    if not t.samples:
+        raise SystemExit("no frame from the TUI")
+    start = next(((tt, r) for tt, r in t.samples if tt >= t.samples[0][0] + 2.0), t.samples[0])
+    end = t.samples[-1]
+    rate = (end[1] - start[1]) / (end[0] - start[0]) if end[0] > start[0] else 0.0
+    return rate, rss, t
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reports", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3, help="TUI starts for the first-frame median (3)")
+    ap.add_argument("--seeks", type=int, default=100)
+    ap.add_argument("--watch", type=float, default=12.0, help="seconds of 100x playback watched (12)")
+    ns = ap.parse_args()
+    cmd = "python benchmarks/bench_replay.py" + "".join(
+        f" --{k} {v}" for k, v in vars(ns).items() if v != ap.get_default(k))
+    print(f"command: {cmd}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    tmp = Path(tempfile.mkdtemp(prefix="bench-replay-"))
+    try:
+        big, small = tmp / "trn2.jsonl", tmp / "one.jsonl"
+        t = time.perf_counter()
+        size = generate(big, ns.reports)
+        generate(small, 1)
+        print(f"generated {ns.reports} reports, {size / 2**20:.0f} MiB ({size / ns.reports / 1024:.0f} KiB each) "
+              f"in {time.perf_counter() - t:.1f} s")
+
+        ff, indexing = first_frame(big, ns.runs)
+        base, _ = first_frame(small, ns.runs)
+        print(f"first frame (real TUI in a pty): median {statistics.median(ff):.2f} s "
+              f"(runs {', '.join(f'{x:.2f}' for x in ff)}; header still said 'indexing': {indexing}); "
+              f"baseline one-report recording: median {statistics.median(base):.2f} s; "
+              f"ratio {statistics.median(ff) / statistics.median(base):.2f} (target <= 1 s)")
+
+        inproc = [first_frame_in_process(big) for _ in range(ns.runs)]
+        print(f"first frame in-process (headless App.run_test, Python and Textual already imported; a lower "
+              f"bound): median {statistics.median(inproc):.2f} s (runs {', '.join(f'{x:.2f}' for x in inproc)})")
+
+        quick, full, sizes, cpu = seek_latency(big, ns.seeks)
+        print(f"seek (seek + snapshot + budgeted window + History, in-process): median "
+              f"{statistics.median(quick) * 1000:.1f} ms, p99 {pct(quick, 99) * 1000:.1f} ms wall over {len(quick)} "
+              f"random seeks; CPU time median {statistics.median(cpu) * 1000:.1f} ms, p99 "
+              f"{pct(cpu, 99) * 1000:.1f} ms; window decoded at once: median {statistics.median(sizes)} reports "
+              f"(target <= 50 ms)")
+        print(f"full {HISTORY_WINDOW}-report window (the worker's part after a seek): median "
+              f"{statistics.median(full) * 1000:.0f} ms, p99 {pct(full, 99) * 1000:.0f} ms")
+
+        rate, rss, tui = playback(big, ns.watch)
+        print(f"100x playback in the TUI: {rate:.1f} reports per wall second over the last "
+              f"{tui.samples[-1][0] - tui.samples[0][0] - 2.0:.1f} s (100 expected: "
+              f"{'keeps up' if rate >= 95 else 'falls behind'}); last frame report {tui.samples[-1][1]}")
+        print(f"peak RSS of the TUI process (VmHWM) after the 100x run: "
+              f"{rss:.0f} MiB (target <= 300 MB)" if rss is not None else "peak RSS: unavailable")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

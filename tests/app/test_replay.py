@@ -1,0 +1,451 @@
+"""Pilot tests of the replay screen: every transport key, the scrubber, markers, writing, following, stdin.
+
+The recording is built in tmp_path from deterministic demo reports, with a garbage line in the middle and a
+truncated last line. The controller's clock is a fake one the tests move, so nothing here depends on timing:
+playback is driven by calling the screen's wake-up (``_advance``) after moving the clock, and following by
+calling its index poll (``_poll``) after the file grew.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from neuron_top.app import NeuronTopApp
+from neuron_top.recording import RecordingWriter, stamp
+from neuron_top.replay import ReplayController
+from neuron_top.screens.replay import HISTORY_WINDOW, ReplayScreen
+from neuron_top.sources.recording import RecordingIndex, SpooledIndex
+from neuron_top.widgets.cores import CoreGrid
+from neuron_top.widgets.header import HeaderBar
+from neuron_top.widgets.scrubber import Scrubber, cell_of, report_at
+from neuron_top.widgets.tabs import AppTabs
+
+T0 = 1767225600.0
+N = 200
+
+
+@lru_cache(maxsize=1)
+def demo_reports() -> tuple[bytes, ...]:
+    from neuron_top.sources.demo import generate
+
+    return tuple(generate("inf1.xlarge", 7, N + 10))  # every marker kind happens in these
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 5000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def make_recording(path: Path, n: int = N) -> Path:
+    """``n`` reports a second apart, a garbage line after report 100, and a cut report at the end."""
+    reps = demo_reports()
+    with RecordingWriter(path, append=False) as w:
+        for i in range(n):
+            w.write(reps[i], T0 + i)
+            if i == 99:
+                w.write_line(b"this is not a report")
+    with path.open("ab") as f:
+        f.write(stamp(reps[n], T0 + n)[:300])  # a writer killed mid-line
+    return path
+
+
+def replay_app(path: Path, speed: float = 1.0, index=None) -> tuple[NeuronTopApp, Clock]:
+    clock = Clock()
+    if index is None:
+        index = RecordingIndex(path, follow=True)
+        index.wait()
+    c = ReplayController(index, speed=speed, clock=clock)
+    return NeuronTopApp(None, replay=c, replay_name=path.name, clock=lambda: 1000.0), clock
+
+
+@pytest.fixture
+def rec(tmp_path: Path) -> Path:
+    return make_recording(tmp_path / "rec.jsonl")
+
+
+def header(app) -> str:
+    return app.screen.query_one(HeaderBar).render_line(0).text
+
+
+def ctl(app) -> ReplayController:
+    return app.replay
+
+
+async def settle(pilot) -> None:
+    """Let the first frame out, the marker scan start (it waits for that frame), and every worker finish."""
+    await pilot.pause()
+    for _ in range(200):
+        if getattr(pilot.app.screen, "_scanner", True) is not None:
+            break
+        await pilot.pause(0.01)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_first_frame_header_and_bad_lines(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ReplayScreen)
+        assert app.latest is not None and app.latest.seq == 1
+        assert app.latest.ts == T0  # the recorded time, not now
+        h = header(app)
+        assert "REPLAY" in h and "rec.jsonl" in h
+        assert "report 1/200" in h and "1x" in h
+        assert "skipped 1" in h  # the garbage line; the cut last line is not counted (it may yet complete)
+        assert app.screen.query_one(Scrubber).total == N
+    ctl(app).index.close()
+
+
+async def test_plays_at_recorded_speed(rec: Path) -> None:
+    app, clock = replay_app(rec, speed=2.0)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        screen._advance()  # the first wake-up sets the pacing origin
+        clock.t += 1.0  # one second at 2x: two reports
+        screen._advance()
+        assert ctl(app).position == 2
+        assert app.latest.seq == 3
+        assert len(app.history) == 3  # every report played went into history
+        assert "report 3/200" in header(app)
+        clock.t += 50.0  # a hundred more, in one frame
+        screen._advance()
+        assert ctl(app).position == 102
+        assert app.latest.seq == 103
+        assert screen._timer is not None  # the next wake-up is scheduled
+    ctl(app).index.close()
+
+
+async def test_space_and_p_pause_and_play(rec: Path) -> None:
+    app, clock = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        await pilot.press("space")
+        assert not ctl(app).playing
+        assert "⏸" in header(app)
+        assert screen._timer is None  # paused: nothing scheduled, nothing polled for playback
+        clock.t += 30
+        screen._advance()
+        assert ctl(app).position == 0
+        await pilot.press("p")
+        assert ctl(app).playing and not app.paused  # the screen's p, not the app's freeze
+        assert screen._timer is not None
+        await pilot.press("p")
+        assert not ctl(app).playing
+    ctl(app).index.close()
+
+
+@pytest.mark.parametrize(("keys", "want"), [
+    (["right_square_bracket"], 1),
+    (["right_square_bracket", "right_square_bracket", "left_square_bracket"], 1),
+    (["full_stop"], 10),
+    (["full_stop", "full_stop", "comma"], 10),
+    (["right_curly_bracket"], 60),
+    (["right_curly_bracket", "right_curly_bracket", "left_curly_bracket"], 60),
+    (["G"], N - 1),
+    (["end"], N - 1),
+    (["G", "g"], 0),
+    (["end", "home"], 0),
+    (["left_square_bracket"], 0),
+    (["G", "full_stop"], N - 1),
+])
+async def test_transport_keys(rec: Path, keys: list[str], want: int) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")  # paused, so only the keys move
+        await pilot.press(*keys)
+        assert ctl(app).position == want
+        assert app.latest.seq == want + 1
+        assert f"report {want + 1}/200" in header(app)
+        await settle(pilot)
+        assert len(app.history) == min(want + 1, HISTORY_WINDOW)
+    ctl(app).index.close()
+
+
+async def test_speed_keys_clamp_and_show(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("plus")
+        assert ctl(app).speed == 2.0 and "2x" in header(app)
+        await pilot.press("equals_sign")
+        assert ctl(app).speed == 5.0
+        await pilot.press(*["plus"] * 10)
+        assert ctl(app).speed == 100.0 and "100x" in header(app)
+        await pilot.press(*["minus"] * 20)
+        assert ctl(app).speed == 0.25 and "0.25x" in header(app)
+    ctl(app).index.close()
+
+
+async def test_arrow_keys_stay_with_the_focused_panel(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "full_stop")
+        grid = app.screen.query_one(CoreGrid)
+        grid.focus()
+        await pilot.press("right", "left", "down", "up")
+        assert ctl(app).position == 10
+        app.screen.query_one(AppTabs).focus()
+        await pilot.press("right", "left")
+        assert ctl(app).position == 10
+    ctl(app).index.close()
+
+
+async def test_goto_input(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "colon")
+        box = app.screen.query_one("#goto")
+        assert box.has_focus and box.display
+        await pilot.press(*"150", "enter")
+        assert ctl(app).position == 149
+        assert not box.has_class("-visible")
+        await pilot.press("colon", *"50%", "enter")
+        assert ctl(app).position == 99
+        await pilot.press("colon", *"-30s", "enter")
+        assert ctl(app).position == 69
+        await pilot.press("colon", *"nonsense", "enter")
+        assert ctl(app).position == 69  # not moved; a warning says why
+        await pilot.press("colon", *"12", "escape")
+        assert ctl(app).position == 69 and not box.has_class("-visible")
+        await settle(pilot)
+        assert len(app.history) == 70
+    ctl(app).index.close()
+
+
+async def test_scrubber_click_seeks(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        s = app.screen.query_one(Scrubber)
+        bar_w = s.size.width - 2
+        for x in (1, 40, bar_w):
+            assert await pilot.click(Scrubber, offset=(x, 0))
+            want = report_at(x - 1, bar_w, N)
+            assert ctl(app).position == want
+            assert cell_of(want, bar_w, N) == x - 1  # the head is drawn where we clicked
+            assert s.render_line(0).text[x] == "┃"
+        await settle(pilot)
+        assert len(app.history) == min(ctl(app).position + 1, HISTORY_WINDOW)
+    ctl(app).index.close()
+
+
+async def test_markers_n_and_N(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        c = ctl(app)
+        assert c.scanned == N
+        kinds = {m.kind for m in c.markers}
+        assert kinds == {"ecc", "error", "app+", "app-", "stall", "group-error"}
+        first, second = sorted({m.index for m in c.markers})[:2]
+        await pilot.press("n")
+        assert c.position == first
+        await pilot.press("n")
+        assert c.position == second
+        await pilot.press("N")
+        assert c.position == first
+        s = app.screen.query_one(Scrubber)
+        assert f"{len(c.markers)} markers" in s.render_line(1).text
+        bar = s.render_line(0).text
+        assert any(g in bar for g in "E+x")
+        await pilot.press("G", "n")
+        assert c.position == N - 1  # no marker after the end: stays
+    ctl(app).index.close()
+
+
+async def test_history_rebuilt_after_seek(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "G")
+        assert len(app.history) >= 1  # never empty, even before the worker fills the window
+        await settle(pilot)
+        assert len(app.history) == HISTORY_WINDOW
+        assert app.history.ts[-1] == T0 + N - 1 and app.history.ts[0] == T0 + N - HISTORY_WINDOW
+        await pilot.press("g")
+        await settle(pilot)
+        assert list(app.history.ts) == [T0]
+    ctl(app).index.close()
+
+
+async def test_w_writes_the_visible_window(rec: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "colon", *"150", "enter", "w")
+        await settle(pilot)
+    ctl(app).index.close()
+    out = tmp_path / "rec-31-150.jsonl"
+    assert out.exists(), sorted(os.listdir(tmp_path))
+    with RecordingIndex(out) as idx:
+        idx.wait()
+        assert len(idx) == HISTORY_WINDOW and idx.skipped == 0  # the garbage line is not copied
+        assert idx.timestamp(0) == T0 + 30 and idx.timestamp(HISTORY_WINDOW - 1) == T0 + 149
+
+
+async def test_m_marks_a_range_for_w(rec: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "full_stop", "m")
+        s = app.screen.query_one(Scrubber)
+        assert "range from #11" in s.render_line(1).text
+        await pilot.press("full_stop", "full_stop", "right_square_bracket", "w")
+        await settle(pilot)
+        await pilot.press("m")
+        assert ctl(app).mark_in is None
+    ctl(app).index.close()
+    with RecordingIndex(tmp_path / "rec-11-32.jsonl") as idx:
+        idx.wait()
+        assert len(idx) == 22
+
+
+async def test_follow_a_growing_recording(rec: Path) -> None:
+    app, clock = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        await pilot.press("G")
+        assert "report 200/200" in header(app)
+        reps = demo_reports()
+        with rec.open("ab") as f:
+            f.write(stamp(reps[N], T0 + N)[300:] + b"\n")  # the cut line completes
+            for i in range(N + 1, N + 5):
+                f.write(stamp(reps[i], T0 + i) + b"\n")
+        screen._poll()
+        assert len(ctl(app)) == N + 5
+        assert app.screen.query_one(Scrubber).total == N + 5
+        screen._advance()  # playing at the end: pacing starts from the last report shown
+        clock.t += 100.0
+        screen._advance()
+        assert ctl(app).position == N + 4
+        assert "report 205/205" in header(app)
+        assert "skipped 1" in header(app)
+        await settle(pilot)
+        assert ctl(app).scanned == N + 5  # the marker scan carried on
+    ctl(app).index.close()
+
+
+async def test_stdin_pipe_first_frame_and_seek_back() -> None:
+    r, w = os.pipe()
+    reps = demo_reports()
+    with os.fdopen(r, "rb", buffering=0) as rf:
+        index = SpooledIndex(rf)
+        app, _ = replay_app(Path("stdin"), index=index)
+        async with app.run_test(size=(160, 50)) as pilot:
+            screen = app.screen
+            await pilot.pause()
+            assert "no reports yet" in header(app) and "reading stdin" in header(app)
+            os.write(w, b"".join(stamp(reps[i], T0 + i) + b"\n" for i in range(30)))
+            assert index.wait_for(29, timeout=10)
+            screen._poll()
+            assert app.latest is not None and app.latest.seq == 1  # the first report, at once
+            await pilot.press("space", "G")
+            assert ctl(app).position == 29
+            await pilot.press("g")  # back within what was read
+            assert ctl(app).position == 0 and app.latest.seq == 1
+            os.write(w, stamp(reps[30], T0 + 30) + b"\n")
+            os.close(w)
+            index.wait(timeout=10)
+            screen._poll()
+            assert "report 1/31" in header(app)
+        index.close()
+
+
+async def test_seek_in_a_10000_report_recording(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    base = b'{"system_data":{"memory_info":{"period":1.0,"memory_used_bytes":%d}},"neuron_top":{"ts":%.6f}}\n'
+    path.write_bytes(b"".join(base % (i * 1000, T0 + i) for i in range(10_000)))
+    app, _ = replay_app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "G")
+        assert ctl(app).position == 9999 and "report 10000/10000" in header(app)
+        await pilot.press("colon", *"5000", "enter")
+        assert app.latest.seq == 5000
+        await pilot.press("colon", *"+1h", "enter")
+        assert ctl(app).position == 4999 + 3600
+        await pilot.click(Scrubber, offset=(1, 0))
+        assert ctl(app).position == 0
+        bar_w = app.screen.query_one(Scrubber).size.width - 2
+        await pilot.click(Scrubber, offset=(bar_w // 2 + 1, 0))
+        assert ctl(app).position == report_at(bar_w // 2, bar_w, 10_000)
+        await settle(pilot)
+        assert len(app.history) == HISTORY_WINDOW
+        assert app.history.series("host_mem")[-1] == ctl(app).position * 1000.0
+    ctl(app).index.close()
+
+
+class SlowIndex:
+    """A recording index still being built (as for a multi-GB file): some reports, done later."""
+
+    def __init__(self, inner: RecordingIndex) -> None:
+        self.inner = inner
+        self.done = False
+        self.progress = 0.42
+        self.wallclock = True
+        self.skipped = 0
+        self.name = "big.jsonl"
+
+    def __len__(self) -> int:
+        return len(self.inner) if self.done else 50
+
+    def get(self, i: int) -> bytes:
+        return self.inner.get(i)
+
+    def timestamp(self, i: int) -> float:
+        return self.inner.timestamp(i)
+
+    def find_time(self, t: float) -> int:
+        return min(self.inner.find_time(t), len(self) - 1)
+
+
+async def test_first_frame_while_indexing_shows_progress(rec: Path) -> None:
+    inner = RecordingIndex(rec, follow=True)
+    inner.wait()
+    index = SlowIndex(inner)
+    app, _ = replay_app(rec, index=index)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        assert app.latest is not None and app.latest.seq == 1
+        assert "report 1/50" in header(app) and "indexing 42%" in header(app)
+        await pilot.press("space", "G")
+        assert ctl(app).position == 49
+        index.done = True
+        app.screen._poll()
+        assert "report 50/200" in header(app) and "indexing" not in header(app)
+    inner.close()
+
+
+async def test_raw_recording_shows_relative_time(tmp_path: Path) -> None:
+    from neuron_top.sources.demo import generate
+
+    p = tmp_path / "raw.json"
+    p.write_bytes(b"\n".join(generate("inf1.xlarge", 3, 6, period=2.0)) + b"\n")
+    app, _ = replay_app(p)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        first = header(app)
+        assert "report 1/6" in first and " +" in first and "2026" not in first  # no wall clock to show
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        assert ctl(app).index.timestamp(ctl(app).position) == pytest.approx(4.0, abs=0.01)
+        assert "report 3/6" in header(app)
+    ctl(app).index.close()

@@ -1,0 +1,416 @@
+"""ReplayController without a screen: pacing against a fake clock, moves, history windows, markers, go-to."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from neuron_top.decode import decode_report
+from neuron_top.recording import RecordingWriter
+from neuron_top.replay import (
+    MAX_FRAME_REPORTS,
+    SPEEDS,
+    Marker,
+    ReplayController,
+    clamp_speed,
+    markers_between,
+    parse_goto,
+)
+from neuron_top.snapshot import Snapshot
+from neuron_top.sources.recording import RecordingIndex
+
+T0 = 1767225600.0  # 2026-01-01T00:00:00Z
+
+
+class FakeClock:
+    def __init__(self, t: float = 500.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class ListIndex:
+    """The index protocol over a list of report bytes and their times (no file, no thread)."""
+
+    def __init__(self, reports: list[bytes], times: list[float], done: bool = True) -> None:
+        self.reports = reports
+        self.times = times
+        self.done = done
+        self.wallclock = True
+
+    def __len__(self) -> int:
+        return len(self.reports)
+
+    def get(self, i: int) -> bytes:
+        return self.reports[i]
+
+    def timestamp(self, i: int) -> float:
+        return self.times[i]
+
+    def find_time(self, t: float) -> int:
+        return min(bisect.bisect_left(self.times, t), len(self.times) - 1)
+
+
+def report(*, apps: list[dict] | None = None, ecc: tuple[int, int] = (0, 0), vcpu_error: str = "") -> bytes:
+    """A small neuron-monitor report: apps as {pid, tag, util, errors}; ECC (corrected, uncorrected) on ND0."""
+    runtimes = []
+    for a in apps or ():
+        runtimes.append({
+            "pid": a["pid"], "neuron_runtime_tag": a.get("tag", f"app{a['pid']}"),
+            "report": {
+                "neuroncore_counters": {"period": 1.0, "neuroncores_in_use": {
+                    "0": {"neuroncore_utilization": a.get("util", 50.0)}}},
+                "execution_stats": {"period": 1.0, "error_summary": {"generic": a.get("errors", 0)},
+                                    "execution_summary": {"completed": 10, "timed_out": a.get("timeouts", 0)}},
+            },
+        })
+    system = {"neuron_hw_counters": {"period": 1.0, "neuron_devices": [
+        {"neuron_device_index": 0, "mem_ecc_corrected": ecc[0], "mem_ecc_uncorrected": ecc[1],
+         "sram_ecc_corrected": 0, "sram_ecc_uncorrected": 0}]},
+              "vcpu_usage": {"period": 1.0, "error": vcpu_error}}
+    return json.dumps({"neuron_runtime_data": runtimes, "system_data": system,
+                       "neuron_hardware_info": {"neuron_device_count": 1, "neuroncore_per_device_count": 2}}).encode()
+
+
+def snap(data: bytes, i: int = 0) -> Snapshot:
+    rep, problems = decode_report(data)
+    return Snapshot(rep, T0 + i, i + 1, problems)
+
+
+def plain(n: int, period: float = 1.0, **kw) -> ListIndex:
+    return ListIndex([report(apps=[{"pid": 1}])] * n, [T0 + i * period for i in range(n)], **kw)
+
+
+# --- pacing ---
+
+@pytest.mark.parametrize("speed", [0.25, 1.0, 2.0, 10.0, 100.0])
+def test_due_follows_recorded_time_at_speed(speed: float) -> None:
+    clock = FakeClock()
+    c = ReplayController(plain(2000), speed=speed, clock=clock)
+    assert c.next_delay() == 0.0  # not started: wake at once to set the origin
+    assert c.due() == []  # origin set at report 0
+    assert c.next_delay() == pytest.approx(1.0 / speed)
+    clock.t += 0.999 / speed
+    assert c.due() == []
+    clock.t += 0.002 / speed
+    assert c.due() == [1]
+    clock.t += 5.0 / speed  # five more periods: five reports due together, one frame
+    assert c.due() == [2, 3, 4, 5, 6]
+    assert c.position == 6
+    assert c.next_delay() == pytest.approx(0.999 / speed, rel=0.01)
+
+
+def test_due_caps_a_frame_and_restarts_pacing() -> None:
+    clock = FakeClock()
+    c = ReplayController(plain(1000), speed=100.0, clock=clock)
+    c.due()
+    clock.t += 50.0  # way behind: 5000 reports' worth
+    passed = c.due()
+    assert len(passed) == MAX_FRAME_REPORTS
+    assert c.next_delay() == 0.0  # pacing restarts from where we are
+    c.due()
+    clock.t += 0.0101
+    assert c.due() == [MAX_FRAME_REPORTS + 1]
+
+
+def test_paused_and_at_end_need_no_wakeup() -> None:
+    clock = FakeClock()
+    c = ReplayController(plain(3), clock=clock)
+    c.toggle()
+    assert not c.playing
+    assert c.next_delay() is None
+    clock.t += 100
+    assert c.due() == []
+    c.toggle()
+    c.due()
+    clock.t += 10
+    assert c.due() == [1, 2]
+    assert c.at_end()
+    assert c.next_delay() is None
+    assert c.due() == []
+
+
+def test_a_long_gap_is_cut_short() -> None:
+    clock = FakeClock()
+    idx = ListIndex([report()] * 3, [T0, T0 + 1, T0 + 3600])
+    c = ReplayController(idx, clock=clock)
+    c.due()
+    clock.t += 1
+    assert c.due() == [1]
+    assert c.next_delay() == 10.0  # capped: the screen wakes after 10 s at most
+    clock.t += 10
+    assert c.due() == [2]
+
+
+def test_resume_after_pause_does_not_jump() -> None:
+    clock = FakeClock()
+    c = ReplayController(plain(100), clock=clock)
+    c.due()
+    c.toggle()
+    clock.t += 30  # paused for 30 s
+    c.toggle()
+    assert c.due() == []
+    clock.t += 1
+    assert c.due() == [1]
+
+
+# --- speed ---
+
+def test_speed_steps_clamp_between_quarter_and_hundred() -> None:
+    c = ReplayController(plain(3), speed=1.0)
+    seen = [c.set_speed(1) for _ in range(20)]
+    assert seen[-1] == 100.0 and max(seen) == 100.0
+    assert seen[:3] == [2.0, 5.0, 10.0]
+    seen = [c.set_speed(-1) for _ in range(20)]
+    assert seen[-1] == 0.25 and min(seen) == 0.25
+    assert SPEEDS[0] == 0.25 and SPEEDS[-1] == 100.0
+
+
+@pytest.mark.parametrize(("given", "want"), [(0.01, 0.25), (1000, 100.0), (3.0, 3.0), (float("nan"), 1.0)])
+def test_speed_given_at_start_is_clamped(given: float, want: float) -> None:
+    assert clamp_speed(given) == want
+    assert ReplayController(plain(3), speed=given).speed == want
+
+
+# --- moving ---
+
+def test_seek_and_step_clamp_to_the_recording() -> None:
+    c = ReplayController(plain(50))
+    assert c.seek(10) == 10
+    assert c.step(5) == 15
+    assert c.step(-100) == 0
+    assert c.step(1000) == 49
+    assert c.seek(-3) == 0
+    assert ReplayController(plain(0)).seek(5) == 0
+
+
+def test_step_seconds_and_seek_time() -> None:
+    c = ReplayController(plain(300, period=2.0))  # a report every 2 s
+    c.seek(100)
+    assert c.step_seconds(60) == 130
+    assert c.step_seconds(-60) == 100
+    assert c.seek_time(T0 + 41) == 21  # first report at or after the time
+    assert c.seek_time(T0 + 10**6) == 299
+    assert c.seek_time(0) == 0
+
+
+def test_minute_back_over_a_gap_lands_before_it() -> None:
+    times = [T0, T0 + 1, T0 + 2, T0 + 3600, T0 + 3601]
+    c = ReplayController(ListIndex([report()] * 5, times))
+    c.seek(3)
+    assert c.step_seconds(-60) == 2
+    assert c.step_seconds(60) == 3  # forward: the first report after the minute
+
+
+def test_start_past_the_end_settles_once_indexed() -> None:
+    idx = plain(5, done=False)
+    c = ReplayController(idx, start=20)
+    c.settle()
+    assert c.position == 20  # still indexing: report 21 may yet come
+    idx.done = True
+    c.settle()
+    assert c.position == 4
+
+
+# --- reading and history windows ---
+
+def test_window_rebuilds_history_before_the_position() -> None:
+    c = ReplayController(plain(300))
+    w = c.window(200, 120)
+    assert [s.seq for s in w] == list(range(82, 202))
+    assert [s.seq for s in c.window(3, 120)] == [1, 2, 3, 4]
+    assert w[-1].ts == T0 + 200
+
+
+def test_window_skips_bad_reports_and_counts_them_once() -> None:
+    reps = [report()] * 10
+    reps[5] = b'{"neuron_runtime_data": 12'
+    c = ReplayController(ListIndex(reps, [T0 + i for i in range(10)]))
+    assert [s.seq for s in c.window(9, 10)] == [1, 2, 3, 4, 5, 7, 8, 9, 10]
+    c.window(9, 10)
+    assert c.bad == 1
+
+
+def test_window_budget_keeps_the_newest() -> None:
+    c = ReplayController(plain(300), cache=0)
+    w = c.window(250, 120, budget=0.0)
+    assert [s.seq for s in w] == [251]  # the report at the position is always there
+
+
+def test_a_report_not_indexed_yet_is_not_bad() -> None:
+    idx = plain(0, done=False)
+    c = ReplayController(idx)
+    assert c.snapshot(0) is None and c.current() is None
+    idx.reports.append(report())
+    idx.times.append(T0)
+    assert c.snapshot(0) is not None
+    assert c.bad == 0
+
+
+def test_cache_is_bounded() -> None:
+    c = ReplayController(plain(50), cache=8)
+    c.window(49, 50)
+    assert len(c._cache) == 8
+
+
+# --- markers ---
+
+def kinds(prev: bytes | None, cur: bytes) -> list[str]:
+    return [m.kind for m in markers_between(snap(prev) if prev else None, snap(cur), 7)]
+
+
+def test_marker_ecc() -> None:
+    assert kinds(report(ecc=(0, 0)), report(ecc=(2, 0))) == ["ecc"]
+    m = markers_between(snap(report(ecc=(2, 0))), snap(report(ecc=(2, 1))), 7)
+    assert m == [Marker(7, "ecc", "uncorrected ECC on ND0")]
+    assert kinds(report(ecc=(5, 1)), report(ecc=(5, 1))) == []
+    assert kinds(report(ecc=(5, 1)), report(ecc=(0, 0))) == []  # counters reset: not an event
+
+
+def test_marker_execution_errors_when_they_start() -> None:
+    ok, bad = report(apps=[{"pid": 1}]), report(apps=[{"pid": 1, "errors": 3}])
+    assert kinds(ok, bad) == ["error"]
+    assert kinds(bad, bad) == []  # a run of failing reports is one event
+    assert kinds(ok, report(apps=[{"pid": 1, "timeouts": 2}])) == ["error"]
+    assert kinds(None, bad) == ["error"]
+
+
+def test_marker_app_appears_and_disappears() -> None:
+    one, two = report(apps=[{"pid": 1}]), report(apps=[{"pid": 1}, {"pid": 2, "tag": "[red]x"}])
+    m = markers_between(snap(one), snap(two), 3)
+    assert [(x.kind, x.index) for x in m] == [("app+", 3)]
+    assert "[red]x" in m[0].text and "pid 2" in m[0].text
+    assert kinds(two, one) == ["app-"]
+
+
+def test_marker_utilization_falls_to_zero_while_the_app_runs() -> None:
+    busy, idle = report(apps=[{"pid": 1, "util": 80.0}]), report(apps=[{"pid": 1, "util": 0.0}])
+    assert kinds(busy, idle) == ["stall"]
+    assert kinds(idle, idle) == []
+    assert kinds(report(apps=[{"pid": 1, "util": 3.0}]), idle) == []  # was not really busy
+
+
+def test_marker_metric_group_error() -> None:
+    ok, failing = report(), report(vcpu_error="cannot read /proc/stat")
+    m = markers_between(snap(ok), snap(failing), 4)
+    assert [x.kind for x in m] == ["group-error"]
+    assert "vcpu_usage" in m[0].text and "/proc/stat" in m[0].text
+    assert kinds(failing, failing) == []
+    assert kinds(None, failing) == ["group-error"]
+
+
+def write_recording(path: Path, reports: list[bytes], t0: float = T0) -> None:
+    with RecordingWriter(path, append=False) as w:
+        for i, data in enumerate(reports):
+            w.write(data, t0 + i)
+
+
+def test_scan_markers_over_a_recording_and_resume_when_it_grows(tmp_path: Path) -> None:
+    p = tmp_path / "rec.jsonl"
+    reps = [report(apps=[{"pid": 1}])] * 5 + [report(apps=[{"pid": 1}, {"pid": 2}])] * 5
+    write_recording(p, reps)
+    with RecordingIndex(p, follow=True) as idx:
+        idx.wait()
+        c = ReplayController(idx)
+        calls: list[int] = []
+        c.scan_markers(progress=lambda: calls.append(c.scanned), every=4)
+        assert [(m.index, m.kind) for m in c.markers] == [(5, "app+")]
+        assert c.scanned == 10 and calls == [4, 8, 10]
+        with p.open("ab") as f:  # the recording grows: app 2 stops, ECC
+            f.write(b"garbage\n")
+            for i, data in enumerate([report(apps=[{"pid": 1}], ecc=(1, 0))] * 2):
+                from neuron_top.recording import stamp
+
+                f.write(stamp(data, T0 + 10 + i) + b"\n")
+        idx.refresh()
+        assert len(idx) == 12
+        c.scan_markers()
+        assert [(m.index, m.kind) for m in c.markers] == [(5, "app+"), (10, "ecc"), (10, "app-")]
+        c.seek(0)
+        assert c.next_marker(1).index == 5
+        c.seek(10)
+        assert c.next_marker(1) is None
+        assert c.next_marker(-1).index == 5
+
+
+def test_stop_scan_stops_a_scan_waiting_for_the_index() -> None:
+    import threading
+
+    idx = plain(3, done=False)
+    c = ReplayController(idx)
+    t = threading.Thread(target=c.scan_markers)
+    t.start()
+    time.sleep(0.05)  # the scan waits for more reports (the index is not done)
+    c.stop_scan()
+    t.join(timeout=5)
+    assert not t.is_alive()
+    assert c.scanned == 3
+
+
+# --- go to ---
+
+@pytest.fixture
+def at_100() -> ReplayController:
+    c = ReplayController(plain(1000))
+    c.seek(99)
+    return c
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("123", 122), (" 1 ", 0), ("0", 0), ("99999", 999),
+    ("50%", 499), ("0%", 0), ("100%", 999), ("12.5%", 124),
+    ("+90s", 189), ("-2m", 0), ("-30s", 69), ("+1m30s", 189),
+])
+def test_parse_goto(at_100: ReplayController, text: str, want: int) -> None:
+    assert parse_goto(text, at_100) == want
+
+
+@pytest.mark.parametrize("text", ["", "abc", "12:xx", "+", "+5q", "%", "x%", "1e3", "25:99:99x", "-",
+                                  "nan%", "inf%", "²", "+infs"])
+def test_parse_goto_garbage(at_100: ReplayController, text: str) -> None:
+    assert parse_goto(text, at_100) is None
+
+
+def test_parse_goto_time_of_day(at_100: ReplayController) -> None:
+    lt = time.localtime(T0 + 99)
+    day0 = T0 + 99 - (lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec)
+    t = time.localtime(day0 + 200)
+    want = at_100.index.find_time(day0 + 200)
+    assert parse_goto(f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}", at_100) == want == 200
+    assert parse_goto(f"{t.tm_hour}:{t.tm_min:02d}", at_100) == at_100.index.find_time(day0 + 180)
+
+
+def test_parse_goto_relative_recording() -> None:
+    idx = plain(100)
+    idx.times = [float(i) for i in range(100)]
+    idx.wallclock = False
+    c = ReplayController(idx)
+    assert parse_goto("00:01:10", c) == 70
+
+
+def test_parse_goto_empty_recording() -> None:
+    assert parse_goto("5", ReplayController(plain(0))) is None
+
+
+def test_raw_neuron_monitor_output_is_paced_by_its_periods(tmp_path: Path) -> None:
+    from neuron_top.sources.demo import generate
+
+    p = tmp_path / "raw.json"
+    p.write_bytes(b"\n".join(generate("inf1.xlarge", 3, 6, period=2.0)) + b"\n")  # no neuron_top.ts keys
+    with RecordingIndex(p) as idx:
+        idx.wait()
+        assert not idx.wallclock
+        clock = FakeClock()
+        c = ReplayController(idx, clock=clock)
+        assert c.snapshot(3).ts == idx.timestamp(3) == pytest.approx(6.0, abs=0.01)
+        c.due()
+        clock.t += 1.95  # the first period is 2.0003 s
+        assert c.due() == []
+        clock.t += 0.1
+        assert c.due() == [1]
+        assert parse_goto("+4s", c) == 3
