@@ -265,11 +265,12 @@ def kinds(prev: bytes | None, cur: bytes) -> list[str]:
 
 
 def test_marker_ecc() -> None:
+    # neuron-monitor reports each period's ECC events: every report that carries some is a marker
     assert kinds(report(ecc=(0, 0)), report(ecc=(2, 0))) == ["ecc"]
     m = markers_between(snap(report(ecc=(2, 0))), snap(report(ecc=(2, 1))), 7)
-    assert m == [Marker(7, "ecc", "uncorrected ECC on ND0")]
-    assert kinds(report(ecc=(5, 1)), report(ecc=(5, 1))) == []
-    assert kinds(report(ecc=(5, 1)), report(ecc=(0, 0))) == []  # counters reset: not an event
+    assert m == [Marker(7, "ecc", "1 uncorrected ECC on ND0")]
+    assert kinds(report(ecc=(5, 1)), report(ecc=(5, 1))) == ["ecc"]
+    assert kinds(report(ecc=(5, 1)), report(ecc=(0, 0))) == []
 
 
 def test_marker_execution_errors_when_they_start() -> None:
@@ -330,12 +331,14 @@ def test_scan_markers_over_a_recording_and_resume_when_it_grows(tmp_path: Path) 
         idx.refresh()
         assert len(idx) == 12
         c.scan_markers()
-        assert [(m.index, m.kind) for m in c.markers] == [(5, "app+"), (10, "ecc"), (10, "app-")]
+        assert [(m.index, m.kind) for m in c.markers] == [(5, "app+"), (10, "ecc"), (10, "app-"), (11, "ecc")]
         c.seek(0)
         assert c.next_marker(1).index == 5
         c.seek(10)
+        assert c.next_marker(1).index == 11
+        c.seek(11)
         assert c.next_marker(1) is None
-        assert c.next_marker(-1).index == 5
+        assert c.next_marker(-1).index == 10
 
 
 def test_stop_scan_stops_a_scan_waiting_for_the_index() -> None:
