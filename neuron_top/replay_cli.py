@@ -19,6 +19,11 @@ def replay_main(ns: argparse.Namespace) -> int:
     from .replay import ReplayController
     from .sources.recording import SpooledIndex, open_recording
 
+    if not (ns.once or ns.json):
+        # Import the TUI before the indexing thread starts: both need the GIL, and importing Textual while
+        # 1 GB is being indexed doubled the time to the first frame.
+        from . import app  # noqa: F401
+
     try:
         if ns.file == "-":
             # Take the pipe off fd 0 first (the terminal gets fd 0 back for keys), then spool from it.
