@@ -242,6 +242,7 @@ def main() -> int:
         minimal = tmp / "minimal_app.py"
         minimal.write_text(MINIMAL_APP)
         try:
+            tmux.new("keep", "sleep 86400")  # the server outlives the sessions we start and kill
             # --- running: the dashboard and the baselines side by side ---
             tmux.new("neuron-top", f"{PY} -m neuron_top demo --instance trn2.48xlarge --seed 7")
             tmux.new("minimal", f"{PY} {shlex.quote(str(minimal))}")
