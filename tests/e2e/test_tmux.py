@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -37,11 +38,12 @@ ESC_RE = re.compile(r"\x1b|\x9b")
 
 
 class Tmux:
-    """One private tmux server with one pane running one command; remain-on-exit keeps its exit status."""
+    """One private tmux server with one pane running one command; remain-on-exit keeps its last screen."""
 
     def __init__(self, width: int, height: int) -> None:
         self.socket = f"nt-e2e-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.width, self.height = width, height
+        self.status_file = Path(tempfile.gettempdir()) / f"{self.socket}.status"
 
     def tmux(self, *args: str, check: bool = True) -> str:
         out = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True,
@@ -51,7 +53,10 @@ class Tmux:
     def start(self, command: str) -> None:
         """Run ``command`` (a shell line) from the repo root, so the worktree's code is what runs."""
         # pytest exports COLUMNS/LINES for its own output; Textual (via shutil) would believe them over the tty.
-        line = f"unset COLUMNS LINES; cd {shlex.quote(str(ROOT))} && {command}"
+        # The shell writes the exit status to a file: tmux sometimes leaves the exited pane process unreaped
+        # (a zombie, pane_dead still 0) for many seconds, so #{pane_dead_status} alone is not reliable.
+        line = (f"unset COLUMNS LINES; cd {shlex.quote(str(ROOT))} && {command}; "
+                f"echo $? > {shlex.quote(str(self.status_file))}")
         self.tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
                   "new-session", "-d", "-s", "main", "-x", str(self.width), "-y", str(self.height),
                   "-e", "TERM=xterm-256color", "-e", "COLORTERM=truecolor", line)
@@ -66,7 +71,7 @@ class Tmux:
         return self.tmux("display-message", "-p", "-t", "main", spec).strip()
 
     def dead(self) -> bool:
-        return self.fmt("#{pane_dead}") == "1"
+        return self.status_file.exists() or self.fmt("#{pane_dead}") == "1"
 
     def wait_for(self, what: str | Callable[[str], bool], timeout: float = TIMEOUT) -> str:
         """Poll the screen until ``what`` (a substring or a predicate) holds; fail with the last screen."""
@@ -81,27 +86,24 @@ class Tmux:
                 screen = self.screen()
                 if test(screen):
                     return screen
-                pytest.fail(f"the program exited (status {self.fmt('#{pane_dead_status}')}) while waiting for "
+                pytest.fail(f"the program exited (status {self.wait_exit(5)}) while waiting for "
                             f"{what!r}; screen:\n{screen}")
             time.sleep(0.1)
         pytest.fail(f"timed out after {timeout:.0f}s waiting for {what!r}; screen:\n{screen}")
 
     def wait_exit(self, timeout: float = TIMEOUT) -> int:
-        """The exit status (or -signal). tmux marks the pane dead at the pty's EOF and learns the status only
-        when it reaps the child, so wait for the status itself."""
+        """The exit status of the command line (of its last program, for a pipeline)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.dead():
-                status, sig = self.fmt("#{pane_dead_status}|#{pane_dead_signal}").split("|")
-                if status:
-                    return int(status)
-                if sig:
-                    return -int(sig)
+            text = self.status_file.read_text().strip() if self.status_file.exists() else ""
+            if text:
+                return int(text)
             time.sleep(0.1)
         pytest.fail(f"the program did not exit within {timeout:.0f}s; screen:\n{self.screen()}")
 
     def kill(self) -> None:
         self.tmux("kill-server", check=False)
+        self.status_file.unlink(missing_ok=True)
 
 
 @pytest.fixture
