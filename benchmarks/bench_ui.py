@@ -102,7 +102,11 @@ class Tmux:
         self("kill-session", "-t", name, check=False)
 
     def kill(self) -> None:
+        """Stop the server and remove its socket file (tmux leaves it behind after kill-server)."""
+        sock = self("display-message", "-p", "#{socket_path}", check=False).strip()
         self("kill-server", check=False)
+        if sock:
+            Path(sock).unlink(missing_ok=True)
 
 
 def cpu_seconds(pid: int) -> float:

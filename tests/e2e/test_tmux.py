@@ -102,7 +102,11 @@ class Tmux:
         pytest.fail(f"the program did not exit within {timeout:.0f}s; screen:\n{self.screen()}")
 
     def kill(self) -> None:
+        """Stop the server and remove its socket file (tmux leaves it behind after kill-server)."""
+        sock = self.tmux("display-message", "-p", "#{socket_path}", check=False).strip()
         self.tmux("kill-server", check=False)
+        if sock:
+            Path(sock).unlink(missing_ok=True)
         self.status_file.unlink(missing_ok=True)
 
 
