@@ -39,7 +39,7 @@ class DashboardScreen(Screen):
     DashboardScreen #filter.-error { color: $error; }
     """
 
-    view: reactive[View | None] = reactive(None)
+    view: reactive[View | None] = reactive(None, repaint=False)
 
     def compose(self) -> ComposeResult:
         yield HeaderBar()

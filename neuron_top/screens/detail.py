@@ -22,7 +22,7 @@ class DetailScreen(Screen):
     """
     BINDINGS = [Binding("escape", "back", "back")]
 
-    view: reactive[View | None] = reactive(None)
+    view: reactive[View | None] = reactive(None, repaint=False)
 
     def __init__(self, crumb: str, panel: Panel) -> None:
         super().__init__()

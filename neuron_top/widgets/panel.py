@@ -52,6 +52,10 @@ class Panel(Widget, can_focus=True):
         super().__init__(id=id, classes=classes)
         self._cache_key: tuple[object, ...] | None = None
         self._strips: list[Strip] = []
+        self._base_style = Style()
+        """``rich_style`` as of the last build: reading it walks the DOM, too slow once per line."""
+        self._styles: dict[str, Style] = {}
+        self._styles_theme = ""
 
     # --- subclass API ---
     def build(self, view: View, width: int) -> list[Strip]:
@@ -63,7 +67,15 @@ class Panel(Widget, can_focus=True):
 
     # --- styles ---
     def style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"panel--{name}", partial=True)
+        """A component style, cached per theme (a build asks for thousands of them)."""
+        theme = self.app.theme
+        if theme != self._styles_theme:
+            self._styles.clear()
+            self._styles_theme = theme
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.get_component_rich_style(f"panel--{name}", partial=True)
+        return style
 
     def load_style(self, pct: float | None) -> Style:
         if pct is None:
@@ -98,6 +110,7 @@ class Panel(Widget, can_focus=True):
                *self.cache_extra())
         if key != self._cache_key:
             self._strips = self.build(view, width)
+            self._base_style = self.rich_style
             self._cache_key = key
         return self._strips
 
@@ -118,5 +131,5 @@ class Panel(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         lines = self._lines(self.size.width)
         if y < len(lines):
-            return lines[y].crop_extend(0, self.size.width, self.rich_style)
-        return Strip.blank(self.size.width, self.rich_style)
+            return lines[y].crop_extend(0, self.size.width, self._base_style)
+        return Strip.blank(self.size.width, self._base_style if self._cache_key is not None else self.rich_style)

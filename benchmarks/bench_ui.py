@@ -1,0 +1,316 @@
+"""What the dashboard costs in a real terminal, against baselines measured in the same run.
+
+    python benchmarks/bench_ui.py [--seconds 60] [--quick] [--results benchmarks/RESULTS_ui.md]
+
+Targets (performance acceptance list): a trn2.48xlarge demo (128 cores, 192 vCPUs, 8 apps) at one report per
+second costs <= 1% of one core over >= 60 s in a real terminal; each update renders in <= 20 ms; a paused view
+costs ~0; <= 5 KB/s written to the terminal at 1 Hz on 200x60; first frame <= 0.5 s after start.
+
+What is measured, and how:
+
+* CPU: ``neuron-top demo --instance trn2.48xlarge --seed 7`` runs in tmux at 200x60 (a real pty; headless runs
+  skip the terminal writes and understate CPU). After a warm-up, utime+stime of the process (all its threads,
+  from /proc/PID/stat) over the window, as % of one core. In the same window and terminal size, baselines run
+  side by side: a minimal Textual app (one Static) and ``top -d 1`` (``htop -d 10`` too if installed).
+  Then ``p`` pauses the dashboard and the same is measured for the paused view.
+* Bytes to the terminal: ``tmux pipe-pane`` copies everything each program writes to its pane into a file over
+  the same window; bytes / seconds. That is what SSH would carry (before compression).
+* First frame: wall time from ``tmux new-session`` (process start) until capture-pane shows the header text,
+  polled every 10 ms; the same for the minimal app (its one line). Median of several starts.
+* Render per update: in-process, ``App.run_test(size=(200, 60))`` fed the seeded demo reports through
+  ``app.accept_snapshot`` (as the collector does), timing from accept until ``pilot.pause()`` returns (message
+  handling, reactive updates, layout, compositor, the headless driver's write), and separately the time inside
+  ``Screen._on_timer_update`` (layout + compositor + display only). The headless driver writes nothing, so
+  this excludes the terminal write, which the bytes figure above covers.
+
+The machine is shared: the load average is recorded before and after each phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a plain script from anywhere
+
+PY = sys.executable
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+W, H = 200, 60
+
+MINIMAL_APP = '''\
+"""The smallest useful Textual app: the cost of Textual itself, for comparison."""
+from textual.app import App
+from textual.widgets import Static
+
+
+class Minimal(App):
+    def compose(self):
+        yield Static("minimal-ready")
+
+
+Minimal().run()
+'''
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Tmux:
+    """A private tmux server (its own socket) for the benchmark's panes."""
+
+    def __init__(self) -> None:
+        self.socket = f"nt-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.started = False
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True,
+                              text=True, check=check, timeout=15).stdout
+
+    def new(self, name: str, command: str) -> None:
+        """A detached W x H session running ``command`` with exec, so the pane's pid is the program's."""
+        line = f"unset COLUMNS LINES; cd {shlex.quote(str(ROOT))} && exec {command}"
+        self("new-session", "-d", "-s", name, "-x", str(W), "-y", str(H), "-e", "TERM=xterm-256color", line)
+
+    def pid(self, name: str) -> int:
+        return int(self("display-message", "-p", "-t", name, "#{pane_pid}").strip())
+
+    def screen(self, name: str) -> str:
+        return self("capture-pane", "-p", "-t", name, check=False)
+
+    def wait_for(self, name: str, text: str, timeout: float = 60.0, poll: float = 0.05) -> float:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            if text in self.screen(name):
+                return time.monotonic() - t0
+            time.sleep(poll)
+        raise SystemExit(f"{name}: {text!r} did not appear within {timeout:.0f}s:\n{self.screen(name)}")
+
+    def kill_session(self, name: str) -> None:
+        self("kill-session", "-t", name, check=False)
+
+    def kill(self) -> None:
+        """Stop the server and remove its socket file (tmux leaves it behind after kill-server)."""
+        sock = self("display-message", "-p", "#{socket_path}", check=False).strip()
+        self("kill-server", check=False)
+        if sock:
+            Path(sock).unlink(missing_ok=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of the whole process (all threads), in seconds."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+@dataclass
+class Measured:
+    name: str
+    cpu_pct: float = 0.0
+    bytes_per_s: float = 0.0
+    seconds: float = 0.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def measure_window(tmux: Tmux, names: list[str], seconds: float, tmp: Path) -> dict[str, Measured]:
+    """CPU % of one core and bytes/s to the terminal for each pane over the same ``seconds``."""
+    pids = {n: tmux.pid(n) for n in names}
+    files = {n: tmp / f"{n}-{uuid.uuid4().hex[:6]}.out" for n in names}
+    for n in names:
+        tmux("pipe-pane", "-o", "-t", n, f"cat >> {shlex.quote(str(files[n]))}")
+    time.sleep(0.2)  # let pipe-pane's cat start before the window opens
+    start = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0) for n, p in pids.items()}
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    end = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0) for n, p in pids.items()}
+    dt = time.monotonic() - t0
+    for n in names:
+        tmux("pipe-pane", "-t", n)
+    return {n: Measured(n, (end[n][0] - start[n][0]) / dt * 100.0, (end[n][1] - start[n][1]) / dt, dt)
+            for n in names}
+
+
+def first_frames(tmux: Tmux, runs: int, minimal: Path) -> dict[str, list[float]]:
+    """Seconds from session start until the first meaningful text is on screen; alternating programs."""
+    demo = f"{PY} -m neuron_top demo --instance trn2.48xlarge --seed 7"
+    cases = (("neuron-top", demo, ("DEMO", "ND15")), ("minimal", f"{PY} {shlex.quote(str(minimal))}", ("minimal-ready",)))
+    out: dict[str, list[float]] = {"neuron-top header": [], "neuron-top data": [], "minimal Textual app": []}
+    for i in range(runs):
+        for label, cmd, wants in cases:
+            name = f"ff{i}{label[:3]}"
+            t0 = time.monotonic()
+            tmux.new(name, cmd)
+            seen: dict[str, float] = {}
+            while len(seen) < len(wants) and time.monotonic() - t0 < 30:
+                screen = tmux.screen(name)
+                for w in wants:
+                    if w not in seen and w in screen:
+                        seen[w] = time.monotonic() - t0
+                time.sleep(0.01)
+            tmux.kill_session(name)
+            if label == "neuron-top":
+                out["neuron-top header"].append(seen.get("DEMO", float("nan")))
+                out["neuron-top data"].append(seen.get("ND15", float("nan")))
+            else:
+                out["minimal Textual app"].append(seen.get("minimal-ready", float("nan")))
+    return out
+
+
+async def render_times(updates: int) -> dict[str, list[float]]:
+    """Per update, in ms: CPU of the event-loop thread from accept until idle, the same for an idle pause (the
+    baseline), and wall time inside ``accept_snapshot`` plus every ``Screen._on_timer_update`` it caused."""
+    from textual.screen import Screen
+
+    from tests.helpers import demo_snapshots, feed, make_app
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 40 + updates)
+    inside: list[float] = []
+    original = Screen._on_timer_update
+
+    def timed(self: Screen) -> None:
+        t = time.perf_counter()
+        original(self)
+        inside.append(time.perf_counter() - t)
+
+    # Patched before any screen exists: each screen's update timer binds the method when it is created.
+    Screen._on_timer_update = timed  # type: ignore[method-assign]
+    out: dict[str, list[float]] = {"cpu": [], "idle_cpu": [], "busy_wall": []}
+    try:
+        app = make_app()
+        async with app.run_test(size=(W, H)) as pilot:
+            await feed(pilot, snaps[:40])  # a full history first, as after 40 s of running
+            for s in snaps[40:]:
+                c = time.thread_time()
+                await pilot.pause()
+                out["idle_cpu"].append((time.thread_time() - c) * 1000)
+                inside.clear()
+                c = time.thread_time()
+                t = time.perf_counter()
+                app.accept_snapshot(s)
+                sync = time.perf_counter() - t
+                await pilot.pause()
+                out["cpu"].append((time.thread_time() - c) * 1000)
+                out["busy_wall"].append((sync + sum(inside)) * 1000)
+    finally:
+        Screen._on_timer_update = original  # type: ignore[method-assign]
+    return out
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="measurement window while running (60)")
+    ap.add_argument("--paused-seconds", type=float, default=None, help="window while paused (seconds/3, >= 10)")
+    ap.add_argument("--first-frame-runs", type=int, default=5)
+    ap.add_argument("--updates", type=int, default=60, help="updates timed in-process (60)")
+    ap.add_argument("--quick", action="store_true", help="10 s windows, 3 starts, 20 updates")
+    ap.add_argument("--results", type=Path, default=None,
+                    help="append the report to this markdown file (e.g. benchmarks/RESULTS_ui.md)")
+    ns = ap.parse_args()
+    if ns.quick:
+        ns.seconds, ns.first_frame_runs, ns.updates = 10.0, 3, 20
+    paused_s = ns.paused_seconds or max(10.0, ns.seconds / 3)
+    if shutil.which("tmux") is None:
+        print("tmux is not installed: the terminal measurements need it", file=sys.stderr)
+        return 2
+
+    lines: list[str] = []
+
+    def say(s: str = "") -> None:
+        print(s, flush=True)
+        lines.append(s)
+
+    say(f"bench_ui: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
+        f"python {sys.version.split()[0]}, terminal {W}x{H}")
+    say(f"load average before: {load()}")
+    tmux = Tmux()
+    with tempfile.TemporaryDirectory(prefix="neuron-top-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        minimal = tmp / "minimal_app.py"
+        minimal.write_text(MINIMAL_APP)
+        try:
+            tmux.new("keep", "sleep 86400")  # the server outlives the sessions we start and kill
+            # --- running: the dashboard and the baselines side by side ---
+            tmux.new("neuron-top", f"{PY} -m neuron_top demo --instance trn2.48xlarge --seed 7")
+            tmux.new("minimal", f"{PY} {shlex.quote(str(minimal))}")
+            tmux.new("top", "top -d 1")
+            panes = ["neuron-top", "minimal", "top"]
+            if shutil.which("htop"):
+                tmux.new("htop", "htop -d 10")
+                panes.append("htop")
+            tmux.wait_for("neuron-top", "ND15")
+            tmux.wait_for("minimal", "minimal-ready")
+            time.sleep(3.0)  # warm-up: history fills, first-time imports done
+            say(f"\n[running] {ns.seconds:.0f} s window, all panes at once; load average {load()}")
+            run = measure_window(tmux, panes, ns.seconds, tmp)
+            nt = run["neuron-top"]
+            say(f"{'program':28} {'CPU % of one core':>18} {'bytes/s to terminal':>20}")
+            for n in panes:
+                label = {"neuron-top": "neuron-top demo trn2 1 Hz", "minimal": "minimal Textual app",
+                         "top": "top -d 1", "htop": "htop -d 10"}[n]
+                say(f"{label:28} {run[n].cpu_pct:18.2f} {run[n].bytes_per_s:20.0f}")
+            say(f"neuron-top vs minimal Textual app: {nt.cpu_pct - run['minimal'].cpu_pct:+.2f} points of a core; "
+                f"vs top -d 1: {nt.cpu_pct / max(run['top'].cpu_pct, 1e-9):.1f}x")
+            say(f"bytes per update (1 report/s): {nt.bytes_per_s / 1000:.2f} KB")
+
+            # --- paused ---
+            tmux("send-keys", "-t", "neuron-top", "p")
+            tmux.wait_for("neuron-top", "PAUSED", timeout=10)
+            time.sleep(1.5)
+            say(f"\n[paused] {paused_s:.0f} s window; load average {load()}")
+            paused = measure_window(tmux, ["neuron-top", "minimal"], paused_s, tmp)
+            say(f"{'neuron-top paused':28} {paused['neuron-top'].cpu_pct:18.2f} "
+                f"{paused['neuron-top'].bytes_per_s:20.0f}")
+            say(f"{'minimal Textual app':28} {paused['minimal'].cpu_pct:18.2f} {paused['minimal'].bytes_per_s:20.0f}")
+            for n in panes:
+                tmux.kill_session(n)
+
+            # --- first frame ---
+            say(f"\n[first frame] {ns.first_frame_runs} starts each, alternating; load average {load()}")
+            ff = first_frames(tmux, ns.first_frame_runs, minimal)
+            for label, xs in ff.items():
+                say(f"{label:28} median {statistics.median(xs):.3f} s  (min {min(xs):.3f}, max {max(xs):.3f})")
+            ratio = statistics.median(ff["neuron-top header"]) / statistics.median(ff["minimal Textual app"])
+            say(f"neuron-top header / minimal app: {ratio:.2f}x")
+        finally:
+            tmux.kill()
+
+    # --- render per update, in-process ---
+    say(f"\n[render] {ns.updates} updates in-process at {W}x{H} (App.run_test); load average {load()}")
+    r = asyncio.run(render_times(ns.updates))
+    for key, label in (("busy_wall", "wall in accept_snapshot + screen updates"),
+                       ("cpu", "CPU, accept until idle"), ("idle_cpu", "CPU, idle pause (baseline)")):
+        xs = r[key]
+        say(f"{label:42} median {statistics.median(xs):6.1f} ms, p90 {pct(xs, 0.9):6.1f} ms, max {max(xs):6.1f} ms")
+    say(f"render CPU per update net of the idle baseline: "
+        f"{statistics.median(r['cpu']) - statistics.median(r['idle_cpu']):.1f} ms (median)")
+    say(f"\nload average after: {load()}")
+
+    if ns.results is not None:
+        argv = " ".join(shlex.quote(a) for a in sys.argv[1:])
+        with ns.results.open("a") as f:
+            f.write(f"\n## Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
+                    f"Command: `python benchmarks/bench_ui.py {argv}`\n\n```\n" + "\n".join(lines) + "\n```\n")
+        print(f"appended to {ns.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
