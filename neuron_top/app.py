@@ -291,4 +291,4 @@ class NeuronTopApp(App):
         """Push a drill-down screen and give it the current view at once (it then follows updates)."""
         self.push_screen(screen)  # type: ignore[arg-type]
         screen.view = self.current_view()  # type: ignore[attr-defined]
-        self._update_header()
+        self.call_after_refresh(self._update_header)  # its header exists once it is mounted
