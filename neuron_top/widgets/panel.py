@@ -67,11 +67,8 @@ class Panel(Widget, can_focus=True):
 
     # --- styles ---
     def style(self, name: str) -> Style:
-        """A component style, cached per theme (a build asks for thousands of them)."""
-        theme = self.app.theme
-        if theme != self._styles_theme:
-            self._styles.clear()
-            self._styles_theme = theme
+        """A component style, cached per theme (a build asks for thousands of them; ``_lines`` drops the
+        cache when the theme changes)."""
         style = self._styles.get(name)
         if style is None:
             style = self._styles[name] = self.get_component_rich_style(f"panel--{name}", partial=True)
@@ -109,6 +106,9 @@ class Panel(Widget, can_focus=True):
         key = (view.tick, view.pid, view.flops, view.physical, width, self.app.theme, self.has_focus,
                *self.cache_extra())
         if key != self._cache_key:
+            if self.app.theme != self._styles_theme:
+                self._styles.clear()
+                self._styles_theme = self.app.theme
             self._strips = self.build(view, width)
             self._base_style = self.rich_style
             self._cache_key = key
