@@ -489,8 +489,7 @@ class Snapshot:
         if not data:
             return ()
         out = [(int(k), v) for k, v in data.items() if v is not None and k.isdigit() and len(k) < 5]
-        if any(out[j][0] > out[j + 1][0] for j in range(len(out) - 1)):
-            out.sort(key=itemgetter(0))
+        out.sort(key=itemgetter(0))  # already in order from neuron-monitor: timsort checks that in one pass
         return tuple(out)
 
     @cached_property
