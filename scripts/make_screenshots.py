@@ -175,9 +175,10 @@ async def timeline(out: Path) -> None:
     trace = ROOT / "tests" / "data" / "trace_small.json"
     if not trace.exists():
         raise Skip(f"{trace.relative_to(ROOT)} is not in this tree")
+    from textual.app import App
+
     from neuron_top.screens.timeline import TimelineScreen
     from neuron_top.trace import load_trace
-    from textual.app import App
 
     store = load_trace(trace)
 
