@@ -109,7 +109,8 @@ class Panel(Widget, can_focus=True):
             if self.app.theme != self._styles_theme:
                 self._styles.clear()
                 self._styles_theme = self.app.theme
-            self._strips = self.build(view, width)
+            # Joining neighbouring segments of the same style means fewer style codes to the terminal.
+            self._strips = [strip.simplify() for strip in self.build(view, width)]
             self._base_style = self.rich_style
             self._cache_key = key
         return self._strips

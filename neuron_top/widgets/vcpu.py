@@ -59,13 +59,14 @@ class VcpuPanel(Panel):
             per_row = max((width - 1) // cell, 1)
             hist = view.history
             for start in range(0, len(cpus), per_row):
-                segs = [Segment(" ")]
+                label = self.style("label")
+                segs = []
                 for i, t in cpus[start:start + per_row]:
                     idle = finite(t.idle)
                     cur = None if idle is None else max(0.0, 100.0 - idle)
                     spark = spark_text(hist.last(("vcpu", i), SPARK_W), SPARK_W)
-                    segs.append(Segment(f"{i:>3} ", self.style("label")))
+                    # the separator carries the label's style so the two merge into one run
+                    segs.append(Segment(f" {i:>3} ", label))
                     segs.append(Segment(spark, self.load_style(cur)))
-                    segs.append(Segment(" "))
                 lines.append(Strip(segs))
         return lines
