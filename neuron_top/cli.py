@@ -217,10 +217,10 @@ def _recorder(path: str | None):
 
 def print_once(source, as_json: bool) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit."""
-    from .decode import DecodeError, decode_report
+    from .decode import DecodeError
     from .once import SourceInfo, text
     from .once import as_json as to_json
-    from .snapshot import Snapshot
+    from .snapshot import snapshot_from
     from .sources.base import RawReport, Skipped, Status
 
     info = SourceInfo(name=source.name, state="live")
@@ -238,13 +238,12 @@ def print_once(source, as_json: bool) -> int:
                     break
             elif isinstance(item, RawReport):
                 try:
-                    report, problems = decode_report(item.data)
+                    snap = snapshot_from(item.data, item.ts or time.time(), 1)
                 except DecodeError as exc:
                     info.skipped += 1
                     info.skipped_reasons[str(exc)] = info.skipped_reasons.get(str(exc), 0) + 1
                     continue
                 info.reports = 1
-                snap = Snapshot(report, item.ts or time.time(), 1, problems)
                 _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
                 return 0
     finally:

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from textual.message import Message
 
-from .decode import DecodeError, decode_report
+from .decode import DecodeError
 from .messages import InputSkipped, ReportArrived, SourceChanged
-from .snapshot import Snapshot
+from .snapshot import snapshot_from
 from .sources.base import RawReport, Skipped, Source, Status
 from .textsafe import clean
 
@@ -60,14 +60,12 @@ class Collector:
                 self.post(RecordingFailed(clean(str(exc))))
                 self.recorder = None
         try:
-            report, problems = decode_report(item.data)
+            snap = snapshot_from(item.data, ts, self.reports + 1)
         except DecodeError as exc:
             self._skip(Skipped(str(exc), clean(item.data[:80].decode("utf-8", "replace"))))
             return
-        if report.neuron_top is not None and report.neuron_top.ts is not None:
-            ts = report.neuron_top.ts
         self.reports += 1
-        self.post(ReportArrived(Snapshot(report, ts, self.reports, problems)))
+        self.post(ReportArrived(snap))
 
     def _skip(self, item: Skipped) -> None:
         self.skipped += item.count

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .decode import DecodeError, decode_report
-from .snapshot import Snapshot, finite
+from .decode import DecodeError
+from .snapshot import Snapshot, finite, snapshot_from
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 MAX_FRAME_REPORTS = 200
@@ -146,8 +146,7 @@ class ReplayController:
                 self._cache.move_to_end(i)
                 return self._cache[i]
         try:
-            report, problems = decode_report(self.index.get(i))
-            snap: Snapshot | None = Snapshot(report, self._ts(i, report), i + 1, problems)
+            snap: Snapshot | None = snapshot_from(self.index.get(i), self.index.timestamp(i), i + 1)
         except (DecodeError, IndexError, OSError):
             snap = None
         with self._lock:
@@ -159,10 +158,6 @@ class ReplayController:
                 self._cache.popitem(last=False)
         return snap
 
-    def _ts(self, i: int, report) -> float:  # type: ignore[no-untyped-def]
-        if report.neuron_top is not None and report.neuron_top.ts is not None and finite(report.neuron_top.ts):
-            return report.neuron_top.ts
-        return self.index.timestamp(i)
 
     def window(self, end: int, n: int, budget: float | None = None) -> list[Snapshot]:
         """Up to ``n`` decodable snapshots ending at report ``end`` (inclusive), oldest first: the history
@@ -288,8 +283,7 @@ class ReplayController:
                 self._scan_stop.wait(0.2)
                 continue
             try:
-                report, problems = decode_report(self.index.get(i))
-                snap = Snapshot(report, 0.0, i + 1, problems)
+                snap = snapshot_from(self.index.get(i), 0.0, i + 1)
             except (DecodeError, IndexError, OSError):
                 i += 1
                 self.scanned = i

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .decode import DecodeError, decode_report
+from .decode import DecodeError
 from .once import SourceInfo, as_json, text
-from .snapshot import Snapshot
+from .snapshot import Snapshot, snapshot_from
 from .textsafe import clean
 
 START_WAIT = 0.5
@@ -82,10 +82,8 @@ def _print_once(index, ns: argparse.Namespace) -> int:
 
 def _snap(index, i: int, info: SourceInfo) -> Snapshot | None:
     try:
-        report, problems = decode_report(index.get(i))
+        return snapshot_from(index.get(i), index.timestamp(i), i + 1)
     except DecodeError as exc:
         info.skipped += 1
         info.skipped_reasons[str(exc)] = info.skipped_reasons.get(str(exc), 0) + 1
         return None
-    ts = report.neuron_top.ts if report.neuron_top and report.neuron_top.ts is not None else index.timestamp(i)
-    return Snapshot(report, ts, i + 1, problems)

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from . import schema
+from .decode import decode_report
 from .textsafe import clean
 
 HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
@@ -531,6 +532,15 @@ class Snapshot:
         ps += [a.period for a in self.apps]
         ps2 = [p for p in ps if p and p > 0]
         return max(ps2) if ps2 else None
+
+
+def snapshot_from(data: bytes, fallback_ts: float, seq: int = 0) -> Snapshot:
+    """Decode one report into a Snapshot, timed by its ``neuron_top.ts`` when it was recorded by us, else by
+    ``fallback_ts`` (when it was received, or the recording index's synthesized time). Raises ``DecodeError``."""
+    report, problems = decode_report(data)
+    meta = report.neuron_top
+    ts = meta.ts if meta is not None and meta.ts is not None and finite(meta.ts) is not None else fallback_ts
+    return Snapshot(report, ts, seq, problems)
 
 
 def _k8s_map(d: Mapping[str, schema.K8sEntry | None] | None) -> dict[int, schema.K8sEntry]:
