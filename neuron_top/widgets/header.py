@@ -8,11 +8,11 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 
 from .. import __version__, fmt
 from ..snapshot import Snapshot
 from ..textsafe import clean
+from .spans import LineDiff
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ class SourceLine:
     """time.monotonic() of the last report, for its age."""
 
 
-class HeaderBar(Widget):
+class HeaderBar(LineDiff):
     COMPONENT_CLASSES = {"header--title", "header--state-ok", "header--state-warn", "header--state-bad",
                          "header--dim"}
     DEFAULT_CSS = """
@@ -42,10 +42,19 @@ class HeaderBar(Widget):
     HeaderBar > .header--dim { color: $text-muted; }
     """
 
-    snapshot: reactive[Snapshot | None] = reactive(None)
-    source: reactive[SourceLine] = reactive(SourceLine)
-    now: reactive[float] = reactive(0.0)
+    snapshot: reactive[Snapshot | None] = reactive(None, repaint=False)
+    source: reactive[SourceLine] = reactive(SourceLine, repaint=False)
+    now: reactive[float] = reactive(0.0, repaint=False)
     """Set once a second by the app so the age of the last report moves without a timer here."""
+
+    def watch_snapshot(self) -> None:
+        self.repaint_changed()
+
+    def watch_source(self) -> None:
+        self.repaint_changed()
+
+    def watch_now(self) -> None:
+        self.repaint_changed()
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"header--{name}", partial=True)
@@ -58,7 +67,7 @@ class HeaderBar(Widget):
             return self._style("state-warn")
         return self._style("state-bad")
 
-    def render_line(self, y: int) -> Strip:
+    def draw_line(self, y: int) -> Strip:
         w = self.size.width
         snap, src = self.snapshot, self.source
         if y == 0:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
 from ..view import View
+from .spans import changed_regions
 
 BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
 
@@ -109,8 +110,7 @@ class Panel(Widget, can_focus=True):
             if self.app.theme != self._styles_theme:
                 self._styles.clear()
                 self._styles_theme = self.app.theme
-            # Joining neighbouring segments of the same style means fewer style codes to the terminal.
-            self._strips = [strip.simplify() for strip in self.build(view, width)]
+            self._strips = self.build(view, width)
             self._base_style = self.rich_style
             self._cache_key = key
         return self._strips
@@ -124,13 +124,10 @@ class Panel(Widget, can_focus=True):
         if len(after) != len(before):
             self.refresh(layout=True)
             return
-        # Repaint only the lines that changed: less compositing, and fewer bytes to the terminal over SSH.
-        changed = [y for y, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
-        if len(changed) * 2 > len(after):
-            self.refresh()
-        elif changed:
-            width = self.size.width
-            self.refresh(*(Region(0, y, width, 1) for y in changed))
+        # Repaint only the cells that changed (see spans.py): fewer bytes over SSH, less compositing.
+        regions = changed_regions(before, after)
+        if regions:
+            self.refresh(*regions)
 
     def on_focus(self) -> None:
         self.refresh()

@@ -8,12 +8,12 @@ from textual.events import Click
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 
 from ..snapshot import AppView
+from .spans import LineDiff
 
 
-class AppTabs(Widget, can_focus=True):
+class AppTabs(LineDiff, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "previous app", show=False),
         Binding("right", "move(1)", "next app", show=False),
@@ -30,11 +30,15 @@ class AppTabs(Widget, can_focus=True):
     AppTabs > .tabs--error { color: $error; }
     """
 
-    apps: reactive[tuple[AppView, ...]] = reactive(tuple)
+    apps: reactive[tuple[AppView, ...]] = reactive(tuple, repaint=False)
     """The apps shown (already filtered)."""
     selected: reactive[int | None] = reactive(None)
     """The selected pid, None for "all"."""
     filter_text: reactive[str] = reactive("")
+
+    def watch_apps(self) -> None:
+        """A new tuple arrives with every report and usually draws the same line: repaint what differs."""
+        self.repaint_changed()
 
     class Selected(Message):
         def __init__(self, pid: int | None, open_detail: bool = False) -> None:
@@ -49,7 +53,7 @@ class AppTabs(Widget, can_focus=True):
     def _style(self, name: str):
         return self.get_component_rich_style(f"tabs--{name}", partial=True)
 
-    def render_line(self, y: int) -> Strip:
+    def draw_line(self, y: int) -> Strip:
         segs = [Segment(" Apps ", self._style("label"))]
         x = 6
         self._spans = []

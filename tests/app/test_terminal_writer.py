@@ -1,0 +1,130 @@
+"""What reaches the terminal: cell-level partial updates must leave it exactly as a full repaint would.
+
+A VT100 emulator (pyte) plays the part of the terminal. Every update the app sends is fed to it, and the result
+is compared, cell by cell (character, colours, bold, reverse), with a fresh terminal that was given one full
+repaint of the final screen. This catches a span cropped one cell short, a colour left on after a move, or a
+line feed in the wrong place — none of which a headless snapshot can see, because the headless driver writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pyte
+import pytest
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
+from textual.app import App
+from textual.geometry import Region
+from textual.strip import Strip
+
+import neuron_top.widgets.spans  # noqa: F401  (installs the writer)
+from tests.helpers import demo_snapshots, feed, make_app
+
+W, H = 120, 40
+
+
+def console() -> Console:
+    return Console(force_terminal=True, color_system="256", width=W, height=H, legacy_windows=False)
+
+
+def terminal() -> tuple[pyte.Screen, pyte.ByteStream]:
+    screen = pyte.Screen(W, H)
+    return screen, pyte.ByteStream(screen)
+
+
+def cells(screen: pyte.Screen) -> list[list[tuple[str, str, str, bool, bool]]]:
+    return [[(c.data, c.fg, c.bg, c.bold, c.reverse) for c in (screen.buffer[y][x] for x in range(screen.columns))]
+            for y in range(screen.lines)]
+
+
+def first_difference(a: pyte.Screen, b: pyte.Screen) -> str | None:
+    for y, (ra, rb) in enumerate(zip(cells(a), cells(b), strict=True)):
+        for x, (ca, cb) in enumerate(zip(ra, rb, strict=True)):
+            if ca != cb:
+                return f"row {y} col {x}: terminal has {ca}, a full repaint has {cb}\n{a.display[y]!r}\n{b.display[y]!r}"
+    return None
+
+
+def test_writer_sends_only_the_spans_and_crops_both_sides() -> None:
+    red, green = Style(color="red"), Style(color="green")
+    line = Strip([Segment("abcdef", red), Segment("ghijkl", green), Segment("mnopqr", red)])
+    update = ChopsUpdate([{0: line}], [(0, 8, 10)], [[18]])
+    out = update.render_segments(console())
+    assert "ij" in out and "h" not in out and "k" not in out  # cells 8-9 only
+    assert out.startswith("\x1b[1;9H")  # the cursor goes to the span, not to the start of the line
+
+
+def test_random_partial_updates_match_a_full_repaint() -> None:
+    rng = random.Random(5)
+    styles = [Style(color=c, bold=b) for c in ("red", "green", "color(208)", "white") for b in (False, True)]
+    styles.append(Style(color="black", bgcolor="yellow"))
+
+    def random_line() -> Strip:
+        segs, n = [], 0
+        while n < W:
+            k = min(rng.randint(1, 15), W - n)
+            segs.append(Segment("".join(rng.choice("ab █▁▂─.%0123") for _ in range(k)), rng.choice(styles)))
+            n += k
+        return Strip(segs)
+
+    old = [random_line() for _ in range(H)]
+    screen, stream = terminal()
+    stream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console()).encode())
+    for _ in range(30):
+        new = list(old)
+        spans = []
+        for y in rng.sample(range(H), 12):
+            x1 = rng.randrange(W - 1)
+            x2 = rng.randint(x1 + 1, min(W, x1 + 30))
+            patch = random_line().crop(0, x2 - x1)
+            new[y] = Strip.join([old[y].crop(0, x1), patch, old[y].crop(x2, W)])
+            spans.append((y, x1, x2))
+        spans.sort()
+        cuts = [0, 40, 90]  # three "widgets" side by side
+        chops = [{c: s for c, s in zip(cuts, new[y].divide([40, 90, W]), strict=True)} for y in range(H)]
+        update = ChopsUpdate(chops, spans, [[40, 90, W]] * H)
+        stream.feed(update.render_segments(console()).encode())
+        old = new
+    expected, estream = terminal()
+    estream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console()).encode())
+    assert first_difference(screen, expected) is None
+
+
+@pytest.mark.parametrize("instance", ["trn2.48xlarge", "inf2.48xlarge"])
+async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str, monkeypatch) -> None:
+    """The real dashboard, 30 reports, tab switches and the FLOPS view: every byte it would write goes to
+    the emulated terminal, which must end up showing exactly the final frame."""
+    sent: list[str] = []
+    con = console()
+
+    def capture(self: App, screen, renderable) -> None:
+        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
+            sent.append(renderable.render_segments(con))
+
+    monkeypatch.setattr(App, "_display", capture)
+    snaps = demo_snapshots(instance, 3, 40)
+    app = make_app()
+    async with app.run_test(size=(W, H)) as pilot:
+        await feed(pilot, snaps[:10])
+        for i, s in enumerate(snaps[10:]):
+            app.accept_snapshot(s)
+            await pilot.pause()
+            if i == 10:
+                await pilot.press("d")  # the next app's tab
+            if i == 20:
+                await pilot.press("f")  # FLOPS
+        await pilot.pause()
+        final = app.screen._compositor.render_update(full=True)
+        full = final.render_segments(con)
+    assert len(sent) > 20
+    assert any(isinstance(u, str) and "\x1b[" in u for u in sent)
+    screen, stream = terminal()
+    for chunk in sent:
+        stream.feed(chunk.encode())
+    expected, estream = terminal()
+    estream.feed(full.encode())
+    assert first_difference(screen, expected) is None
