@@ -12,6 +12,7 @@ from __future__ import annotations
 from itertools import accumulate, compress, count
 from operator import ne
 
+from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.console import Console
 from rich.control import Control
@@ -136,23 +137,43 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     color_system = console._color_system or ColorSystem.TRUECOLOR
     state = ""  # the SGR parameters in force; "" after a reset
 
-    def emit(strip: Strip) -> None:
+    def emit_segment(text: str, style: Style | None) -> None:
         nonlocal state
+        if style is None:
+            ansi = ""
+        else:
+            if style._link:  # rare: Textual's own rendering, which resets after itself
+                if state:
+                    append("\x1b[0m")
+                    state = ""
+                append(Strip.render_style(style, text, color_system))
+                return
+            ansi = style._ansi if style._ansi is not None else Strip.render_ansi(style, color_system)
+        if ansi != state:
+            append(f"\x1b[0;{ansi}m" if state and ansi else f"\x1b[{ansi}m" if ansi else "\x1b[0m")
+            state = ansi
+        append(text)
+
+    def emit(strip: Strip) -> None:
         for text, style, _ in strip:
-            if style is None:
-                ansi = ""
-            else:
-                if style.link:  # rare: Textual's own rendering, which resets after itself
-                    if state:
-                        append("\x1b[0m")
-                        state = ""
-                    append(Strip.render_style(style, text, color_system))
-                    continue
-                ansi = style._ansi if style._ansi is not None else Strip.render_ansi(style, color_system)
-            if ansi != state:
-                append(f"\x1b[0;{ansi}m" if state and ansi else f"\x1b[{ansi}m" if ansi else "\x1b[0m")
-                state = ansi
-            append(text)
+            emit_segment(text, style)
+
+    def emit_range(strip: Strip, x: int, y: int, lo: int, hi: int) -> None:
+        """The cells [lo, hi) of a chop that starts at column x, without building cropped Strips."""
+        pos = x
+        for segment in strip:
+            text = segment.text
+            n = len(text)
+            if not text.isascii() and cell_len(text) != n:  # wide characters: let Textual crop by cells
+                append(move_to(lo, y).segment.text)
+                emit(strip.crop(lo - x, hi - x))
+                return
+            end = pos + n
+            if end > lo:
+                if pos >= hi:
+                    return
+                emit_segment(text if lo <= pos and end <= hi else text[max(lo - pos, 0):hi - pos], segment.style)
+            pos = end
 
     chops = self.chops
     chop_ends = self.chop_ends
@@ -160,9 +181,12 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
         for end, (x, strip) in zip(chop_ends[y], chops[y].items(), strict=False):
             if strip is None or x > x2 or end <= x1:
                 continue
-            left = max(x1 - x, 0)
-            append(move_to(x + left, y).segment.text)
-            emit(strip if left == 0 and end <= x2 else strip.crop(left, min(end, x2) - x))
+            lo, hi = max(x1, x), min(x2, end)
+            append(move_to(lo, y).segment.text)
+            if lo == x and hi == end:
+                emit(strip)
+            else:
+                emit_range(strip, x, y, lo, hi)
     if state:
         append("\x1b[0m")
     return "".join(out)

@@ -128,3 +128,20 @@ async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str,
     expected, estream = terminal()
     estream.feed(full.encode())
     assert first_difference(screen, expected) is None
+
+
+def test_wide_characters_in_a_partly_updated_chop() -> None:
+    """A tag in CJK inside a chop whose right part changes: the writer falls back to cell-aware cropping."""
+    style = Style(color="green")
+    before = Strip([Segment("app ", style), Segment("推理服务", Style(color="red")), Segment(" 10.0%" + " " * 100, style)])
+    after = Strip([Segment("app ", style), Segment("推理服务", Style(color="red")), Segment(" 99.5%" + " " * 100, style)])
+    screen, stream = terminal()
+    stream.feed(LayoutUpdate([[before]] + [[Strip.blank(W)]] * (H - 1), Region(0, 0, W, H))
+                .render_segments(console()).encode())
+    stream.feed(ChopsUpdate([{0: after}] + [{0: None}] * (H - 1), [(0, 2, 17)], [[W]] * H)
+                .render_segments(console()).encode())
+    expected, estream = terminal()
+    estream.feed(LayoutUpdate([[after]] + [[Strip.blank(W)]] * (H - 1), Region(0, 0, W, H))
+                 .render_segments(console()).encode())
+    assert first_difference(screen, expected) is None
+    assert "99.5" in screen.display[0]
