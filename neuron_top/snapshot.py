@@ -8,11 +8,10 @@ is mutated after construction: a snapshot is built in the collector thread and r
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from operator import itemgetter
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import msgspec
 
@@ -31,6 +30,32 @@ MAX_CORES = 4096
 
 _EMPTY_INSTANCE = schema.InstanceInfo()
 _EMPTY_HARDWARE = schema.HardwareInfo()
+
+_T = TypeVar("_T")
+
+
+class cached(Generic[_T]):
+    """``functools.cached_property`` without its lock: on Python 3.11 every first access takes a class-wide
+    RLock, which doubles the cost of the ~20 properties a frame reads from each new snapshot. Two threads racing
+    on a first access both compute the same value from immutable data; the last write wins, harmlessly."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> cached[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value
 
 
 def finite(x: float | int | None) -> float | None:
@@ -155,34 +180,34 @@ class AppView:
     def _report(self) -> schema.RuntimeReport:
         return (self._rt.report if self._rt is not None else None) or schema.RuntimeReport()
 
-    @cached_property
+    @cached
     def execution(self) -> schema.ExecutionStats:
         return self._report.execution_stats or schema.ExecutionStats()
 
-    @cached_property
+    @cached
     def memory(self) -> schema.MemoryUsed:
         return self._report.memory_used or schema.MemoryUsed()
 
-    @cached_property
+    @cached
     def core_counters(self) -> schema.NeuroncoreCounters:
         return self._report.neuroncore_counters or schema.NeuroncoreCounters()
 
-    @cached_property
+    @cached
     def vcpu(self) -> tuple[float | None, float | None]:
         """Runtime vCPU (user%, system%)."""
         g = self._report.neuron_runtime_vcpu_usage
         u = g.vcpu_usage if g is not None else None
         return (finite(u.user), finite(u.system)) if u is not None else (None, None)
 
-    @cached_property
+    @cached
     def exec_summary(self) -> dict[str, int]:
         return _counts(self.execution.execution_summary)
 
-    @cached_property
+    @cached
     def error_summary(self) -> dict[str, int]:
         return _counts(self.execution.error_summary)
 
-    @cached_property
+    @cached
     def period(self) -> float | None:
         p = finite(self.execution.period)
         return p if p and p > 0 else None
@@ -199,7 +224,7 @@ class AppView:
         return out or None
 
     # --- memory ---
-    @cached_property
+    @cached
     def used_bytes(self) -> tuple[int, int]:
         """(host, device) bytes used."""
         u = self.memory.neuron_runtime_used_bytes
@@ -207,13 +232,13 @@ class AppView:
             return (0, 0)
         return (max(u.host or 0, 0), max(u.neuron_device or 0, 0))
 
-    @cached_property
+    @cached
     def host_breakdown(self) -> dict[str, int]:
         u = self.memory.neuron_runtime_used_bytes
         bd = u.usage_breakdown if u is not None else None
         return _counts(bd.host if bd is not None else None)
 
-    @cached_property
+    @cached
     def core_memory(self) -> dict[int, dict[str, int]]:
         """Global core index -> device memory by category."""
         u = self.memory.neuron_runtime_used_bytes
@@ -225,7 +250,7 @@ class AppView:
                 out[i] = _counts(cats)
         return out
 
-    @cached_property
+    @cached
     def device_breakdown(self) -> dict[str, int]:
         total: dict[str, int] = {}
         for cats in self.core_memory.values():
@@ -233,7 +258,7 @@ class AppView:
                 total[k] = total.get(k, 0) + v
         return total
 
-    @cached_property
+    @cached
     def models(self) -> tuple[ModelView, ...]:
         out = []
         loaded, self.models_error = schema.decode_models(self.memory.loaded_models)
@@ -262,22 +287,22 @@ class AllApps(AppView):
         super().__init__(0, "all", "all", "", cores, None, is_all=True)
         self.apps = apps
 
-    @cached_property
+    @cached
     def vcpu(self) -> tuple[float | None, float | None]:
         vals = [a.vcpu for a in self.apps]
         us = [u for u, _ in vals if u is not None]
         ss = [s for _, s in vals if s is not None]
         return (sum(us) if us else None, sum(ss) if ss else None)
 
-    @cached_property
+    @cached
     def exec_summary(self) -> dict[str, int]:
         return _sum_dicts(a.exec_summary for a in self.apps)
 
-    @cached_property
+    @cached
     def error_summary(self) -> dict[str, int]:
         return _sum_dicts(a.error_summary for a in self.apps)
 
-    @cached_property
+    @cached
     def period(self) -> float | None:
         ps = [a.period for a in self.apps if a.period]
         return max(ps) if ps else None
@@ -285,7 +310,7 @@ class AllApps(AppView):
     def latency(self, kind: str = "total") -> dict[str, float] | None:
         return None  # percentiles do not add up across apps; the panel lists each app
 
-    @cached_property
+    @cached
     def used_bytes(self) -> tuple[int, int]:
         h = d = 0
         for a in self.apps:
@@ -294,11 +319,11 @@ class AllApps(AppView):
             d += ad
         return (h, d)
 
-    @cached_property
+    @cached
     def host_breakdown(self) -> dict[str, int]:
         return _sum_dicts(a.host_breakdown for a in self.apps)
 
-    @cached_property
+    @cached
     def core_memory(self) -> dict[int, dict[str, int]]:
         out: dict[int, dict[str, int]] = {}
         for a in self.apps:
@@ -306,7 +331,7 @@ class AllApps(AppView):
                 out[i] = _sum_dicts((out.get(i, {}), cats))
         return out
 
-    @cached_property
+    @cached
     def models(self) -> tuple[ModelView, ...]:
         return tuple(m for a in self.apps for m in a.models)
 
@@ -420,22 +445,22 @@ class Snapshot:
         return self.all
 
     # --- static-ish info ---
-    @cached_property
+    @cached
     def instance(self) -> schema.InstanceInfo:
         return self.report.instance_info or _EMPTY_INSTANCE
 
-    @cached_property
+    @cached
     def hardware(self) -> schema.HardwareInfo:
         return self.report.neuron_hardware_info or _EMPTY_HARDWARE
 
-    @cached_property
+    @cached
     def cores_per_device(self) -> int:
         n = self.hardware.neuroncore_per_device_count
         if isinstance(n, int) and 0 < n <= 64:
             return n
         return 1 if self.hardware.neuron_device_type else 2
 
-    @cached_property
+    @cached
     def device_count(self) -> int:
         """Devices on the machine: from hardware info, else inferred from the highest core and ECC index."""
         n = self.hardware.neuron_device_count
@@ -456,17 +481,17 @@ class Snapshot:
         """Global NeuronCore index -> (device index, core index within the device)."""
         return divmod(index, self.cores_per_device)
 
-    @cached_property
+    @cached
     def has_neuron(self) -> bool:
         """Whether the report carries any Neuron hardware at all (False for the built-in host collector)."""
         return self.device_count > 0 or bool(self.apps)
 
     # --- system groups ---
-    @cached_property
+    @cached
     def system(self) -> schema.SystemData:
         return self.report.system_data or schema.SystemData()
 
-    @cached_property
+    @cached
     def ecc(self) -> tuple[DeviceEcc, ...]:
         g = self.system.neuron_hw_counters
         out = []
@@ -478,11 +503,11 @@ class Snapshot:
         out.sort(key=lambda e: e.device)
         return tuple(out)
 
-    @cached_property
+    @cached
     def vcpu(self) -> schema.VcpuUsage | None:
         return self.system.vcpu_usage
 
-    @cached_property
+    @cached
     def vcpus(self) -> tuple[tuple[int, schema.CpuTimes], ...]:
         """Per vCPU usage, sorted by CPU number (neuron-monitor writes them in order: sort only if not)."""
         g = self.system.vcpu_usage
@@ -493,21 +518,21 @@ class Snapshot:
         out.sort(key=itemgetter(0))  # already in order from neuron-monitor: timsort checks that in one pass
         return tuple(out)
 
-    @cached_property
+    @cached
     def host_memory(self) -> schema.MemoryInfo | None:
         return self.system.memory_info
 
-    @cached_property
+    @cached
     def k8s_cores(self) -> dict[int, schema.K8sEntry]:
         g = self.report.neuron_k8s_info
         return _k8s_map(g.neuroncores_k8s_info if g is not None else None)
 
-    @cached_property
+    @cached
     def k8s_devices(self) -> dict[int, schema.K8sEntry]:
         g = self.report.neuron_k8s_info
         return _k8s_map(g.neurondevices_k8s_info if g is not None else None)
 
-    @cached_property
+    @cached
     def group_statuses(self) -> tuple[GroupStatus, ...]:
         """Every non-empty ``error`` string in the report, and what the decoder dropped."""
         out: list[GroupStatus] = []
