@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import compress
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Generic, TypeVar, overload
 
 import msgspec
@@ -426,8 +426,7 @@ class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
         return self.mem_corrected + self.sram_corrected
 
 
-def _nn(x: int | None) -> int:
-    return x if isinstance(x, int) and x > 0 else 0
+_DEVICE = attrgetter("device")
 
 
 class Snapshot:
@@ -522,11 +521,13 @@ class Snapshot:
         g = self.system.neuron_hw_counters
         out = []
         for d in (g.neuron_devices if g is not None else None) or ():
-            if d is None or not isinstance(d.neuron_device_index, int) or not 0 <= d.neuron_device_index < MAX_CORES:
+            if d is None or not isinstance(i := d.neuron_device_index, int) or not 0 <= i < MAX_CORES:
                 continue
-            out.append(DeviceEcc(d.neuron_device_index, _nn(d.mem_ecc_corrected), _nn(d.mem_ecc_uncorrected),
-                                 _nn(d.sram_ecc_corrected), _nn(d.sram_ecc_uncorrected)))
-        out.sort(key=lambda e: e.device)
+            # decoded counts are int or None: negative and missing counts are 0 (inline: 64 calls a frame)
+            mc, mu, sc, su = d.mem_ecc_corrected, d.mem_ecc_uncorrected, d.sram_ecc_corrected, d.sram_ecc_uncorrected
+            out.append(DeviceEcc(i, mc if mc is not None and mc > 0 else 0, mu if mu is not None and mu > 0 else 0,
+                                 sc if sc is not None and sc > 0 else 0, su if su is not None and su > 0 else 0))
+        out.sort(key=_DEVICE)
         return tuple(out)
 
     @cached
