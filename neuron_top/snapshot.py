@@ -442,13 +442,12 @@ class Snapshot:
         self.problems = problems
         """What the decoder had to drop from this report (wrong shapes), one line each."""
         apps: list[AppView] = []
+        runtimes = [(rt, clean(rt.neuron_runtime_tag or "", 64))
+                    for rt in (report.neuron_runtime_data or ()) if rt is not None]
         tags: dict[str, int] = {}
-        runtimes = [rt for rt in (report.neuron_runtime_data or ()) if rt is not None]
-        for rt in runtimes:
-            tag = clean(rt.neuron_runtime_tag or "", 64)
+        for _, tag in runtimes:
             tags[tag] = tags.get(tag, 0) + 1
-        for rt in runtimes:
-            tag = clean(rt.neuron_runtime_tag or "", 64)
+        for rt, tag in runtimes:
             pid = rt.pid if isinstance(rt.pid, int) else -1
             label = tag or str(pid)
             if tag and tags[tag] > 1:
@@ -493,7 +492,7 @@ class Snapshot:
         if self.all.cores:
             seen = max(self.all.cores) // self.cores_per_device + 1
         if self.ecc:
-            seen = max(seen, max(e.device for e in self.ecc) + 1)
+            seen = max(seen, self.ecc[-1].device + 1)  # sorted by device
         if isinstance(n, int) and 0 <= n <= MAX_CORES:
             return max(n, seen)
         return seen
