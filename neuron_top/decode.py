@@ -1,10 +1,10 @@
 """Decode one neuron-monitor report.
 
 The fast path is one typed msgspec decode (the k8s group is reused from the previous report when its bytes did
-not change). When a report is valid JSON but some group has the wrong shape (a
-string where a number belongs, a list where an object belongs), the slow path decodes it generically and converts
-each group on its own: the groups that fit are kept, the ones that do not are replaced by an empty group whose
-``error`` says what was wrong. Only input that is not a JSON object at all is rejected.
+not change). When a report is valid JSON but some group has the wrong shape (a string where a number belongs, a
+list where an object belongs), the slow path decodes it generically and converts each group on its own: the groups
+that fit are kept, the ones that do not are replaced by an empty group whose ``error`` says what was wrong. Only
+input that is not a JSON object at all is rejected.
 """
 
 from __future__ import annotations
