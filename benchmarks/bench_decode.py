@@ -1,6 +1,9 @@
 """Decode + snapshot of a trn2.48xlarge-size report vs stdlib json + a dict walk, measured in the same run.
 
-    python benchmarks/bench_decode.py [--repeat 15] [--number 200]
+    python benchmarks/bench_decode.py [--repeat 15] [--number 100] [--held 600]
+
+``--held N`` also times a full ``gc.collect()`` while N decoded snapshots are alive (ten minutes of 1 Hz history,
+as replay keeps): what a gen-2 collection costs the UI thread.
 
 Both paths produce what a dashboard frame needs: per-app core maps (int keys), the all-apps per-core merge,
 per-vCPU usage sorted by CPU, ECC per device and per-app memory totals. Prints medians and the ratio.
@@ -9,22 +12,27 @@ per-vCPU usage sorted by CPU, ECC per device and per-app memory totals. Prints m
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
+import time
 import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from neuron_top.decode import decode_report
-from neuron_top.snapshot import Snapshot
+from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.sources.demo import trn2_benchmark_report
 
 
 def ours(data: bytes) -> object:
     report, _ = decode_report(data)
-    s = Snapshot(report, 0.0)
+    return ours_frame(Snapshot(report, 0.0))
+
+
+def ours_frame(s: Snapshot) -> object:
     return (s.all.cores, s.vcpus, s.ecc, [a.used_bytes for a in s.apps], s.device_count)
 
 
@@ -58,6 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--number", type=int, default=100)
+    ap.add_argument("--held", type=int, default=0, help="also time gc.collect() with this many snapshots alive")
     args = ap.parse_args()
     data = trn2_benchmark_report(seed=0)
     d = json.loads(data)
@@ -75,6 +84,17 @@ def main() -> None:
     print(f"msgspec decode + Snapshot : {ours_ms:.3f} ms/report (median of {args.repeat} interleaved runs)")
     print(f"json.loads + dict walk    : {std_ms:.3f} ms/report (median)")
     print(f"speed-up                  : {ratio:.2f}x (median of the per-run ratios)")
+    if args.held:
+        held = [snapshot_from(data, float(i)) for i in range(args.held)]
+        for s in held:
+            ours_frame(s)
+        times = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            gc.collect()
+            times.append(time.perf_counter() - t0)
+        print(f"gc.collect() with {len(held)} snapshots alive: {statistics.median(times) * 1e3:.1f} ms (median of 7), "
+              f"{len(gc.get_objects())} objects tracked")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """Decode one neuron-monitor report.
 
-The fast path is one typed msgspec decode. When a report is valid JSON but some group has the wrong shape (a
-string where a number belongs, a list where an object belongs), the slow path decodes it generically and converts
-each group on its own: the groups that fit are kept, the ones that do not are replaced by an empty group whose
-``error`` says what was wrong. Only input that is not a JSON object at all is rejected.
+The fast path is one typed msgspec decode (the k8s group is reused from the previous report when its bytes did
+not change). When a report is valid JSON but some group has the wrong shape (a string where a number belongs, a
+list where an object belongs), the slow path decodes it generically and converts each group on its own: the groups
+that fit are kept, the ones that do not are replaced by an empty group whose ``error`` says what was wrong. Only
+input that is not a JSON object at all is rejected.
 """
 
 from __future__ import annotations
@@ -17,8 +18,36 @@ from . import schema
 from .textsafe import clean
 
 _HUGE_NUMBER = re.compile(rb"(?<![\w.\"])-?\d{19,}(?:\.\d+)?(?:[eE][+-]?\d+)?|-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
-_DECODER = msgspec.json.Decoder(schema.Report, strict=False)
 _GENERIC = msgspec.json.Decoder()
+
+# The fast path decodes ``neuron_k8s_info`` on its own: it is ~8% of a trn2 report's decode time, and
+# neuron-monitor refreshes it every 15 s by default (pods do not move between reports), so consecutive reports
+# carry the same bytes and the last decoded value is reused (a byte comparison instead of ~150 structs).
+_WireReport = msgspec.defstruct(
+    "_WireReport",
+    [(f.name, msgspec.Raw, msgspec.Raw()) if f.name == "neuron_k8s_info" else (f.name, f.type, f.default)
+     for f in msgspec.structs.fields(schema.Report)],
+    frozen=True, kw_only=True, gc=False,
+)
+_DECODER = msgspec.json.Decoder(_WireReport, strict=False)
+_K8S = msgspec.json.Decoder(schema.K8sInfo | None, strict=False)
+_k8s_last: tuple[msgspec.Raw, schema.K8sInfo | None] = (msgspec.Raw(), None)
+"""The last ``neuron_k8s_info`` bytes seen and their decoded value (one tuple: swapped atomically)."""
+
+
+def _fast(data: bytes | str) -> schema.Report:
+    """One typed decode; raises msgspec's errors. The k8s group comes from the last report when unchanged."""
+    global _k8s_last
+    wire = _DECODER.decode(data)
+    fields = msgspec.structs.asdict(wire)
+    raw = wire.neuron_k8s_info
+    last_raw, k8s = _k8s_last
+    if raw != last_raw:
+        raw = msgspec.Raw(bytes(raw))  # a copy: the Raw would otherwise keep the whole report alive
+        k8s = _K8S.decode(raw) if raw else None
+        _k8s_last = (raw, k8s)
+    fields["neuron_k8s_info"] = k8s
+    return schema.Report(**fields)
 
 
 class DecodeError(ValueError):
@@ -31,7 +60,7 @@ def decode_report(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
     Raises ``DecodeError`` with a one-line, printable message when ``data`` is not a JSON object.
     """
     try:
-        return _DECODER.decode(data), ()
+        return _fast(data), ()
     except msgspec.ValidationError:
         pass
     except msgspec.DecodeError as exc:

@@ -8,11 +8,11 @@ is mutated after construction: a snapshot is built in the collector thread and r
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
-from operator import itemgetter
-from typing import Any
+from itertools import compress
+from operator import attrgetter, itemgetter
+from typing import Any, Generic, TypeVar, overload
 
 import msgspec
 
@@ -32,6 +32,32 @@ MAX_CORES = 4096
 _EMPTY_INSTANCE = schema.InstanceInfo()
 _EMPTY_HARDWARE = schema.HardwareInfo()
 
+_T = TypeVar("_T")
+
+
+class cached(Generic[_T]):
+    """``functools.cached_property`` without its lock: on Python 3.11 every first access takes a class-wide
+    RLock, which doubles the cost of the ~20 properties a frame reads from each new snapshot. Two threads racing
+    on a first access both compute the same value from immutable data; the last write wins, harmlessly."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> cached[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value
+
 
 def finite(x: float | int | None) -> float | None:
     """``x`` as a float, or None when it is missing, NaN or infinite."""
@@ -41,12 +67,33 @@ def finite(x: float | int | None) -> float | None:
     return x if math.isfinite(x) else None
 
 
+_KEYS = [str(i) for i in range(1024)]
+"""Canonical decimal keys "0".."1023": neuron-monitor writes core and vCPU maps with these, in order."""
+_KEY_INDEX = {k: i for i, k in enumerate(_KEYS)}
+
+
 def _index(key: str) -> int | None:
+    i = _KEY_INDEX.get(key)  # a dict hit is several times cheaper than int() on the common keys
+    if i is not None:
+        return i
     try:
         i = int(key)
     except ValueError:
         return None
     return i if 0 <= i < MAX_CORES else None
+
+
+def _int_keyed(d: Mapping[str, _T | None]) -> dict[int, _T]:
+    """``d`` with its keys as indices (keys that are not indices and null values are dropped)."""
+    out: dict[int, _T] = {}
+    get = _KEY_INDEX.get
+    for k, v in d.items():
+        i = get(k)
+        if i is None:
+            i = _index(k)
+        if i is not None and v is not None:
+            out[i] = v
+    return out
 
 
 def _counts(d: Mapping[str, int | None] | None) -> dict[str, int]:
@@ -155,34 +202,34 @@ class AppView:
     def _report(self) -> schema.RuntimeReport:
         return (self._rt.report if self._rt is not None else None) or schema.RuntimeReport()
 
-    @cached_property
+    @cached
     def execution(self) -> schema.ExecutionStats:
         return self._report.execution_stats or schema.ExecutionStats()
 
-    @cached_property
+    @cached
     def memory(self) -> schema.MemoryUsed:
         return self._report.memory_used or schema.MemoryUsed()
 
-    @cached_property
+    @cached
     def core_counters(self) -> schema.NeuroncoreCounters:
         return self._report.neuroncore_counters or schema.NeuroncoreCounters()
 
-    @cached_property
+    @cached
     def vcpu(self) -> tuple[float | None, float | None]:
         """Runtime vCPU (user%, system%)."""
         g = self._report.neuron_runtime_vcpu_usage
         u = g.vcpu_usage if g is not None else None
         return (finite(u.user), finite(u.system)) if u is not None else (None, None)
 
-    @cached_property
+    @cached
     def exec_summary(self) -> dict[str, int]:
         return _counts(self.execution.execution_summary)
 
-    @cached_property
+    @cached
     def error_summary(self) -> dict[str, int]:
         return _counts(self.execution.error_summary)
 
-    @cached_property
+    @cached
     def period(self) -> float | None:
         p = finite(self.execution.period)
         return p if p and p > 0 else None
@@ -199,7 +246,7 @@ class AppView:
         return out or None
 
     # --- memory ---
-    @cached_property
+    @cached
     def used_bytes(self) -> tuple[int, int]:
         """(host, device) bytes used."""
         u = self.memory.neuron_runtime_used_bytes
@@ -207,13 +254,13 @@ class AppView:
             return (0, 0)
         return (max(u.host or 0, 0), max(u.neuron_device or 0, 0))
 
-    @cached_property
+    @cached
     def host_breakdown(self) -> dict[str, int]:
         u = self.memory.neuron_runtime_used_bytes
         bd = u.usage_breakdown if u is not None else None
         return _counts(bd.host if bd is not None else None)
 
-    @cached_property
+    @cached
     def core_memory(self) -> dict[int, dict[str, int]]:
         """Global core index -> device memory by category."""
         u = self.memory.neuron_runtime_used_bytes
@@ -225,7 +272,7 @@ class AppView:
                 out[i] = _counts(cats)
         return out
 
-    @cached_property
+    @cached
     def device_breakdown(self) -> dict[str, int]:
         total: dict[str, int] = {}
         for cats in self.core_memory.values():
@@ -233,7 +280,7 @@ class AppView:
                 total[k] = total.get(k, 0) + v
         return total
 
-    @cached_property
+    @cached
     def models(self) -> tuple[ModelView, ...]:
         out = []
         loaded, self.models_error = schema.decode_models(self.memory.loaded_models)
@@ -262,22 +309,22 @@ class AllApps(AppView):
         super().__init__(0, "all", "all", "", cores, None, is_all=True)
         self.apps = apps
 
-    @cached_property
+    @cached
     def vcpu(self) -> tuple[float | None, float | None]:
         vals = [a.vcpu for a in self.apps]
         us = [u for u, _ in vals if u is not None]
         ss = [s for _, s in vals if s is not None]
         return (sum(us) if us else None, sum(ss) if ss else None)
 
-    @cached_property
+    @cached
     def exec_summary(self) -> dict[str, int]:
         return _sum_dicts(a.exec_summary for a in self.apps)
 
-    @cached_property
+    @cached
     def error_summary(self) -> dict[str, int]:
         return _sum_dicts(a.error_summary for a in self.apps)
 
-    @cached_property
+    @cached
     def period(self) -> float | None:
         ps = [a.period for a in self.apps if a.period]
         return max(ps) if ps else None
@@ -285,7 +332,7 @@ class AllApps(AppView):
     def latency(self, kind: str = "total") -> dict[str, float] | None:
         return None  # percentiles do not add up across apps; the panel lists each app
 
-    @cached_property
+    @cached
     def used_bytes(self) -> tuple[int, int]:
         h = d = 0
         for a in self.apps:
@@ -294,11 +341,11 @@ class AllApps(AppView):
             d += ad
         return (h, d)
 
-    @cached_property
+    @cached
     def host_breakdown(self) -> dict[str, int]:
         return _sum_dicts(a.host_breakdown for a in self.apps)
 
-    @cached_property
+    @cached
     def core_memory(self) -> dict[int, dict[str, int]]:
         out: dict[int, dict[str, int]] = {}
         for a in self.apps:
@@ -306,7 +353,7 @@ class AllApps(AppView):
                 out[i] = _sum_dicts((out.get(i, {}), cats))
         return out
 
-    @cached_property
+    @cached
     def models(self) -> tuple[ModelView, ...]:
         return tuple(m for a in self.apps for m in a.models)
 
@@ -326,6 +373,11 @@ def _merge_cores(apps: tuple[AppView, ...]) -> dict[int, schema.CoreCounters]:
     """Per core, the sum over apps (apps report zeros for cores they do not own), clipped to 100%."""
     if len(apps) == 1:
         return apps[0].cores
+    disjoint: dict[int, schema.CoreCounters] = {}
+    for a in apps:
+        disjoint.update(a.cores)
+    if len(disjoint) == sum(len(a.cores) for a in apps):
+        return disjoint  # no core reported twice (the usual case): nothing to add up
     acc: dict[int, list[Any]] = {}
     for a in apps:
         for i, c in a.cores.items():
@@ -355,8 +407,10 @@ def _add(a: float | None, b: float | None) -> float | None:
     return b if a is None else a + b
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceEcc:
+class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
+    """ECC counts of one device in one report (or summed over a history). A Struct, not a dataclass: a frozen
+    slots dataclass spends ~1 us per instance in ``object.__setattr__``, 16 of them every frame."""
+
     device: int
     mem_corrected: int
     mem_uncorrected: int
@@ -372,8 +426,7 @@ class DeviceEcc:
         return self.mem_corrected + self.sram_corrected
 
 
-def _nn(x: int | None) -> int:
-    return x if isinstance(x, int) and x > 0 else 0
+_DEVICE = attrgetter("device")
 
 
 class Snapshot:
@@ -389,23 +442,19 @@ class Snapshot:
         self.problems = problems
         """What the decoder had to drop from this report (wrong shapes), one line each."""
         apps: list[AppView] = []
+        runtimes = [(rt, clean(rt.neuron_runtime_tag or "", 64))
+                    for rt in (report.neuron_runtime_data or ()) if rt is not None]
         tags: dict[str, int] = {}
-        runtimes = [rt for rt in (report.neuron_runtime_data or ()) if rt is not None]
-        for rt in runtimes:
-            tag = clean(rt.neuron_runtime_tag or "", 64)
+        for _, tag in runtimes:
             tags[tag] = tags.get(tag, 0) + 1
-        for rt in runtimes:
-            tag = clean(rt.neuron_runtime_tag or "", 64)
+        for rt, tag in runtimes:
             pid = rt.pid if isinstance(rt.pid, int) else -1
             label = tag or str(pid)
             if tag and tags[tag] > 1:
                 label = f"{tag}:{pid}"
             nc = rt.report.neuroncore_counters if rt.report is not None else None
-            cores: dict[int, schema.CoreCounters] = {}
-            for k, c in ((nc.neuroncores_in_use if nc is not None else None) or {}).items():
-                i = _index(k)
-                if i is not None and c is not None:
-                    cores[i] = c
+            in_use = nc.neuroncores_in_use if nc is not None else None
+            cores = _int_keyed(in_use) if in_use else {}
             apps.append(AppView(pid, tag, label, clean(rt.error or ""), cores, rt))
         apps.sort(key=lambda a: (a.pid < 0, a.pid))
         self.apps: tuple[AppView, ...] = tuple(apps)
@@ -420,22 +469,22 @@ class Snapshot:
         return self.all
 
     # --- static-ish info ---
-    @cached_property
+    @cached
     def instance(self) -> schema.InstanceInfo:
         return self.report.instance_info or _EMPTY_INSTANCE
 
-    @cached_property
+    @cached
     def hardware(self) -> schema.HardwareInfo:
         return self.report.neuron_hardware_info or _EMPTY_HARDWARE
 
-    @cached_property
+    @cached
     def cores_per_device(self) -> int:
         n = self.hardware.neuroncore_per_device_count
         if isinstance(n, int) and 0 < n <= 64:
             return n
         return 1 if self.hardware.neuron_device_type else 2
 
-    @cached_property
+    @cached
     def device_count(self) -> int:
         """Devices on the machine: from hardware info, else inferred from the highest core and ECC index."""
         n = self.hardware.neuron_device_count
@@ -443,7 +492,7 @@ class Snapshot:
         if self.all.cores:
             seen = max(self.all.cores) // self.cores_per_device + 1
         if self.ecc:
-            seen = max(seen, max(e.device for e in self.ecc) + 1)
+            seen = max(seen, self.ecc[-1].device + 1)  # sorted by device
         if isinstance(n, int) and 0 <= n <= MAX_CORES:
             return max(n, seen)
         return seen
@@ -456,58 +505,65 @@ class Snapshot:
         """Global NeuronCore index -> (device index, core index within the device)."""
         return divmod(index, self.cores_per_device)
 
-    @cached_property
+    @cached
     def has_neuron(self) -> bool:
         """Whether the report carries any Neuron hardware at all (False for the built-in host collector)."""
         return self.device_count > 0 or bool(self.apps)
 
     # --- system groups ---
-    @cached_property
+    @cached
     def system(self) -> schema.SystemData:
         return self.report.system_data or schema.SystemData()
 
-    @cached_property
+    @cached
     def ecc(self) -> tuple[DeviceEcc, ...]:
         g = self.system.neuron_hw_counters
         out = []
         for d in (g.neuron_devices if g is not None else None) or ():
-            if d is None or not isinstance(d.neuron_device_index, int) or not 0 <= d.neuron_device_index < MAX_CORES:
+            if d is None or not isinstance(i := d.neuron_device_index, int) or not 0 <= i < MAX_CORES:
                 continue
-            out.append(DeviceEcc(d.neuron_device_index, _nn(d.mem_ecc_corrected), _nn(d.mem_ecc_uncorrected),
-                                 _nn(d.sram_ecc_corrected), _nn(d.sram_ecc_uncorrected)))
-        out.sort(key=lambda e: e.device)
+            # decoded counts are int or None: negative and missing counts are 0 (inline: 64 calls a frame)
+            mc, mu, sc, su = d.mem_ecc_corrected, d.mem_ecc_uncorrected, d.sram_ecc_corrected, d.sram_ecc_uncorrected
+            out.append(DeviceEcc(i, mc if mc is not None and mc > 0 else 0, mu if mu is not None and mu > 0 else 0,
+                                 sc if sc is not None and sc > 0 else 0, su if su is not None and su > 0 else 0))
+        out.sort(key=_DEVICE)
         return tuple(out)
 
-    @cached_property
+    @cached
     def vcpu(self) -> schema.VcpuUsage | None:
         return self.system.vcpu_usage
 
-    @cached_property
+    @cached
     def vcpus(self) -> tuple[tuple[int, schema.CpuTimes], ...]:
         """Per vCPU usage, sorted by CPU number (neuron-monitor writes them in order: sort only if not)."""
         g = self.system.vcpu_usage
         data = g.usage_data if g is not None else None
         if not data:
             return ()
-        out = [(int(k), v) for k, v in data.items() if v is not None and k.isdigit() and len(k) < 5]
-        out.sort(key=itemgetter(0))  # already in order from neuron-monitor: timsort checks that in one pass
+        n = len(data)
+        if n <= len(_KEYS) and list(data) == _KEYS[:n]:  # "0", "1", ... in order, as neuron-monitor writes
+            cpus = list(data.values())
+            return tuple(compress(zip(range(n), cpus, strict=True), cpus))  # drops nulls: a Struct is truthy
+        out = [(int(k), v) for k, v in data.items()
+               if v is not None and k.isascii() and k.isdigit() and len(k) < 5]
+        out.sort(key=itemgetter(0))
         return tuple(out)
 
-    @cached_property
+    @cached
     def host_memory(self) -> schema.MemoryInfo | None:
         return self.system.memory_info
 
-    @cached_property
+    @cached
     def k8s_cores(self) -> dict[int, schema.K8sEntry]:
         g = self.report.neuron_k8s_info
         return _k8s_map(g.neuroncores_k8s_info if g is not None else None)
 
-    @cached_property
+    @cached
     def k8s_devices(self) -> dict[int, schema.K8sEntry]:
         g = self.report.neuron_k8s_info
         return _k8s_map(g.neurondevices_k8s_info if g is not None else None)
 
-    @cached_property
+    @cached
     def group_statuses(self) -> tuple[GroupStatus, ...]:
         """Every non-empty ``error`` string in the report, and what the decoder dropped."""
         out: list[GroupStatus] = []
@@ -544,12 +600,7 @@ def snapshot_from(data: bytes, fallback_ts: float, seq: int = 0) -> Snapshot:
 
 
 def _k8s_map(d: Mapping[str, schema.K8sEntry | None] | None) -> dict[int, schema.K8sEntry]:
-    out = {}
-    for k, v in (d or {}).items():
-        i = _index(k)
-        if i is not None and v is not None:
-            out[i] = v
-    return out
+    return _int_keyed(d) if d else {}
 
 
 def k8s_label(e: schema.K8sEntry) -> str:

@@ -138,3 +138,34 @@ def test_fuzz_wrong_shapes_decode_or_fail_cleanly(doc: dict) -> None:
     _ = (snap.device_count, snap.ecc, snap.vcpus, snap.group_statuses, snap.all.models, snap.all.core_memory)
     for a in snap.apps:
         _ = (a.models, a.latency("total"), a.exec_summary, a.used_bytes, a.host_breakdown)
+
+
+def _k8s_doc(k8s: object, util: float = 1.0) -> bytes:
+    doc: dict[str, object] = {"system_data": {"memory_info": {"memory_used_bytes": int(util)}}}
+    if k8s is not ...:
+        doc["neuron_k8s_info"] = k8s
+    return msgspec.json.encode(doc)
+
+
+def test_unchanged_k8s_info_is_reused_and_changed_k8s_info_is_not() -> None:
+    pod = {"neurondevices_k8s_info": {"0": {"pod_name": "a", "namespace": "ml"}}}
+    moved = {"neurondevices_k8s_info": {"0": {"pod_name": "b", "namespace": "ml"}}}
+    first, _ = decode_report(_k8s_doc(pod, 1))
+    again, _ = decode_report(_k8s_doc(pod, 2))
+    assert again.neuron_k8s_info is first.neuron_k8s_info  # same bytes: decoded once
+    assert again.system_data.memory_info.memory_used_bytes == 2  # the rest is this report's
+    assert decode_report(_k8s_doc(moved))[0].neuron_k8s_info.neurondevices_k8s_info["0"].pod_name == "b"
+    assert decode_report(_k8s_doc(...))[0].neuron_k8s_info is None
+    assert decode_report(_k8s_doc(None))[0].neuron_k8s_info is None
+    assert decode_report(_k8s_doc(pod))[0].neuron_k8s_info.neurondevices_k8s_info["0"].pod_name == "a"
+    assert decode_report(_k8s_doc(pod).decode())[0].neuron_k8s_info.neurondevices_k8s_info["0"].pod_name == "a"
+
+
+def test_bad_k8s_info_after_good_is_an_error_group_and_not_remembered() -> None:
+    pod = {"neurondevices_k8s_info": {"0": {"pod_name": "a"}}}
+    decode_report(_k8s_doc(pod))
+    report, problems = decode_report(_k8s_doc({"neurondevices_k8s_info": 5}))
+    assert report.neuron_k8s_info.error.startswith("invalid data") and problems
+    report, problems = decode_report(_k8s_doc({"neurondevices_k8s_info": 5}))
+    assert report.neuron_k8s_info.error.startswith("invalid data") and problems
+    assert decode_report(_k8s_doc(pod))[0].neuron_k8s_info.neurondevices_k8s_info["0"].pod_name == "a"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from neuron_top.decode import decode_report
@@ -118,3 +119,44 @@ def test_snapshot_from_prefers_the_recorded_time() -> None:
     assert snapshot_from(b'{"neuron_top": {"ts": null}}', 99.0).ts == 99.0
     s = snapshot_from(b'{"neuron_top": {"ts": 1e400}}', 99.0, 7)  # out of range: dropped, not used
     assert (s.ts, s.seq) == (99.0, 7)
+
+
+
+def _cpu(idle: float) -> dict[str, float]:
+    return {"user": 1, "nice": 0, "system": 1, "idle": idle, "io_wait": 0, "irq": 0, "soft_irq": 0}
+
+
+def _vcpu_snapshot(usage: dict[str, object]) -> Snapshot:
+    report, problems = decode_report(msgspec.json.encode({"system_data": {"vcpu_usage": {"usage_data": usage}}}))
+    assert problems == ()
+    return Snapshot(report, 0.0)
+
+
+def test_vcpus_in_neuron_monitor_order() -> None:
+    s = _vcpu_snapshot({"0": _cpu(10), "1": None, "2": _cpu(30)})
+    assert [(i, t.idle) for i, t in s.vcpus] == [(0, 10), (2, 30)]
+
+
+def test_vcpus_with_odd_keys_are_sorted_and_filtered() -> None:
+    # out of order, a leading zero, a non-ASCII digit (which int() rejects), a word, an absurd index
+    s = _vcpu_snapshot({"2": _cpu(2), "01": _cpu(1), "\u00b2": _cpu(9), "x": _cpu(9), "123456": _cpu(9),
+                        "0": _cpu(0)})
+    assert [(i, t.idle) for i, t in s.vcpus] == [(0, 0), (1, 1), (2, 2)]
+
+
+def _cores_snapshot(*apps: dict[str, float]) -> Snapshot:
+    rts = [{"pid": n + 1, "report": {"neuroncore_counters": {"neuroncores_in_use": {
+        k: {"neuroncore_utilization": v} for k, v in cores.items()}}}} for n, cores in enumerate(apps)]
+    report, _ = decode_report(msgspec.json.encode({"neuron_runtime_data": rts}))
+    return Snapshot(report, 0.0)
+
+
+def test_all_cores_of_disjoint_apps_are_theirs() -> None:
+    s = _cores_snapshot({"0": 10, "1": 20}, {"2": 30})
+    assert {i: c.neuroncore_utilization for i, c in s.all.cores.items()} == {0: 10, 1: 20, 2: 30}
+    assert s.all.cores[2] is s.apps[1].cores[2]
+
+
+def test_all_cores_add_up_apps_on_the_same_core() -> None:
+    s = _cores_snapshot({"0": 10, "1": 20}, {"1": 90, "2": 30}, {"2": 5})
+    assert {i: c.neuroncore_utilization for i, c in s.all.cores.items()} == {0: 10, 1: 100, 2: 35}
