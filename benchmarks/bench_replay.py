@@ -39,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from pyc import compile_bytecode  # noqa: E402  (benchmarks/pyc.py, beside this script)
 
 from neuron_top.history import History  # noqa: E402
 from neuron_top.recording import stamp  # noqa: E402
@@ -223,6 +224,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def main() -> int:
+    compile_bytecode(ROOT)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reports", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3, help="TUI starts for the first-frame median (3)")

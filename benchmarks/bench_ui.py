@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # run as a plain script from anywhere
+sys.path.insert(0, str(ROOT))
+from pyc import compile_bytecode  # noqa: E402  (benchmarks/pyc.py, beside this script)  # run as a plain script from anywhere
 
 PY = sys.executable
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -215,6 +216,7 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def main() -> int:
+    compile_bytecode(ROOT)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="measurement window while running (60)")
     ap.add_argument("--paused-seconds", type=float, default=None, help="window while paused (seconds/3, >= 10)")
