@@ -16,6 +16,7 @@ from .decode import DecodeError
 from .messages import InputSkipped, ReportArrived, SourceChanged
 from .snapshot import snapshot_from
 from .sources.base import RawReport, Skipped, Source, Status
+from .sources.framing import split_concatenated
 from .textsafe import clean
 
 
@@ -59,10 +60,20 @@ class Collector:
 
                 self.post(RecordingFailed(clean(str(exc))))
                 self.recorder = None
+        self._decode(item.data, ts, split=True)
+
+    def _decode(self, data: bytes, ts: float, split: bool = False) -> None:
         try:
-            snap = snapshot_from(item.data, ts, self.reports + 1)
+            snap = snapshot_from(data, ts, self.reports + 1)
         except DecodeError as exc:
-            self._skip(Skipped(str(exc), clean(item.data[:80].decode("utf-8", "replace"))))
+            parts = split_concatenated(data) if split else [data]
+            if len(parts) > 1:
+                # Several reports run together on one line (``cat`` of files without a final newline): the
+                # recording keeps the line as it came; each report is shown.
+                for part in parts:
+                    self._decode(part, ts)
+                return
+            self._skip(Skipped(str(exc), clean(data[:80].decode("utf-8", "replace"))))
             return
         self.reports += 1
         self.post(ReportArrived(snap))

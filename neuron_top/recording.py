@@ -34,6 +34,7 @@ from typing import Any, Protocol, TextIO
 import msgspec
 
 from .sources.base import RawReport, Skipped, Source, State, Status
+from .sources.framing import split_concatenated
 from .textsafe import clean
 
 __all__ = ["RecordingWriter", "compression_for", "install_signal_handlers", "record_main", "stamp", "write_range"]
@@ -127,15 +128,21 @@ class RecordingWriter:
             self._emit(b"\n")  # an earlier writer was cut mid-line: start ours on a fresh line
 
     def write(self, data: bytes, ts: float | None = None) -> bool:
-        """Record one report at time ``ts`` (default: now). Returns False (and counts it) if it is not a report."""
+        """Record one report at time ``ts`` (default: now), or each of several run together on one line. Returns
+        False (and counts it) if it is not a report."""
         if ts is None or not math.isfinite(ts):
             ts = self.clock()
         line = stamp(data, ts)
-        if line is None:
+        if line is not None:
+            return self.write_line(line)
+        # Several reports run together on one line (``cat`` of files without a final newline): one line each.
+        parts = split_concatenated(data)
+        lines = [stamp(p, ts) for p in parts] if len(parts) > 1 else [None]
+        good = [ln for ln in lines if ln is not None]
+        if len(good) < len(lines):
             with self._lock:
-                self.skipped += 1
-            return False
-        return self.write_line(line)
+                self.skipped += len(lines) - len(good)
+        return bool(good) and all([self.write_line(ln) for ln in good])
 
     def write_line(self, line: bytes) -> bool:
         """Append ``line`` (one report, no line end) byte for byte, as one write.

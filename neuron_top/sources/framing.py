@@ -16,6 +16,9 @@ The framer works line by line (JSON strings cannot hold a raw newline, so a line
   top-level braces are at column 0. The partial document is reported as truncated and the new one starts. (Output
   with no indentation at all, ``json.dumps(indent=0)``, is recognised by its second line and exempt.)
 * Anything else outside a document is skipped and reported.
+* Several top-level objects in a row (``{..}{..}``: ``cat`` of files without a final newline) come out as one
+  document. Looking for that costs a scan of every report, so it is left to the collector, which calls
+  ``split_concatenated`` only when a document fails to decode.
 
 The framer never decodes: it only promises that each document starts with ``{``. The decoder has the last word.
 Partial lines are kept as a list of chunks and only new bytes are searched for newlines, so a huge line arriving in
@@ -65,6 +68,39 @@ def brace_depth(line: bytes) -> int:
         if quote >= 0:
             line = line[:quote]
     return line.count(b"{") - line.count(b"}")
+
+
+_BETWEEN = re.compile(rb"}[ \t]+{")
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}]')
+
+
+def split_concatenated(doc: bytes) -> list[bytes]:
+    """``doc`` cut where one top-level object ends and another begins on the same line (``{..}{..}``, as
+    ``cat`` makes of files without a final newline); ``[doc]`` when there is nothing to cut.
+
+    Braces inside strings do not count. What follows a closed object must be whitespace and a ``{``; anything else
+    is left attached for the decoder to reject."""
+    if b"}{" not in doc and not _BETWEEN.search(doc):
+        return [doc]
+    parts: list[bytes] = []
+    start = depth = 0
+    for m in _TOKEN.finditer(doc):
+        tok = m.group()
+        if tok == b"{":
+            if depth == 0 and m.start() > start:
+                if doc[start:m.start()].strip(_WS):
+                    break  # something other than whitespace between: not two documents
+                start = m.start()
+            depth += 1
+        elif tok == b"}":
+            depth -= 1
+            if depth == 0:
+                parts.append(doc[start:m.end()])
+                start = m.end()
+    else:
+        if not doc[start:].strip(_WS):
+            return parts or [doc]
+    return [*parts, doc[start:].strip(_WS)] if parts else [doc]
 
 
 class ReportFramer:

@@ -109,3 +109,18 @@ async def test_app_records_and_says_the_stream_ended(tmp_path: Path) -> None:
         assert app.latest is not None and app.latest.seq == 2  # the last data stays on screen
         assert any("stream ended" in n.message for n in app._notifications)
     assert len(path.read_bytes().splitlines()) == 2
+
+
+def test_reports_run_together_on_one_line_are_each_shown_and_recorded(tmp_path: Path) -> None:
+    """``cat a.json b.json`` where a.json has no final newline: one line, two reports, two recorded lines."""
+    rec = tmp_path / "rec.jsonl"
+    writer = RecordingWriter(rec)
+    together = REPORT + b" " + REPORT
+    posted = collect(ListSource([RawReport(together), RawReport(REPORT + b"xx" + REPORT)]), writer)
+    kinds = [type(m).__name__ for m in posted]
+    assert kinds == ["ReportArrived", "ReportArrived", "InputSkipped"]  # garbage between is not two reports
+    assert [m.snapshot.seq for m in posted if isinstance(m, ReportArrived)] == [1, 2]
+    with RecordingIndex(rec) as idx:
+        idx.wait()
+        assert len(idx) == 2 and idx.skipped == 0  # the recording stays one report per line
+    assert writer.skipped == 1  # the line with garbage between is not a report

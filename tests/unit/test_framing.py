@@ -17,6 +17,7 @@ from neuron_top.sources.framing import (
     TRUNCATED,
     ReportFramer,
     brace_depth,
+    split_concatenated,
 )
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
@@ -282,7 +283,8 @@ class ReferenceFramer(ReportFramer):
 
 soup_lines = st.lists(
     st.sampled_from(
-        [b"{", b"}", b"  {", b"  }", b'  "a": "}{",', b"\xef\xbb\xbf{", b"", b"x", b'{"a": 1}', b"  [{"]
+        [b"{", b"}", b"  {", b"  }", b'  "a": "}{",', b"\xef\xbb\xbf{", b"", b"x", b'{"a": 1}', b"  [{", b"}{",
+         b'{"a": 1}{"b": 2}']
     ),
     max_size=30,
 )
@@ -330,3 +332,34 @@ def test_flushing_when_quiet_never_changes_a_valid_stream(
     out += framer.feed(data[last:]) + framer.finish()
     assert docs(out) == objs
     assert skipped(out) == skipped(frame(data))
+
+
+def test_reports_run_together_on_one_line_are_cut_apart() -> None:
+    """``cat`` of files without a final newline puts the end of one report and the start of the next on one
+    line. The framer passes such a line on whole (checking every report would cost a scan); the collector and
+    the recorder cut it with ``split_concatenated`` when it fails to decode."""
+    a, b = {"a": 1, "b": {"c": "x"}}, {"x": [1, {"y": 2}]}
+    compact_a, compact_b = json.dumps(a).encode(), json.dumps(b).encode()
+    assert frame(compact_a + compact_b + b"\n") == [compact_a + compact_b]
+    assert split_concatenated(compact_a + compact_b) == [compact_a, compact_b]
+    assert split_concatenated(compact_a + b" \t" + compact_b + compact_a) == [compact_a, compact_b, compact_a]
+    pretty = (json.dumps(a, indent=2) + json.dumps(b, indent=2) + "\n").encode()  # "}{" on a line of its own
+    (doc,) = frame(pretty, chunk=7)
+    assert [json.loads(p) for p in split_concatenated(doc)] == [a, b]
+
+
+def test_braces_in_strings_or_garbage_between_do_not_cut() -> None:
+    one = json.dumps({"tag": "x}{y", "n": "} {"}).encode()
+    assert split_concatenated(one) == [one]
+    assert split_concatenated(b'{"a": 1}xx{"b": 2}') == [b'{"a": 1}xx{"b": 2}']  # the decoder rejects it
+    # a cut-off second report: the first is kept, the rest is one bad piece
+    assert split_concatenated(b'{"a": 1}{"b": ') == [b'{"a": 1}', b'{"b":']
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=5), st.integers() | st.text(alphabet="{}\" a", max_size=4),
+                                max_size=3), min_size=1, max_size=4),
+       st.sampled_from(["", " ", "  ", "\t"]))
+def test_any_objects_run_together_come_apart(objs: list[dict], sep: str) -> None:
+    line = sep.join(json.dumps(o) for o in objs).encode()
+    assert [json.loads(p) for p in split_concatenated(line)] == objs
