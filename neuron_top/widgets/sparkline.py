@@ -22,13 +22,7 @@ def _window(values: Sequence[float | None], width: int, top: float | None) -> tu
 def spark_text(values: Sequence[float | None], width: int, top: float | None = 100.0) -> str:
     """The newest ``width`` values as block characters; None is a gap (space), never a zero."""
     vals, hi = _window(values, width, top)
-    out = []
-    for v in vals:
-        if v is None:
-            out.append(" ")
-        else:
-            out.append(SPARK[max(0, min(int(v / hi * 7.999), 7))])
-    return "".join(out)
+    return "".join([" " if v is None else SPARK[max(0, min(int(v / hi * 7.999), 7))] for v in vals])
 
 
 def chart_rows(values: Sequence[float | None], width: int, height: int, top: float | None = 100.0) -> list[str]:

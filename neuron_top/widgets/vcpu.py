@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.strip import Strip
 
 from .. import fmt
@@ -19,6 +20,12 @@ SPARK_W = 6
 
 
 class VcpuPanel(Panel):
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._labels: dict[int, Segment] = {}
+        """vCPU number -> its label Segment, the same every update (made once per theme)."""
+        self._labels_style: Style | None = None
+
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
         g = snap.vcpu
@@ -57,16 +64,22 @@ class VcpuPanel(Panel):
         if cpus:
             cell = SPARK_W + 5  # "123▁▂▃▄▅▆ "
             per_row = max((width - 1) // cell, 1)
-            hist = view.history
+            last = view.history.last
+            label = self.style("label")
+            labels = self._labels
+            if self._labels_style is not label:
+                labels.clear()
+                self._labels_style = label
+            load_style = self.load_style
             for start in range(0, len(cpus), per_row):
-                label = self.style("label")
                 segs = []
                 for i, t in cpus[start:start + per_row]:
                     idle = finite(t.idle)
-                    cur = None if idle is None else max(0.0, 100.0 - idle)
-                    spark = spark_text(hist.last(("vcpu", i), SPARK_W), SPARK_W)
-                    # the separator carries the label's style so the two merge into one run
-                    segs.append(Segment(f" {i:>3} ", label))
-                    segs.append(Segment(spark, self.load_style(cur)))
+                    tag = labels.get(i)
+                    if tag is None:
+                        tag = labels[i] = Segment(f" {i:>3} ", label)
+                    segs.append(tag)
+                    segs.append(Segment(spark_text(last(("vcpu", i), SPARK_W), SPARK_W),
+                                        load_style(None if idle is None else max(0.0, 100.0 - idle))))
                 lines.append(Strip(segs))
         return lines
