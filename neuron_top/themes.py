@@ -79,8 +79,13 @@ def load_theme(path: Path) -> Theme:
     unknown = set(data) - {*_COLOUR_KEYS, "name", "dark", "ansi", "variables"}
     if unknown:
         raise ValueError(f"unknown keys: {', '.join(sorted(unknown))}")
-    return Theme(name=name, dark=bool(data.get("dark", True)), ansi=bool(data.get("ansi", False)),
-                 variables=dict(variables), **colours)
+    dark, ansi, variables = bool(data.get("dark", True)), bool(data.get("ansi", False)), dict(variables)
+    if ansi:
+        # Textual's own CSS reads these in ANSI mode (Screen:inline) and its ANSI themes define them; a theme
+        # without them stops the app at start-up with "undefined variable '$ansi-background'".
+        variables.setdefault("ansi-background", "ansi_black" if dark else "ansi_white")
+        variables.setdefault("ansi-foreground", "ansi_white" if dark else "ansi_black")
+    return Theme(name=name, dark=dark, ansi=ansi, variables=variables, **colours)
 
 
 def load_themes(dirs: list[Path] | None = None) -> ThemeSet:

@@ -185,6 +185,21 @@ async def test_theme_cycles(trn2) -> None:
         assert app.theme != first and app.theme in {"neuron-16", "neuron-dark", "neuron-light", "solarized-dark"}
 
 
+async def test_every_shipped_theme_can_be_cycled_through(trn2) -> None:
+    """``t`` all the way round: each shipped theme is applied and the dashboard still draws (an ANSI theme
+    without Textual's ``ansi-background`` once stopped the app)."""
+    app = make_app(trn2)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        seen = set()
+        for _ in range(8):
+            await pilot.press("t")
+            await pilot.pause()
+            seen.add(app.theme)
+            assert "ND" in app.screen.query_one(CoreGrid).render_line(2).text
+        assert {"neuron-16", "neuron-dark", "neuron-light", "solarized-dark"} <= seen
+
+
 async def test_hostile_strings_render_literally() -> None:
     snaps = file_snapshots(DATA / "trn2_small.json")
     app = make_app(snaps)

@@ -27,8 +27,9 @@ from tests.helpers import demo_snapshots, feed, make_app
 W, H = 120, 40
 
 
-def console() -> Console:
-    return Console(force_terminal=True, color_system="256", width=W, height=H, legacy_windows=False)
+def console(color_system: str = "256") -> Console:
+    return Console(force_terminal=True, color_system=color_system, width=W, height=H,  # type: ignore[arg-type]
+                   legacy_windows=False)
 
 
 def terminal() -> tuple[pyte.Screen, pyte.ByteStream]:
@@ -94,12 +95,17 @@ def test_random_partial_updates_match_a_full_repaint() -> None:
     assert first_difference(screen, expected) is None
 
 
-@pytest.mark.parametrize("instance", ["trn2.48xlarge", "inf2.48xlarge"])
-async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str, monkeypatch) -> None:
-    """The real dashboard, 30 reports, tab switches and the FLOPS view: every byte it would write goes to
-    the emulated terminal, which must end up showing exactly the final frame."""
+@pytest.mark.parametrize(("instance", "colors", "theme"), [("trn2.48xlarge", "256", None),
+                                                            ("inf2.48xlarge", "256", None),
+                                                            ("trn2.48xlarge", "standard", "neuron-16"),
+                                                            ("inf2.48xlarge", "truecolor", "neuron-light")])
+async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str, colors: str, theme: str | None,
+                                                                  monkeypatch) -> None:
+    """The real dashboard, 30 reports, tab switches and the FLOPS view, in a 256-colour, a 16-colour and a
+    truecolour terminal: every byte it would write goes to the emulated terminal, which must end up showing
+    exactly the final frame."""
     sent: list[str] = []
-    con = console()
+    con = console(colors)
 
     def capture(self: App, screen, renderable) -> None:
         if isinstance(renderable, CompositorUpdate) and not self._batch_count:
@@ -107,7 +113,7 @@ async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str,
 
     monkeypatch.setattr(App, "_display", capture)
     snaps = demo_snapshots(instance, 3, 40)
-    app = make_app()
+    app = make_app(theme=theme) if theme else make_app()
     async with app.run_test(size=(W, H)) as pilot:
         await feed(pilot, snaps[:10])
         for i, s in enumerate(snaps[10:]):

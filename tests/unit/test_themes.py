@@ -38,3 +38,12 @@ async def test_app_survives_a_broken_theme(tmp_path: Path, monkeypatch) -> None:
         assert any("bad.toml" in m for m in messages)
         assert any("unknown theme" in m for m in messages)
         assert app.theme == "neuron-dark"
+
+
+def test_ansi_themes_define_what_textual_reads_in_ansi_mode(tmp_path: Path) -> None:
+    """Without ``ansi-background`` Textual's Screen CSS fails and the app stops at start-up."""
+    (tmp_path / "mine.toml").write_text('name = "mine"\nansi = true\ndark = false\nprimary = "ansi_blue"\n')
+    ts = load_themes([ROOT / "themes", tmp_path])
+    assert ts.themes["neuron-16"].variables["ansi-background"] == "ansi_black"
+    assert ts.themes["mine"].variables["ansi-background"] == "ansi_white"
+    assert "ansi-background" not in ts.themes["neuron-dark"].variables
