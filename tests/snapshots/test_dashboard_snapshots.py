@@ -53,5 +53,16 @@ def test_demo_trn2_physical_cores_light_theme(snap_compare) -> None:
     assert snap_compare(make_app(snaps), terminal_size=(200, 60), run_before=before)
 
 
+def test_demo_inf2_16_colour_theme_80x24(snap_compare) -> None:
+    """The theme for 16-colour terminals, started with ``--theme neuron-16``, at the smallest size."""
+    snaps = demo_snapshots("inf2.48xlarge", 3, 20)
+
+    async def before(pilot):
+        await feed(pilot, snaps)
+        await pilot.pause()
+
+    assert snap_compare(make_app(snaps, theme="neuron-16"), terminal_size=(80, 24), run_before=before)
+
+
 def test_help_screen(snap_compare) -> None:
     assert _run(snap_compare, demo_snapshots("inf1.xlarge", 3, 5), (100, 40), press=("question_mark",))
