@@ -171,11 +171,12 @@ def test_sigkill_mid_stream_loses_at_most_the_last_report(tmp_path: Path, name: 
     wait_for_lines(5, proc)
     proc.kill()
     proc.wait(timeout=60)
-    if name.endswith(".ndjson"):
-        assert path.read_bytes().endswith(b"\n")
+    # SIGKILL cannot be caught: a kill in the middle of one 300 KB write() can leave part of that line (Linux
+    # may stop a regular-file write at a page boundary for a fatal signal). Each report is one write, so the
+    # loss is at most that last report, which the index counts as skipped; everything before it is whole.
     ix = RecordingIndex(path)
     ix.wait(60)
-    assert len(ix) >= 5 and ix.skipped == 0
+    assert len(ix) >= 5 and ix.skipped <= 1
     assert [json.loads(ix.get(i))["i"] for i in range(len(ix))] == list(range(len(ix)))
     ix.close()
 
