@@ -22,7 +22,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-SPAN_GAP = 6
+SPAN_GAP = 4
 """Changed cells closer than this are sent as one span: a cursor move costs about as much as a few cells."""
 
 
@@ -123,19 +123,38 @@ class LineDiff(Widget):
             self.refresh(*regions)
 
 
+def _fg_only(sgr: str) -> bool:
+    """SGR parameters that set only a foreground colour (``31``, ``91``, ``38;5;n``, ``38;2;r;g;b``)."""
+    if sgr.startswith("38;"):
+        return sgr.count(";") == (2 if sgr.startswith("38;5;") else 4)
+    return len(sgr) == 2 and sgr[0] in "39" and sgr[1] != "9"
+
+
 def _render_segments(self: ChopsUpdate, console: Console) -> str:
     """``ChopsUpdate.render_segments`` (Textual 8.2) with three savings, each a few bytes per changed span:
 
     * each span is cropped on the left as well as the right (Textual re-sends from the widget's left edge);
     * the colour state is tracked across segments and spans (cursor moves keep it), so a style is sent only
-      when it changes and there is one reset at the end instead of one after every segment;
-    * no line feed between spans (every span starts with an absolute cursor move).
+      when it changes (without a reset when only the foreground colour changes) and there is one reset at the
+      end instead of one after every segment;
+    * no line feed between spans, and a span to the right on the same row is reached with a short relative
+      move (``CSI n C``, 3-5 bytes) instead of an absolute one (``CSI row;col H``, 6-9 bytes). The cursor is
+      never assumed after the last column (terminals differ in how they hold it there).
     """
     out: list[str] = []
     append = out.append
     move_to = Control.move_to
     color_system = console._color_system or ColorSystem.TRUECOLOR
     state = ""  # the SGR parameters in force; "" after a reset
+    cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
+
+    def move(x: int, y: int) -> None:
+        if cursor is not None and cursor[1] == y and x >= cursor[0]:
+            n = x - cursor[0]
+            if n:
+                append(f"\x1b[{n}C" if n > 1 else "\x1b[C")
+        else:
+            append(move_to(x, y).segment.text)
 
     def emit_segment(text: str, style: Style | None) -> None:
         nonlocal state
@@ -150,7 +169,12 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
                 return
             ansi = style._ansi if style._ansi is not None else Strip.render_ansi(style, color_system)
         if ansi != state:
-            append(f"\x1b[0;{ansi}m" if state and ansi else f"\x1b[{ansi}m" if ansi else "\x1b[0m")
+            if not ansi:
+                append("\x1b[0m")
+            elif not state or (_fg_only(state) and _fg_only(ansi)):  # a new colour replaces the old: no reset
+                append(f"\x1b[{ansi}m")
+            else:
+                append(f"\x1b[0;{ansi}m")
             state = ansi
         append(text)
 
@@ -178,15 +202,17 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     chops = self.chops
     chop_ends = self.chop_ends
     for y, x1, x2 in self.spans:
-        for end, (x, strip) in zip(chop_ends[y], chops[y].items(), strict=False):
+        ends = chop_ends[y]
+        for end, (x, strip) in zip(ends, chops[y].items(), strict=False):
             if strip is None or x > x2 or end <= x1:
                 continue
             lo, hi = max(x1, x), min(x2, end)
-            append(move_to(lo, y).segment.text)
+            move(lo, y)
             if lo == x and hi == end:
                 emit(strip)
             else:
                 emit_range(strip, x, y, lo, hi)
+            cursor = (hi, y) if hi < ends[-1] else None
     if state:
         append("\x1b[0m")
     return "".join(out)
