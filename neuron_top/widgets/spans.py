@@ -9,6 +9,7 @@ writer crops a span on the right only, re-sending every line from the widget's l
 
 from __future__ import annotations
 
+import inspect
 from itertools import accumulate, compress, count
 from operator import ne
 
@@ -218,9 +219,27 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     return "".join(out)
 
 
+_TEXTUALS_WRITER = ChopsUpdate.render_segments
+_fallback = False
+
+
+def _writer(self: ChopsUpdate, console: Console) -> str:
+    """Ours, or Textual's own if ours ever fails: pyproject allows newer Textual releases, whose private
+    ``ChopsUpdate`` may change shape. A screen drawn with more bytes beats a traceback."""
+    global _fallback
+    if not _fallback:
+        try:
+            return _render_segments(self, console)
+        except Exception:
+            _fallback = True
+    return _TEXTUALS_WRITER(self, console)
+
+
 def install() -> None:
-    """Replace Textual's partial-update writer; idempotent."""
-    ChopsUpdate.render_segments = _render_segments  # type: ignore[method-assign]
+    """Replace Textual's partial-update writer (idempotent), if ``ChopsUpdate`` still has the shape it was
+    written for (Textual 8.2: ``chops``, ``spans``, ``chop_ends``)."""
+    if set(inspect.signature(ChopsUpdate.__init__).parameters) >= {"chops", "spans", "chop_ends"}:
+        ChopsUpdate.render_segments = _writer  # type: ignore[method-assign]
 
 
 install()

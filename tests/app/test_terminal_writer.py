@@ -151,3 +151,18 @@ def test_wide_characters_in_a_partly_updated_chop() -> None:
                  .render_segments(console()).encode())
     assert first_difference(screen, expected) is None
     assert "99.5" in screen.display[0]
+
+
+def test_a_writer_failure_falls_back_to_textuals_own(monkeypatch) -> None:
+    """A newer Textual whose private ChopsUpdate changed must cost bytes, never a traceback."""
+    import neuron_top.widgets.spans as spans
+
+    def broken(self, console):
+        raise AttributeError("no such thing in this Textual")
+
+    monkeypatch.setattr(spans, "_render_segments", broken)
+    monkeypatch.setattr(spans, "_fallback", False)
+    line = Strip([Segment("abcdef", Style(color="red"))])
+    out = ChopsUpdate([{0: line}], [(0, 2, 4)], [[6]]).render_segments(console())
+    assert "abcd" in out  # Textual's writer: from the chop's start to the span's end
+    assert spans._fallback
