@@ -68,8 +68,8 @@ class Collector:
         except DecodeError as exc:
             parts = split_concatenated(data) if split else [data]
             if len(parts) > 1:
-                # Several reports run together on one line (``cat`` of files without a final newline): the
-                # recording keeps the line as it came; each report is shown.
+                # Several reports run together on one line (``cat`` of files without a final newline): each is
+                # shown (the recorder, which saw the line first, wrote each on its own line).
                 for part in parts:
                     self._decode(part, ts)
                 return
