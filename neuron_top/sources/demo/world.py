@@ -14,24 +14,23 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ...schema import RUNTIME_GROUPS, SYSTEM_GROUPS
 from .apps import App, r2
 from .profiles import GiB, InstanceProfile
 
-RUNTIME_GROUPS = ("neuroncore_counters", "execution_stats", "memory_used", "neuron_runtime_vcpu_usage")
-SYSTEM_GROUPS = ("neuron_hw_counters", "vcpu_usage", "memory_info")
 K8S_GROUP = "neuron_k8s_info"
 GROUPS = RUNTIME_GROUPS + SYSTEM_GROUPS + (K8S_GROUP,)
 
 _ECC_KEYS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected",
              "mem_ecc_repairable_uncorrected")
-# Events per device per second. Corrected ones are routine; uncorrected ones are rare (but see _first_events).
+# Events per device per second. Corrected ones are routine; uncorrected ones are rare (but see World.first_events).
 _ECC_RATES = {"mem_ecc_corrected": 0.0012, "sram_ecc_corrected": 0.0004, "mem_ecc_uncorrected": 0.00002,
               "sram_ecc_uncorrected": 0.00001, "mem_ecc_repairable_uncorrected": 0.00002}
 _EPS = 1e-9
 
 
 def resolve_periods(periods: Mapping[str, float] | None, default: float) -> dict[str, float]:
-    """Group -> period in seconds. Unlisted groups use ``default``; a period <= 0 turns the group off."""
+    """Group -> period in seconds. Unlisted groups use ``default``; a period <= 0 turns the group off; unknown names are ignored."""
     if default <= 0:
         raise ValueError(f"the demo period must be positive, got {default!r}")
     out = dict.fromkeys(GROUPS, float(default))
