@@ -10,7 +10,9 @@ What is measured, and how:
 
 * CPU: ``neuron-top demo --instance trn2.48xlarge --seed 7`` runs in tmux at 200x60 (a real pty; headless runs
   skip the terminal writes and understate CPU). After a warm-up, utime+stime of the process (all its threads,
-  from /proc/PID/stat) over the window, as % of one core. In the same window and terminal size, baselines run
+  from /proc/PID/stat) over the window, as % of one core. Beside it, ``neuron-top --command "neuron-top demo
+  --emit ..."`` measures the dashboard alone, fed from another process as neuron-monitor would feed it (the
+  simulator's own CPU is then the child's, not counted). In the same window and terminal size, baselines run
   side by side: a minimal Textual app (one Static) and ``top -d 1`` (``htop -d 10`` too if installed).
   Then ``p`` pauses the dashboard and the same is measured for the paused view.
 * Bytes to the terminal: ``tmux pipe-pane`` copies everything each program writes to its pane into a file over
