@@ -165,6 +165,14 @@ def _load_directory(p: Path) -> TraceStore:
 # -- Chrome trace JSON ----------------------------------------------------------------------------------------
 
 
+def _append_args(blob: bytearray, xs: list[_Ev]) -> array:
+    """Append the events' raw args to ``blob``; returns where each one ends (its start is the previous end)."""
+    raws = [e.args for e in xs]
+    base = len(blob)
+    blob += b"".join(raws)
+    return array("q", accumulate(map(len, raws), initial=base))[1:]
+
+
 class ChromeLoader:
     """Chrome trace event format, also used by neuron-det and the PyTorch (Kineto) and JAX profilers."""
 
@@ -386,11 +394,7 @@ class ChromeLoader:
                 self._one(e)
             return
         names, cats, tracks = self._columns(xs)
-        raws = [e.args for e in xs]
-        blob = b.args_blob
-        base = len(blob)
-        blob += b"".join(raws)
-        offs = array("q", accumulate(map(len, raws), initial=base))
+        offs = _append_args(b.args_blob, xs)
         # array += array is a memcpy; array.extend(list) converts item by item and costs twice as much.
         b.start += array("q", starts)
         b.end += array("q", ends)
@@ -399,7 +403,7 @@ class ChromeLoader:
         b.track += array("i", tracks)
         b.flags.frombytes(bytes(len(xs)))
         b.phase.frombytes(b"X" * len(xs))
-        b.args_off += offs[1:]
+        b.args_off += offs
 
     def _ingest_be(self, xs: list[_Ev]) -> None:
         """B and E events into the builder's begin/end columns; they are paired per thread in ``build``."""
@@ -415,17 +419,13 @@ class ChromeLoader:
                 self._one(e)
             return
         names, cats, tracks = self._columns(xs)
-        raws = [e.args for e in xs]
-        blob = b.be_blob
-        base = len(blob)
-        blob += b"".join(raws)
-        offs = array("q", accumulate(map(len, raws), initial=base))
+        offs = _append_args(b.be_blob, xs)
         b.be_ts += array("q", starts)
         b.be_track += array("i", tracks)
         b.be_name += array("i", names)
         b.be_cat += array("i", cats)
         b.be_begin += bytes([e.ph == "B" for e in xs])
-        b.be_off += offs[1:]
+        b.be_off += offs
 
     def _columns(self, xs: list[_Ev]) -> tuple[list[int], list[int], list[int]]:
         """Interned name ids, cat ids and track ids of a batch (new ones are added as they appear)."""
