@@ -255,7 +255,7 @@ class NeuronTopApp(App):
         names = sorted(self._themes.themes) or sorted(self.available_themes)
         i = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(i + 1) % len(names)]
-        self.notify(f"theme: {self.theme}", timeout=2)
+        self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
