@@ -14,6 +14,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from ..view import View
+from .paint import paint
 from .spans import changed_regions
 
 BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -127,9 +128,7 @@ class Panel(Widget, can_focus=True):
             self.refresh(layout=True)
             return
         # Repaint only the cells that changed (see spans.py): fewer bytes over SSH, less compositing.
-        regions = changed_regions(before, after)
-        if regions:
-            self.refresh(*regions)
+        paint(self, changed_regions(before, after))
 
     def on_focus(self) -> None:
         self.refresh()

@@ -23,6 +23,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
+from .paint import paint
+
 SPAN_GAP = 4
 """Changed cells closer than this are sent as one span: a cursor move costs about as much as a few cells."""
 
@@ -119,9 +121,7 @@ class LineDiff(Widget):
         before = [self._drawn[y] for y in ys]
         after = [self.draw_line(y) for y in ys]
         self._drawn = dict(zip(ys, after, strict=True))
-        regions = [Region(r.x, ys[r.y], r.width, 1) for r in changed_regions(before, after)]
-        if regions:
-            self.refresh(*regions)
+        paint(self, [Region(r.x, ys[r.y], r.width, 1) for r in changed_regions(before, after)])
 
 
 def _fg_only(sgr: str) -> bool:

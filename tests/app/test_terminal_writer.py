@@ -101,9 +101,9 @@ def test_random_partial_updates_match_a_full_repaint() -> None:
                                                             ("inf2.48xlarge", "truecolor", "neuron-light")])
 async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str, colors: str, theme: str | None,
                                                                   monkeypatch) -> None:
-    """The real dashboard, 30 reports, tab switches and the FLOPS view, in a 256-colour, a 16-colour and a
-    truecolour terminal: every byte it would write goes to the emulated terminal, which must end up showing
-    exactly the final frame."""
+    """The real dashboard, 30 reports, tab switches, a toast, the FLOPS view and a scrolled body, in a 256-colour,
+    a 16-colour and a truecolour terminal: every byte it would write goes to the emulated terminal, which must
+    end up showing exactly the final frame."""
     sent: list[str] = []
     con = console(colors)
 
@@ -114,15 +114,19 @@ async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str,
     monkeypatch.setattr(App, "_display", capture)
     snaps = demo_snapshots(instance, 3, 40)
     app = make_app(theme=theme) if theme else make_app()
-    async with app.run_test(size=(W, H)) as pilot:
+    async with app.run_test(size=(W, H), notifications=True) as pilot:
         await feed(pilot, snaps[:10])
         for i, s in enumerate(snaps[10:]):
             app.accept_snapshot(s)
             await pilot.pause()
             if i == 10:
                 await pilot.press("d")  # the next app's tab
+            if i == 15:
+                app.notify("a toast over the panels: they repaint through Textual", timeout=60)
             if i == 20:
                 await pilot.press("f")  # FLOPS
+            if i == 25:  # the body scrolled: panels cut at the top and bottom edges
+                app.screen.query_one("#body").scroll_to(y=7, animate=False)
         await pilot.pause()
         final = app.screen._compositor.render_update(full=True)
         full = final.render_segments(con)

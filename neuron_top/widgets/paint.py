@@ -1,0 +1,146 @@
+"""Direct repaints: a widget's changed cells go to the terminal without a trip through Textual's compositor.
+
+Why: on the trn2 demo every report changes ~300 spans on ~60 lines. Sent through ``Widget.refresh``, each update
+costs a chain of messages, then the compositor re-renders every dirty line through the widget's StylesCache
+(borders, padding, tint, line filters), cuts it at every widget edge on the row and hands the pieces to the
+writer: about a third of an update's CPU. A widget without border, padding, outline, tint or opacity, that
+nothing covers, draws exactly its own ``render_line`` output (after the app's line filters). Those lines can be
+handed straight to the writer (``spans.py``), once per update for all panels together.
+
+Anything unusual falls back to ``Widget.refresh``: a toast or another widget over the panel, a screen that is not
+current, a batch in progress, a line that is not exactly as wide as the widget. Either way the widget's
+StylesCache is told its lines changed, so a later full repaint (a resize, a toast going away) draws the new lines.
+"""
+
+from __future__ import annotations
+
+from weakref import WeakKeyDictionary
+
+from textual._compositor import ChopsUpdate
+from textual.app import App
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+_pending: WeakKeyDictionary[App, dict[Widget, list[Region]]] = WeakKeyDictionary()
+"""Per app: the widgets with changed lines since the last flush, and their widget-relative regions."""
+
+
+def paint(widget: Widget, regions: list[Region]) -> None:
+    """Repaint ``regions`` (widget-relative, each within one line) of ``widget``: directly when that is safe,
+    through ``Widget.refresh`` otherwise. All calls made while one message is handled go out as one write."""
+    if not regions:
+        return
+    if not widget.is_mounted:
+        widget.refresh(*regions)
+        return
+    app = widget.app
+    pending = _pending.get(app)
+    if pending is None:
+        pending = _pending[app] = {}
+        app.call_next(flush, app)
+    pending.setdefault(widget, []).extend(regions)
+    # Whichever way the cells reach the screen, the lines the StylesCache holds for them are stale now.
+    widget._styles_cache.set_dirty(*regions)
+
+
+def flush(app: App) -> None:
+    """Write everything ``paint`` collected since the last flush as one partial update."""
+    pending = _pending.pop(app, None)
+    if not pending:
+        return
+    direct = (app._running and not app._closed and not app._batch_count and not app.is_inline
+              and app._driver is not None)
+    chops: dict[int, dict[int, Strip]] = {}
+    ends: dict[int, list[int]] = {}
+    spans: list[tuple[int, int, int]] = []
+    for widget, regions in pending.items():
+        if not widget.is_mounted:
+            continue
+        placed = placement(widget) if direct else None
+        if placed is None:
+            widget.refresh(*regions)
+            continue
+        if placed is HIDDEN:
+            continue  # scrolled out of view: the StylesCache already knows, and Textual paints it when shown
+        region, visible = placed
+        lines = _lines(widget, region, visible, regions)
+        if lines is None:
+            widget.refresh(*regions)
+            continue
+        rows, widget_spans = lines
+        for y, strip in rows.items():
+            chops.setdefault(y, {})[region.x] = strip
+            ends.setdefault(y, []).append(region.right)
+        spans += widget_spans
+    if not spans:
+        return
+    spans.sort()
+    for y, row in chops.items():
+        if len(row) > 1:  # two panels side by side: the writer walks a row's chops left to right
+            chops[y] = dict(sorted(row.items()))
+            ends[y].sort()
+    app._display(app.screen, ChopsUpdate(chops, spans, ends))  # type: ignore[arg-type]
+
+
+HIDDEN = (Region(), Region())
+
+
+def placement(widget: Widget) -> tuple[Region, Region] | None:
+    """Where ``widget`` is on screen and which part of it shows, ``HIDDEN`` when none does, or None when its
+    cells cannot be written directly (styles that change its lines, something drawn over it, not the current
+    screen)."""
+    screen = widget.screen
+    if not screen.is_current or screen is not widget.app.screen or not _plain(widget):
+        return None
+    visible_widgets = screen._compositor.visible_widgets
+    geometry = visible_widgets.get(widget)
+    if geometry is None:
+        return HIDDEN
+    region, clip = geometry
+    visible = region.intersection(clip)
+    if not visible:
+        return HIDDEN
+    for other, (other_region, other_clip) in visible_widgets.items():  # topmost first
+        if other is widget:
+            return region, visible
+        if other_region.intersection(other_clip).overlaps(visible):
+            return None
+    return None
+
+
+def _plain(widget: Widget) -> bool:
+    """True when Textual draws the widget's lines as they are: no border, padding, outline, tint, hatch or
+    opacity (StylesCache would change them), nothing that replaces them (BLANK)."""
+    styles = widget.styles
+    return (not widget.BLANK and not any(styles.padding) and not any(kind for kind, _ in styles.border)
+            and not any(kind for kind, _ in styles.outline) and not styles.tint.a and styles.text_opacity == 1
+            and not (styles.has_rule("hatch") and styles.hatch != "none") and widget.opacity == 1)
+
+
+def _lines(widget: Widget, region: Region, visible: Region,
+           regions: list[Region]) -> tuple[dict[int, Strip], list[tuple[int, int, int]]] | None:
+    """The screen lines to send and the screen spans within them; None if a line is not exactly the widget's
+    width (StylesCache would pad or crop it; let Textual do that)."""
+    filters = widget.app.get_line_filters()
+    background = widget.background_colors[1] if filters else None
+    width = region.width
+    top, bottom, left, right = visible.y, visible.bottom, visible.x, visible.right
+    rows: dict[int, Strip] = {}
+    spans: list[tuple[int, int, int]] = []
+    for r in regions:
+        y = region.y + r.y
+        if not top <= y < bottom:
+            continue
+        x1, x2 = max(region.x + r.x, left), min(region.x + r.right, right)
+        if x1 >= x2:
+            continue
+        if y not in rows:
+            strip = widget.render_line(r.y)
+            if strip.cell_length != width:
+                return None
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)  # type: ignore[arg-type]
+            rows[y] = strip
+        spans.append((y, x1, x2))
+    return rows, spans

@@ -1,0 +1,90 @@
+"""Direct repaints (widgets/paint.py): panels' changed cells skip the compositor, unless that would be wrong."""
+
+from __future__ import annotations
+
+from textual._compositor import ChopsUpdate, CompositorUpdate
+from textual.app import App
+from textual.geometry import Region
+from textual.widget import Widget
+
+from neuron_top.widgets.cores import CoreGrid
+from neuron_top.widgets.paint import HIDDEN, placement
+from neuron_top.widgets.panel import Panel
+from neuron_top.widgets.vcpu import VcpuPanel
+from tests.helpers import demo_snapshots, feed, make_app
+
+
+async def test_a_report_reaches_the_terminal_as_one_write_without_textuals_refresh(monkeypatch) -> None:
+    """One report: every panel's changed cells go out in a single partial update, and no panel asks Textual
+    for a refresh (which would re-render its lines through the compositor)."""
+    refreshed: list[str] = []
+    sent: list[CompositorUpdate] = []
+    original = Widget.refresh
+
+    def refresh(self: Widget, *regions: Region, **kw: bool) -> Widget:
+        if isinstance(self, Panel):
+            refreshed.append(type(self).__name__)
+        return original(self, *regions, **kw)
+
+    def capture(self: App, screen: object, renderable: object) -> None:
+        if isinstance(renderable, ChopsUpdate):
+            sent.append(renderable)
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 12)
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot, snaps[:10])
+        monkeypatch.setattr(Widget, "refresh", refresh)
+        monkeypatch.setattr(App, "_display", capture)
+        app.accept_snapshot(snaps[10])
+        await pilot.pause()
+        grid, vcpu = app.screen.query_one(CoreGrid).region, app.screen.query_one(VcpuPanel).region
+    assert refreshed == []
+    assert len(sent) == 1
+    spans = sent[0].spans
+    assert any(grid.contains(x, y) for y, x, _ in spans) and any(vcpu.contains(x, y) for y, x, _ in spans)
+
+
+async def test_a_toast_over_a_panel_sends_that_panel_through_textual() -> None:
+    """At 120x40 the toast covers the bottom right of the vCPU panel: writing its cells directly would draw
+    over the toast, so it must go through Textual, which draws the toast on top. The core grid is uncovered."""
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await feed(pilot, demo_snapshots("inf2.48xlarge", 3, 10))
+        vcpu, cores = app.screen.query_one(VcpuPanel), app.screen.query_one(CoreGrid)
+        assert placement(vcpu) is not None
+        app.notify("over the vCPU panel", timeout=60)
+        for _ in range(3):
+            await pilot.pause()
+        assert placement(vcpu) is None
+        assert placement(cores) == (cores.region, cores.region)
+
+
+async def test_a_panel_scrolled_out_of_view_is_not_written_and_is_current_when_it_returns() -> None:
+    app = make_app()
+    snaps = demo_snapshots("inf2.48xlarge", 3, 20)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot, snaps[:10])
+        body = app.screen.query_one("#body")
+        body.scroll_to(y=60, animate=False)
+        await pilot.pause()
+        cores = app.screen.query_one(CoreGrid)
+        assert placement(cores) is HIDDEN
+        for s in snaps[10:]:
+            app.accept_snapshot(s)
+        await pilot.pause()
+        body.scroll_to(y=0, animate=False)
+        await pilot.pause()
+        shown = cores.render_lines(Region(0, 0, cores.size.width, cores.size.height))
+        assert [s.text for s in shown] == [s.text for s in cores._lines(cores.size.width)]
+
+
+async def test_a_screen_over_the_dashboard_sends_updates_through_textual() -> None:
+    """Under the help screen the dashboard is not current: nothing may be written over the help."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot, demo_snapshots("inf2.48xlarge", 3, 10))
+        cores = app.screen.query_one(CoreGrid)
+        assert placement(cores) is not None
+        await pilot.press("question_mark")
+        assert placement(cores) is None
