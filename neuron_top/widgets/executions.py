@@ -36,6 +36,8 @@ def error_types(apps: tuple[AppView, ...]) -> list[str]:
 class ExecPanel(Panel):
     """Every app on the "all" tab, else the selected app, with a completed/s sparkline each."""
 
+    STEADY = True
+
     TITLE = "Executions and errors"
     COMPONENT_CLASSES = {"exec--spark"}
     DEFAULT_CSS = """

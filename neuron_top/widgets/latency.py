@@ -25,6 +25,8 @@ KINDS = (("total", "total", "tot"), ("device", "device", "dev"))
 class LatencyPanel(Panel):
     """Every app on the "all" tab, else the selected app; two rows (total, device) per app."""
 
+    STEADY = True
+
     TITLE = "Latency"
     COMPONENT_CLASSES = {"latency--p50", "latency--p99"}
     DEFAULT_CSS = """

@@ -18,6 +18,8 @@ from .paint import paint
 from .spans import changed_regions
 
 BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
+SHRINK_AFTER = 60
+"""Builds (reports) a panel stays at a lower height before it shrinks: longer than a batch job's pause."""
 
 
 class Panel(Widget, can_focus=True):
@@ -49,6 +51,8 @@ class Panel(Widget, can_focus=True):
     """What to draw; replaced as a whole on every update."""
 
     TITLE = ""
+    STEADY = False
+    """Keep the tallest height seen lately (``_steady``): for panels with a row per app."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -58,6 +62,10 @@ class Panel(Widget, can_focus=True):
         """``rich_style`` as of the last build: reading it walks the DOM, too slow once per line."""
         self._styles: dict[str, Style] = {}
         self._styles_theme = ""
+        self._shape: tuple[object, ...] | None = None
+        self._tallest = 0
+        self._lower = 0
+        """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
 
     # --- subclass API ---
     def build(self, view: View, width: int) -> list[Strip]:
@@ -105,18 +113,40 @@ class Panel(Widget, can_focus=True):
         view = self.view
         if view is None:
             return []
-        key = (view.tick, view.pid, view.flops, view.physical, width, self.app.theme, self.has_focus,
-               *self.cache_extra())
+        shape = (view.pid, view.flops, view.physical, width, *self.cache_extra())
+        key = (view.tick, self.app.theme, self.has_focus, *shape)
         if key != self._cache_key:
             if self.app.theme != self._styles_theme:
                 self._styles.clear()
                 self._styles_theme = self.app.theme
             if "base" not in self._styles:  # once per theme: computing it walks the DOM (~0.1 ms)
                 self._styles["base"] = self.rich_style
-            self._strips = self.build(view, width)
             self._base_style = self._styles["base"]
+            self._strips = self._steady(shape, self.build(view, width), width)
             self._cache_key = key
         return self._strips
+
+    def _steady(self, shape: tuple[object, ...], strips: list[Strip], width: int) -> list[Strip]:
+        """``strips`` padded with blank lines to the tallest height shown lately for the same ``shape`` (selection,
+        view options, width, expansion).
+
+        Why: when an app stops, the panels with a row per app would shrink and everything below them would move.
+        Each height change costs a layout of the whole screen (10-80 ms) and repaints every moved line. A batch
+        job that comes and goes would do that every few dozen seconds. The height shrinks only once it has been
+        lower for ``SHRINK_AFTER`` builds in a row; a new shape starts afresh."""
+        if not self.STEADY:
+            return strips
+        if shape != self._shape:
+            self._shape, self._tallest, self._lower = shape, len(strips), 0
+            return strips
+        if len(strips) >= self._tallest:
+            self._tallest, self._lower = len(strips), 0
+            return strips
+        self._lower += 1
+        if self._lower >= SHRINK_AFTER:
+            self._tallest, self._lower = len(strips), 0
+            return strips
+        return strips + [Strip.blank(width, self._base_style)] * (self._tallest - len(strips))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return max(len(self._lines(width)), 1)

@@ -219,3 +219,37 @@ async def test_timeline_key_without_trace_says_so(trn2) -> None:
         await pilot.press("T")
         await pilot.pause()
         assert any("no trace loaded" in n.message for n in app._notifications)
+
+
+async def test_panels_with_a_row_per_app_keep_their_height_when_an_app_stops() -> None:
+    """Apps that stop must not move every panel below (a full layout and repaint each time a batch job
+    comes or goes): the panel keeps its height with blank rows, and shrinks only after SHRINK_AFTER reports."""
+    import json
+
+    from neuron_top.decode import decode_report
+    from neuron_top.snapshot import Snapshot
+    from neuron_top.sources.demo import generate
+    from neuron_top.widgets.executions import ExecPanel
+    from neuron_top.widgets.latency import LatencyPanel
+    from neuron_top.widgets.panel import SHRINK_AFTER
+    from tests.helpers import T0
+
+    def snap(i: int, data: bytes, drop: bool) -> Snapshot:
+        doc = json.loads(data)
+        if drop:
+            doc["neuron_runtime_data"] = doc["neuron_runtime_data"][:1]
+        report, problems = decode_report(json.dumps(doc).encode())
+        return Snapshot(report, T0 + i, i + 1, problems)
+
+    raw = list(generate("inf2.48xlarge", 3, 12 + SHRINK_AFTER))
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot, [snap(i, d, False) for i, d in enumerate(raw[:10])])
+        panels = [app.screen.query_one(ExecPanel), app.screen.query_one(LatencyPanel)]
+        heights = [p.size.height for p in panels]
+        await feed(pilot, [snap(10, raw[10], True)])
+        assert all(len(p.build(p.view, p.size.width)) < h for p, h in zip(panels, heights, strict=True))
+        assert [p.size.height for p in panels] == heights
+        assert all(not p.render_line(p.size.height - 1).text.strip() for p in panels)
+        await feed(pilot, [snap(11 + i, d, True) for i, d in enumerate(raw[11:])])
+        assert all(p.size.height < h for p, h in zip(panels, heights, strict=True))
