@@ -14,21 +14,29 @@ StylesCache is told its lines changed, so a later full repaint (a resize, a toas
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 from weakref import WeakKeyDictionary
 
 from textual._compositor import ChopsUpdate
 from textual.app import App
+from textual.color import Color
+from textual.filter import ANSIToTruecolor, LineFilter
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-_pending: WeakKeyDictionary[App, dict[Widget, list[Region]]] = WeakKeyDictionary()
-"""Per app: the widgets with changed lines since the last flush, and their widget-relative regions."""
+Line = Callable[[int], Strip]
+"""What a widget draws on one of its lines (``render_line``, or a cheaper equivalent the widget provides)."""
+
+_pending: WeakKeyDictionary[App, dict[Widget, tuple[list[Region], Line]]] = WeakKeyDictionary()
+"""Per app: the widgets with changed lines since the last flush, their widget-relative regions, their lines."""
 
 
-def paint(widget: Widget, regions: list[Region]) -> None:
+def paint(widget: Widget, regions: list[Region], line: Line | None = None) -> None:
     """Repaint ``regions`` (widget-relative, each within one line) of ``widget``: directly when that is safe,
-    through ``Widget.refresh`` otherwise. All calls made while one message is handled go out as one write."""
+    through ``Widget.refresh`` otherwise. All calls made while one message is handled go out as one write.
+    ``line(y)`` must return what ``render_line(y)`` would (default: ``render_line``)."""
     if not regions:
         return
     if not widget.is_mounted:
@@ -39,7 +47,11 @@ def paint(widget: Widget, regions: list[Region]) -> None:
     if pending is None:
         pending = _pending[app] = {}
         app.call_next(flush, app)
-    pending.setdefault(widget, []).extend(regions)
+    known = pending.get(widget)
+    if known is None:
+        pending[widget] = (list(regions), line or widget.render_line)
+    else:
+        known[0].extend(regions)
     # Whichever way the cells reach the screen, the lines the StylesCache holds for them are stale now.
     widget._styles_cache.set_dirty(*regions)
 
@@ -54,7 +66,7 @@ def flush(app: App) -> None:
     chops: dict[int, dict[int, Strip]] = {}
     ends: dict[int, list[int]] = {}
     spans: list[tuple[int, int, int]] = []
-    for widget, regions in pending.items():
+    for widget, (regions, line) in pending.items():
         if not widget.is_mounted:
             continue
         placed = placement(widget) if direct else None
@@ -64,7 +76,7 @@ def flush(app: App) -> None:
         if placed is HIDDEN:
             continue  # scrolled out of view: the StylesCache already knows, and Textual paints it when shown
         region, visible = placed
-        lines = _lines(widget, region, visible, regions)
+        lines = _lines(widget, line, region, visible, regions)
         if lines is None:
             widget.refresh(*regions)
             continue
@@ -118,7 +130,7 @@ def _plain(widget: Widget) -> bool:
             and not (styles.has_rule("hatch") and styles.hatch != "none") and widget.opacity == 1)
 
 
-def _lines(widget: Widget, region: Region, visible: Region,
+def _lines(widget: Widget, line: Line, region: Region, visible: Region,
            regions: list[Region]) -> tuple[dict[int, Strip], list[tuple[int, int, int]]] | None:
     """The screen lines to send and the screen spans within them; None if a line is not exactly the widget's
     width (StylesCache would pad or crop it; let Textual do that)."""
@@ -136,11 +148,25 @@ def _lines(widget: Widget, region: Region, visible: Region,
         if x1 >= x2:
             continue
         if y not in rows:
-            strip = widget.render_line(r.y)
+            strip = line(r.y)
             if strip.cell_length != width:
                 return None
-            for line_filter in filters:
-                strip = strip.apply_filter(line_filter, background)  # type: ignore[arg-type]
-            rows[y] = strip
+            rows[y] = _filtered(strip, filters, background) if filters else strip
         spans.append((y, x1, x2))
     return rows, spans
+
+
+_style = attrgetter("style")
+
+
+def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color | None) -> Strip:
+    """``strip`` through the app's line filters, as the StylesCache applies them. The usual one, ANSI colours
+    to truecolor, changes nothing on lines drawn in theme (truecolor) styles: it is skipped when each of the
+    line's few distinct styles maps to itself, instead of rebuilding every segment."""
+    for line_filter in filters:
+        if isinstance(line_filter, ANSIToTruecolor) and background is not None:
+            convert, under = line_filter.truecolor_style, background.rich_color
+            if all(style is None or convert(style, under) is style for style in set(map(_style, strip))):
+                continue
+        strip = strip.apply_filter(line_filter, background)  # type: ignore[arg-type]
+    return strip

@@ -62,6 +62,8 @@ class Panel(Widget, can_focus=True):
         """``rich_style`` as of the last build: reading it walks the DOM, too slow once per line."""
         self._styles: dict[str, Style] = {}
         self._styles_theme = ""
+        self._width = 0
+        """The width the strips were built for."""
         self._shape: tuple[object, ...] | None = None
         self._tallest = 0
         self._lower = 0
@@ -123,6 +125,7 @@ class Panel(Widget, can_focus=True):
                 self._styles["base"] = self.rich_style
             self._base_style = self._styles["base"]
             self._strips = self._steady(shape, self.build(view, width), width)
+            self._width = width
             self._cache_key = key
         return self._strips
 
@@ -158,13 +161,17 @@ class Panel(Widget, can_focus=True):
             self.refresh(layout=True)
             return
         # Repaint only the cells that changed (see spans.py): fewer bytes over SSH, less compositing.
-        paint(self, changed_regions(before, after))
+        paint(self, changed_regions(before, after), self._line)
 
     def on_focus(self) -> None:
         self.refresh()
 
     def on_blur(self) -> None:
         self.refresh()
+
+    def _line(self, y: int) -> Strip:
+        """``render_line`` for a line of the strips just built (no cache-key check: that walks the DOM)."""
+        return self._strips[y].crop_extend(0, self._width, self._base_style)
 
     def render_line(self, y: int) -> Strip:
         lines = self._lines(self.size.width)

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import inspect
 from itertools import accumulate, compress, count
-from operator import ne
+from operator import attrgetter, ne
 
-from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.console import Console
 from rich.control import Control
@@ -124,6 +123,9 @@ class LineDiff(Widget):
         paint(self, [Region(r.x, ys[r.y], r.width, 1) for r in changed_regions(before, after)])
 
 
+_text = attrgetter("text")
+
+
 def _fg_only(sgr: str) -> bool:
     """SGR parameters that set only a foreground colour (``31``, ``91``, ``38;5;n``, ``38;2;r;g;b``)."""
     if sgr.startswith("38;"):
@@ -183,37 +185,57 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
         for text, style, _ in strip:
             emit_segment(text, style)
 
-    def emit_range(strip: Strip, x: int, y: int, lo: int, hi: int) -> None:
-        """The cells [lo, hi) of a chop that starts at column x, without building cropped Strips."""
-        pos = x
-        for segment in strip:
-            text = segment.text
-            n = len(text)
-            if not text.isascii() and cell_len(text) != n:  # wide characters: let Textual crop by cells
-                append(move_to(lo, y).segment.text)
-                emit(strip.crop(lo - x, hi - x))
-                return
-            end = pos + n
-            if end > lo:
-                if pos >= hi:
-                    return
-                emit_segment(text if lo <= pos and end <= hi else text[max(lo - pos, 0):hi - pos], segment.style)
-            pos = end
-
     chops = self.chops
     chop_ends = self.chop_ends
-    for y, x1, x2 in self.spans:
+    spans = self.spans
+    i, count_spans = 0, len(spans)
+    while i < count_spans:  # one row at a time: its spans, then each chop's segments walked once for them all
+        y = spans[i][0]
+        j = i
+        while j < count_spans and spans[j][0] == y:
+            j += 1
+        row = spans[i:j]
+        i = j
         ends = chop_ends[y]
+        last = ends[-1]
         for end, (x, strip) in zip(ends, chops[y].items(), strict=False):
-            if strip is None or x > x2 or end <= x1:
+            if strip is None:
                 continue
-            lo, hi = max(x1, x), min(x2, end)
-            move(lo, y)
-            if lo == x and hi == end:
+            ranges = [(max(x1, x), min(x2, end)) for _, x1, x2 in row if x1 < end and x2 > x]
+            if not ranges:
+                continue
+            if len(ranges) == 1 and ranges[0] == (x, end):
+                move(x, y)
                 emit(strip)
-            else:
-                emit_range(strip, x, y, lo, hi)
-            cursor = (hi, y) if hi < ends[-1] else None
+                cursor = (end, y) if end < last else None
+                continue
+            if strip.cell_length != sum(map(len, map(_text, strip))):  # wide characters: crop by cells
+                for lo, hi in ranges:
+                    move(lo, y)
+                    emit(strip.crop(lo - x, hi - x))
+                    cursor = (hi, y) if hi < last else None
+                continue
+            # The cells [lo, hi) of each range, in one walk over the chop's segments.
+            k, n = 0, len(ranges)
+            lo, hi = ranges[0]
+            move(lo, y)
+            pos = x
+            for text, style, _ in strip:
+                seg_end = pos + len(text)
+                while seg_end > lo:  # this segment reaches into range k
+                    a, b = max(lo, pos), min(hi, seg_end)
+                    emit_segment(text if a == pos and b == seg_end else text[a - pos:b - pos], style)
+                    if seg_end < hi:
+                        break  # range k goes on in the next segment
+                    cursor = (hi, y) if hi < last else None
+                    k += 1
+                    if k == n:
+                        break
+                    lo, hi = ranges[k]
+                    move(lo, y)
+                if k == n:
+                    break
+                pos = seg_end
     if state:
         append("\x1b[0m")
     return "".join(out)
