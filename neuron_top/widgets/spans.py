@@ -28,6 +28,29 @@ SPAN_GAP = 4
 """Changed cells closer than this are sent as one span: a cursor move costs about as much as a few cells."""
 
 
+_text = attrgetter("text")
+_style = attrgetter("style")
+_NARROW = frozenset(chr(c) for lo, hi in ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2026, 0x2026),
+                                          (0x2500, 0x25FC), (0x2800, 0x28FF)) for c in range(lo, hi + 1))
+"""Characters one cell wide (Rich's own fast-path set, plus the ellipsis): every character a panel draws,
+except what comes from the data."""
+
+
+def _measure(strip: Strip, text: str) -> int:
+    """``strip.cell_length`` (``text`` is its text), without measuring each segment when every character is
+    known to be one cell wide: a set test in C. Textual measures a fresh 200-column strip segment by segment,
+    ~10x slower, and every new line of every update needs it (diff, crop, paint); the result is kept in the
+    strip where Textual keeps its own."""
+    if not _NARROW.issuperset(text):
+        return strip.cell_length
+    try:
+        if strip._cell_length is None:
+            strip._cell_length = len(text)
+    except AttributeError:  # a Textual whose Strip keeps it elsewhere: only the saving is lost
+        pass
+    return len(text)
+
+
 def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, int]]:
     """Column ranges ``[x1, x2)`` where two strips of one line draw different cells (text or style); ranges
     closer than ``gap`` merge. A line holding wide characters (a CJK tag) is reported as changed whole.
@@ -35,15 +58,15 @@ def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, in
     It runs on every changed line of every update, so the per-cell work is done by C iterators (``map`` /
     ``compress``); styles are compared per run of segments."""
     sa, sb = list(a), list(b)
-    texts_a, texts_b = [s.text for s in sa], [s.text for s in sb]
+    texts_a, texts_b = list(map(_text, sa)), list(map(_text, sb))
     ta, tb = "".join(texts_a), "".join(texts_b)
-    wa, wb = a.cell_length, b.cell_length
+    wa, wb = _measure(a, ta), _measure(b, tb)
     if len(ta) != wa or len(tb) != wb:
         return [(0, max(wa, wb))]
     marks = [(k, k + 1) for k in compress(count(), map(ne, ta, tb))]
     if wa != wb:
         marks.append((min(wa, wb), max(wa, wb)))
-    styles_a, styles_b = [s.style for s in sa], [s.style for s in sb]
+    styles_a, styles_b = list(map(_style, sa)), list(map(_style, sb))
     if styles_a == styles_b:
         # Same styles in the same order (the common case: a bar's fill moved): only cells between two
         # boundaries that moved change style.
@@ -121,9 +144,6 @@ class LineDiff(Widget):
         after = [self.draw_line(y) for y in ys]
         self._drawn = dict(zip(ys, after, strict=True))
         paint(self, [Region(r.x, ys[r.y], r.width, 1) for r in changed_regions(before, after)])
-
-
-_text = attrgetter("text")
 
 
 def _fg_only(sgr: str) -> bool:

@@ -54,3 +54,12 @@ def test_wide_characters_repaint_the_whole_line() -> None:
     a = strip(("app 推理 1", RED))
     b = strip(("app 推理 2", RED))
     assert changed_spans(a, b) == [(0, a.cell_length)]
+
+
+def test_measuring_a_line_keeps_textuals_cell_length() -> None:
+    """The diff measures lines of one-cell characters itself and leaves the width in the strip: it must be the
+    width Textual would find, for one-cell text, the ellipsis, and wide text alike."""
+    for text in ("cpu ▁▂▃█ 12.5%", "llama3-70b-pret… tot", "app 推理 1", "ok"):
+        fresh, measured = strip((text, RED)), strip((text, RED))
+        changed_spans(measured, strip(("x" * 30, RED)))
+        assert measured.cell_length == fresh.cell_length
