@@ -5,10 +5,14 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
+from typing import TypeVar
+from weakref import WeakKeyDictionary
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input
 
 from .alerts import new_uncorrected
@@ -24,6 +28,8 @@ from .themes import DEFAULT_THEME, load_themes
 from .view import View
 from .widgets.header import HeaderBar, SourceLine
 from .widgets.tabs import AppTabs
+
+W = TypeVar("W", bound=Widget)
 
 
 class NeuronTopApp(App):
@@ -71,6 +77,7 @@ class NeuronTopApp(App):
                                       state="demo" if demo else "replay" if replay is not None else "starting")
         self._themes = load_themes()
         self._wanted_theme = theme or DEFAULT_THEME
+        self._found: WeakKeyDictionary[Screen, dict[type, list[Widget]]] = WeakKeyDictionary()
 
     # --- start-up ---
     def on_mount(self) -> None:
@@ -190,18 +197,27 @@ class NeuronTopApp(App):
         for screen in self.screen_stack:
             if hasattr(screen, "view"):
                 screen.view = view
-        tabs = self.screen.query(AppTabs)
-        for t in tabs:
+        for t in self._on_screen(AppTabs):
             t.apps = self.visible_apps()
             t.selected = self.pid
             t.filter_text = self.tag_text
         self._update_header()
 
     def _update_header(self) -> None:
-        for h in self.screen.query(HeaderBar):
-            h.snapshot = self.latest
-            h.source = self.source_line
-            h.now = self.clock()
+        for h in self._on_screen(HeaderBar):
+            h.show(self.latest, self.source_line, self.clock())
+
+    def _on_screen(self, kind: type[W]) -> list[W]:
+        """The current screen's widgets of one kind, looked up once per screen (a DOM query ran 1-2 times a
+        second otherwise)."""
+        screen = self.screen
+        known = self._found.setdefault(screen, {})
+        found = known.get(kind)
+        if found is None or not all(w.is_attached for w in found):
+            found = list(screen.query(kind))
+            if found:
+                known[kind] = found
+        return found  # type: ignore[return-value]
 
     # --- actions ---
     def action_pause(self) -> None:

@@ -47,6 +47,15 @@ class HeaderBar(LineDiff):
     now: reactive[float] = reactive(0.0, repaint=False)
     """Set once a second by the app so the age of the last report moves without a timer here."""
 
+    def show(self, snapshot: Snapshot | None, source: SourceLine, now: float) -> None:
+        """All three at once, with one repaint (each watcher would redraw and diff both lines)."""
+        if snapshot is self.snapshot and source == self.source and now == self.now:
+            return
+        self.set_reactive(HeaderBar.snapshot, snapshot)
+        self.set_reactive(HeaderBar.source, source)
+        self.set_reactive(HeaderBar.now, now)
+        self.repaint_changed()
+
     def watch_snapshot(self) -> None:
         self.repaint_changed()
 

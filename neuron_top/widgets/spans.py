@@ -10,12 +10,13 @@ writer crops a span on the right only, re-sending every line from the widget's l
 from __future__ import annotations
 
 import inspect
-from itertools import accumulate, compress, count
+import re
+from functools import lru_cache
+from itertools import accumulate
 from operator import attrgetter, ne
 
 from rich.color import ColorSystem
 from rich.console import Console
-from rich.control import Control
 from rich.style import Style
 from textual._compositor import ChopsUpdate
 from textual.geometry import Region
@@ -34,6 +35,12 @@ _NARROW = frozenset(chr(c) for lo, hi in ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2
                                           (0x2500, 0x25FC), (0x2800, 0x28FF)) for c in range(lo, hi + 1))
 """Characters one cell wide (Rich's own fast-path set, plus the ellipsis): every character a panel draws,
 except what comes from the data."""
+
+
+@lru_cache(maxsize=8)
+def _runs(gap: int) -> re.Pattern[bytes]:
+    """Runs of 1s in a 0/1 mask, with gaps of fewer than ``gap`` 0s inside them."""
+    return re.compile(rb"\x01(?:\x00{0,%d}\x01)*" % max(gap - 1, 0))
 
 
 def _measure(strip: Strip, text: str) -> int:
@@ -63,7 +70,9 @@ def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, in
     wa, wb = _measure(a, ta), _measure(b, tb)
     if len(ta) != wa or len(tb) != wb:
         return [(0, max(wa, wb))]
-    marks = [(k, k + 1) for k in compress(count(), map(ne, ta, tb))]
+    # Runs of changed characters, already merged across gaps shorter than ``gap``: a regex over a 0/1 mask,
+    # in C, instead of one mark per changed cell.
+    marks = [m.span() for m in _runs(gap).finditer(bytes(map(ne, ta, tb)))]
     if wa != wb:
         marks.append((min(wa, wb), max(wa, wb)))
     styles_a, styles_b = list(map(_style, sa)), list(map(_style, sb))
@@ -166,7 +175,6 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     """
     out: list[str] = []
     append = out.append
-    move_to = Control.move_to
     color_system = console._color_system or ColorSystem.TRUECOLOR
     state = ""  # the SGR parameters in force; "" after a reset
     cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
@@ -177,7 +185,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
             if n:
                 append(f"\x1b[{n}C" if n > 1 else "\x1b[C")
         else:
-            append(move_to(x, y).segment.text)
+            append(f"\x1b[{y + 1};{x + 1}H")  # what Control.move_to(x, y) sends, without building a Control
 
     def emit_segment(text: str, style: Style | None) -> None:
         nonlocal state

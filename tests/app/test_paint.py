@@ -87,4 +87,6 @@ async def test_a_screen_over_the_dashboard_sends_updates_through_textual() -> No
         cores = app.screen.query_one(CoreGrid)
         assert placement(cores) is not None
         await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen is not cores.screen
         assert placement(cores) is None
