@@ -21,9 +21,10 @@ What is measured, and how:
   polled every 10 ms; the same for the minimal app (its one line). Median of several starts.
 * Render per update: in-process, ``App.run_test(size=(200, 60))`` fed the seeded demo reports through
   ``app.accept_snapshot`` (as the collector does), timing from accept until ``pilot.pause()`` returns (message
-  handling, reactive updates, layout, compositor, the headless driver's write), and separately the time inside
-  ``Screen._on_timer_update`` (layout + compositor + display only). The headless driver writes nothing, so
-  this excludes the terminal write, which the bytes figure above covers.
+  handling, reactive updates, layout, compositor, direct panel paints, and the terminal bytes themselves: the
+  headless driver writes nothing, so ``App._display`` is replaced by one that renders each update to a string
+  for a 256-colour terminal, as the real driver would, and drops it), and separately the time inside
+  ``Screen._on_timer_update`` and ``paint.flush`` (layout, compositor, painting and the bytes only).
 
 The machine is shared: the load average is recorded before and after each phase.
 """
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import os
 import shlex
 import shutil
@@ -174,9 +176,11 @@ def first_frames(tmux: Tmux, runs: int, minimal: Path) -> dict[str, list[float]]
 
 async def render_times(updates: int) -> dict[str, list[float]]:
     """Per update, in ms: CPU of the event-loop thread from accept until idle, the same for an idle pause (the
-    baseline), and wall time inside ``accept_snapshot`` plus every ``Screen._on_timer_update`` it caused."""
+    baseline), and wall time inside ``accept_snapshot`` plus every ``Screen._on_timer_update`` and panel
+    ``paint.flush`` (the direct write of changed cells) it caused."""
     from textual.screen import Screen
 
+    from neuron_top.widgets import paint
     from tests.helpers import demo_snapshots, feed, make_app
 
     snaps = demo_snapshots("trn2.48xlarge", 7, 40 + updates)
@@ -188,8 +192,28 @@ async def render_times(updates: int) -> dict[str, list[float]]:
         original(self)
         inside.append(time.perf_counter() - t)
 
+    flush = paint.flush
+
+    def timed_flush(app: object) -> None:
+        t = time.perf_counter()
+        flush(app)  # type: ignore[arg-type]
+        inside.append(time.perf_counter() - t)
+
+    from rich.console import Console
+    from textual._compositor import CompositorUpdate
+    from textual.app import App
+
+    console = Console(force_terminal=True, color_system="256", width=W, height=H, file=io.StringIO())
+    display = App._display
+
+    def render(self: App, screen: Screen, renderable: object) -> None:
+        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
+            renderable.render_segments(console)  # what the driver would write; the headless driver skips it
+
     # Patched before any screen exists: each screen's update timer binds the method when it is created.
     Screen._on_timer_update = timed  # type: ignore[method-assign]
+    paint.flush = timed_flush  # type: ignore[assignment]
+    App._display = render  # type: ignore[method-assign]
     out: dict[str, list[float]] = {"cpu": [], "idle_cpu": [], "busy_wall": []}
     try:
         app = make_app()
@@ -209,6 +233,8 @@ async def render_times(updates: int) -> dict[str, list[float]]:
                 out["busy_wall"].append((sync + sum(inside)) * 1000)
     finally:
         Screen._on_timer_update = original  # type: ignore[method-assign]
+        paint.flush = flush  # type: ignore[assignment]
+        App._display = display  # type: ignore[method-assign]
     return out
 
 
