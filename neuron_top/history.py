@@ -25,6 +25,9 @@ class History:
         self._last: Snapshot | None = None
         self.first: Snapshot | None = None
         """The first snapshot pushed since the last clear."""
+        self.pushed = 0
+        """Snapshots pushed since this History was made, never reset (``clear`` does not): widgets that draw
+        over several reports align on it, and it tells them the data changed."""
         self.ecc_totals: dict[int, DeviceEcc] = {}
         """ECC events per device summed over every report pushed since the last clear. neuron-monitor reports
         the events of each period (its Prometheus exporter adds them to counters), so totals are sums."""
@@ -67,6 +70,7 @@ class History:
                 e.device, t.mem_corrected + e.mem_corrected, t.mem_uncorrected + e.mem_uncorrected,
                 t.sram_corrected + e.sram_corrected, t.sram_uncorrected + e.sram_uncorrected)
         self._last = snap
+        self.pushed += 1
         if self.first is None:
             self.first = snap
         n = len(self.ts)

@@ -124,7 +124,7 @@ def _style_changes(texts_a: list[str], styles_a: list[Style | None], texts_b: li
 def changed_regions(before: list[Strip], after: list[Strip]) -> list[Region]:
     """Widget-relative regions to repaint when ``before`` (on screen) becomes ``after`` (same line count)."""
     return [Region(x1, y, x2 - x1, 1)
-            for y, (a, b) in enumerate(zip(before, after, strict=True)) if a != b
+            for y, (a, b) in enumerate(zip(before, after, strict=True)) if a is not b and a != b
             for x1, x2 in changed_spans(a, b)]
 
 

@@ -17,6 +17,11 @@ from .sparkline import spark_text
 KINDS = (("user", "user", "low"), ("nice", "nice", "value"), ("sys", "system", "high"),
          ("iowait", "io_wait", "mid"), ("irq", "irq", "mid"), ("softirq", "soft_irq", "mid"))
 SPARK_W = 6
+STEP = 2
+"""Reports per sparkline cell. Each cell is the mean of ``STEP`` reports' usage and the grid moves once per
+``STEP`` reports (btop's default update is 2 s). Why: 192 sparklines that scroll every second were the largest
+part of what the dashboard drew and sent each second (every cell of a scrolling sparkline changes); at 2 s per
+cell they change half as often and show twice the history in the same cells."""
 
 
 class VcpuPanel(Panel):
@@ -25,12 +30,20 @@ class VcpuPanel(Panel):
         self._labels: dict[int, Segment] = {}
         """vCPU number -> its label Segment, the same every update (made once per theme)."""
         self._labels_style: Style | None = None
+        self._grid_key: tuple[object, ...] | None = None
+        self._grid_rows: list[Strip] = []
+        """The sparkline grid as last built: between two steps it is handed out again, the same Strip objects,
+        so finding the changed cells skips it at once."""
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
         g = snap.vcpu
         cpus = snap.vcpus
-        lines = [self.title_strip(f"vCPU Utilization ({len(cpus)} vCPUs)", width)]
+        every = ""
+        if cpus and g is not None and g.period:
+            cell_s = g.period * STEP
+            every = f", {fmt.duration(round(cell_s)) if cell_s >= 1 else f'{cell_s * 1000:.0f}ms'} per cell"
+        lines = [self.title_strip(f"vCPU Utilization ({len(cpus)} vCPUs{every})", width)]
         label_w = 16
         if g is None or g.average_usage is None:
             why = f": {clean(g.error)}" if g is not None and g.error else ""
@@ -62,24 +75,50 @@ class VcpuPanel(Panel):
         lines.append(Strip(rt))
         # One small sparkline per vCPU, in a grid that fills the width.
         if cpus:
-            cell = SPARK_W + 5  # "123▁▂▃▄▅▆ "
-            per_row = max((width - 1) // cell, 1)
-            last = view.history.last
-            label = self.style("label")
-            labels = self._labels
-            if self._labels_style is not label:
-                labels.clear()
-                self._labels_style = label
-            load_style = self.load_style
-            for start in range(0, len(cpus), per_row):
-                segs = []
-                for i, t in cpus[start:start + per_row]:
-                    idle = finite(t.idle)
-                    tag = labels.get(i)
-                    if tag is None:
-                        tag = labels[i] = Segment(f" {i:>3} ", label)
-                    segs.append(tag)
-                    segs.append(Segment(spark_text(last(("vcpu", i), SPARK_W), SPARK_W),
-                                        load_style(None if idle is None else max(0.0, 100.0 - idle))))
-                lines.append(Strip(segs))
+            lines += self._grid(view, width)
         return lines
+
+    def _grid(self, view: View, width: int) -> list[Strip]:
+        cpus = view.snapshot.vcpus
+        history = view.history
+        label = self.style("label")
+        step = history.pushed // STEP
+        key = (history, step, width, label, self.style("low"), len(cpus), cpus[0][0], cpus[-1][0])
+        if key == self._grid_key:
+            return self._grid_rows
+        # The newest complete cells: the reports of an unfinished step are left for the next one.
+        extra = history.pushed % STEP
+        want = SPARK_W * STEP + extra
+        last = history.last
+        cell = SPARK_W + 5  # "123▁▂▃▄▅▆ "
+        per_row = max((width - 1) // cell, 1)
+        labels = self._labels
+        if self._labels_style is not label:
+            labels.clear()
+            self._labels_style = label
+        load_style = self.load_style
+        rows = []
+        for start in range(0, len(cpus), per_row):
+            segs = []
+            for i, _ in cpus[start:start + per_row]:
+                values = last(("vcpu", i), want)
+                if extra:
+                    del values[-extra:]
+                means = _means(values)
+                tag = labels.get(i)
+                if tag is None:
+                    tag = labels[i] = Segment(f" {i:>3} ", label)
+                segs.append(tag)
+                segs.append(Segment(spark_text(means, SPARK_W), load_style(means[-1])))
+            rows.append(Strip(segs))
+        self._grid_key, self._grid_rows = key, rows
+        return rows
+
+
+def _means(values: list[float | None]) -> list[float | None]:
+    """Each ``STEP`` values as their mean; None only where all of them are None (a gap, never a zero)."""
+    out: list[float | None] = []
+    for k in range(0, len(values), STEP):
+        got = [v for v in values[k:k + STEP] if v is not None]
+        out.append(sum(got) / len(got) if got else None)
+    return out

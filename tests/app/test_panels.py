@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 
 from neuron_top.alerts import new_uncorrected
 from neuron_top.decode import decode_report
+from neuron_top.history import History
 from neuron_top.memtree import build_tree
 from neuron_top.schema import Report
 from neuron_top.screens.app_detail import AppScreen
@@ -23,6 +24,7 @@ from neuron_top.widgets.latency import LatencyPanel
 from neuron_top.widgets.memory import MemorySummary, MemoryTree
 from neuron_top.widgets.models import ModelsPanel
 from neuron_top.widgets.panel import Panel
+from neuron_top.widgets.vcpu import VcpuPanel
 from tests.panel_app import PanelApp, sync
 from tests.panel_views import SHARED, fixture_view, hand_view, snapshots, view_of
 
@@ -40,6 +42,53 @@ def text(panel: Panel) -> str:
 
 def only(*panels: type[Panel]):
     return lambda: [p(id=p.__name__.lower()) for p in panels]
+
+
+# --- vCPU ---
+
+def _vcpu_snaps(busy: list[float | None]) -> list[Snapshot]:
+    """One report per value: vCPU 0 is ``busy`` percent busy (None: the report has no vCPU data), vCPU 1 idle."""
+    out = []
+    for i, b in enumerate(busy):
+        usage = {} if b is None else {"0": {"user": b, "idle": 100.0 - b}, "1": {"idle": 100.0}}
+        data = msgspec.json.encode({"system_data": {"vcpu_usage": {
+            "period": 1.0, "average_usage": {"user": 1.0, "idle": 99.0}, "usage_data": usage}}})
+        report, problems = decode_report(data)
+        out.append(Snapshot(report, 1700000000.0 + i, seq=i, problems=problems))
+    return out
+
+
+def _spark(panel: Panel, cpu: int) -> str:
+    row = next(r for r in lines(panel) if f" {cpu:>3} " in r)
+    return row.split(f" {cpu:>3} ")[1][:6]
+
+
+@sync
+async def test_vcpu_sparkline_cells_are_two_report_means_and_move_every_second_report() -> None:
+    snaps = _vcpu_snaps([100.0, 100.0, 0.0, 100.0, None, None, 50.0, 50.0, 100.0, 100.0])
+    history = History(maxlen=120)
+    history.extend(snaps[:8])
+
+    def view(n: int) -> View:
+        return View(snapshot=snaps[n - 1], history=history, tick=n)
+
+    app = PanelApp(view(8), only(VcpuPanel))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(VcpuPanel)
+        # cells: (100, 100) full, (0, 100) half, (None, None) a gap never a zero, (50, 50) half; older: gaps
+        assert _spark(panel, 0) == "  █▄ ▄"
+        assert "2s per cell" in lines(panel)[0]
+        before = list(panel._strips)
+        history.push(snaps[8])  # the 9th report starts a new cell: nothing moves yet
+        app.set_view(view(9))
+        await pilot.pause()
+        assert _spark(panel, 0) == "  █▄ ▄"
+        assert panel._strips[-1] is before[-1]  # the same strips: the diff skips them at once
+        history.push(snaps[9])  # the 10th completes it
+        app.set_view(view(10))
+        await pilot.pause()
+        assert _spark(panel, 0) == " █▄ ▄█"
 
 
 # --- memory summary ---
