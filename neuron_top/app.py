@@ -27,6 +27,7 @@ from .sources.base import Source
 from .themes import DEFAULT_THEME, load_themes
 from .view import View
 from .widgets.header import HeaderBar, SourceLine
+from .widgets.spans import forget
 from .widgets.tabs import AppTabs
 
 W = TypeVar("W", bound=Widget)
@@ -47,6 +48,7 @@ class NeuronTopApp(App):
         Binding("d", "tab(1)", "next app", show=False),
         Binding("t", "next_theme", "theme", show=False),
         Binding("T", "timeline", "timeline"),
+        Binding("ctrl+l", "redraw", "redraw the screen", show=False),
         *[Binding(str(n), f"select({n})", f"app {n}", show=False) for n in range(1, 10)],
     ]
 
@@ -102,6 +104,8 @@ class NeuronTopApp(App):
         if self.traces:
             self.open_traces(self.traces, show=self.source is None and self.replay is None)
         self.set_interval(1.0, self._tick_clock)
+        # After Ctrl+Z and fg the terminal shows something else: the next full repaint must send every cell.
+        self.app_resume_signal.subscribe(self, lambda _app: forget(self.console))
         self.call_after_refresh(self._freeze_startup_objects)
         if self.collector is not None:
             self.collect()
@@ -219,7 +223,15 @@ class NeuronTopApp(App):
                 known[kind] = found
         return found  # type: ignore[return-value]
 
+    def on_resize(self) -> None:
+        forget(self.console)  # the terminal may have cleared or reflowed its lines
+
     # --- actions ---
+    def action_redraw(self) -> None:
+        """Send every cell again, as curses programs do on Ctrl+L (after another program wrote over the screen)."""
+        forget(self.console)
+        self.refresh(layout=True)
+
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.source_line = self._src(paused=self.paused)

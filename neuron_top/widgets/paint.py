@@ -29,6 +29,11 @@ from textual.widget import Widget
 Line = Callable[[int], Strip]
 """What a widget draws on one of its lines (``render_line``, or a cheaper equivalent the widget provides)."""
 
+class ExactChops(ChopsUpdate):
+    """A partial update whose spans hold only cells that differ from what the terminal shows (the panels' own
+    diff found them). Textual's own partial updates mark whole regions; the writer narrows those first."""
+
+
 _pending: WeakKeyDictionary[App, dict[Widget, tuple[list[Region], Line]]] = WeakKeyDictionary()
 """Per app: the widgets with changed lines since the last flush, their widget-relative regions, their lines."""
 
@@ -92,7 +97,7 @@ def flush(app: App) -> None:
         if len(row) > 1:  # two panels side by side: the writer walks a row's chops left to right
             chops[y] = dict(sorted(row.items()))
             ends[y].sort()
-    app._display(app.screen, ChopsUpdate(chops, spans, ends))  # type: ignore[arg-type]
+    app._display(app.screen, ExactChops(chops, spans, ends))  # type: ignore[arg-type]
 
 
 HIDDEN = (Region(), Region())

@@ -12,18 +12,19 @@ from __future__ import annotations
 import inspect
 import re
 from functools import lru_cache
-from itertools import accumulate
-from operator import attrgetter, ne
+from itertools import accumulate, chain, repeat
+from operator import attrgetter, ne, or_
+from weakref import WeakKeyDictionary
 
 from rich.color import ColorSystem
 from rich.console import Console
 from rich.style import Style
-from textual._compositor import ChopsUpdate
+from textual._compositor import ChopsUpdate, LayoutUpdate
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .paint import paint
+from .paint import ExactChops, paint
 
 SPAN_GAP = 4
 """Changed cells closer than this are sent as one span: a cursor move costs about as much as a few cells."""
@@ -178,17 +179,34 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     color_system = console._color_system or ColorSystem.TRUECOLOR
     state = ""  # the SGR parameters in force; "" after a reset
     cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
+    shadow = _shadows.get(console)
+    chars: list[str] | None = None  # the shadow's row being written, and where: see ``Shadow``
+    styles: list[Style | None] = []
+    at = row_y = 0
 
     def move(x: int, y: int) -> None:
+        nonlocal chars, styles, at, row_y
         if cursor is not None and cursor[1] == y and x >= cursor[0]:
             n = x - cursor[0]
             if n:
                 append(f"\x1b[{n}C" if n > 1 else "\x1b[C")
         else:
             append(f"\x1b[{y + 1};{x + 1}H")  # what Control.move_to(x, y) sends, without building a Control
+        if shadow is not None:
+            chars = shadow.row(y) if x < shadow.width else None
+            styles, at, row_y = shadow.styles[y] if chars is not None else [], x, y
 
     def emit_segment(text: str, style: Style | None) -> None:
-        nonlocal state
+        nonlocal state, at, chars
+        if chars is not None:
+            n = len(text)
+            if at + n <= shadow.width:  # type: ignore[union-attr]
+                chars[at:at + n] = text
+                styles[at:at + n] = repeat(style, n)
+            else:  # past the edge the shadow had (a resize under way): not followed
+                shadow.forget_row(row_y)  # type: ignore[union-attr]
+                chars = None
+            at += n
         if style is None:
             ansi = ""
         else:
@@ -232,12 +250,15 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
             ranges = [(max(x1, x), min(x2, end)) for _, x1, x2 in row if x1 < end and x2 > x]
             if not ranges:
                 continue
+            wide = strip.cell_length != sum(map(len, map(_text, strip)))
+            if wide and shadow is not None:
+                shadow.forget_row(y)  # the shadow counts characters as cells: this row is not followed
             if len(ranges) == 1 and ranges[0] == (x, end):
                 move(x, y)
                 emit(strip)
                 cursor = (end, y) if end < last else None
                 continue
-            if strip.cell_length != sum(map(len, map(_text, strip))):  # wide characters: crop by cells
+            if wide:  # crop by cells
                 for lo, hi in ranges:
                     move(lo, y)
                     emit(strip.crop(lo - x, hi - x))
@@ -269,7 +290,108 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     return "".join(out)
 
 
+class Shadow:
+    """What the terminal shows, cell by cell (a character and a style per cell), so that a full repaint sends only
+    the cells that differ from it, as curses has always done.
+
+    Why: after any layout change (an app starting or stopping, a drill-down, Esc back, a theme) Textual repaints
+    every cell of the screen, each segment with its own colour codes and a reset: ~60 KB at 200x60 on the trn2
+    demo, as much as several seconds of ordinary updates. The writer records every cell it sends (a slice
+    assignment per segment); a row it cannot follow (wide characters) is forgotten and sent whole next time.
+    Anything else that may change the terminal (a resize, resuming after Ctrl+Z) calls ``forget``.
+    """
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.chars: list[list[str] | None] = [None] * height
+        """Per row, its characters; None while the row is not known (nothing sent yet, or forgotten)."""
+        self.styles: list[list[Style | None]] = [[] for _ in range(height)]
+
+    def row(self, y: int) -> list[str] | None:
+        return self.chars[y] if y < self.height else None
+
+    def forget_row(self, y: int) -> None:
+        if y < self.height:
+            self.chars[y] = None
+
+    def changed(self, y: int, x: int, strip: Strip, gap: int = SPAN_GAP) -> list[tuple[int, int]]:
+        """Column ranges (relative to ``x``) where ``strip``, drawn at (``x``, ``y``), differs from the terminal;
+        the whole strip when that row is not known. The row becomes known (the caller sends what differs)."""
+        texts = list(map(_text, strip))
+        text = "".join(texts)
+        width = strip.cell_length
+        row = self.chars[y]
+        if len(text) != width or x + width > self.width:  # wide characters: not followed cell by cell
+            self.chars[y] = None
+            return [(0, width)] if width else []
+        new_styles = list(chain.from_iterable(map(repeat, map(_style, strip), map(len, texts))))
+        if row is None:
+            if x or width != self.width:  # part of a row: the rest stays unknown
+                return [(0, width)] if width else []
+            self.chars[y] = row = [" "] * self.width
+            self.styles[y] = [None] * self.width
+            row[x:x + width] = text
+            self.styles[y][x:x + width] = new_styles
+            return [(0, width)] if width else []
+        old_styles = self.styles[y]
+        mask = bytes(map(or_, map(ne, row[x:x + width], text), map(ne, old_styles[x:x + width], new_styles)))
+        return [m.span() for m in _runs(gap).finditer(mask)]
+
+
+_shadows: WeakKeyDictionary[Console, Shadow] = WeakKeyDictionary()
+"""The terminal behind each console (an app has one)."""
+
+
+def forget(console: Console) -> None:
+    """The terminal's content is no longer known (it was resized, or the app was suspended): the next full
+    repaint sends every cell."""
+    _shadows.pop(console, None)
+
+
+def _render_layout(self: LayoutUpdate, console: Console) -> str:
+    """``LayoutUpdate.render_segments`` (a full repaint) as the cells that differ from what the terminal shows,
+    sent by the partial-update writer."""
+    region = self.region
+    shadow = _shadows.get(console)
+    if shadow is None or (shadow.width, shadow.height) != (region.right, region.bottom):
+        shadow = _shadows[console] = Shadow(region.right, region.bottom)
+    chops: dict[int, dict[int, Strip]] = {}
+    ends: dict[int, list[int]] = {}
+    spans: list[tuple[int, int, int]] = []
+    x = region.x
+    for y, line in enumerate(self.strips, region.y):
+        strip = Strip.join(line)
+        chops[y] = {x: strip}
+        ends[y] = [x + strip.cell_length]
+        spans += [(y, x + x1, x + x2) for x1, x2 in shadow.changed(y, x, strip)]
+    if not spans:
+        return ""
+    return _render_segments(ExactChops(chops, spans, ends), console)  # type: ignore[arg-type]
+
+
+def _narrowed(update: ChopsUpdate, shadow: Shadow) -> ChopsUpdate:
+    """``update`` (Textual's: whole regions of widgets that moved or were refreshed) with its spans narrowed to
+    the cells that differ from the terminal. After a panel's height changes, Textual repaints everything below
+    it: ~60 KB at 200x60, of which only a few hundred cells really change."""
+    spans: list[tuple[int, int, int]] = []
+    rows: dict[int, list[tuple[int, int, int]]] = {}
+    for span in update.spans:
+        rows.setdefault(span[0], []).append(span)
+    for y, row in rows.items():
+        if shadow.row(y) is None:
+            spans += row
+            continue
+        differ: list[tuple[int, int]] = []
+        for (x, strip), end in zip(update.chops[y].items(), update.chop_ends[y], strict=False):
+            if strip is not None and any(x1 < end and x2 > x for _, x1, x2 in row):
+                differ += [(x + a, x + b) for a, b in shadow.changed(y, x, strip)]
+        spans += [(y, lo, hi) for _, x1, x2 in row for a, b in differ
+                  if (lo := max(a, x1)) < (hi := min(b, x2))]
+    return ChopsUpdate(update.chops, spans, update.chop_ends)
+
+
 _TEXTUALS_WRITER = ChopsUpdate.render_segments
+_TEXTUALS_LAYOUT_WRITER = LayoutUpdate.render_segments
 _fallback = False
 
 
@@ -279,17 +401,34 @@ def _writer(self: ChopsUpdate, console: Console) -> str:
     global _fallback
     if not _fallback:
         try:
-            return _render_segments(self, console)
+            shadow = _shadows.get(console)
+            exact = shadow is None or type(self) is ExactChops
+            return _render_segments(self if exact else _narrowed(self, shadow), console)  # type: ignore[arg-type]
         except Exception:
             _fallback = True
+            _shadows.clear()
     return _TEXTUALS_WRITER(self, console)
 
 
+def _layout_writer(self: LayoutUpdate, console: Console) -> str:
+    """Ours (only what differs from the terminal), or Textual's full repaint once either writer has failed."""
+    global _fallback
+    if not _fallback:
+        try:
+            return _render_layout(self, console)
+        except Exception:
+            _fallback = True
+            _shadows.clear()
+    return _TEXTUALS_LAYOUT_WRITER(self, console)
+
+
 def install() -> None:
-    """Replace Textual's partial-update writer (idempotent), if ``ChopsUpdate`` still has the shape it was
-    written for (Textual 8.2: ``chops``, ``spans``, ``chop_ends``)."""
-    if set(inspect.signature(ChopsUpdate.__init__).parameters) >= {"chops", "spans", "chop_ends"}:
+    """Replace Textual's terminal writers (idempotent), if ``ChopsUpdate`` and ``LayoutUpdate`` still have the
+    shape they were written for (Textual 8.2: ``chops``, ``spans``, ``chop_ends``; ``strips``, ``region``)."""
+    if (set(inspect.signature(ChopsUpdate.__init__).parameters) >= {"chops", "spans", "chop_ends"}
+            and set(inspect.signature(LayoutUpdate.__init__).parameters) >= {"strips", "region"}):
         ChopsUpdate.render_segments = _writer  # type: ignore[method-assign]
+        LayoutUpdate.render_segments = _layout_writer  # type: ignore[method-assign]
 
 
 install()

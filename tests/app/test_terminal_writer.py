@@ -119,6 +119,12 @@ async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str,
         for i, s in enumerate(snaps[10:]):
             app.accept_snapshot(s)
             await pilot.pause()
+            if i == 3:  # a drill-down and back: two full repaints, sent as what differs from the terminal
+                app.open_app(app.latest.apps[0].pid)
+            if i == 5:
+                await pilot.press("escape")
+            if i == 7:
+                await pilot.press("ctrl+l")  # every cell again
             if i == 10:
                 await pilot.press("d")  # the next app's tab
             if i == 15:
@@ -129,7 +135,7 @@ async def test_the_dashboard_on_a_terminal_matches_a_full_repaint(instance: str,
                 app.screen.query_one("#body").scroll_to(y=7, animate=False)
         await pilot.pause()
         final = app.screen._compositor.render_update(full=True)
-        full = final.render_segments(con)
+        full = final.render_segments(console(colors))  # a new terminal: every cell
     assert len(sent) > 20
     assert any(isinstance(u, str) and "\x1b[" in u for u in sent)
     screen, stream = terminal()
@@ -170,3 +176,94 @@ def test_a_writer_failure_falls_back_to_textuals_own(monkeypatch) -> None:
     out = ChopsUpdate([{0: line}], [(0, 2, 4)], [[6]]).render_segments(console())
     assert "abcd" in out  # Textual's writer: from the chop's start to the span's end
     assert spans._fallback
+
+
+def _screen_lines(rng: random.Random, styles: list[Style]) -> list[Strip]:
+    def line() -> Strip:
+        segs, n = [], 0
+        while n < W:
+            k = min(rng.randint(1, 15), W - n)
+            segs.append(Segment("".join(rng.choice("ab █▁▂─.%0123") for _ in range(k)), rng.choice(styles)))
+            n += k
+        return Strip(segs)
+
+    return [line() for _ in range(H)]
+
+
+def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> None:
+    import neuron_top.widgets.spans as spans
+
+    rng = random.Random(11)
+    styles = [Style(color="red"), Style(color="green", bold=True), Style(color="black", bgcolor="yellow")]
+    first = _screen_lines(rng, styles)
+    second = list(first)
+    second[3] = Strip.join([first[3].crop(0, 50), Strip([Segment("CHANGED", styles[1])]), first[3].crop(57, W)])
+    con = console()
+    screen, stream = terminal()
+    whole = LayoutUpdate([[s] for s in first], Region(0, 0, W, H)).render_segments(con)
+    stream.feed(whole.encode())
+    again = LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(con)
+    stream.feed(again.encode())
+    assert "CHANGED" in again and len(again) < 40 < len(whole) // 100  # seven cells, not 4,800
+    expected, estream = terminal()
+    estream.feed(LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(console()).encode())
+    assert first_difference(screen, expected) is None
+    assert LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(con) == ""  # nothing differs
+    spans.forget(con)  # a resize, Ctrl+Z / fg, Ctrl+L: the terminal's content is unknown again
+    assert len(LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(con)) > len(whole) // 2
+
+
+def test_partial_and_full_repaints_mixed_on_one_terminal_match_a_full_repaint() -> None:
+    """Random partial updates (three widgets side by side) with a full repaint every few, all through one console:
+    what the writer remembers of the terminal must stay exact, or a full repaint would skip a cell it needs."""
+    rng = random.Random(23)
+    styles = [Style(color=c, bold=b) for c in ("red", "green", "color(208)") for b in (False, True)]
+    con = console()
+    old = _screen_lines(rng, styles)
+    screen, stream = terminal()
+    stream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(con).encode())
+    for step in range(40):
+        patch_lines = _screen_lines(rng, styles)
+        new = list(old)
+        spans = []
+        for y in rng.sample(range(H), 10):
+            x1 = rng.randrange(W - 1)
+            x2 = rng.randint(x1 + 1, min(W, x1 + 30))
+            new[y] = Strip.join([old[y].crop(0, x1), patch_lines[y].crop(x1, x2), old[y].crop(x2, W)])
+            spans.append((y, x1, x2))
+        if step % 5 == 4:  # a layout change: Textual sends the whole screen
+            update: CompositorUpdate = LayoutUpdate([[s] for s in new], Region(0, 0, W, H))
+        else:
+            spans.sort()
+            chops = [{c: s for c, s in zip((0, 40, 90), new[y].divide([40, 90, W]), strict=True)} for y in range(H)]
+            update = ChopsUpdate(chops, spans, [[40, 90, W]] * H)
+        stream.feed(update.render_segments(con).encode())
+        old = new
+    expected, estream = terminal()
+    estream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console()).encode())
+    assert first_difference(screen, expected) is None
+
+
+async def test_ctrl_l_sends_every_cell_again(monkeypatch) -> None:
+    """Another program wrote over the screen: Ctrl+L redraws it whole, although nothing changed."""
+    sent: list[str] = []
+
+    def capture(self: App, screen, renderable) -> None:
+        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
+            sent.append(renderable.render_segments(self.console))  # what the app knows of its terminal
+
+    monkeypatch.setattr(App, "_display", capture)
+    app = make_app()
+    async with app.run_test(size=(W, H)) as pilot:
+        await feed(pilot, demo_snapshots("inf2.48xlarge", 3, 5))
+        sent.clear()
+        app.refresh(layout=True)  # a full repaint of an unchanged screen: nothing to send
+        await pilot.pause()
+        quiet = sum(map(len, sent))
+        sent.clear()
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+    assert quiet < 200
+    screen, stream = terminal()
+    stream.feed("".join(sent).encode())
+    assert sum(1 for row in screen.display if row.strip()) > H // 2  # a blank terminal shows the dashboard again
