@@ -17,10 +17,10 @@ def human_bytes(n: float | int | None) -> str:
     return f"{x:.1f}PB"  # pragma: no cover
 
 
-def pct(x: float | None, width: int = 0) -> str:
+def pct(x: float | None, width: int = 0, digits: int = 1) -> str:
     if x is None:
         return "-".rjust(width)
-    return f"{x:.1f}%".rjust(width)
+    return f"{x:.{digits}f}%".rjust(width)
 
 
 def tflops(x: float | None) -> str:

@@ -16,7 +16,7 @@ from ..textsafe import clean
 from ..view import View
 from .cells import app_title, cell, label_width, num, wrap_words
 from .panel import Panel
-from .sparkline import spark_text
+from .sparkline import spark_text, stepped
 
 WIDE = 150
 """From this width on an app takes one line (executions and errors side by side); below it two."""
@@ -96,7 +96,7 @@ class ExecPanel(Panel):
                 segs += errs
             if spark_w:
                 pid: object = "all" if a.is_all else a.pid
-                hist = view.history.last(("exec", pid), spark_w)
+                hist = stepped(view.history, ("exec", pid), spark_w)
                 segs += [Segment(" "), Segment(spark_text(hist, spark_w, top=None),
                                                self.get_component_rich_style("exec--spark"))]
             lines.append(Strip(segs))

@@ -15,7 +15,7 @@ from ..textsafe import clean
 from ..view import View
 from .cells import app_title, cell, label_width, num, wrap_words
 from .panel import Panel
-from .sparkline import spark_text
+from .sparkline import spark_text, stepped
 
 WIDE = 100
 """From this width on every percentile has a column; below it p0 p50 p99 p100."""
@@ -93,8 +93,9 @@ class LatencyPanel(Panel):
                           self.style("value" if p in lat else "dim")) for p in cols]
         if spark_w:
             pid: object = "all" if a.is_all else a.pid
-            p50 = view.history.last(("lat", pid, kind, "p50"), spark_w)
-            p99 = view.history.last(("lat", pid, kind, "p99"), spark_w)
+            # the worst of each step: a latency spike must not be averaged away
+            p50 = stepped(view.history, ("lat", pid, kind, "p50"), spark_w, max)
+            p99 = stepped(view.history, ("lat", pid, kind, "p99"), spark_w, max)
             nums = [v for v in (*p50, *p99) if v is not None]
             top = max(nums) if nums else None
             segs += [Segment(" "), Segment(spark_text(p50, spark_w, top or 1.0),

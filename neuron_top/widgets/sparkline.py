@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from ..history import History, Key
 
 SPARK = "▁▂▃▄▅▆▇█"
+STEP = 2
+"""Reports per cell of the dashboard's history sparklines: each cell sums up two reports and the sparklines
+move every other report (btop's default update is 2 s). Why: a sparkline that scrolls every second changes every
+one of its cells; the dashboard's ~250 sparklines were most of what it drew and sent each second. At two reports
+per cell they change half as often and show twice the history in the same width. The numbers beside them still
+change with every report; the drill-down screens' charts keep one report per column."""
 
 
 def _window(values: Sequence[float | None], width: int, top: float | None) -> tuple[list[float | None], float]:
@@ -44,3 +52,24 @@ def chart_rows(values: Sequence[float | None], width: int, height: int, top: flo
                 row.append(" ")
         rows.append("".join(row))
     return rows
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def stepped(history: History, key: Key, cells: int, combine: Callable[[list[float]], float] = mean,
+            step: int = STEP) -> list[float | None]:
+    """The newest ``cells`` complete groups of ``step`` reports of a series, each group combined (the mean, or
+    e.g. ``max`` so that a latency spike stays visible); None only where a whole group had no data (a gap, never
+    a zero). Groups are aligned on ``history.pushed``, so a cell keeps its value until the sparkline moves; the
+    reports of an unfinished group wait for the next step."""
+    extra = history.pushed % step
+    values = history.last(key, cells * step + extra)
+    if extra:
+        del values[-extra:]
+    out: list[float | None] = []
+    for k in range(0, len(values), step):
+        got = [v for v in values[k:k + step] if v is not None]
+        out.append(combine(got) if got else None)
+    return out

@@ -11,17 +11,12 @@ from ..snapshot import finite
 from ..textsafe import clean
 from ..view import View
 from .panel import Panel
-from .sparkline import spark_text
+from .sparkline import STEP, spark_text, stepped
 
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
 KINDS = (("user", "user", "low"), ("nice", "nice", "value"), ("sys", "system", "high"),
          ("iowait", "io_wait", "mid"), ("irq", "irq", "mid"), ("softirq", "soft_irq", "mid"))
 SPARK_W = 6
-STEP = 2
-"""Reports per sparkline cell. Each cell is the mean of ``STEP`` reports' usage and the grid moves once per
-``STEP`` reports (btop's default update is 2 s). Why: 192 sparklines that scroll every second were the largest
-part of what the dashboard drew and sent each second (every cell of a scrolling sparkline changes); at 2 s per
-cell they change half as often and show twice the history in the same cells."""
 
 
 class VcpuPanel(Panel):
@@ -86,10 +81,6 @@ class VcpuPanel(Panel):
         key = (history, step, width, label, self.style("low"), len(cpus), cpus[0][0], cpus[-1][0])
         if key == self._grid_key:
             return self._grid_rows
-        # The newest complete cells: the reports of an unfinished step are left for the next one.
-        extra = history.pushed % STEP
-        want = SPARK_W * STEP + extra
-        last = history.last
         cell = SPARK_W + 5  # "123▁▂▃▄▅▆ "
         per_row = max((width - 1) // cell, 1)
         labels = self._labels
@@ -101,10 +92,7 @@ class VcpuPanel(Panel):
         for start in range(0, len(cpus), per_row):
             segs = []
             for i, _ in cpus[start:start + per_row]:
-                values = last(("vcpu", i), want)
-                if extra:
-                    del values[-extra:]
-                means = _means(values)
+                means = stepped(history, ("vcpu", i), SPARK_W)
                 tag = labels.get(i)
                 if tag is None:
                     tag = labels[i] = Segment(f" {i:>3} ", label)
@@ -114,11 +102,3 @@ class VcpuPanel(Panel):
         self._grid_key, self._grid_rows = key, rows
         return rows
 
-
-def _means(values: list[float | None]) -> list[float | None]:
-    """Each ``STEP`` values as their mean; None only where all of them are None (a gap, never a zero)."""
-    out: list[float | None] = []
-    for k in range(0, len(values), STEP):
-        got = [v for v in values[k:k + STEP] if v is not None]
-        out.append(sum(got) / len(got) if got else None)
-    return out

@@ -338,13 +338,17 @@ async def test_idle_app_with_history_keeps_its_rows() -> None:
 
 
 @sync
-async def test_latency_sparkline_has_a_gap_for_the_idle_report() -> None:
-    app = PanelApp(hand_view(1001), only(LatencyPanel))
+async def test_latency_sparkline_has_a_gap_for_an_idle_step_and_keeps_spikes() -> None:
+    s0, s1, idle, s3 = snapshots()  # [red]boom: latency in reports 0, 1 and 3; idle (null) in report 2
+    history = History(maxlen=120)
+    history.extend([s0, s1, idle, idle, s3, idle])  # steps of two: (0, 1), (idle, idle), (3, idle)
+    app = PanelApp(View(snapshot=idle, history=history, tick=6, pid=1001), only(LatencyPanel))
     async with app.run_test(size=(120, 20)) as pilot:
         await pilot.pause()
         row = lines(app.query_one(LatencyPanel))[2]
-    spark = row.rstrip()[-4:]  # the newest four points of the p99 history: reports 0..3, report 2 idle
-    assert spark[2] == " " and all(c in "▁▂▃▄▅▆▇█" for c in spark[:2] + spark[3])
+    spark = row.rstrip()[-3:]  # the newest three cells of the p99 history
+    assert spark[1] == " "  # a whole step idle: a gap, never a zero
+    assert spark[2] in "▁▂▃▄▅▆▇█"  # one idle report in a step does not hide the other's latency
 
 
 @sync
