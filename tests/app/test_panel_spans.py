@@ -23,7 +23,7 @@ def test_equal_strips_have_no_spans() -> None:
 def test_a_changed_value_is_narrowed_to_its_cells() -> None:
     a = strip(("ND0 ", RED), ("[ 90.8%]", GREEN), (" " * 30, RED), ("x", GREEN))
     b = strip(("ND0 ", RED), ("[ 91.3%]", GREEN), (" " * 30, RED), ("x", GREEN))
-    assert changed_spans(a, b) == [(7, 10)]  # "0.8" -> "1.3": cells 7 to 9
+    assert changed_spans(a, b) == [(7, 8), (9, 10)]  # "0.8" -> "1.3": cells 7 and 9 (the writer bridges the ".")
 
 
 def test_segment_boundaries_may_move() -> None:

@@ -59,6 +59,20 @@ def test_writer_sends_only_the_spans_and_crops_both_sides() -> None:
     assert out.startswith("\x1b[1;9H")  # the cursor goes to the span, not to the start of the line
 
 
+def test_the_writer_bridges_a_gap_only_when_that_is_cheaper_than_a_move() -> None:
+    green, red = Style(color="green"), Style(color="red")
+    line = Strip([Segment("[ 91.3%]", green), Segment("██─", green), Segment("x", red), Segment("ab", green)])
+
+    def sent(*spans: tuple[int, int]) -> str:
+        return ChopsUpdate([{0: line}], [(0, a, b) for a, b in spans], [[line.cell_length]]).render_segments(
+            console())
+
+    assert "1.3" in sent((3, 4), (5, 6))  # one ASCII cell (1 byte) beats a move (3 bytes)
+    assert sent((8, 9), (10, 11)).count("█") == 1  # a block character is 3 bytes, no cheaper than the move
+    assert "\x1b[C" in sent((10, 11), (12, 13))  # the gap is red: a colour change each way costs more
+    assert "x" not in sent((10, 11), (12, 13))
+
+
 def test_random_partial_updates_match_a_full_repaint() -> None:
     rng = random.Random(5)
     styles = [Style(color=c, bold=b) for c in ("red", "green", "color(208)", "white") for b in (False, True)]
