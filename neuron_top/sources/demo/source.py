@@ -83,9 +83,12 @@ class DemoSource:
         self._start_ts = start_ts
         self._count = count
         self._closed = threading.Event()
+        self._stop: threading.Event | None = None
+        """The ``stop`` of the running ``items``, which ``close`` sets so the one wait between reports ends."""
         self.name = f"demo {instance}"
 
     def items(self, stop: threading.Event) -> Iterator[Item]:
+        self._stop = stop  # before the first _closed check, so a concurrent close() is never missed
         yield Status(State.DEMO, f"simulated {self.instance}, seed {self.seed}")
         start = self._clock()
         ts0 = start if self._start_ts is None else self._start_ts
@@ -102,20 +105,19 @@ class DemoSource:
             if delay > 0:
                 if self._sleep is not None:
                     self._sleep(delay)
-                elif self._wait(stop, delay):
+                elif stop.wait(delay):
                     return
 
-    def _wait(self, stop: threading.Event, delay: float) -> bool:
-        """Sleep up to ``delay`` seconds; True as soon as ``stop`` is set or ``close`` was called."""
-        while delay > 0:
-            step = min(delay, 0.1)
-            if stop.wait(step) or self._closed.is_set():
-                return True
-            delay -= step
-        return False
-
     def close(self) -> None:
+        """End ``items`` now, also while it waits for the next tick.
+
+        The wait blocks on ``stop`` alone: polling for ``close`` as well would wake the thread several times a
+        second in an app whose whole budget is 1% of a core. So ``close`` sets that ``stop`` too (the collector
+        sets it anyway just before calling this).
+        """
         self._closed.set()
+        if self._stop is not None:
+            self._stop.set()
 
 
 def emit_main(instance: str, seed: int, out: IO[Any] | None = None, count: int | None = None,
