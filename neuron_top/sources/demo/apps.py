@@ -13,6 +13,8 @@ import math
 import random
 from typing import Any
 
+import msgspec
+
 from .profiles import AppSpec, InstanceProfile, MiB
 
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
@@ -22,6 +24,9 @@ OUTCOMES = ("completed", "completed_with_err", "completed_with_num_err", "timed_
 CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")
 HOST_MEMORY = ("application_memory", "constants", "dma_buffers", "tensors")
 
+encode = msgspec.json.Encoder().encode
+"""The simulator's one JSON encoder: reports, and the parts of them that are kept encoded between ticks."""
+
 DAY = 600.0
 """Length of one simulated "day" of inference traffic, seconds: long enough to look slow, short enough to see."""
 
@@ -30,6 +35,25 @@ _ERROR_RATES: dict[str, float] = {"generic": 0.0008, "model": 0.0004, "runtime":
 _NUMERICAL_RATE = {"train": 0.004, "serve": 0.0003, "batch": 0.001, "dev": 0.004}
 _INCORRECT_INPUT_RATE = {"train": 0.0, "serve": 0.003, "batch": 0.0005, "dev": 0.01}
 _CONTAINER = {"train": "trainer", "serve": "server", "batch": "worker", "dev": "jupyter"}
+
+
+class CoreCounters(msgspec.Struct, omit_defaults=True):
+    """One core's entry in ``neuroncores_in_use``; the fields a profile does not report stay None and are left out.
+
+    A Struct rather than a dict because there is one per core per tick: msgspec builds and encodes it about twice
+    as fast, and the JSON is the same.
+    """
+
+    neuroncore_utilization: float
+    flops: int | None = None
+    effective_flops: int | None = None
+    v3d: dict[str, PhysicalCore] | None = None
+
+
+class PhysicalCore(msgspec.Struct):
+    """A physical core behind a logical one, in ``v3d``."""
+
+    neuroncore_utilization: float
 
 
 def _clamp(x: float, lo: float, hi: float) -> float:
@@ -83,7 +107,7 @@ class App:
         zero = dict.fromkeys(("neuroncore_utilization", *profile.flops_keys), 0)
         self._zero_cores = {str(c): zero for c in range(profile.core_count)} if profile.zero_fill else {}
         self._memory_key: tuple[int, str, float] | None = None
-        self._memory_parts: tuple[dict[str, int], dict[str, Any], list[dict[str, Any]]] = ({}, {}, [])
+        self._memory_parts: tuple[dict[str, int], msgspec.Raw, msgspec.Raw] = ({}, msgspec.Raw(), msgspec.Raw())
         self.run_no = 0
         self._load_progress = 0.0
         self.ever_ran = spec.start == (0.0, 0.0)
@@ -277,18 +301,20 @@ class App:
         with_flops, with_effective = "flops" in flops_keys, "effective_flops" in flops_keys
         peak, mfu, effective, random = p.peak_flops, self.spec.mfu, self.effective, self.rng.random
         physical = p.lnc > 1
+        flops: int | None = None
+        effective_flops: int | None = None
+        v3d: dict[str, PhysicalCore] | None = None
         for key, u, gains in zip(self._core_keys, self.core_utils(), self.physical_gain, strict=True):
-            entry: dict[str, Any] = {"neuroncore_utilization": int(u * 100.0 + 0.5) / 100.0}
             if flops_keys:
-                flops = int(u / 100.0 * peak * mfu * (1.0 + 0.02 * random()))
-                if with_flops:
-                    entry["flops"] = flops
-                if with_effective:
-                    entry["effective_flops"] = int(flops * effective)
+                all_flops = int(u / 100.0 * peak * mfu * (1.0 + 0.02 * random()))
+                flops = all_flops if with_flops else None
+                effective_flops = int(all_flops * effective) if with_effective else None
             if physical:  # the physical cores behind a logical one; their mean is the logical utilisation
-                entry["v3d"] = {k: {"neuroncore_utilization": int(min(u * gain, 100.0) * 100.0 + 0.5) / 100.0}
-                                for k, gain in gains}
-            in_use[key] = entry
+                v3d = {}
+                for k, gain in gains:
+                    v = u * gain
+                    v3d[k] = PhysicalCore(int((v if v < 100.0 else 100.0) * 100.0 + 0.5) / 100.0)
+            in_use[key] = CoreCounters(int(u * 100.0 + 0.5) / 100.0, flops, effective_flops, v3d)
         return {"period": period, "neuroncores_in_use": in_use, "error": ""}
 
     def render_execution_stats(self, period: float) -> dict[str, Any]:
@@ -354,12 +380,13 @@ class App:
         """Host bytes by category (shared with the last ``memory_used``: do not modify)."""
         return self._memory()[0]
 
-    def _memory(self) -> tuple[dict[str, int], dict[str, Any], list[dict[str, Any]]]:
-        """Host memory, ``neuron_runtime_used_bytes`` and ``loaded_models``.
+    def _memory(self) -> tuple[dict[str, int], msgspec.Raw, msgspec.Raw]:
+        """Host memory, and ``neuron_runtime_used_bytes`` and ``loaded_models`` already encoded.
 
         They depend only on the run, the state and the load progress, so they are rebuilt only when one of those
         changes (every tick while loading, then once): steady apps would otherwise rebuild a subgraph per core
-        and model every tick.
+        and model every tick. Kept as JSON because they are more than half of a trn2.48xlarge report, which the
+        encoder would otherwise walk again every tick.
         """
         key = (self.run_no, self.state, self.progress)
         if key != self._memory_key:
@@ -367,7 +394,7 @@ class App:
             self._memory_parts = self._build_memory()
         return self._memory_parts
 
-    def _build_memory(self) -> tuple[dict[str, int], dict[str, Any], list[dict[str, Any]]]:
+    def _build_memory(self) -> tuple[dict[str, int], msgspec.Raw, msgspec.Raw]:
         prof = self.profile
         per_core = self.core_memory()
         host = self._host_memory()
@@ -383,7 +410,7 @@ class App:
             "neuron_device": device_total,
             "usage_breakdown": {"host": host, "neuroncore_memory_usage": cores_mem},
         }
-        return host, used, self._loaded_models()
+        return host, msgspec.Raw(encode(used)), msgspec.Raw(encode(self._loaded_models()))
 
     def _host_memory(self) -> dict[str, int]:
         p = self.progress

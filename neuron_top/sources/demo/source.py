@@ -10,13 +10,10 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import IO, Any
 
-import msgspec
-
 from ..base import Item, RawReport, State, Status
+from .apps import encode
 from .profiles import PROFILES
 from .world import World, resolve_periods
-
-_encode = msgspec.json.Encoder().encode
 
 
 def _profile(instance: str) -> Any:
@@ -37,7 +34,7 @@ def iter_reports(instance: str, seed: int = 0, *, periods: Mapping[str, float] |
 
     def reports() -> Iterator[bytes]:
         while True:
-            yield _encode(world.report())
+            yield encode(world.report())
             world.advance()
 
     return reports()
@@ -60,7 +57,7 @@ def trn2_benchmark_report(seed: int = 0) -> bytes:
         world.advance()
     report = world.report()
     assert len(report["neuron_runtime_data"]) == want, "the schedule never had every app running"
-    return _encode(report)
+    return encode(report)
 
 
 class DemoSource:
@@ -99,7 +96,7 @@ class DemoSource:
                 return
             if i:
                 self._world.advance()
-            yield RawReport(_encode(self._world.report()), ts=ts0 + i * self.tick, index=i)
+            yield RawReport(encode(self._world.report()), ts=ts0 + i * self.tick, index=i)
             i += 1
             delay = start + i * self.tick - self._clock()  # absolute deadlines: no drift
             if delay > 0:
