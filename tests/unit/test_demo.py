@@ -240,6 +240,42 @@ def test_close_from_another_thread_ends_a_waiting_source() -> None:
     assert isinstance(got[0], Status)
 
 
+def test_setting_stop_ends_a_waiting_source() -> None:
+    src = DemoSource("inf1.xlarge", 0, period=60.0)
+    stop = threading.Event()
+    first = threading.Event()
+
+    def run() -> None:
+        for item in src.items(stop):
+            if isinstance(item, RawReport):
+                first.set()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert first.wait(10)
+    stop.set()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+
+
+class _CountingEvent(threading.Event):
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits += 1
+        return super().wait(timeout)
+
+
+def test_the_wait_between_reports_is_one_blocking_wait() -> None:
+    """No polling: the thread wakes once per report, not every 0.1 s (it runs in a 1%-of-a-core budget)."""
+    stop = _CountingEvent()
+    items = list(DemoSource("inf1.xlarge", 0, period=0.25, count=3).items(stop))
+    assert sum(isinstance(it, RawReport) for it in items) == 3
+    assert stop.waits == 3
+
+
 def test_unknown_instance_and_bad_tag_filter_are_value_errors() -> None:
     with pytest.raises(ValueError, match="unknown demo instance"):
         generate("p5.48xlarge", 0, 1)

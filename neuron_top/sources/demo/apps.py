@@ -13,6 +13,8 @@ import math
 import random
 from typing import Any
 
+import msgspec
+
 from .profiles import AppSpec, InstanceProfile, MiB
 
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
@@ -22,6 +24,9 @@ OUTCOMES = ("completed", "completed_with_err", "completed_with_num_err", "timed_
 CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")
 HOST_MEMORY = ("application_memory", "constants", "dma_buffers", "tensors")
 
+encode = msgspec.json.Encoder().encode
+"""The simulator's one JSON encoder: reports, and the parts of them that are kept encoded between ticks."""
+
 DAY = 600.0
 """Length of one simulated "day" of inference traffic, seconds: long enough to look slow, short enough to see."""
 
@@ -30,6 +35,25 @@ _ERROR_RATES: dict[str, float] = {"generic": 0.0008, "model": 0.0004, "runtime":
 _NUMERICAL_RATE = {"train": 0.004, "serve": 0.0003, "batch": 0.001, "dev": 0.004}
 _INCORRECT_INPUT_RATE = {"train": 0.0, "serve": 0.003, "batch": 0.0005, "dev": 0.01}
 _CONTAINER = {"train": "trainer", "serve": "server", "batch": "worker", "dev": "jupyter"}
+
+
+class CoreCounters(msgspec.Struct, omit_defaults=True):
+    """One core's entry in ``neuroncores_in_use``; the fields a profile does not report stay None and are left out.
+
+    A Struct rather than a dict because there is one per core per tick: msgspec builds and encodes it about twice
+    as fast, and the JSON is the same.
+    """
+
+    neuroncore_utilization: float
+    flops: int | None = None
+    effective_flops: int | None = None
+    v3d: dict[str, PhysicalCore] | None = None
+
+
+class PhysicalCore(msgspec.Struct):
+    """A physical core behind a logical one, in ``v3d``."""
+
+    neuroncore_utilization: float
 
 
 def _clamp(x: float, lo: float, hi: float) -> float:
@@ -76,6 +100,14 @@ class App:
         self.pending_outcomes = dict.fromkeys(OUTCOMES, 0)
         self.exec_acc = 0.0
         self.cache: dict[str, tuple[dict[str, Any], float]] = {}
+        self._level_step = getattr(self, f"_level_{spec.kind}")
+        # Report keys are fixed per app: formatted once, not per core and tick.
+        self._core_keys = [str(c) for c in self.cores]
+        self._physical_keys = [[f"nc_v3.{c * profile.lnc + j}" for j in range(profile.lnc)] for c in self.cores]
+        zero = dict.fromkeys(("neuroncore_utilization", *profile.flops_keys), 0)
+        self._zero_cores = {str(c): zero for c in range(profile.core_count)} if profile.zero_fill else {}
+        self._memory_key: tuple[int, str, float] | None = None
+        self._memory_parts: tuple[dict[str, int], msgspec.Raw, msgspec.Raw] = ({}, msgspec.Raw(), msgspec.Raw())
         self.run_no = 0
         self._load_progress = 0.0
         self.ever_ran = spec.start == (0.0, 0.0)
@@ -118,8 +150,11 @@ class App:
             self.models.append({"name": name, "uuid": f"{rng.getrandbits(128):032x}", "model_id": model_id,
                                 "spec": m, "sizes": sizes})
             model_id += rng.choice((1, 1, 2, 3))
-        self.core_offset = [rng.uniform(-0.03, 0.02) for _ in self.cores]
-        self.physical_skew = [rng.uniform(-0.08, 0.08) for _ in self.cores]
+        self.core_gain = [1.0 + rng.uniform(-0.03, 0.02) for _ in self.cores]
+        skews = [rng.uniform(-0.08, 0.08) for _ in self.cores]
+        # Physical core j of a logical one runs at u * (1 + skew) for even j, u * (1 - skew) for odd j.
+        self.physical_gain = [[(key, 1.0 + (1.0 if j % 2 == 0 else -1.0) * skew) for j, key in enumerate(keys)]
+                              for keys, skew in zip(self._physical_keys, skews, strict=True)]
         self.effective = rng.uniform(0.86, 0.97)
         self.runtime_memory = _align(rng.uniform(0.5, 2.0) * MiB)
         # Like a Deployment's pod: <name>-<replica set hash>-<5 random characters>.
@@ -167,7 +202,7 @@ class App:
             return
         # Ornstein-Uhlenbeck wander shared by all kinds: slow, mean-reverting, never a jump.
         self.ou += -self.ou * dt / 25.0 + 0.07 * math.sqrt(dt) * rng.gauss(0.0, 1.0)
-        getattr(self, f"_level_{spec.kind}")(t, dt)
+        self._level_step(t, dt)
         self._errors(dt)
         rate = spec.rate * self.level / (spec.util / 100.0) if spec.util else 0.0
         self.exec_acc += max(0.0, rate * dt * (1.0 + 0.06 * rng.gauss(0.0, 1.0)))
@@ -254,41 +289,33 @@ class App:
         """This tick's utilisation of each of the app's cores, percent."""
         if self.level <= 0.0:
             return [0.0] * len(self.cores)
-        rng = self.rng
+        gauss = self.rng.gauss
         base = self.level * 100.0
-        return [_clamp(base * (1.0 + off) + rng.gauss(0.0, 1.2), 0.0, 100.0) for off in self.core_offset]
+        return [min(max(base * gain + gauss(0.0, 1.2), 0.0), 100.0) for gain in self.core_gain]
 
     def render_neuroncore_counters(self, period: float) -> dict[str, Any]:
+        # Runs for every core of every app each tick: r2() is inlined as int(x * 100.0 + 0.5) / 100.0.
         p = self.profile
-        in_use: dict[str, Any] = {}
-        utils = self.core_utils()
-        if p.zero_fill:
-            zero: dict[str, Any] = {"neuroncore_utilization": 0}
-            for k in p.flops_keys:
-                zero[k] = 0
-            in_use = {str(c): zero for c in range(p.core_count)}
-        for i, (core, u) in enumerate(zip(self.cores, utils, strict=True)):
-            entry: dict[str, Any] = {"neuroncore_utilization": r2(u)}
-            if p.flops_keys:
-                flops = int(u / 100.0 * p.peak_flops * self.spec.mfu * (1.0 + 0.02 * self.rng.random()))
-                if "flops" in p.flops_keys:
-                    entry["flops"] = flops
-                if "effective_flops" in p.flops_keys:
-                    entry["effective_flops"] = int(flops * self.effective)
-            if p.lnc > 1:
-                entry["v3d"] = self._physical(core, u, self.physical_skew[i])
-            in_use[str(core)] = entry
+        in_use: dict[str, Any] = dict(self._zero_cores)
+        flops_keys = p.flops_keys
+        with_flops, with_effective = "flops" in flops_keys, "effective_flops" in flops_keys
+        peak, mfu, effective, random = p.peak_flops, self.spec.mfu, self.effective, self.rng.random
+        physical = p.lnc > 1
+        flops: int | None = None
+        effective_flops: int | None = None
+        v3d: dict[str, PhysicalCore] | None = None
+        for key, u, gains in zip(self._core_keys, self.core_utils(), self.physical_gain, strict=True):
+            if flops_keys:
+                all_flops = int(u / 100.0 * peak * mfu * (1.0 + 0.02 * random()))
+                flops = all_flops if with_flops else None
+                effective_flops = int(all_flops * effective) if with_effective else None
+            if physical:  # the physical cores behind a logical one; their mean is the logical utilisation
+                v3d = {}
+                for k, gain in gains:
+                    v = u * gain
+                    v3d[k] = PhysicalCore(int((v if v < 100.0 else 100.0) * 100.0 + 0.5) / 100.0)
+            in_use[key] = CoreCounters(int(u * 100.0 + 0.5) / 100.0, flops, effective_flops, v3d)
         return {"period": period, "neuroncores_in_use": in_use, "error": ""}
-
-    def _physical(self, core: int, u: float, skew: float) -> dict[str, Any]:
-        """The physical cores behind a logical one; their mean is the logical utilisation."""
-        lnc = self.profile.lnc
-        out: dict[str, Any] = {}
-        for j in range(lnc):
-            sign = 1.0 if j % 2 == 0 else -1.0
-            v = _clamp(u * (1.0 + sign * skew), 0.0, 100.0) if u > 0 else 0.0
-            out[f"nc_v3.{core * lnc + j}"] = {"neuroncore_utilization": r2(v)}
-        return out
 
     def render_execution_stats(self, period: float) -> dict[str, Any]:
         completed = int(self.exec_acc)
@@ -313,8 +340,11 @@ class App:
         mult = [0.8, 0.86, 0.95, 1.0, 1.06, tail, tail * rng.uniform(1.05, 1.5)]
         dev = []
         prev = 0.0
+        random = rng.random
         for m in mult:  # jitter each step up, never down: order is kept
-            prev = max(prev, p50 * m * (1.0 + 0.01 * rng.random()))
+            x = p50 * m * (1.0 + 0.01 * random())
+            if x > prev:
+                prev = x
             dev.append(prev)
         queue = spec.latency * (0.08 + (0.35 * rho / (1.0 - rho) if spec.kind == "serve" else 0.02))
         over = [queue * m for m in (0.5, 0.6, 0.85, 1.0, 1.2, 2.5, 4.0)]
@@ -347,6 +377,42 @@ class App:
         }
 
     def host_memory(self) -> dict[str, int]:
+        """Host bytes by category (shared with the last ``memory_used``: do not modify)."""
+        return self._memory()[0]
+
+    def _memory(self) -> tuple[dict[str, int], msgspec.Raw, msgspec.Raw]:
+        """Host memory, and ``neuron_runtime_used_bytes`` and ``loaded_models`` already encoded.
+
+        They depend only on the run, the state and the load progress, so they are rebuilt only when one of those
+        changes (every tick while loading, then once): steady apps would otherwise rebuild a subgraph per core
+        and model every tick. Kept as JSON because they are more than half of a trn2.48xlarge report, which the
+        encoder would otherwise walk again every tick.
+        """
+        key = (self.run_no, self.state, self.progress)
+        if key != self._memory_key:
+            self._memory_key = key
+            self._memory_parts = self._build_memory()
+        return self._memory_parts
+
+    def _build_memory(self) -> tuple[dict[str, int], msgspec.Raw, msgspec.Raw]:
+        prof = self.profile
+        per_core = self.core_memory()
+        host = self._host_memory()
+        cores_mem: dict[str, Any] = {}
+        if prof.zero_fill:
+            zero = dict.fromkeys(CORE_MEMORY, 0)
+            cores_mem = {str(c): zero for c in range(prof.core_count)}
+        for key in self._core_keys:
+            cores_mem[key] = per_core
+        device_total = sum(per_core.values()) * len(self.cores)
+        used = {
+            "host": sum(host.values()),
+            "neuron_device": device_total,
+            "usage_breakdown": {"host": host, "neuroncore_memory_usage": cores_mem},
+        }
+        return host, msgspec.Raw(encode(used)), msgspec.Raw(encode(self._loaded_models()))
+
+    def _host_memory(self) -> dict[str, int]:
         p = self.progress
         loaded = sum(1 for i in range(len(self.models)) if p * len(self.models) >= i + 1)
         return {
@@ -357,26 +423,8 @@ class App:
         }
 
     def render_memory_used(self, period: float) -> dict[str, Any]:
-        prof = self.profile
-        per_core = self.core_memory()
-        host = self.host_memory()
-        cores_mem: dict[str, Any] = {}
-        if prof.zero_fill:
-            zero = dict.fromkeys(CORE_MEMORY, 0)
-            cores_mem = {str(c): zero for c in range(prof.core_count)}
-        for c in self.cores:
-            cores_mem[str(c)] = per_core
-        device_total = sum(per_core.values()) * len(self.cores)
-        return {
-            "period": period,
-            "neuron_runtime_used_bytes": {
-                "host": sum(host.values()),
-                "neuron_device": device_total,
-                "usage_breakdown": {"host": host, "neuroncore_memory_usage": cores_mem},
-            },
-            "loaded_models": self._loaded_models(),
-            "error": "",
-        }
+        _, used, models = self._memory()
+        return {"period": period, "neuron_runtime_used_bytes": used, "loaded_models": models, "error": ""}
 
     def _loaded_models(self) -> list[dict[str, Any]]:
         prof = self.profile

@@ -10,13 +10,10 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import IO, Any
 
-import msgspec
-
 from ..base import Item, RawReport, State, Status
+from .apps import encode
 from .profiles import PROFILES
 from .world import World, resolve_periods
-
-_encode = msgspec.json.Encoder().encode
 
 
 def _profile(instance: str) -> Any:
@@ -37,7 +34,7 @@ def iter_reports(instance: str, seed: int = 0, *, periods: Mapping[str, float] |
 
     def reports() -> Iterator[bytes]:
         while True:
-            yield _encode(world.report())
+            yield encode(world.report())
             world.advance()
 
     return reports()
@@ -60,7 +57,7 @@ def trn2_benchmark_report(seed: int = 0) -> bytes:
         world.advance()
     report = world.report()
     assert len(report["neuron_runtime_data"]) == want, "the schedule never had every app running"
-    return _encode(report)
+    return encode(report)
 
 
 class DemoSource:
@@ -83,9 +80,12 @@ class DemoSource:
         self._start_ts = start_ts
         self._count = count
         self._closed = threading.Event()
+        self._stop: threading.Event | None = None
+        """The ``stop`` of the running ``items``, which ``close`` sets so the one wait between reports ends."""
         self.name = f"demo {instance}"
 
     def items(self, stop: threading.Event) -> Iterator[Item]:
+        self._stop = stop  # before the first _closed check, so a concurrent close() is never missed
         yield Status(State.DEMO, f"simulated {self.instance}, seed {self.seed}")
         start = self._clock()
         ts0 = start if self._start_ts is None else self._start_ts
@@ -96,26 +96,25 @@ class DemoSource:
                 return
             if i:
                 self._world.advance()
-            yield RawReport(_encode(self._world.report()), ts=ts0 + i * self.tick, index=i)
+            yield RawReport(encode(self._world.report()), ts=ts0 + i * self.tick, index=i)
             i += 1
             delay = start + i * self.tick - self._clock()  # absolute deadlines: no drift
             if delay > 0:
                 if self._sleep is not None:
                     self._sleep(delay)
-                elif self._wait(stop, delay):
+                elif stop.wait(delay):
                     return
 
-    def _wait(self, stop: threading.Event, delay: float) -> bool:
-        """Sleep up to ``delay`` seconds; True as soon as ``stop`` is set or ``close`` was called."""
-        while delay > 0:
-            step = min(delay, 0.1)
-            if stop.wait(step) or self._closed.is_set():
-                return True
-            delay -= step
-        return False
-
     def close(self) -> None:
+        """End ``items`` now, also while it waits for the next tick.
+
+        The wait blocks on ``stop`` alone: polling for ``close`` as well would wake the thread several times a
+        second in an app whose whole budget is 1% of a core. So ``close`` sets that ``stop`` too (the collector
+        sets it anyway just before calling this).
+        """
         self._closed.set()
+        if self._stop is not None:
+            self._stop.set()
 
 
 def emit_main(instance: str, seed: int, out: IO[Any] | None = None, count: int | None = None,
