@@ -47,6 +47,10 @@ class HeaderBar(LineDiff):
     now: reactive[float] = reactive(0.0, repaint=False)
     """Set once a second by the app so the age of the last report moves without a timer here."""
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._styles: dict[tuple[str, str], Style] = {}
+
     def show(self, snapshot: Snapshot | None, source: SourceLine, now: float) -> None:
         """All three at once, with one repaint (each watcher would redraw and diff both lines)."""
         if snapshot is self.snapshot and source == self.source and now == self.now:
@@ -66,7 +70,16 @@ class HeaderBar(LineDiff):
         self.repaint_changed()
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"header--{name}", partial=True)
+        """A component style, cached per theme: reading one walks the DOM, and the header is drawn twice a
+        second."""
+        key = (name, self.app.theme)
+        style = self._styles.get(key)
+        if style is None:
+            if len(self._styles) > 64:  # themes cycled through many times
+                self._styles.clear()
+            style = self._styles[key] = (self.rich_style if name == "base" else
+                                         self.get_component_rich_style(f"header--{name}", partial=True))
+        return style
 
     def _state_style(self, src: SourceLine) -> Style:
         s = src.state.lower()
@@ -95,10 +108,10 @@ class HeaderBar(LineDiff):
             if snap is not None and snap.group_statuses:
                 text += f" · {len(snap.group_statuses)} group errors"
             segs.append(Segment(text))
-            return Strip(segs).crop_extend(0, w, self.rich_style)
+            return Strip(segs).crop_extend(0, w, self._style("base"))
         if snap is None:
-            return Strip([Segment(" waiting for the first report…", self._style("dim"))]).crop_extend(0, w,
-                                                                                                     self.rich_style)
+            waiting = Strip([Segment(" waiting for the first report…", self._style("dim"))])
+            return waiting.crop_extend(0, w, self._style("base"))
         inst, hw = snap.instance, snap.hardware
         parts = [clean(x, 40) for x in (inst.instance_name, inst.instance_id, inst.instance_type) if x]
         az = inst.instance_availability_zone or inst.instance_region
@@ -113,4 +126,4 @@ class HeaderBar(LineDiff):
             parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc}{mem}")
         else:
             parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
-        return Strip([Segment(" " + " · ".join(parts), self._style("dim"))]).crop_extend(0, w, self.rich_style)
+        return Strip([Segment(" " + " · ".join(parts), self._style("dim"))]).crop_extend(0, w, self._style("base"))

@@ -185,6 +185,8 @@ class MemoryTree(Panel):
         """Bumped on every change of expansion: the visible rows are recomputed only then (or on a new tree)."""
         self._tree_key: tuple[object, ...] | None = None
         self._tree: tuple[Node, ...] = ()
+        self._expandable: list[Node] = []
+        """``expandable(self._tree)``, found once per tree (every build asks, for the "x" hint)."""
         self._few_cores = True
         self._rows_key: tuple[object, ...] | None = None
         self._rows: list[tuple[Node, int]] = []
@@ -207,6 +209,7 @@ class MemoryTree(Panel):
                    [(a.pid, a.memory.neuron_runtime_used_bytes, a.memory.loaded_models) for a in apps])
         if content != self._tree_content or self._tree_key is None:
             self._tree = build_tree(snap, view.app)
+            self._expandable = expandable(self._tree)
             self._tree_content = content
             self._tree_key = (view.tick, view.pid, id(snap))
             self._few_cores = sum(len(d.children) for d in self._tree) <= 4
@@ -319,7 +322,8 @@ class MemoryTree(Panel):
 
     def action_toggle_all(self) -> None:
         """Expand every node, or collapse every node when all are already open (the `x` key)."""
-        nodes = expandable(self.tree())
+        self.tree()
+        nodes = self._expandable
         self._all = not all(self.is_expanded(n) for n in nodes) if nodes else self._all is not True
         self._expanded.clear()
         self._changed(expansion=True)
@@ -339,7 +343,7 @@ class MemoryTree(Panel):
         narrow = width < NARROW
         size = device_memory_size(snap)
         rows = self.rows()
-        nodes = expandable(self._tree)
+        nodes = self._expandable
         hint = "x: collapse all" if nodes and all(self.is_expanded(n) for n in nodes) else "x: expand all"
         lines = [self.title_strip(self.TITLE, width, f"{app_title(app)}  {hint}" if width >= 60 else "")]
         id_w = 9
