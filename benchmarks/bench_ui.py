@@ -114,9 +114,9 @@ class Tmux:
             Path(sock).unlink(missing_ok=True)
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of the whole process (all threads), in seconds."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
+def cpu_seconds(pid: int, tid: int | None = None) -> float:
+    """utime + stime of the whole process (all threads), or of one thread, in seconds."""
+    stat = Path(f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
@@ -137,15 +137,17 @@ def measure_window(tmux: Tmux, names: list[str], seconds: float, tmp: Path) -> d
     for n in names:
         tmux("pipe-pane", "-o", "-t", n, f"cat >> {shlex.quote(str(files[n]))}")
     time.sleep(0.2)  # let pipe-pane's cat start before the window opens
-    start = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0) for n, p in pids.items()}
+    start = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0, cpu_seconds(p, p))
+             for n, p in pids.items()}
     t0 = time.monotonic()
     time.sleep(seconds)
-    end = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0) for n, p in pids.items()}
+    end = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0, cpu_seconds(p, p))
+           for n, p in pids.items()}
     dt = time.monotonic() - t0
     for n in names:
         tmux("pipe-pane", "-t", n)
-    return {n: Measured(n, (end[n][0] - start[n][0]) / dt * 100.0, (end[n][1] - start[n][1]) / dt, dt)
-            for n in names}
+    return {n: Measured(n, (end[n][0] - start[n][0]) / dt * 100.0, (end[n][1] - start[n][1]) / dt, dt,
+                        {"main": f"{(end[n][2] - start[n][2]) / dt * 100.0:.2f}"}) for n in names}
 
 
 def first_frames(tmux: Tmux, runs: int, minimal: Path) -> dict[str, list[float]]:
@@ -247,6 +249,9 @@ def main() -> int:
     compile_bytecode(ROOT)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="measurement window while running (60)")
+    ap.add_argument("--warm-up", type=float, default=3.0,
+                    help="seconds after the first frame before the window opens (3; the demo's apps start and "
+                         "panels grow during the first minute: 30 or more measures the steady state)")
     ap.add_argument("--paused-seconds", type=float, default=None, help="window while paused (seconds/3, >= 10)")
     ap.add_argument("--first-frame-runs", type=int, default=5)
     ap.add_argument("--updates", type=int, default=60, help="updates timed in-process (60)")
@@ -292,7 +297,7 @@ def main() -> int:
             tmux.wait_for("neuron-top", "ND15")
             tmux.wait_for("neuron-top-cmd", "ND15")
             tmux.wait_for("minimal", "minimal-ready")
-            time.sleep(3.0)  # warm-up: history fills, first-time imports done
+            time.sleep(ns.warm_up)  # warm-up: first-time imports done; the demo's apps are still starting
             say(f"\n[running] {ns.seconds:.0f} s window, all panes at once; load average {load()}")
             run = measure_window(tmux, panes, ns.seconds, tmp)
             nt = run["neuron-top"]
@@ -302,6 +307,9 @@ def main() -> int:
                          "neuron-top-cmd": "neuron-top --command 'demo --emit'", "minimal": "minimal Textual app",
                          "top": "top -d 1", "htop": "htop -d 10"}[n]
                 say(f"{label:34} {run[n].cpu_pct:18.2f} {run[n].bytes_per_s:20.0f}")
+            say("of which the UI (main) thread: " + ", ".join(
+                f"{n} {run[n].extra['main']}%" for n in ("neuron-top", "neuron-top-cmd")) +
+                " (the rest: the source/collector thread and Textual's writer and input threads)")
             say(f"neuron-top vs minimal Textual app: {nt.cpu_pct - run['minimal'].cpu_pct:+.2f} points of a core; "
                 f"vs top -d 1: {nt.cpu_pct / max(run['top'].cpu_pct, 1e-9):.1f}x")
             say(f"bytes per update (1 report/s): {nt.bytes_per_s / 1000:.2f} KB")
