@@ -50,6 +50,16 @@ def first_difference(a: pyte.Screen, b: pyte.Screen) -> str | None:
     return None
 
 
+def _random_line(rng: random.Random, styles: list[Style]) -> Strip:
+    """A screen-wide line of random runs of narrow characters in random styles."""
+    segs, n = [], 0
+    while n < W:
+        k = min(rng.randint(1, 15), W - n)
+        segs.append(Segment("".join(rng.choice("ab █▁▂─.%0123") for _ in range(k)), rng.choice(styles)))
+        n += k
+    return Strip(segs)
+
+
 def test_writer_sends_only_the_spans_and_crops_both_sides() -> None:
     red, green = Style(color="red"), Style(color="green")
     line = Strip([Segment("abcdef", red), Segment("ghijkl", green), Segment("mnopqr", red)])
@@ -79,12 +89,7 @@ def test_random_partial_updates_match_a_full_repaint() -> None:
     styles.append(Style(color="black", bgcolor="yellow"))
 
     def random_line() -> Strip:
-        segs, n = [], 0
-        while n < W:
-            k = min(rng.randint(1, 15), W - n)
-            segs.append(Segment("".join(rng.choice("ab █▁▂─.%0123") for _ in range(k)), rng.choice(styles)))
-            n += k
-        return Strip(segs)
+        return _random_line(rng, styles)
 
     old = [random_line() for _ in range(H)]
     screen, stream = terminal()
@@ -193,15 +198,7 @@ def test_a_writer_failure_falls_back_to_textuals_own(monkeypatch) -> None:
 
 
 def _screen_lines(rng: random.Random, styles: list[Style]) -> list[Strip]:
-    def line() -> Strip:
-        segs, n = [], 0
-        while n < W:
-            k = min(rng.randint(1, 15), W - n)
-            segs.append(Segment("".join(rng.choice("ab █▁▂─.%0123") for _ in range(k)), rng.choice(styles)))
-            n += k
-        return Strip(segs)
-
-    return [line() for _ in range(H)]
+    return [_random_line(rng, styles) for _ in range(H)]
 
 
 def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> None:
