@@ -290,3 +290,20 @@ def test_hostile_tag_shows_literally_and_cannot_set_the_title(term, tmp_path: Pa
     t.keys("q")
     assert t.wait_exit() == 0
     assert "pwned" not in t.fmt("#{pane_title}")
+
+
+def test_ctrl_l_repaints_what_another_program_wrote_over(term) -> None:
+    """The dashboard sends only cells that differ from its copy of the terminal, so text another program writes
+    over it (``wall``, a background job) would stay until those cells change. Ctrl+L sends every cell again."""
+    t = term(120, 40)
+    t.start(nt("demo", "--instance", "inf2.48xlarge", "--seed", "3"))
+    t.wait_for("ND11")
+    t.keys("p")  # paused: nothing else repaints the cells under the intruder
+    t.wait_for("PAUSED")
+    tty = t.fmt("#{pane_tty}")
+    with open(tty, "w") as f:  # the pane's terminal, as another process would write to it
+        f.write("\x1b[20;5HINTRUDER-TEXT-FROM-ANOTHER-PROGRAM")
+    t.wait_for("INTRUDER-TEXT")
+    t.keys("C-l")
+    t.wait_for(lambda s: "INTRUDER-TEXT" not in s and "PAUSED" in s)
+    assert "ND11" in t.screen()
