@@ -278,3 +278,20 @@ async def test_ctrl_l_sends_every_cell_again(monkeypatch) -> None:
     screen, stream = terminal()
     stream.feed("".join(sent).encode())
     assert sum(1 for row in screen.display if row.strip()) > H // 2  # a blank terminal shows the dashboard again
+
+
+
+async def test_a_resize_forgets_what_the_terminal_showed(monkeypatch) -> None:
+    """After a resize the terminal may have cleared or reflowed its lines (even when the size comes back to what
+    it was): the app forgets its copy, so the next full repaint sends every cell."""
+    import neuron_top.app as app_module
+
+    forgot: list[object] = []
+    monkeypatch.setattr(app_module, "forget", forgot.append)
+    app = make_app()
+    async with app.run_test(size=(W, H)) as pilot:
+        await feed(pilot, demo_snapshots("inf2.48xlarge", 3, 5))
+        forgot.clear()
+        await pilot.resize_terminal(W - 20, H)
+        await pilot.pause()
+    assert app.console in forgot
