@@ -220,13 +220,15 @@ def test_demo_source_stops_on_the_event_and_on_close() -> None:
     assert list(it2) == []
 
 
-def test_close_from_another_thread_ends_a_waiting_source() -> None:
+@pytest.mark.parametrize("how", ["close", "stop"])
+def test_close_or_stop_from_another_thread_ends_a_waiting_source(how: str) -> None:
     src = DemoSource("inf1.xlarge", 0, period=60.0)  # real clock and waiting: would sleep a minute
+    stop = threading.Event()
     got: list[object] = []
     first = threading.Event()
 
     def run() -> None:
-        for item in src.items(threading.Event()):
+        for item in src.items(stop):
             got.append(item)
             if isinstance(item, RawReport):
                 first.set()  # now it waits for the next tick
@@ -234,28 +236,13 @@ def test_close_from_another_thread_ends_a_waiting_source() -> None:
     worker = threading.Thread(target=run)
     worker.start()
     assert first.wait(10)
-    src.close()
+    if how == "close":
+        src.close()
+    else:
+        stop.set()
     worker.join(timeout=10)
     assert not worker.is_alive()
     assert isinstance(got[0], Status)
-
-
-def test_setting_stop_ends_a_waiting_source() -> None:
-    src = DemoSource("inf1.xlarge", 0, period=60.0)
-    stop = threading.Event()
-    first = threading.Event()
-
-    def run() -> None:
-        for item in src.items(stop):
-            if isinstance(item, RawReport):
-                first.set()
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    assert first.wait(10)
-    stop.set()
-    worker.join(timeout=10)
-    assert not worker.is_alive()
 
 
 class _CountingEvent(threading.Event):
