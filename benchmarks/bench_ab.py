@@ -1,0 +1,78 @@
+"""Two versions of the dashboard side by side in one tmux server: CPU and bytes to the terminal.
+
+    python benchmarks/bench_ab.py OTHER_TREE [--runs 3] [--seconds 60]
+
+OTHER_TREE is another checkout of neuron-top (e.g. ``git worktree add /tmp/base <commit>``); it runs beside this
+tree's code, both as ``neuron-top demo --instance trn2.48xlarge --seed 7`` at 200x60, and each window measures both
+at once. Why: this shared 2-core machine drifts by up to 40% within an hour, so runs of ``bench_ui.py`` minutes
+apart do not compare; two programs measured in the same seconds do. Per run: CPU % of one core of the whole
+process and of its UI (main) thread, and bytes/s written to the terminal, from 6 s after start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ui import PY, ROOT, Tmux, cpu_seconds
+
+
+def one_run(other: Path, seconds: float, tmp: Path) -> dict[str, tuple[float, float, float]]:
+    tmux = Tmux()
+    trees = {"other": other, "this": ROOT}
+    try:
+        tmux.new("keep", "sleep 86400")
+        for name, tree in trees.items():
+            cmd = f"cd {shlex.quote(str(tree))} && exec {PY} -m neuron_top demo --instance trn2.48xlarge --seed 7"
+            tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", "-e", "TERM=xterm-256color",
+                 f"unset COLUMNS LINES; {cmd}")
+        time.sleep(6.0)
+        pids = {n: tmux.pid(n) for n in trees}
+        files = {n: tmp / f"{n}-{time.monotonic_ns()}.out" for n in trees}
+        for n in trees:
+            tmux("pipe-pane", "-o", "-t", n, f"cat >> {shlex.quote(str(files[n]))}")
+        time.sleep(0.3)
+
+        def sample() -> dict[str, tuple[float, float, int]]:
+            return {n: (cpu_seconds(p), cpu_seconds(p, p), files[n].stat().st_size if files[n].exists() else 0)
+                    for n, p in pids.items()}
+
+        start, t0 = sample(), time.monotonic()
+        time.sleep(seconds)
+        end, dt = sample(), time.monotonic() - t0
+        return {n: ((end[n][0] - start[n][0]) / dt * 100, (end[n][1] - start[n][1]) / dt * 100,
+                    (end[n][2] - start[n][2]) / dt) for n in trees}
+    finally:
+        tmux.kill()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("other", type=Path, help="another checkout of neuron-top to run beside this one")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ns = ap.parse_args()
+    if not (ns.other / "neuron_top").is_dir():
+        print(f"{ns.other} is not a neuron-top checkout", file=sys.stderr)
+        return 2
+    ratios = []
+    with tempfile.TemporaryDirectory(prefix="neuron-top-ab-") as tmpdir:
+        for i in range(ns.runs):
+            r = one_run(ns.other.resolve(), ns.seconds, Path(tmpdir))
+            for n in ("other", "this"):
+                cpu, main_cpu, rate = r[n]
+                print(f"run {i + 1} {n:5}  CPU {cpu:5.2f}%  UI thread {main_cpu:5.2f}%  bytes/s {rate:7.0f}", flush=True)
+            ratios.append(r["this"][0] / max(r["other"][0], 1e-9))
+    print(f"this / other, whole-process CPU: {', '.join(f'{x:.2f}' for x in ratios)} "
+          f"(median {statistics.median(ratios):.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
