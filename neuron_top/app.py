@@ -11,12 +11,14 @@ from weakref import WeakKeyDictionary
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
 from .alerts import new_uncorrected
 from .collector import Collector
+from .driver import driver_for
 from .history import History
 from .messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 from .replay import ReplayController
@@ -80,6 +82,9 @@ class NeuronTopApp(App):
         self._themes = load_themes()
         self._wanted_theme = theme or DEFAULT_THEME
         self._found: WeakKeyDictionary[Screen, dict[type, list[Widget]]] = WeakKeyDictionary()
+
+    def get_driver_class(self) -> type[Driver]:
+        return driver_for(super().get_driver_class())
 
     # --- start-up ---
     def on_mount(self) -> None:

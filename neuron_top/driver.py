@@ -1,0 +1,112 @@
+"""A terminal driver whose input thread sleeps until there is input, instead of waking ten times a second.
+
+Why: Textual's ``LinuxDriver`` reads keys in a thread that calls ``select`` with a 0.1 s timeout, only to notice
+that the app is exiting and to time out a lone Esc. Measured in tmux on the trn2 demo (per-thread CPU from
+/proc): that thread cost 0.18% of a core, a fifth of the dashboard's whole 1% budget, and the same when paused.
+Here it waits without a timeout; it wakes for input, for the end of a pending escape sequence (the parser says
+when), or when ``disable_input`` writes to a pipe. Everything else is Textual's.
+
+If Textual's driver no longer has the shape this was written for (Textual 8.2), the app keeps Textual's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+from codecs import getincrementaldecoder
+from collections.abc import Iterable
+
+from textual import constants
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
+
+try:
+    from textual._parser import ParseError
+    from textual._time import get_time
+    from textual._xterm_parser import XTermParser
+except ImportError:  # pragma: no cover - a Textual without them: ``driver_for`` keeps LinuxDriver
+    XTermParser = None  # type: ignore[assignment,misc]
+
+
+class QuietLinuxDriver(LinuxDriver):
+    """``LinuxDriver`` with an input thread that blocks until something happens."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+
+    def disable_input(self) -> None:
+        # ``LinuxDriver.disable_input`` sets ``exit_event`` and joins the thread. The pipe is left readable until
+        # the thread sees the event, so the thread cannot miss it; the next input thread drains it first.
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+        super().disable_input()
+
+    def close(self) -> None:
+        super().close()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def run_input_thread(self) -> None:
+        """``LinuxDriver.run_input_thread`` (Textual 8.2) with a blocking select."""
+        _drain(self._wake_r)
+        selector = selectors.SelectSelector()
+        selector.register(self.fileno, selectors.EVENT_READ)
+        selector.register(self._wake_r, selectors.EVENT_READ)
+        fileno = self.fileno
+        parser = XTermParser(self._debug)
+        decode = getincrementaldecoder("utf-8")().decode
+
+        def process(ready: Iterable[tuple[selectors.SelectorKey, int]], final: bool = False) -> None:
+            for key, _mask in ready:
+                if key.fd != fileno:
+                    continue
+                data = decode(os.read(fileno, 1024 * 4), final=final)
+                if not data:  # stdin is a pipe that closed
+                    break
+                for event in parser.feed(data):
+                    self.process_message(event)
+            for event in parser.tick():
+                self.process_message(event)
+
+        try:
+            while not self.exit_event.is_set():
+                process(selector.select(_timeout(parser)))
+            selector.unregister(self.fileno)
+            process(selector.select(0.1), final=True)
+        finally:
+            selector.close()
+            with contextlib.suppress(EOFError, ParseError):
+                for _ in parser.feed(""):
+                    pass
+
+
+def _timeout(parser: object) -> float | None:
+    """How long the input thread may sleep: until the parser's pending escape sequence times out (a lone Esc
+    is a key only once nothing follows it), else until input arrives (None)."""
+    due = getattr(parser, "_timeout_time", None)
+    if due is None:
+        return None
+    return max(due - get_time(), 0.0) + 0.001
+
+
+def _drain(fd: int) -> None:
+    os.set_blocking(fd, False)
+    with contextlib.suppress(OSError):
+        while os.read(fd, 64):
+            pass
+
+
+def driver_for(default: type[Driver]) -> type[Driver]:
+    """``QuietLinuxDriver`` where Textual would use ``LinuxDriver`` itself and its input loop is the one this
+    was written against; ``default`` otherwise (Windows, a driver chosen through TEXTUAL_DRIVER, a newer
+    Textual whose parser changed)."""
+    if default is not LinuxDriver or XTermParser is None or constants.DRIVER:
+        return default
+    probe = XTermParser(False)
+    if not hasattr(probe, "_timeout_time") or not hasattr(probe, "tick"):
+        return default
+    return QuietLinuxDriver

@@ -1,0 +1,119 @@
+"""The quiet input thread: it sleeps until input arrives, still times out a lone Esc, and stops at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import selectors
+import signal
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import pytest
+from textual import events
+from textual.drivers.linux_driver import LinuxDriver
+
+from neuron_top.app import NeuronTopApp
+from neuron_top.driver import QuietLinuxDriver, driver_for
+
+
+class FakeApp:
+    """What the input thread needs of an app: somewhere to post events."""
+
+    def __init__(self) -> None:
+        self.events: list[object] = []
+
+    async def _post_message(self, message: object) -> bool:
+        self.events.append(message)
+        return True
+
+    def pressed(self) -> list[str]:
+        return [e.key for e in self.events if isinstance(e, events.Key)]
+
+
+async def until(condition: Callable[[], bool], timeout: float = 2.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+
+
+@dataclass
+class Rig:
+    driver: QuietLinuxDriver
+    app: FakeApp
+    w: int
+    """The write end of the pipe the input thread reads as its terminal."""
+    timeouts: list[float | None]
+    """Every timeout the input thread passed to select."""
+
+
+@pytest.fixture
+async def rig() -> AsyncIterator[Rig]:
+    """A driver whose input thread reads a pipe; yields the pipe's write end and every select timeout used."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT, signal.SIGWINCH)}
+    app = FakeApp()
+    driver = QuietLinuxDriver(app, mouse=False)  # type: ignore[arg-type]
+    r, w = os.pipe()
+    driver.fileno = r
+    timeouts: list[float | None] = []
+    select = selectors.SelectSelector.select
+
+    def spy(self: selectors.SelectSelector, timeout: float | None = None) -> list:
+        timeouts.append(timeout)
+        return select(self, timeout)
+
+    selectors.SelectSelector.select = spy  # type: ignore[method-assign]
+    thread = driver._key_thread = threading.Thread(target=driver._run_input_thread, daemon=True)
+    thread.start()
+    try:
+        yield Rig(driver, app, w, timeouts)
+    finally:
+        driver.exit_event.set()
+        os.write(driver._wake_w, b"x")
+        thread.join(2)
+        selectors.SelectSelector.select = select  # type: ignore[method-assign]
+        driver.close()
+        for fd in (r, w):
+            os.close(fd)
+        for s, h in handlers.items():
+            signal.signal(s, h)
+
+
+async def test_idle_input_thread_waits_without_a_timeout(rig: Rig) -> None:
+    """Textual's own thread wakes every 0.1 s (select(0.1)); ours sleeps until something happens."""
+    await asyncio.sleep(0.35)
+    assert rig.timeouts and all(t is None for t in rig.timeouts)
+    assert len(rig.timeouts) == 1
+
+
+async def test_keys_arrive_and_a_lone_escape_times_out(rig: Rig) -> None:
+    os.write(rig.w, b"q")
+    await until(lambda: bool(rig.app.pressed()))
+    assert rig.app.pressed() == ["q"]
+    os.write(rig.w, b"\x1b")  # Esc or the start of a sequence: only time can tell
+    await until(lambda: "escape" in rig.app.pressed())
+    assert rig.app.pressed() == ["q", "escape"]
+    assert any(t is not None and t <= 0.2 for t in rig.timeouts)  # it woke up for the parser's timeout
+    assert rig.timeouts[-1] is None  # and went back to sleeping
+
+
+async def test_disable_input_stops_the_thread_at_once(rig: Rig, monkeypatch) -> None:
+    """The input thread sleeps without a timeout, so quitting must wake it (it would hang otherwise)."""
+    monkeypatch.setattr(signal, "signal", lambda *_: None)  # main-thread only; disable_input runs in a thread here
+    stopper = threading.Thread(target=rig.driver.disable_input, daemon=True)
+    t = time.monotonic()
+    stopper.start()
+    stopper.join(1.0)
+    assert not stopper.is_alive() and time.monotonic() - t < 0.5
+    assert not rig.driver._key_thread.is_alive()
+
+
+def test_the_app_uses_it_only_in_place_of_linux_driver(monkeypatch) -> None:
+    assert NeuronTopApp(None).driver_class is QuietLinuxDriver
+    assert driver_for(LinuxDriver) is QuietLinuxDriver
+    other = type("Other", (LinuxDriver,), {})
+    assert driver_for(other) is other
+    monkeypatch.setattr("textual.constants.DRIVER", "textual.drivers.linux_driver:LinuxDriver")
+    assert driver_for(LinuxDriver) is LinuxDriver
