@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TypeVar
 from weakref import WeakKeyDictionary
 
+from rich.terminal_theme import TerminalTheme
 from textual import work
 from textual.app import App
 from textual.binding import Binding
@@ -29,6 +30,7 @@ from .sources.base import Source
 from .themes import DEFAULT_THEME, load_themes
 from .view import View
 from .widgets.header import HeaderBar, SourceLine
+from .widgets.paint import quicken_filters
 from .widgets.spans import forget
 from .widgets.tabs import AppTabs
 
@@ -60,6 +62,7 @@ class NeuronTopApp(App):
                  traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  notes: list[str] | None = None) -> None:
         super().__init__()
+        quicken_filters(self._filters)
         self.clock = clock
         self._notes = notes or []
         """Injected so tests (and snapshots) see a fixed "updated Ns ago"."""
@@ -85,6 +88,10 @@ class NeuronTopApp(App):
 
     def get_driver_class(self) -> type[Driver]:
         return driver_for(super().get_driver_class())
+
+    def _refresh_truecolor_filter(self, theme: TerminalTheme) -> None:
+        super()._refresh_truecolor_filter(theme)  # a new ANSIToTruecolor for the new terminal theme
+        quicken_filters(self._filters)
 
     # --- start-up ---
     def on_mount(self) -> None:

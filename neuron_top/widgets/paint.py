@@ -14,10 +14,11 @@ StylesCache is told its lines changed, so a later full repaint (a resize, a toas
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from weakref import WeakKeyDictionary
 
+from rich.segment import Segment
 from textual._compositor import ChopsUpdate
 from textual.app import App
 from textual.color import Color
@@ -164,14 +165,43 @@ def _lines(widget: Widget, line: Line, region: Region, visible: Region,
 _style = attrgetter("style")
 
 
+def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], background: Color) -> bool:
+    """True when ANSI colours to truecolor changes nothing on these segments: each of their few distinct
+    styles maps to itself (every style a theme gives is truecolor already)."""
+    convert, under = line_filter.truecolor_style, background.rich_color
+    # ``==`` as well as ``is``: the conversion is cached by equality, so an equal style made for another line
+    # comes back as the first one seen
+    return all(style is None or (out := convert(style, under)) is style or out == style
+               for style in set(map(_style, segments)))
+
+
 def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color | None) -> Strip:
-    """``strip`` through the app's line filters, as the StylesCache applies them. The usual one, ANSI colours
-    to truecolor, changes nothing on lines drawn in theme (truecolor) styles: it is skipped when each of the
-    line's few distinct styles maps to itself, instead of rebuilding every segment."""
+    """``strip`` through the app's line filters, as the StylesCache applies them, skipping ANSI colours to
+    truecolor where it changes nothing (instead of rebuilding every segment and the strip)."""
     for line_filter in filters:
-        if isinstance(line_filter, ANSIToTruecolor) and background is not None:
-            convert, under = line_filter.truecolor_style, background.rich_color
-            if all(style is None or convert(style, under) is style for style in set(map(_style, strip))):
-                continue
+        if isinstance(line_filter, ANSIToTruecolor) and background is not None \
+                and _unchanged(line_filter, strip, background):
+            continue
         strip = strip.apply_filter(line_filter, background)  # type: ignore[arg-type]
     return strip
+
+
+class QuickTruecolor(ANSIToTruecolor):
+    """Textual's ANSI-to-truecolor line filter, returning a line's segments as they are when it would change
+    none of them. Why: Textual passes every line it renders itself (a layout change, a drill-down, a toast going
+    away) through this filter, which rebuilds each segment; on the dashboard's theme-coloured lines that was a
+    quarter of the CPU of a layout change (py-spy, trn2 demo in tmux)."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        if _unchanged(self, segments, background):
+            return segments
+        return super().apply(segments, background)
+
+
+def quicken_filters(filters: list[LineFilter]) -> None:
+    """Swap Textual's ANSI-to-truecolor filter in an app's filter list for ``QuickTruecolor`` (same theme, same
+    enabled state). Textual makes a new one when the terminal theme changes; call this again then."""
+    for i, line_filter in enumerate(filters):
+        if type(line_filter) is ANSIToTruecolor:
+            quick = QuickTruecolor(line_filter._terminal_theme, enabled=line_filter.enabled)
+            filters[i] = quick

@@ -90,3 +90,36 @@ async def test_a_screen_over_the_dashboard_sends_updates_through_textual() -> No
         await pilot.pause()
         assert app.screen is not cores.screen
         assert placement(cores) is None
+
+
+def test_quick_truecolor_passes_theme_lines_through_and_converts_ansi_ones_as_textual_does() -> None:
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.color import Color
+    from textual.filter import ANSIToTruecolor
+
+    from neuron_top.widgets.paint import QuickTruecolor
+
+    theme = App().ansi_theme
+    quick, textual = QuickTruecolor(theme), ANSIToTruecolor(theme)
+    under = Color.parse("#0f1419")
+    first = Style(bgcolor="#0f1419")
+    quick.apply([Segment("x", first)], under)
+    # An equal style made for another line: the conversion's cache answers with the first one (equal, not it).
+    line = [Segment("abc", Style(color="#ff8800", bold=True)), Segment(" ", Style(bgcolor="#0f1419")),
+            Segment("-", None)]
+    assert quick.apply(line, under) is line
+    ansi = [Segment("err", Style(color="red")), Segment(" ok", Style(color="#00ff00", dim=True))]
+    converted = quick.apply(ansi, under)
+    assert converted is not ansi and converted == textual.apply(ansi, under)
+    assert converted[0].style.color.triplet is not None
+
+
+async def test_the_app_keeps_quick_truecolor_when_the_terminal_theme_changes() -> None:
+    from neuron_top.widgets.paint import QuickTruecolor
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)):
+        assert [type(f) for f in app._filters] == [QuickTruecolor]
+        app._refresh_truecolor_filter(app.ansi_theme_light)
+        assert [type(f) for f in app._filters] == [QuickTruecolor]
