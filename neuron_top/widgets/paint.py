@@ -19,6 +19,7 @@ from operator import attrgetter
 from weakref import WeakKeyDictionary
 
 from rich.segment import Segment
+from rich.style import Style
 from textual._compositor import ChopsUpdate
 from textual.app import App
 from textual.color import Color
@@ -165,14 +166,29 @@ def _lines(widget: Widget, line: Line, region: Region, visible: Region,
 _style = attrgetter("style")
 
 
+_kept: WeakKeyDictionary[LineFilter, dict[object, set[Style | None]]] = WeakKeyDictionary()
+"""Per filter and background: the styles known to come out of ANSI-to-truecolor unchanged."""
+
+
 def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], background: Color) -> bool:
     """True when ANSI colours to truecolor changes nothing on these segments: each of their few distinct
-    styles maps to itself (every style a theme gives is truecolor already)."""
-    convert, under = line_filter.truecolor_style, background.rich_color
+    styles maps to itself (every style a theme gives is truecolor already). A line whose styles are all known
+    to map to themselves costs one set comparison, in C."""
+    under = background.rich_color
+    kept = _kept.setdefault(line_filter, {}).setdefault(under, {None})
+    styles = set(map(_style, segments))
+    if styles <= kept:
+        return True
+    convert = line_filter.truecolor_style
     # ``==`` as well as ``is``: the conversion is cached by equality, so an equal style made for another line
     # comes back as the first one seen
-    return all(style is None or (out := convert(style, under)) is style or out == style
-               for style in set(map(_style, segments)))
+    if all(style is None or (out := convert(style, under)) is style or out == style for style in styles):
+        if len(kept) > 4096:  # styles come from the theme; this only bounds the unexpected
+            kept.clear()
+            kept.add(None)
+        kept |= styles
+        return True
+    return False
 
 
 def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color | None) -> Strip:
