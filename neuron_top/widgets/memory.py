@@ -19,7 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from .. import fmt
-from ..memtree import Key, Node, build_tree, category_label, expandable, walk
+from ..memtree import Key, ModelCache, Node, build_tree, category_label, expandable, walk
 from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, Snapshot
 from ..view import View
 from .cells import app_title, cell, fit, fit_left, num
@@ -185,6 +185,8 @@ class MemoryTree(Panel):
         """Bumped on every change of expansion: the visible rows are recomputed only then (or on a new tree)."""
         self._tree_key: tuple[object, ...] | None = None
         self._tree: tuple[Node, ...] = ()
+        self._models = ModelCache()
+        """Each app's models as of its last change: a rebuild decodes only the apps whose models changed."""
         self._expandable: list[Node] = []
         """``expandable(self._tree)``, found once per tree (every build asks, for the "x" hint)."""
         self._few_cores = True
@@ -208,7 +210,7 @@ class MemoryTree(Panel):
         content = (view.pid, snap.cores_per_device, snap.hardware.neuron_device_memory_size,
                    [(a.pid, a.memory.neuron_runtime_used_bytes, a.memory.loaded_models) for a in apps])
         if content != self._tree_content or self._tree_key is None:
-            self._tree = build_tree(snap, view.app)
+            self._tree = build_tree(snap, view.app, self._models)
             self._expandable = expandable(self._tree)
             self._tree_content = content
             self._tree_key = (view.tick, view.pid, id(snap))

@@ -85,3 +85,46 @@ def test_unknown_categories_and_empty_cores() -> None:
     assert [n.key for n in nodes] == [("dev", 1)]  # core 0 is all zeros, "x" is not a core
     cat = nodes[0].children[0].children[0]
     assert cat.label == "new_kind\\x1b" and cat.device == 5
+
+
+def _runtime(pid: int, core: int, size: int, name: str = "m") -> dict[str, Any]:
+    return {"pid": pid, "report": {"memory_used": {
+        "neuron_runtime_used_bytes": {"usage_breakdown": {"neuroncore_memory_usage": {str(core): {"tensors": 5}}}},
+        "loaded_models": [{"name": name, "uuid": f"u{pid}", "model_id": pid, "subgraphs": {"sg_00": {
+            "neuroncore_index": core, "neuron_device_index": 0,
+            "memory_used_bytes": {"neuron_device": size, "usage_breakdown": {"neuron_device": {"tensors": size}}}}}}]}}}
+
+
+def two_apps(size_b: int, bad_c: bool = False) -> Snapshot:
+    runtimes = [_runtime(1, 0, 100), _runtime(2, 1, size_b)]
+    if bad_c:
+        runtimes.append({"pid": 3, "report": {"memory_used": {"loaded_models": [{"name": 5}]}}})
+    doc = {"neuron_hardware_info": {"neuroncore_per_device_count": 2}, "neuron_runtime_data": runtimes}
+    return Snapshot(decode_report(msgspec.json.encode(doc))[0], 0.0)
+
+
+def rows(nodes: tuple) -> list[tuple[object, ...]]:
+    return [(n.key, n.label, n.device, n.host) for n, _ in walk(nodes, lambda n: True)]
+
+
+def test_model_cache_decodes_only_the_apps_whose_models_changed(monkeypatch) -> None:
+    from neuron_top import memtree
+
+    decoded: list[int] = []
+    real = memtree._model_shares
+    monkeypatch.setattr(memtree, "_model_shares", lambda a, cpd: decoded.append(a.pid) or real(a, cpd))
+    cache = memtree.ModelCache()
+    first = two_apps(200, bad_c=True)
+    assert rows(build_tree(first, first.all, cache)) == rows(build_tree(first, first.all))
+    decoded.clear()
+    # the next report: same models for pids 1 and 3, a bigger model for pid 2
+    second = two_apps(300, bad_c=True)
+    tree = build_tree(second, second.all, cache)
+    assert decoded == [2]
+    # an app whose models did not decode still says so, though they were not decoded again
+    assert [s.where for s in second.group_statuses] == ["3.memory_used"]
+    assert rows(tree) == rows(build_tree(second, second.all))
+    # pid 3 is gone: its entry goes too, and it is decoded afresh if it comes back
+    third = two_apps(300)
+    build_tree(third, third.all, cache)
+    assert set(cache._apps) == {1, 2}
