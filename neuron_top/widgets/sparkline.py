@@ -30,7 +30,9 @@ def _window(values: Sequence[float | None], width: int, top: float | None) -> tu
 def spark_text(values: Sequence[float | None], width: int, top: float | None = 100.0) -> str:
     """The newest ``width`` values as block characters; None is a gap (space), never a zero."""
     vals, hi = _window(values, width, top)
-    return "".join([" " if v is None else SPARK[max(0, min(int(v / hi * 7.999), 7))] for v in vals])
+    # comparisons, not max()/min() calls: ~130 sparklines are drawn per update
+    return "".join([" " if v is None else SPARK[0 if (i := int(v / hi * 7.999)) < 0 else 7 if i > 7 else i]
+                    for v in vals])
 
 
 def chart_rows(values: Sequence[float | None], width: int, height: int, top: float | None = 100.0) -> list[str]:
