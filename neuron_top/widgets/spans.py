@@ -36,10 +36,16 @@ Joining runs less than 4 cells apart here cost 4.6% more bytes on the trn2 demo.
 
 _text = attrgetter("text")
 _style = attrgetter("style")
-_NARROW = frozenset(chr(c) for lo, hi in ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2026, 0x2026),
-                                          (0x2500, 0x25FC), (0x2800, 0x28FF)) for c in range(lo, hi + 1))
+_NARROW_RANGES = ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2026, 0x2026), (0x2500, 0x25FC),
+                  (0x2800, 0x28FF))
 """Characters one cell wide (Rich's own fast-path set, plus the ellipsis): every character a panel draws,
 except what comes from the data."""
+_NOT_NARROW = re.compile("[^" + "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _NARROW_RANGES) + "]")
+_ONES = b"\x01" * 1024
+
+
+def _ones(n: int) -> bytes:
+    return _ONES[:n] if n <= len(_ONES) else b"\x01" * n
 
 
 @lru_cache(maxsize=8)
@@ -49,17 +55,19 @@ def _runs(gap: int) -> re.Pattern[bytes]:
 
 
 def _measure(strip: Strip, text: str) -> int:
-    """``strip.cell_length`` (``text`` is its text), without measuring each segment when every character is
-    known to be one cell wide: a set test in C. Textual measures a fresh 200-column strip segment by segment,
-    ~10x slower, and every new line of every update needs it (diff, crop, paint); the result is kept in the
-    strip where Textual keeps its own."""
-    if not _NARROW.issuperset(text):
-        return strip.cell_length
+    """``strip.cell_length`` (``text`` is its text): the strip's own when it knows it, else ``len(text)`` when
+    every character is known to be one cell wide (a regex search in C). Textual measures a fresh 200-column
+    strip segment by segment, ~10x slower, and every new line of every update needs it (diff, crop, paint); the
+    result is kept in the strip where Textual keeps its own."""
     try:
-        if strip._cell_length is None:
-            strip._cell_length = len(text)
-    except AttributeError:  # a Textual whose Strip keeps it elsewhere: only the saving is lost
-        pass
+        known = strip._cell_length
+    except AttributeError:  # a Textual whose Strip keeps it elsewhere: measured its way
+        return strip.cell_length
+    if known is not None:
+        return known
+    if _NOT_NARROW.search(text) is not None:
+        return strip.cell_length
+    strip._cell_length = len(text)
     return len(text)
 
 
@@ -67,36 +75,31 @@ def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, in
     """Column ranges ``[x1, x2)`` where two strips of one line draw different cells (text or style); ranges
     closer than ``gap`` merge. A line holding wide characters (a CJK tag) is reported as changed whole.
 
-    It runs on every changed line of every update, so the per-cell work is done by C iterators (``map`` /
-    ``compress``); styles are compared per run of segments."""
+    It runs on every changed line of every update, so the per-cell work is done in C (``map`` over the texts,
+    a regex over a 0/1 mask); styles are compared per run of segments."""
     sa, sb = list(a), list(b)
     texts_a, texts_b = list(map(_text, sa)), list(map(_text, sb))
     ta, tb = "".join(texts_a), "".join(texts_b)
     wa, wb = _measure(a, ta), _measure(b, tb)
     if len(ta) != wa or len(tb) != wb:
         return [(0, max(wa, wb))]
-    # Runs of changed characters, already merged across gaps shorter than ``gap``: a regex over a 0/1 mask,
-    # in C, instead of one mark per changed cell.
-    marks = [m.span() for m in _runs(gap).finditer(bytes(map(ne, ta, tb)))]
+    # One 0/1 mask of the line (changed characters, in C), with the cells whose style changed set in it too;
+    # then one regex over it finds the runs, already sorted and merged across gaps shorter than ``gap``.
+    mask = bytearray(map(ne, ta, tb))
     if wa != wb:
-        marks.append((min(wa, wb), max(wa, wb)))
+        mask += _ones(abs(wa - wb))
     styles_a, styles_b = list(map(_style, sa)), list(map(_style, sb))
     if styles_a == styles_b:
         # Same styles in the same order (the common case: a bar's fill moved): only cells between two
         # boundaries that moved change style.
-        marks += [(min(x, y), max(x, y)) for x, y in zip(accumulate(map(len, texts_a)),
-                                                        accumulate(map(len, texts_b)), strict=False) if x != y]
+        for x, y in zip(accumulate(map(len, texts_a)), accumulate(map(len, texts_b)), strict=False):
+            if x != y:
+                lo, hi = (x, y) if x < y else (y, x)
+                mask[lo:hi] = _ones(hi - lo)
     else:
-        marks += _style_changes(texts_a, styles_a, texts_b, styles_b)
-    marks.sort()
-    spans: list[tuple[int, int]] = []
-    for x1, x2 in marks:
-        if spans and x1 - spans[-1][1] < gap:
-            if x2 > spans[-1][1]:
-                spans[-1] = (spans[-1][0], x2)
-        else:
-            spans.append((x1, x2))
-    return spans
+        for lo, hi in _style_changes(texts_a, styles_a, texts_b, styles_b):
+            mask[lo:hi] = _ones(hi - lo)
+    return [m.span() for m in _runs(gap).finditer(mask)]
 
 
 def _style_changes(texts_a: list[str], styles_a: list[Style | None], texts_b: list[str],

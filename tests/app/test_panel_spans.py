@@ -63,3 +63,59 @@ def test_measuring_a_line_keeps_textuals_cell_length() -> None:
         fresh, measured = strip((text, RED)), strip((text, RED))
         changed_spans(measured, strip(("x" * 30, RED)))
         assert measured.cell_length == fresh.cell_length
+
+
+def test_random_lines_against_a_cell_by_cell_comparison() -> None:
+    """Against the obvious reference: expand both lines to (character, style) per cell and mark every cell that
+    differs (past the shorter line's end too), then join marks closer than ``gap``. Every differing cell must be
+    in a span; spans are sorted and ``gap`` apart; when no segment boundary moves they are exactly the
+    reference's (a moved boundary between two equal styles may repaint a few unchanged cells: a cheap check)."""
+    import random
+    from itertools import pairwise
+
+    def cells(s: Strip) -> list[tuple[str, Style | None]]:
+        return [(ch, seg.style) for seg in s for ch in seg.text]
+
+    def reference(a: Strip, b: Strip, gap: int) -> list[tuple[int, int]]:
+        ca, cb = cells(a), cells(b)
+        marks = [x for x in range(max(len(ca), len(cb)))
+                 if x >= len(ca) or x >= len(cb) or ca[x][0] != cb[x][0] or ca[x][1] != cb[x][1]]
+        spans: list[tuple[int, int]] = []
+        for x in marks:
+            if spans and x - spans[-1][1] < gap:
+                spans[-1] = (spans[-1][0], x + 1)
+            else:
+                spans.append((x, x + 1))
+        return spans
+
+    rnd = random.Random(5)
+    styles = [None, RED, GREEN, Style(color="red"), Style(bold=True)]  # one equal to RED but not RED itself
+
+    def line() -> list[tuple[str, Style | None]]:
+        return [("".join(rnd.choice("ab ─█▏…") for _ in range(rnd.randint(0, 6))), rnd.choice(styles))
+                for _ in range(rnd.randint(0, 6))]
+
+    exact = 0
+    for _ in range(3000):
+        a = line()
+        kind = rnd.random()
+        if kind < 0.3:
+            b = line()
+        elif kind < 0.6:  # same styles, boundaries moved (a bar's fill grew)
+            text = "".join(t for t, _ in a)
+            cuts = sorted(rnd.randint(0, len(text)) for _ in range(len(a) - 1))
+            b = [(text[i:j], s) for (i, j), (_, s) in zip(pairwise([0, *cuts, len(text)]), a, strict=True)] if a else []
+        else:  # same boundaries, some characters and styles changed
+            b = [(t[:-1] + rnd.choice("ab█") if t and rnd.random() < 0.5 else t,
+                  s if rnd.random() < 0.8 else rnd.choice(styles)) for t, s in a]
+        gap = rnd.choice([1, 2, 4])
+        got = changed_spans(strip(*a), strip(*b), gap)
+        want = reference(strip(*a), strip(*b), gap)
+        for lo, hi in want:
+            assert all(any(x1 <= x < x2 for x1, x2 in got) for x in range(lo, hi)), (a, b, gap, got)
+        assert all(x1 < x2 for x1, x2 in got)
+        assert all(n[0] - p[1] >= gap for p, n in pairwise(got)), (got, gap)
+        if [len(t) for t, _ in a] == [len(t) for t, _ in b]:
+            assert got == want, (a, b, gap)
+            exact += 1
+    assert exact > 1000
