@@ -235,7 +235,16 @@ class AppView:
         return p if p and p > 0 else None
 
     def latency(self, kind: str = "total") -> dict[str, float] | None:
-        """Percentiles in seconds for "total" or "device" latency; None when idle (null in the report)."""
+        """Percentiles in seconds for "total" or "device" latency; None when idle (null in the report). Kept once
+        made (history, the latency panel and its idle test each ask, every report); do not modify it."""
+        key = "_latency_" + kind
+        try:
+            return self.__dict__[key]  # type: ignore[no-any-return]
+        except KeyError:
+            out = self.__dict__[key] = self._latency(kind)
+            return out
+
+    def _latency(self, kind: str) -> dict[str, float] | None:
         ls = self.execution.latency_stats
         if ls is None:
             return None

@@ -174,7 +174,7 @@ def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[
     drawn in the style the cell before it has (no colour change either way). That is a gap of one or two
     ASCII cells; a block character (3 bytes) never beats the 3-byte move. curses weighs moves the same way."""
     segments = list(strip)
-    starts = [0, *accumulate(len(text) for text, _, _ in segments)]
+    starts = [0, *accumulate(map(len, map(_text, segments)))]
     out = [ranges[0]]
     for lo, hi in ranges[1:]:
         g1, g2 = out[-1][1] - x, lo - x

@@ -52,6 +52,13 @@ def test_idle_latency_is_none_not_zero() -> None:
     assert s.app(4242).latency("device")["p99"] == 0.018
 
 
+def test_latency_is_made_once_per_kind() -> None:
+    """History, the latency panel and its idle test all ask for it every report."""
+    a = small().app(4242)
+    assert a.latency("total") is a.latency("total")
+    assert a.latency("device") is not a.latency("total") and a.latency("device")["p99"] == 0.018
+
+
 def test_models_subgraphs_and_extra_fields() -> None:
     m = small().app(4242).models[0]
     assert m.model_id == 10001 and m.cores(4) == (0,)
