@@ -33,9 +33,16 @@ class EccPanel(Panel):
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
-        last = {e.device: e for e in snap.ecc}
         totals = view.history.ecc_totals
         ecc = tuple(totals.get(e.device, e) for e in snap.ecc)
+        g = snap.system.neuron_hw_counters
+        # ECC counters rarely move: the same strips while the counts (and the reason for no data) are the same
+        return self.memo((snap.ecc, ecc, g.error if g is not None and not ecc else None),
+                         lambda: self._build(view, width, ecc))
+
+    def _build(self, view: View, width: int, ecc: tuple[DeviceEcc, ...]) -> list[Strip]:
+        snap = view.snapshot
+        last = {e.device: e for e in snap.ecc}
         corrected = sum(e.corrected for e in ecc)
         uncorrected = sum(e.uncorrected for e in ecc)
         right = f"{len(ecc)} dev · {corrected} corrected · {uncorrected} uncorrected" if ecc else ""

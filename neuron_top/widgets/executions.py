@@ -90,24 +90,28 @@ class ExecPanel(Panel):
             for key, _, _ in COUNTS:
                 n = a.exec_summary.get(key)
                 segs.append(num("-" if n is None else str(n), val_w, self._style(n, bool(n))))
-            errs = [num(self._rate(a.error_summary.get(t), period), val_w,
-                        self._style(a.error_summary.get(t), bool(a.error_summary.get(t)))) for t in types]
             if wide:
-                segs += errs
+                segs += self._errors(a, types, period, val_w)
             if spark_w:
                 pid: object = "all" if a.is_all else a.pid
                 hist = stepped(view.history, ("exec", pid), spark_w)
                 segs += [Segment(" "), Segment(spark_text(hist, spark_w, top=None),
                                                self.get_component_rich_style("exec--spark"))]
             lines.append(Strip(segs))
-            if not wide:
-                lines.append(Strip([cell("", label_w), *errs]))
+            if not wide:  # the error rates under the app: all zero on most reports
+                shown = tuple((self._rate(n := a.error_summary.get(t), period), bool(n)) for t in types)
+                lines.append(self.memo(("errors", label_w, val_w, shown), lambda a=a, period=period: Strip(
+                    [cell("", label_w), *self._errors(a, types, period, val_w)])))
         if quiet:
             style = self.style("dim")
             lines += [Strip([Segment(line, style)]) for line in
                       wrap_words(f" idle, no errors ({len(quiet)}): ", [clean(a.label, 40) for a in quiet],
                                  width)]
         return lines
+
+    def _errors(self, a: AppView, types: list[str], period: float | None, val_w: int) -> list[Segment]:
+        """One cell per error type: its rate, red when not zero."""
+        return [num(self._rate(n := a.error_summary.get(t), period), val_w, self._style(n, bool(n))) for t in types]
 
     @staticmethod
     def _quiet(view: View, a: AppView) -> bool:

@@ -70,15 +70,21 @@ class MemorySummary(Panel):
         per_line = max((width - label_w) // cell_w, 1)
         for (label, *_), row in zip(rows, cells, strict=True):
             for start in range(0, len(row), per_line):
-                segs = [cell(label if start == 0 else "", label_w, self.style("label"))]
-                for name, value in row[start:start + per_line]:
-                    text = f"{name}: "
-                    segs.append(Segment(text, self.style("label")))
-                    segs.append(cell(fmt.human_bytes(value), cell_w - cell_len(text),
-                                     self.style("value" if value else "dim")))
-                lines.append(Strip(segs))
+                part = tuple(row[start:start + per_line])
+                head = label if start == 0 else ""
+                # most reports change a category or two: the other rows stay the same strips
+                lines.append(self.memo(("row", head, part, label_w, cell_w),
+                                       lambda head=head, part=part: self._row(head, part, label_w, cell_w)))
         lines.extend(self._gauges(snap, app, width))
         return lines
+
+    def _row(self, head: str, part: tuple[tuple[str, int | None], ...], label_w: int, cell_w: int) -> Strip:
+        segs = [cell(head, label_w, self.style("label"))]
+        for name, value in part:
+            text = f"{name}: "
+            segs.append(Segment(text, self.style("label")))
+            segs.append(cell(fmt.human_bytes(value), cell_w - cell_len(text), self.style("value" if value else "dim")))
+        return Strip(segs)
 
     def _gauges(self, snap: Snapshot, app: AppView, width: int) -> list[Strip]:
         gauges: list[tuple[str, int | None, int | None]] = []
@@ -97,10 +103,9 @@ class MemorySummary(Panel):
         gw = width // per_line
         lines = []
         for start in range(0, len(gauges), per_line):
-            segs: list[Segment] = []
-            for label, used, total in gauges[start:start + per_line]:
-                segs.extend(self._gauge(label, used, total, gw))
-            lines.append(Strip(segs))
+            part = tuple(gauges[start:start + per_line])
+            lines.append(self.memo(("gauges", part, gw), lambda part=part: Strip(
+                [seg for label, used, total in part for seg in self._gauge(label, used, total, gw)])))
         return lines
 
     def _gauge(self, label: str, used: int | None, total: int | None, width: int) -> list[Segment]:

@@ -6,6 +6,9 @@ with ``render_line``. A panel builds its strips once per (view, width, theme) an
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
@@ -18,6 +21,8 @@ from .paint import paint
 from .spans import changed_regions
 
 BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
+_NOT_MADE = object()
+M = TypeVar("M")
 SHRINK_AFTER = 60
 """Builds (reports) a panel stays at a lower height before it shrinks: longer than a batch job's pause."""
 
@@ -65,6 +70,10 @@ class Panel(Widget, can_focus=True):
         self._width = 0
         """The width the strips were built for."""
         self._shape: tuple[object, ...] | None = None
+        self._memo: dict[object, object] = {}
+        """What ``memo`` made in the last build, by key; the next build fills ``_memo_next``."""
+        self._memo_next: dict[object, object] = {}
+        self._memo_context: tuple[object, ...] | None = None
         self._tallest = 0
         self._lower = 0
         """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
@@ -76,6 +85,17 @@ class Panel(Widget, can_focus=True):
     def cache_extra(self) -> tuple[object, ...]:
         """Extra state that changes what is drawn (a cursor position, an expansion)."""
         return ()
+
+    def memo(self, key: Hashable, make: Callable[[], M]) -> M:
+        """``make()``, or what it returned for an equal ``key`` in the previous build: the same Strip objects, which
+        the diff then skips at once. For rows that most reports leave alone (error counters, ECC, memory
+        categories): building them again cost as much as the rows that change. ``key`` must hold everything
+        ``make`` draws from; width, theme and focus are taken care of (the memo starts afresh when they change)."""
+        made = self._memo.get(key, _NOT_MADE)
+        if made is _NOT_MADE:
+            made = make()
+        self._memo_next[key] = made
+        return made  # type: ignore[return-value]
 
     # --- styles ---
     def style(self, name: str) -> Style:
@@ -124,7 +144,12 @@ class Panel(Widget, can_focus=True):
             if "base" not in self._styles:  # once per theme: computing it walks the DOM (~0.1 ms)
                 self._styles["base"] = self.rich_style
             self._base_style = self._styles["base"]
+            context = (width, self.app.theme, self.has_focus)
+            if context != self._memo_context:
+                self._memo, self._memo_context = {}, context
+            self._memo_next = {}
             self._strips = self._steady(shape, self.build(view, width), width)
+            self._memo = self._memo_next
             self._width = width
             self._cache_key = key
         return self._strips

@@ -546,3 +546,52 @@ async def test_weird_report_details() -> None:
     assert "\\x1b]0;pwned\\x07" in lat
     assert "idle" in lat and "inf" not in lat  # an infinite percentile is no data
     assert "brand_new" in ex
+
+
+# --- rows kept from the previous build (Panel.memo) ---
+
+async def test_kept_rows_are_what_a_fresh_build_draws_and_are_kept_when_unchanged() -> None:
+    """ECC, the executions' error rows and the memory summary's rows are kept between reports while what they
+    show is the same. On every report of the demo they must equal what a build without kept rows draws, and
+    the ECC panel (its counts change a few times a minute) must hand out the very same strips most reports."""
+    from tests.helpers import demo_snapshots, make_app
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 50)
+    app = make_app()
+    kept = {EccPanel: 0, ExecPanel: 0, MemorySummary: 0}
+    async with app.run_test(size=(120, 80)) as pilot:
+        app.accept_snapshot(snaps[0])
+        await pilot.pause()
+        for s in snaps[1:]:
+            before = {kind: list(app.screen.query_one(kind)._strips) for kind in kept}
+            app.accept_snapshot(s)
+            await pilot.pause()
+            for kind in kept:
+                panel = app.screen.query_one(kind)
+                shown = list(panel._strips)
+                kept[kind] += sum(a is b for a, b in zip(before[kind], shown, strict=False))
+                saved = panel._memo, panel._memo_next
+                panel._memo, panel._memo_next = {}, {}  # a build that keeps nothing
+                fresh = panel.build(panel.view, panel._width)
+                panel._memo, panel._memo_next = saved
+                assert [list(x) for x in shown[:len(fresh)]] == [list(x) for x in fresh], kind.__name__
+    assert kept[EccPanel] >= 45 * 8  # all its lines, on most reports
+    assert kept[ExecPanel] >= 45 * 4 and kept[MemorySummary] >= 45 * 2
+
+
+async def test_a_theme_change_starts_the_kept_rows_afresh() -> None:
+    from tests.helpers import demo_snapshots, make_app
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 3)
+    app = make_app()
+    async with app.run_test(size=(120, 80)) as pilot:
+        for s in snaps[:2]:
+            app.accept_snapshot(s)
+            await pilot.pause()
+        panel = app.screen.query_one(EccPanel)
+        old = list(panel._strips)
+        app.theme = next(t for t in app.available_themes if t != app.theme and "light" in t)
+        app.accept_snapshot(snaps[2])
+        await pilot.pause()
+        assert not any(a is b for a, b in zip(old, panel._strips, strict=False))
+        assert next(iter(panel._strips[0])).style == panel.style("title")
