@@ -175,6 +175,24 @@ class CoreGrid(Panel):
 
     def _cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
               colour_pct: float | None = None) -> list[Segment]:
-        segs = self.bar(pct, bar_w)
-        vstyle = self.style("cursor") if selected else self.load_style(colour_pct if colour_pct is not None else pct)
-        return [*segs, Segment(f"[{value}]", vstyle), Segment(" ")]
+        # 64-128 cells a report, but only so many distinct ones: a bar is its whole and eighth cells and its load
+        # colour, the value its text and colour. Made once each, then looked up.
+        if pct is None:
+            fill: tuple[int, int, int] | None = None
+        else:
+            frac = max(0.0, min(pct, 100.0)) / 100.0 * bar_w
+            full = int(frac)
+            fill = (full, int((frac - full) * 8), _load(pct))
+        colour = colour_pct if colour_pct is not None else pct
+        key = (fill, value, bar_w, -1 if selected else None if colour is None else _load(colour))
+        return self.part(key, lambda: self._make_cell(pct, value, bar_w, selected, colour))
+
+    def _make_cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
+                   colour: float | None) -> list[Segment]:
+        vstyle = self.style("cursor") if selected else self.load_style(colour)
+        return [*self.bar(pct, bar_w), Segment(f"[{value}]", vstyle), Segment(" ")]
+
+
+def _load(pct: float) -> int:
+    """The load colour band ``Panel.load_style`` picks for ``pct``."""
+    return 0 if pct < 50 else 1 if pct < 80 else 2

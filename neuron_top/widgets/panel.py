@@ -74,6 +74,8 @@ class Panel(Widget, can_focus=True):
         """What ``memo`` made in the last build, by key; the next build fills ``_memo_next``."""
         self._memo_next: dict[object, object] = {}
         self._memo_context: tuple[object, ...] | None = None
+        self._parts: dict[object, object] = {}
+        """``part``'s cache: kept across builds, emptied with the memo."""
         self._tallest = 0
         self._lower = 0
         """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
@@ -95,6 +97,17 @@ class Panel(Widget, can_focus=True):
         if made is _NOT_MADE:
             made = make()
         self._memo_next[key] = made
+        return made  # type: ignore[return-value]
+
+    def part(self, key: Hashable, make: Callable[[], M]) -> M:
+        """``make()``, kept by ``key`` across builds: for pieces that recur anywhere in a panel (a core's bar and
+        value at a given percent), unlike ``memo`` rows, which are kept for their own place. Emptied when the
+        width, theme or focus change, and when it grows past a few thousand pieces."""
+        made = self._parts.get(key, _NOT_MADE)
+        if made is _NOT_MADE:
+            if len(self._parts) >= 4096:
+                self._parts.clear()
+            made = self._parts[key] = make()
         return made  # type: ignore[return-value]
 
     # --- styles ---
@@ -147,6 +160,7 @@ class Panel(Widget, can_focus=True):
             context = (width, self.app.theme, self.has_focus)
             if context != self._memo_context:
                 self._memo, self._memo_context = {}, context
+                self._parts = {}
             self._memo_next = {}
             self._strips = self._steady(shape, self.build(view, width), width)
             self._memo = self._memo_next

@@ -590,8 +590,40 @@ async def test_a_theme_change_starts_the_kept_rows_afresh() -> None:
             await pilot.pause()
         panel = app.screen.query_one(EccPanel)
         old = list(panel._strips)
+        from neuron_top.widgets.cores import CoreGrid
+
+        grid = app.screen.query_one(CoreGrid)
+        old_cells = list(grid._parts.values())
         app.theme = next(t for t in app.available_themes if t != app.theme and "light" in t)
         app.accept_snapshot(snaps[2])
         await pilot.pause()
         assert not any(a is b for a, b in zip(old, panel._strips, strict=False))
         assert next(iter(panel._strips[0])).style == panel.style("title")
+        # core cells too: none made with the old theme's styles is handed out again
+        assert grid._parts and not any(cell is old for cell in grid._parts.values() for old in old_cells)
+
+
+async def test_core_cells_made_once_are_the_cells_a_fresh_build_makes() -> None:
+    """Core cells are kept by what they show (bar whole and eighth cells, colour band, value): any percent,
+    width and colour source must give what building the cell afresh gives."""
+    import random
+
+    from neuron_top.widgets.cores import CoreGrid
+    from tests.helpers import demo_snapshots, make_app
+
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.accept_snapshot(demo_snapshots("trn2.48xlarge", 7, 1)[0])
+        await pilot.pause()
+        grid = app.screen.query_one(CoreGrid)
+        rnd = random.Random(3)
+        edges = [None, -3.0, 0.0, 0.01, 12.5, 49.999, 50.0, 79.99, 80.0, 99.99, 100.0, 140.0]
+        for pct in edges + [rnd.uniform(-5, 105) for _ in range(3000)]:
+            for bar_w in (1, 7, 11, 18):
+                colour = rnd.choice([None, None, rnd.uniform(0, 100)])
+                selected = rnd.random() < 0.1
+                value = f"{pct:.0f}%" if pct is not None else "-"
+                kept = grid._cell(pct, value, bar_w, selected, colour_pct=colour)
+                fresh = grid._make_cell(pct, value, bar_w, selected, colour if colour is not None else pct)
+                assert kept == fresh, (pct, bar_w, colour, selected)
+        assert len(grid._parts) < 3000  # made once each, not once per call
