@@ -31,11 +31,15 @@ class History:
         self.ecc_totals: dict[int, DeviceEcc] = {}
         """ECC events per device summed over every report pushed since the last clear. neuron-monitor reports
         the events of each period (its Prometheus exporter adds them to counters), so totals are sums."""
+        self.clears = 0
+        """How many times ``clear`` ran: with ``pushed``, it tells a widget that keeps something drawn from the
+        history whether the history only moved on since (replay rebuilds it after a seek)."""
 
     def __len__(self) -> int:
         return len(self.ts)
 
     def clear(self) -> None:
+        self.clears += 1
         self.ts.clear()
         self._series.clear()
         self._last = None

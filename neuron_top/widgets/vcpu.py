@@ -11,7 +11,7 @@ from ..snapshot import finite
 from ..textsafe import clean
 from ..view import View
 from .panel import Panel
-from .sparkline import STEP, spark_text, stepped
+from .sparkline import STEP, SteppedSparks
 
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
 KINDS = (("user", "user", "low"), ("nice", "nice", "value"), ("sys", "system", "high"),
@@ -29,6 +29,7 @@ class VcpuPanel(Panel):
         self._grid_rows: list[Strip] = []
         """The sparkline grid as last built: between two steps it is handed out again, the same Strip objects,
         so finding the changed cells skips it at once."""
+        self._sparks = SteppedSparks(SPARK_W)
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
@@ -88,16 +89,17 @@ class VcpuPanel(Panel):
             labels.clear()
             self._labels_style = label
         load_style = self.load_style
+        sparks = self._sparks
         rows = []
         for start in range(0, len(cpus), per_row):
             segs = []
             for i, _ in cpus[start:start + per_row]:
-                means = stepped(history, ("vcpu", i), SPARK_W)
+                text, newest = sparks.get(history, ("vcpu", i))
                 tag = labels.get(i)
                 if tag is None:
                     tag = labels[i] = Segment(f" {i:>3} ", label)
                 segs.append(tag)
-                segs.append(Segment(spark_text(means, SPARK_W), load_style(means[-1])))
+                segs.append(Segment(text, load_style(newest)))
             rows.append(Strip(segs))
         self._grid_key, self._grid_rows = key, rows
         return rows

@@ -627,3 +627,26 @@ async def test_core_cells_made_once_are_the_cells_a_fresh_build_makes() -> None:
                 fresh = grid._make_cell(pct, value, bar_w, selected, colour if colour is not None else pct)
                 assert kept == fresh, (pct, bar_w, colour, selected)
         assert len(grid._parts) < 3000  # made once each, not once per call
+
+
+def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
+    """The vCPU grid's sparklines move on by one cell per step instead of being recomputed: after every report,
+    with gaps, a series that appears late, a jump of several steps and a cleared (replayed) history, each must
+    be what the full computation draws."""
+    import random
+
+    from neuron_top.widgets.sparkline import SteppedSparks, spark_text, stepped
+
+    rnd = random.Random(11)
+    busy = [None if rnd.random() < 0.15 else rnd.uniform(0, 100) for _ in range(90)]
+    snaps = _vcpu_snaps(busy)
+    history, sparks = History(600), SteppedSparks(6)
+    for n, s in enumerate(snaps):
+        if n == 40:
+            history.clear()  # a replay seek rebuilds the history
+        history.push(s)
+        if n % 7 == 3:
+            continue  # not drawn at this report: the next one may be a step or two later
+        for key in (("vcpu", 0), ("vcpu", 1), ("vcpu", 5)):  # 5 is never reported: all gaps
+            means = stepped(history, key, 6)
+            assert sparks.get(history, key) == (spark_text(means, 6), means[-1]), (n, key)
