@@ -36,9 +36,13 @@ class AppTabs(LineDiff, can_focus=True):
     """The selected pid, None for "all"."""
     filter_text: reactive[str] = reactive("")
 
-    def watch_apps(self) -> None:
-        """A new tuple arrives with every report and usually draws the same line: repaint what differs."""
-        self.repaint_changed()
+    def watch_apps(self, apps: tuple[AppView, ...]) -> None:
+        """A new tuple arrives with every report and nearly always shows the same tabs: nothing to do then
+        (drawing the bar and finding no change had cost as much as a panel). Otherwise repaint what differs."""
+        shown = tuple((a.label, a.pid, bool(a.error)) for a in apps)
+        if shown != self._shown:
+            self._shown = shown
+            self.repaint_changed()
 
     class Selected(Message):
         def __init__(self, pid: int | None, open_detail: bool = False) -> None:
@@ -49,6 +53,8 @@ class AppTabs(LineDiff, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._spans: list[tuple[int, int, int | None]] = []
+        self._shown: tuple[tuple[str, int, bool], ...] | None = None
+        """What the tabs showed of ``apps`` when last drawn for a new tuple."""
 
     def _style(self, name: str):
         return self.get_component_rich_style(f"tabs--{name}", partial=True)

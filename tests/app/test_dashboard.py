@@ -253,3 +253,26 @@ async def test_panels_with_a_row_per_app_keep_their_height_when_an_app_stops() -
         assert all(not p.render_line(p.size.height - 1).text.strip() for p in panels)
         await feed(pilot, [snap(11 + i, d, True) for i, d in enumerate(raw[11:])])
         assert all(p.size.height < h for p, h in zip(panels, heights, strict=True))
+
+
+async def test_the_tab_bar_is_drawn_only_when_its_tabs_change(monkeypatch) -> None:
+    """Every report hands the bar a new tuple of apps; it redraws only when the tabs it shows change (an app
+    starts or stops), and the drawn bar then shows the change."""
+    snaps = demo_snapshots("trn2.48xlarge", 7, 14)  # the 8th app starts at report 10
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.accept_snapshot(snaps[0])
+        await pilot.pause()
+        tabs = app.screen.query_one(AppTabs)
+        drawn: list[int] = []
+        original = AppTabs.draw_line
+        monkeypatch.setattr(AppTabs, "draw_line", lambda self, y: drawn.append(y) or original(self, y))
+        for s in snaps[1:10]:
+            app.accept_snapshot(s)
+            await pilot.pause()
+        assert drawn == []
+        labels = {a.label for a in snaps[10].apps} - {a.label for a in snaps[9].apps}
+        assert len(labels) == 1
+        app.accept_snapshot(snaps[10])
+        await pilot.pause()
+        assert drawn and labels.pop() in tabs.render_line(0).text
