@@ -50,15 +50,30 @@ class HeaderBar(LineDiff):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._styles: dict[tuple[str, str], Style] = {}
+        self._shown: tuple[object, ...] | None = None
+        """``_says`` of what ``show`` last repainted."""
 
     def show(self, snapshot: Snapshot | None, source: SourceLine, now: float) -> None:
-        """All three at once, with one repaint (each watcher would redraw and diff both lines)."""
+        """All three at once, with one repaint (each watcher would redraw and diff both lines), and none when
+        what the lines say is the same: every report brings a new snapshot and a new report time, and the clock
+        ticks every second, but the machine, the source and "updated 0s ago" rarely change."""
         if snapshot is self.snapshot and source == self.source and now == self.now:
             return
         self.set_reactive(HeaderBar.snapshot, snapshot)
         self.set_reactive(HeaderBar.source, source)
         self.set_reactive(HeaderBar.now, now)
-        self.repaint_changed()
+        shown = self._says(snapshot, source, now)
+        if shown != self._shown:
+            self._shown = shown
+            self.repaint_changed()
+
+    @staticmethod
+    def _says(snap: Snapshot | None, src: SourceLine, now: float) -> tuple[object, ...]:
+        """Everything ``draw_line`` takes from its inputs, as cheap values (width and theme repaint anyway)."""
+        age = None if src.last_report is None else fmt.duration(max(now - src.last_report, 0.0))
+        machine = None if snap is None else (snap.instance, snap.hardware, snap.has_neuron, snap.device_count,
+                                             snap.core_count, len(snap.group_statuses))
+        return (src.name, src.state, src.message, src.skipped, src.paused, src.position, age, machine)
 
     def watch_snapshot(self) -> None:
         self.repaint_changed()

@@ -276,3 +276,31 @@ async def test_the_tab_bar_is_drawn_only_when_its_tabs_change(monkeypatch) -> No
         app.accept_snapshot(snaps[10])
         await pilot.pause()
         assert drawn and labels.pop() in tabs.render_line(0).text
+
+
+async def test_the_header_is_drawn_only_when_what_it_says_changes(monkeypatch) -> None:
+    """A new snapshot and report time every second, and the clock ticking, usually leave the header saying the
+    same ("updated 0s ago"): no drawing then. When the age or the source changes, the header shows it."""
+    now = [1000.0]
+    snaps = demo_snapshots("trn2.48xlarge", 7, 8)
+    app = make_app(clock=lambda: now[0])
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.accept_snapshot(snaps[0])
+        await pilot.pause()
+        header = app.screen.query_one(HeaderBar)
+        drawn: list[int] = []
+        original = HeaderBar.draw_line
+        monkeypatch.setattr(HeaderBar, "draw_line", lambda self, y: drawn.append(y) or original(self, y))
+        for s in snaps[1:5]:
+            now[0] += 1.0
+            app.accept_snapshot(s)
+            app._tick_clock()
+            await pilot.pause()
+        assert drawn == []
+        now[0] += 3.0  # no report for three seconds
+        app._tick_clock()
+        await pilot.pause()
+        assert drawn and "updated 3s ago" in header.render_line(0).text
+        drawn.clear()
+        await pilot.press("p")
+        assert drawn and "PAUSED" in header.render_line(0).text
