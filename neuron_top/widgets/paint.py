@@ -113,6 +113,21 @@ def placement(widget: Widget) -> tuple[Region, Region] | None:
     if not screen.is_current or screen is not widget.app.screen or not _plain(widget):
         return None
     visible_widgets = screen._compositor.visible_widgets
+    known = _placed.get(widget)
+    if known is not None and known[0] is visible_widgets:
+        return known[1]
+    placed = _place(widget, visible_widgets)
+    _placed[widget] = (visible_widgets, placed)
+    return placed
+
+
+_placed: WeakKeyDictionary[Widget, tuple[object, tuple[Region, Region] | None]] = WeakKeyDictionary()
+"""Per widget: the compositor's map of visible widgets it was placed against, and where. Textual makes a new
+map whenever anything moves, appears, disappears or scrolls; until then the widgets above a panel stay where
+they were, and walking them for every panel on every report was a few percent of an update."""
+
+
+def _place(widget: Widget, visible_widgets: dict[Widget, tuple[Region, Region]]) -> tuple[Region, Region] | None:
     geometry = visible_widgets.get(widget)
     if geometry is None:
         return HIDDEN

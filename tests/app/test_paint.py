@@ -60,6 +60,24 @@ async def test_a_toast_over_a_panel_sends_that_panel_through_textual() -> None:
         assert placement(cores) == (cores.region, cores.region)
 
 
+async def test_where_a_panel_is_is_found_once_per_layout(monkeypatch) -> None:
+    """Finding a panel's place walks every widget above it; it is kept until Textual's map of visible widgets is
+    made anew (anything moved, appeared or scrolled), as the toast test above shows."""
+    from neuron_top.widgets import paint
+
+    app = make_app()
+    snaps = demo_snapshots("trn2.48xlarge", 7, 16)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot, snaps[:12])  # past the layout changes of the first reports
+        walks: list[str] = []
+        real = paint._place
+        monkeypatch.setattr(paint, "_place", lambda w, v: walks.append(type(w).__name__) or real(w, v))
+        for s in snaps[12:]:
+            app.accept_snapshot(s)
+            await pilot.pause()
+        assert len(walks) == len(set(walks))  # each panel at most once over four reports
+
+
 async def test_a_panel_scrolled_out_of_view_is_not_written_and_is_current_when_it_returns() -> None:
     app = make_app()
     snaps = demo_snapshots("inf2.48xlarge", 3, 20)
