@@ -255,6 +255,14 @@ async def test_panels_with_a_row_per_app_keep_their_height_when_an_app_stops() -
         assert all(p.size.height < h for p, h in zip(panels, heights, strict=True))
 
 
+def draws(monkeypatch, kind: type) -> list[int]:
+    """The lines ``kind.draw_line`` draws from now on, in order."""
+    drawn: list[int] = []
+    original = kind.draw_line
+    monkeypatch.setattr(kind, "draw_line", lambda self, y: drawn.append(y) or original(self, y))
+    return drawn
+
+
 async def test_the_tab_bar_is_drawn_only_when_its_tabs_change(monkeypatch) -> None:
     """Every report hands the bar a new tuple of apps; it redraws only when the tabs it shows change (an app
     starts or stops), and the drawn bar then shows the change."""
@@ -264,9 +272,7 @@ async def test_the_tab_bar_is_drawn_only_when_its_tabs_change(monkeypatch) -> No
         app.accept_snapshot(snaps[0])
         await pilot.pause()
         tabs = app.screen.query_one(AppTabs)
-        drawn: list[int] = []
-        original = AppTabs.draw_line
-        monkeypatch.setattr(AppTabs, "draw_line", lambda self, y: drawn.append(y) or original(self, y))
+        drawn = draws(monkeypatch, AppTabs)
         for s in snaps[1:10]:
             app.accept_snapshot(s)
             await pilot.pause()
@@ -288,9 +294,7 @@ async def test_the_header_is_drawn_only_when_what_it_says_changes(monkeypatch) -
         app.accept_snapshot(snaps[0])
         await pilot.pause()
         header = app.screen.query_one(HeaderBar)
-        drawn: list[int] = []
-        original = HeaderBar.draw_line
-        monkeypatch.setattr(HeaderBar, "draw_line", lambda self, y: drawn.append(y) or original(self, y))
+        drawn = draws(monkeypatch, HeaderBar)
         for s in snaps[1:5]:
             now[0] += 1.0
             app.accept_snapshot(s)
