@@ -232,7 +232,9 @@ class QuickTruecolor(ANSIToTruecolor):
 def quicken_filters(filters: list[LineFilter]) -> None:
     """Swap Textual's ANSI-to-truecolor filter in an app's filter list for ``QuickTruecolor`` (same theme, same
     enabled state). Textual makes a new one when the terminal theme changes; call this again then."""
+    if not callable(getattr(ANSIToTruecolor, "truecolor_style", None)):
+        return  # a Textual whose filter has another shape (pyproject allows newer ones): keep its own
     for i, line_filter in enumerate(filters):
-        if type(line_filter) is ANSIToTruecolor:
-            quick = QuickTruecolor(line_filter._terminal_theme, enabled=line_filter.enabled)
-            filters[i] = quick
+        theme = getattr(line_filter, "_terminal_theme", None)
+        if type(line_filter) is ANSIToTruecolor and theme is not None:
+            filters[i] = QuickTruecolor(theme, enabled=line_filter.enabled)

@@ -141,3 +141,18 @@ async def test_the_app_keeps_quick_truecolor_when_the_terminal_theme_changes() -
         assert [type(f) for f in app._filters] == [QuickTruecolor]
         app._refresh_truecolor_filter(app.ansi_theme_light)
         assert [type(f) for f in app._filters] == [QuickTruecolor]
+
+
+def test_a_textual_whose_filter_has_another_shape_keeps_its_own(monkeypatch) -> None:
+    from textual.filter import ANSIToTruecolor
+
+    from neuron_top.widgets.paint import QuickTruecolor, quicken_filters
+
+    original = ANSIToTruecolor(App().ansi_theme)
+    filters = [original]
+    monkeypatch.delattr(original, "_terminal_theme")
+    quicken_filters(filters)
+    assert filters == [original]
+    monkeypatch.undo()
+    quicken_filters(filters)
+    assert type(filters[0]) is QuickTruecolor
