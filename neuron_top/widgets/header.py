@@ -70,10 +70,9 @@ class HeaderBar(LineDiff):
     @staticmethod
     def _says(snap: Snapshot | None, src: SourceLine, now: float) -> tuple[object, ...]:
         """Everything ``draw_line`` takes from its inputs, as cheap values (width and theme repaint anyway)."""
-        age = None if src.last_report is None else fmt.duration(max(now - src.last_report, 0.0))
         machine = None if snap is None else (snap.instance, snap.hardware, snap.has_neuron, snap.device_count,
                                              snap.core_count, len(snap.group_statuses))
-        return (src.name, src.state, src.message, src.skipped, src.paused, src.position, age, machine)
+        return (src.name, src.state, src.message, src.skipped, src.paused, src.position, _age(src, now), machine)
 
     def watch_snapshot(self) -> None:
         self.repaint_changed()
@@ -116,8 +115,9 @@ class HeaderBar(LineDiff):
                 text += f" · {clean(src.message, 80)}"
             if src.position:
                 text += f" · {src.position}"
-            if src.last_report is not None:
-                text += f" · updated {fmt.duration(max(self.now - src.last_report, 0.0))} ago"
+            age = _age(src, self.now)
+            if age is not None:
+                text += f" · updated {age} ago"
             if src.skipped:
                 text += f" · skipped {src.skipped}"
             if snap is not None and snap.group_statuses:
@@ -142,3 +142,8 @@ class HeaderBar(LineDiff):
         else:
             parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
         return Strip([Segment(" " + " · ".join(parts), self._style("dim"))]).crop_extend(0, w, self._style("base"))
+
+
+def _age(src: SourceLine, now: float) -> str | None:
+    """How long ago the last report came, as the header says it; None before the first."""
+    return None if src.last_report is None else fmt.duration(max(now - src.last_report, 0.0))

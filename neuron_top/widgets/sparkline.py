@@ -103,11 +103,9 @@ class SteppedSparks:
         if kept is not None:
             if kept[0] == at:
                 return kept[1], kept[2]
-            if STEP == 2 and kept[0] == (at[0], at[1], step - 1):
-                extra = history.pushed % STEP
-                x, y = history.last(key, 2 + extra)[:2]
-                newest = y if x is None else x if y is None else (x + y) / 2
-                text = kept[1][1:] + (" " if newest is None else spark_text([newest], 1, self.top))
+            if kept[0] == (at[0], at[1], step - 1):
+                newest = stepped(history, key, 1)[0]
+                text = kept[1][1:] + spark_text([newest], 1, self.top)
                 self._kept[key] = (at, text, newest)
                 return text, newest
         means = stepped(history, key, self.cells)

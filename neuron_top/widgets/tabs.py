@@ -39,7 +39,7 @@ class AppTabs(LineDiff, can_focus=True):
     def watch_apps(self, apps: tuple[AppView, ...]) -> None:
         """A new tuple arrives with every report and nearly always shows the same tabs: nothing to do then
         (drawing the bar and finding no change had cost as much as a panel). Otherwise repaint what differs."""
-        shown = tuple((a.label, a.pid, bool(a.error)) for a in apps)
+        shown = _tabs(apps)
         if shown != self._shown:
             self._shown = shown
             self.repaint_changed()
@@ -63,9 +63,7 @@ class AppTabs(LineDiff, can_focus=True):
         segs = [Segment(" Apps ", self._style("label"))]
         x = 6
         self._spans = []
-        entries: list[tuple[str, int | None, bool]] = [("all", None, False)]
-        entries += [(a.label, a.pid, bool(a.error)) for a in self.apps]
-        for n, (label, pid, err) in enumerate(entries, start=1):
+        for n, (label, pid, err) in enumerate((("all", None, False), *_tabs(self.apps)), start=1):
             key = f"{n}" if n <= 9 else "·"
             sel = pid == self.selected
             text = f" [{key}]{'>' if sel else ' '}{label}{'<' if sel else ' '}"
@@ -94,3 +92,8 @@ class AppTabs(LineDiff, can_focus=True):
             if start <= event.x < end:
                 self.post_message(self.Selected(pid, open_detail=pid == self.selected and pid is not None))
                 return
+
+
+def _tabs(apps: tuple[AppView, ...]) -> tuple[tuple[str, int, bool], ...]:
+    """What the bar shows of each app: its label, its pid (the selection) and whether it has an error."""
+    return tuple((a.label, a.pid, bool(a.error)) for a in apps)
