@@ -1,25 +1,21 @@
-"""The Textual app: wiring only. Data comes from the collector as messages; screens draw ``View`` values."""
+"""The Textual app: wiring only. Data comes from the collector as messages; screens draw ``View`` values. What
+keeps it cheap on a real terminal is in its base class (terminal.py)."""
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 from typing import TypeVar
 from weakref import WeakKeyDictionary
 
-from rich.terminal_theme import TerminalTheme
 from textual import work
-from textual.app import App
 from textual.binding import Binding
-from textual.driver import Driver
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
 from .alerts import new_uncorrected
 from .collector import Collector
-from .driver import driver_for
 from .history import History
 from .messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 from .replay import ReplayController
@@ -27,17 +23,16 @@ from .screens.dashboard import DashboardScreen
 from .selection import Selection
 from .snapshot import AppView, Snapshot
 from .sources.base import Source
+from .terminal import TerminalApp
 from .themes import DEFAULT_THEME, load_themes
 from .view import View
 from .widgets.header import HeaderBar, SourceLine
-from .widgets.paint import quicken_filters
-from .widgets.spans import forget
 from .widgets.tabs import AppTabs
 
 W = TypeVar("W", bound=Widget)
 
 
-class NeuronTopApp(App):
+class NeuronTopApp(TerminalApp):
     TITLE = "neuron-top"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
@@ -62,7 +57,6 @@ class NeuronTopApp(App):
                  traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  notes: list[str] | None = None) -> None:
         super().__init__()
-        quicken_filters(self._filters)
         self.clock = clock
         self._notes = notes or []
         """Injected so tests (and snapshots) see a fixed "updated Ns ago"."""
@@ -86,27 +80,11 @@ class NeuronTopApp(App):
         self._wanted_theme = theme or DEFAULT_THEME
         self._found: WeakKeyDictionary[Screen, dict[type, list[Widget]]] = WeakKeyDictionary()
 
-    def get_driver_class(self) -> type[Driver]:
-        return driver_for(super().get_driver_class())
-
-    def _refresh_truecolor_filter(self, theme: TerminalTheme) -> None:
-        super()._refresh_truecolor_filter(theme)  # a new ANSIToTruecolor for the new terminal theme
-        quicken_filters(self._filters)
-
     # --- start-up ---
     def on_mount(self) -> None:
-        for t in self._themes.themes.values():
-            self.register_theme(t)
         for note in self._notes:
             self.notify(note, title="config", severity="warning", timeout=10, markup=False)
-        for problem in self._themes.problems:
-            self.notify(problem, title="theme file skipped", severity="warning", timeout=8, markup=False)
-        if self._wanted_theme in self.available_themes:
-            self.theme = self._wanted_theme
-        else:
-            self.notify(f"unknown theme {self._wanted_theme!r}; using {DEFAULT_THEME}", severity="warning",
-                        markup=False)
-            self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        self._themes.install(self, self._wanted_theme)
         if self.replay is not None:
             from .screens.replay import ReplayScreen
 
@@ -116,21 +94,9 @@ class NeuronTopApp(App):
         if self.traces:
             self.open_traces(self.traces, show=self.source is None and self.replay is None)
         self.set_interval(1.0, self._tick_clock)
-        # After Ctrl+Z and fg the terminal shows something else: the next full repaint must send every cell.
-        self.app_resume_signal.subscribe(self, lambda _app: forget(self.console))
-        self.call_after_refresh(self._freeze_startup_objects)
+        self.settle_in()
         if self.collector is not None:
             self.collect()
-
-    def _freeze_startup_objects(self) -> None:
-        """Move everything alive after start-up (Textual, the widgets) out of the collector's way: full
-        collections then only walk report data. Measured in replay: 30-190 ms pauses became rare."""
-        gc.collect()
-        gc.freeze()
-        # An update allocates tens of thousands of short-lived objects (segments, strips and their caches), freed
-        # by reference counting; at the default threshold (700) the young generation was collected ~4 times an
-        # update for nothing.
-        gc.set_threshold(20_000, 10, 10)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="collector", description="reading reports")
     def collect(self) -> None:
@@ -239,15 +205,7 @@ class NeuronTopApp(App):
                 known[kind] = found
         return found  # type: ignore[return-value]
 
-    def on_resize(self) -> None:
-        forget(self.console)  # the terminal may have cleared or reflowed its lines
-
     # --- actions ---
-    def action_redraw(self) -> None:
-        """Send every cell again, as curses programs do on Ctrl+L (after another program wrote over the screen)."""
-        forget(self.console)
-        self.refresh(layout=True)
-
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.source_line = self._src(paused=self.paused)
@@ -296,9 +254,7 @@ class NeuronTopApp(App):
         return error
 
     def action_next_theme(self) -> None:
-        names = sorted(self._themes.themes) or sorted(self.available_themes)
-        i = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(i + 1) % len(names)]
+        self.theme = self._themes.after(self)
         self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file
 
     def action_help(self) -> None:

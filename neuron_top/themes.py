@@ -11,9 +11,13 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,6 +44,25 @@ class ThemeSet:
     themes: dict[str, Theme] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     """One line per theme file that was skipped, e.g. "themes/x.toml: error: 'reed' is not a colour"."""
+
+    def install(self, app: App, wanted: str) -> None:
+        """Register the themes with ``app``, say which files were skipped, and switch to ``wanted`` (the default
+        theme, with a warning, when there is no such theme)."""
+        for t in self.themes.values():
+            app.register_theme(t)
+        for problem in self.problems:
+            app.notify(problem, title="theme file skipped", severity="warning", timeout=8, markup=False)
+        if wanted in app.available_themes:
+            app.theme = wanted
+        else:
+            app.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning", markup=False)
+            app.theme = DEFAULT_THEME if DEFAULT_THEME in app.available_themes else "textual-dark"
+
+    def after(self, app: App) -> str:
+        """The theme the ``t`` key switches to: the next of ours (of Textual's when none loaded), in name order."""
+        names = sorted(self.themes) or sorted(app.available_themes)
+        i = names.index(app.theme) if app.theme in names else -1
+        return names[(i + 1) % len(names)]
 
 
 def _check_colour(value: object) -> str:
