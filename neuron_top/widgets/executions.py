@@ -68,7 +68,7 @@ class ExecPanel(Panel):
         if wide:
             head += [num(h, val_w, self.style("label")) for h in err_heads]
         if spark_w:
-            head += [Segment(" "), cell("completed/s history" if spark_w >= 19 else "done/s hist", spark_w, self.get_component_rich_style("exec--spark"))]
+            head += [Segment(" "), cell("completed/s history" if spark_w >= 19 else "done/s hist", spark_w, self.component("exec--spark"))]
         lines.append(Strip(head))
         if not wide:
             lines.append(Strip([cell("  errors/s", label_w, label),
@@ -94,9 +94,9 @@ class ExecPanel(Panel):
                 segs += self._errors(a, types, period, val_w)
             if spark_w:
                 pid: object = "all" if a.is_all else a.pid
-                hist = stepped(view.history, ("exec", pid), spark_w)
-                segs += [Segment(" "), Segment(spark_text(hist, spark_w, top=None),
-                                               self.get_component_rich_style("exec--spark"))]
+                segs += self.per_step(view.history, ("exec", pid, spark_w), lambda pid=pid: [
+                    Segment(" "), Segment(spark_text(stepped(view.history, ("exec", pid), spark_w), spark_w, top=None),
+                                          self.component("exec--spark"))])
             lines.append(Strip(segs))
             if not wide:  # the error rates under the app: all zero on most reports
                 shown = tuple((self._rate(n := a.error_summary.get(t), period), bool(n)) for t in types)

@@ -49,8 +49,8 @@ class LatencyPanel(Panel):
         label = self.style("label")
         head = [cell(" App", label_w, label), cell("", kind_w), *(num(p, val_w, label) for p in cols)]
         if spark_w:
-            head += [Segment(" "), cell("p50 history", spark_w, self.get_component_rich_style("latency--p50")),
-                     Segment(" "), cell("p99 history", spark_w, self.get_component_rich_style("latency--p99"))]
+            head += [Segment(" "), cell("p50 history", spark_w, self.component("latency--p50")),
+                     Segment(" "), cell("p99 history", spark_w, self.component("latency--p99"))]
         lines.append(Strip(head))
         if not apps:
             lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
@@ -93,13 +93,16 @@ class LatencyPanel(Panel):
                           self.style("value" if p in lat else "dim")) for p in cols]
         if spark_w:
             pid: object = "all" if a.is_all else a.pid
-            # the worst of each step: a latency spike must not be averaged away
-            p50 = stepped(view.history, ("lat", pid, kind, "p50"), spark_w, max)
-            p99 = stepped(view.history, ("lat", pid, kind, "p99"), spark_w, max)
-            nums = [v for v in (*p50, *p99) if v is not None]
-            top = max(nums) if nums else None
-            segs += [Segment(" "), Segment(spark_text(p50, spark_w, top or 1.0),
-                                           self.get_component_rich_style("latency--p50")),
-                     Segment(" "), Segment(spark_text(p99, spark_w, top or 1.0),
-                                           self.get_component_rich_style("latency--p99"))]
+            segs += self.per_step(view.history, ("lat", pid, kind, spark_w),
+                                  lambda: self._sparks(view, pid, kind, spark_w))
         return Strip(segs)
+
+    def _sparks(self, view: View, pid: object, kind: str, spark_w: int) -> list[Segment]:
+        """The p50 and p99 history of one row, on one scale."""
+        # the worst of each step: a latency spike must not be averaged away
+        p50 = stepped(view.history, ("lat", pid, kind, "p50"), spark_w, max)
+        p99 = stepped(view.history, ("lat", pid, kind, "p99"), spark_w, max)
+        nums = [v for v in (*p50, *p99) if v is not None]
+        top = max(nums) if nums else None
+        return [Segment(" "), Segment(spark_text(p50, spark_w, top or 1.0), self.component("latency--p50")),
+                Segment(" "), Segment(spark_text(p99, spark_w, top or 1.0), self.component("latency--p99"))]

@@ -16,9 +16,11 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from ..history import History
 from ..view import View
 from .paint import paint
 from .spans import changed_regions
+from .sparkline import STEP
 
 BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
 _NOT_MADE = object()
@@ -76,6 +78,9 @@ class Panel(Widget, can_focus=True):
         self._memo_context: tuple[object, ...] | None = None
         self._parts: dict[object, object] = {}
         """``part``'s cache: kept across builds, emptied with the memo."""
+        self._step_at: tuple[object, ...] | None = None
+        self._step_parts: dict[object, object] = {}
+        """``per_step``'s cache: what was made at the history step ``_step_at``."""
         self._tallest = 0
         self._lower = 0
         """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
@@ -110,6 +115,19 @@ class Panel(Widget, can_focus=True):
             made = self._parts[key] = make()
         return made  # type: ignore[return-value]
 
+    def per_step(self, history: History, key: Hashable, make: Callable[[], M]) -> M:
+        """``make()``, kept while ``history`` stays at the same step (``STEP`` reports): for the stepped history
+        sparklines, which only move every other report. Each latency row drew its two sparklines again on every
+        report, a third of that panel's cost. ``key`` must hold everything else ``make`` draws from (width, app,
+        series); a new history, a clear, the theme, the width or the focus start afresh."""
+        at = (history, history.clears, history.pushed // STEP)
+        if at != self._step_at:
+            self._step_at, self._step_parts = at, {}
+        made = self._step_parts.get(key, _NOT_MADE)
+        if made is _NOT_MADE:
+            made = self._step_parts[key] = make()
+        return made  # type: ignore[return-value]
+
     # --- styles ---
     def style(self, name: str) -> Style:
         """A component style, cached per theme (a build asks for thousands of them; ``_lines`` drops the
@@ -117,6 +135,14 @@ class Panel(Widget, can_focus=True):
         style = self._styles.get(name)
         if style is None:
             style = self._styles[name] = self.get_component_rich_style(f"panel--{name}", partial=True)
+        return style
+
+    def component(self, name: str) -> Style:
+        """A subclass's own component style (``latency--p50``), cached per theme like ``style``: drawing a
+        row asked Textual for it, a walk of the DOM, every time."""
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.get_component_rich_style(name)
         return style
 
     def load_style(self, pct: float | None) -> Style:
@@ -161,6 +187,7 @@ class Panel(Widget, can_focus=True):
             if context != self._memo_context:
                 self._memo, self._memo_context = {}, context
                 self._parts = {}
+                self._step_at = None
             self._memo_next = {}
             self._strips = self._steady(shape, self.build(view, width), width)
             self._memo = self._memo_next

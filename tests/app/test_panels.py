@@ -629,6 +629,41 @@ async def test_core_cells_made_once_are_the_cells_a_fresh_build_makes() -> None:
         assert len(grid._parts) < 3000  # made once each, not once per call
 
 
+async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build(monkeypatch) -> None:
+    """The latency and executions sparklines only move every STEP reports: they are kept for the step
+    (``Panel.per_step``). Each report's rows must be what a build that keeps nothing draws, and a report in the
+    middle of a step must not compute a single sparkline."""
+    from neuron_top.widgets import executions, latency
+    from tests.helpers import demo_snapshots, make_app
+
+    made = {"n": 0}
+    for module in (latency, executions):
+        real = module.stepped
+
+        def counting(*args: Any, real=real, **kw: Any) -> Any:
+            made["n"] += 1
+            return real(*args, **kw)
+        monkeypatch.setattr(module, "stepped", counting)
+    snaps = demo_snapshots("trn2.48xlarge", 7, 40)
+    app = make_app()
+    mid_step = []
+    async with app.run_test(size=(200, 60)) as pilot:
+        for s in snaps:
+            made["n"] = 0
+            app.accept_snapshot(s)
+            await pilot.pause()
+            if app.history.pushed % 2 == 1 and app.history.pushed > 1:
+                mid_step.append(made["n"])
+            for kind in (LatencyPanel, ExecPanel):
+                panel = app.screen.query_one(kind)
+                shown = [list(x) for x in panel._strips]
+                panel._step_at = None  # a build that keeps nothing
+                fresh = [list(x) for x in panel.build(panel.view, panel._width)]
+                assert shown[:len(fresh)] == fresh, kind.__name__
+    assert len(mid_step) >= 15 and not any(mid_step)
+    assert made["n"] > 0  # and the rebuilds above did compute them
+
+
 def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
     """The vCPU grid's sparklines move on by one cell per step instead of being recomputed: after every report,
     with gaps, a series that appears late, a jump of several steps and a cleared (replayed) history, each must
