@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from functools import lru_cache
 from itertools import accumulate, chain, repeat
 from operator import attrgetter, ne, or_
@@ -25,7 +26,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .paint import ExactChops, paint
+from .paint import ExactChops, Spans, paint
 
 SPAN_GAP = 1
 """Changed cells closer than this are sent as one span. 1: none are joined here; the writer joins two spans
@@ -129,11 +130,16 @@ def _style_changes(texts_a: list[str], styles_a: list[Style | None], texts_b: li
     return marks
 
 
-def changed_regions(before: list[Strip], after: list[Strip]) -> list[Region]:
-    """Widget-relative regions to repaint when ``before`` (on screen) becomes ``after`` (same line count)."""
-    return [Region(x1, y, x2 - x1, 1)
-            for y, (a, b) in enumerate(zip(before, after, strict=True)) if a is not b and a != b
-            for x1, x2 in changed_spans(a, b)]
+def changed_lines(before: Sequence[Strip], after: Sequence[Strip]) -> Spans:
+    """The cells to repaint when ``before`` (on screen) becomes ``after`` (same line count), line by line:
+    ``(y, [(x1, x2), ...])``."""
+    return [(y, changed_spans(a, b)) for y, (a, b) in enumerate(zip(before, after, strict=True))
+            if a is not b and a != b]
+
+
+def changed_regions(before: Sequence[Strip], after: Sequence[Strip]) -> list[Region]:
+    """``changed_lines`` as widget-relative regions."""
+    return [Region(x1, y, x2 - x1, 1) for y, xs in changed_lines(before, after) for x1, x2 in xs]
 
 
 class LineDiff(Widget):

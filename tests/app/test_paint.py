@@ -156,3 +156,29 @@ def test_a_textual_whose_filter_has_another_shape_keeps_its_own(monkeypatch) -> 
     monkeypatch.undo()
     quicken_filters(filters)
     assert type(filters[0]) is QuickTruecolor
+
+
+async def test_changed_cells_are_carried_line_by_line_and_dirty_once_per_line(monkeypatch) -> None:
+    """Panels hand their changes over as ``(y, [(x1, x2), ...])`` (no Region per span); the StylesCache is told
+    once per changed line, and the spans are the ones ``changed_regions`` finds."""
+    from neuron_top.widgets import spans
+
+    app = make_app()
+    snaps = demo_snapshots("trn2.48xlarge", 7, 16)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot, snaps[:14])
+        cores = app.screen.query_one(CoreGrid)
+        dirty: list[tuple[int, ...]] = []
+        real = cores._styles_cache.set_dirty
+        monkeypatch.setattr(cores._styles_cache, "set_dirty",
+                            lambda *regions: dirty.append(tuple(r.y for r in regions)) or real(*regions))
+        before = list(cores._strips)
+        app.accept_snapshot(snaps[14])
+        after = list(cores._strips)
+        lines = spans.changed_lines(before, after)
+        assert lines and all(xs for _, xs in lines)
+        assert [Region(x1, y, x2 - x1, 1) for y, xs in lines for x1, x2 in xs] == \
+            spans.changed_regions(before, after)
+        assert dirty == [tuple(y for y, _ in lines)]  # one call, one region per changed line
+        assert sum(len(xs) for _, xs in lines) > len(lines)  # several spans on a line: fewer regions than spans
+        await pilot.pause()
