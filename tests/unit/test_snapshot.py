@@ -167,3 +167,29 @@ def test_all_cores_of_disjoint_apps_are_theirs() -> None:
 def test_all_cores_add_up_apps_on_the_same_core() -> None:
     s = _cores_snapshot({"0": 10, "1": 20}, {"1": 90, "2": 30}, {"2": 5})
     assert {i: c.neuroncore_utilization for i, c in s.all.cores.items()} == {0: 10, 1: 100, 2: 35}
+
+
+def test_memory_aggregates_are_reused_across_reports_only_while_their_data_is_equal() -> None:
+    """Per-core memory and its totals are kept from the previous report of the same app when its memory
+    data is equal (``across``), and made afresh when it changed: always what a fresh computation gives."""
+    from neuron_top.snapshot import AllApps, AppView
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 80)
+    reused = fresh = 0
+    prev: dict[tuple[int, bool], dict] = {}
+    for s in snaps:
+        for a in (*s.apps, s.all):
+            key = (a.pid, a.is_all)
+            got = {name: getattr(a, name) for name in ("core_memory", "device_breakdown", "host_breakdown")}
+            kind = AllApps if a.is_all else AppView
+            made = {name: getattr(kind, name).func(a) for name in got}  # computed afresh
+            assert got == made
+            before = prev.get(key)
+            if before is not None and before["raw"] == a._memory_raw():
+                assert got["core_memory"] is before["core_memory"]
+                reused += 1
+            elif before is not None:
+                fresh += 1
+            prev[key] = {**got, "raw": a._memory_raw()}
+    assert reused > 300 and fresh > 10  # most reports reuse; memory that moved is made anew
