@@ -75,6 +75,10 @@ class Collector:
                 return
             self._skip(Skipped(str(exc), clean(data[:80].decode("utf-8", "replace"))))
             return
+        except Exception as exc:  # a decoder bug must cost this report, not the whole source
+            self._skip(Skipped(f"could not read this report: {clean(repr(exc), 120)}",
+                               clean(data[:80].decode("utf-8", "replace"))))
+            return
         self.reports += 1
         self.post(ReportArrived(snap))
 

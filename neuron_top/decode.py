@@ -60,6 +60,22 @@ def decode_report(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
     Raises ``DecodeError`` with a one-line, printable message when ``data`` is not a JSON object.
     """
     try:
+        return _decode(data)
+    except UnicodeDecodeError:
+        # Bytes that are not UTF-8 inside a string (a process name, a tag): msgspec raises this rather than a
+        # DecodeError, from either path. Replace them (U+FFFD) and keep the report; the recording has the bytes.
+        if not isinstance(data, bytes):
+            raise DecodeError("malformed JSON: invalid text") from None
+        fixed = data.decode("utf-8", "replace").encode()
+        try:
+            report, problems = _decode(fixed)
+        except UnicodeDecodeError:
+            raise DecodeError("malformed JSON: invalid UTF-8") from None
+        return report, ("bytes that are not UTF-8 were replaced", *problems)
+
+
+def _decode(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
+    try:
         return _fast(data), ()
     except msgspec.ValidationError:
         pass

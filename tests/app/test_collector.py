@@ -124,3 +124,23 @@ def test_reports_run_together_on_one_line_are_each_shown_and_recorded(tmp_path: 
         idx.wait()
         assert len(idx) == 2 and idx.skipped == 0  # the recording stays one report per line
     assert writer.skipped == 1  # the line with garbage between is not a report
+
+
+def test_an_unexpected_decoder_error_skips_that_report_and_keeps_the_source(monkeypatch) -> None:
+    """Not only DecodeError: anything the decoder raises (it raised UnicodeDecodeError for bytes that are not
+    UTF-8) is counted as a skipped report, and the next reports still arrive."""
+    from neuron_top import collector
+
+    real = collector.snapshot_from
+    calls = {"n": 0}
+
+    def flaky(data: bytes, ts: float, seq: int):  # the second report hits a decoder bug
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ValueError("decoder bug")
+        return real(data, ts, seq)
+    monkeypatch.setattr(collector, "snapshot_from", flaky)
+    posted = collect(ListSource([RawReport(REPORT, ts=float(i)) for i in range(3)]))
+    assert [type(m) for m in posted] == [ReportArrived, InputSkipped, ReportArrived]
+    skipped = posted[1]
+    assert "decoder bug" in skipped.skipped.reason and skipped.total == 1  # type: ignore[attr-defined]

@@ -104,6 +104,23 @@ def test_not_a_report(data: bytes) -> None:
         decode_report(data)
 
 
+@pytest.mark.parametrize("data", [b'"\x80"', b'["ok", "\xff"]'])
+def test_bytes_that_are_not_utf8_outside_an_object_are_not_a_report(data: bytes) -> None:
+    with pytest.raises(DecodeError):
+        decode_report(data)
+
+
+def test_bytes_that_are_not_utf8_in_a_tag_are_replaced_and_the_report_kept() -> None:
+    """msgspec raises UnicodeDecodeError (not a DecodeError) for them, on both paths: that reached the collector
+    as an unexpected exception and stopped the source. Now the report decodes with U+FFFD in their place."""
+    data = (b'{"neuron_runtime_data": [{"pid": 3, "neuron_runtime_tag": "train\x80\xfe", "report": {}}],'
+            b' "instance_info": {"instance_id": "i-\xc3"}}')
+    report, problems = decode_report(data)
+    assert report.neuron_runtime_data[0].neuron_runtime_tag == "train\ufffd\ufffd"
+    assert report.instance_info.instance_id == "i-\ufffd"
+    assert problems == ("bytes that are not UTF-8 were replaced",)
+
+
 def test_absurd_numbers() -> None:
     report, _ = decode_report(b'{"system_data":{"memory_info":{"memory_total_bytes":1e400, "memory_used_bytes":'
                               b'99999999999999999999999999}}}')
