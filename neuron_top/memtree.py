@@ -119,6 +119,10 @@ class ModelCache:
 
     def __init__(self) -> None:
         self._apps: dict[int, tuple[object, int, dict[int, list[ModelShare]], str | None]] = {}
+        self._cores: dict[int, tuple[int, Mapping[str, int], tuple[ModelShare, ...], Node | None]] = {}
+        """Per core, the node ``build_tree`` made last and what it was made from (cores per device, its
+        categories, its model shares): a core whose memory and models did not change keeps its node. Most
+        rebuilds are for one app's memory moving; the other cores' nodes were made again each time."""
 
     def shares(self, a: AppView, cpd: int) -> dict[int, list[ModelShare]]:
         raw = a.memory.loaded_models
@@ -156,7 +160,8 @@ def _model_shares(a: AppView, cpd: int) -> dict[int, list[ModelShare]]:
 
 def build_tree(snap: Snapshot, app: AppView, cache: ModelCache | None = None) -> tuple[Node, ...]:
     """Device nodes for ``app`` (every app merged when it is the "all" aggregate), sorted by index. ``cache``
-    saves decoding again the models of apps whose ``loaded_models`` did not change since the last call."""
+    saves decoding again the models of apps whose ``loaded_models`` did not change since the last call, and
+    making again the nodes of cores whose memory and models did not change."""
     cpd = snap.cores_per_device
     apps = snap.apps if app.is_all else (app,)
     models: dict[int, list[ModelShare]] = {}
@@ -167,28 +172,45 @@ def build_tree(snap: Snapshot, app: AppView, cache: ModelCache | None = None) ->
         cache.keep_only({a.pid for a in apps})
     core_memory = app.core_memory
     devices: dict[int, list[Node]] = {}
+    kept = cache._cores if cache is not None else {}
+    made: dict[int, tuple[int, Mapping[str, int], tuple[ModelShare, ...], Node | None]] = {}
     for core in sorted({*core_memory, *models}):
-        ckey: Key = ("core", core)
-        children: list[Node] = []
-        left = dict(core_memory.get(core, {}))
-        for pid, m, dcat, hcat, dbytes, hbytes in models.get(core, ()):
-            mkey: Key = ("model", pid, m.model_id, m.uuid, core)
-            for k, v in dcat.items():
-                left[k] = max(left.get(k, 0) - v, 0)
-            children.append(Node(mkey, "model", _model_name(m), dbytes, hbytes,
-                                 "" if m.model_id is None else str(m.model_id), full_name=m.name,
-                                 cats=(dcat, hcat)))
-        children.extend(_category_nodes(ckey, left, {}))
-        dev_total = sum(c.device for c in children)
-        host_total = sum(c.host for c in children)
-        if not children or not (dev_total or host_total):
-            continue
-        d, local = divmod(core, cpd)
-        devices.setdefault(d, []).append(Node(ckey, "core", f"NC {local}", dev_total, host_total,
-                                              children=tuple(children)))
+        cats = core_memory.get(core, {})
+        shares = tuple(models.get(core, ()))
+        hit = kept.get(core)
+        if hit is not None and hit[0] == cpd and hit[1] == cats and len(hit[2]) == len(shares) \
+                and all(a is b for a, b in zip(hit[2], shares, strict=True)):
+            node = hit[3]
+        else:
+            node = _core_node(core, cpd, cats, shares)
+        made[core] = (cpd, cats, shares, node)
+        if node is not None:
+            devices.setdefault(core // cpd, []).append(node)
+    if cache is not None:
+        cache._cores = made
     return tuple(Node(("dev", d), "dev", f"ND {d}", sum(c.device for c in cores), sum(c.host for c in cores),
                       children=tuple(cores))
                  for d, cores in sorted(devices.items()))
+
+
+def _core_node(core: int, cpd: int, cats: Mapping[str, int], shares: tuple[ModelShare, ...]) -> Node | None:
+    """A core's node: its models' shares, then what is left of its categories; None when it holds nothing."""
+    ckey: Key = ("core", core)
+    children: list[Node] = []
+    left = dict(cats)
+    for pid, m, dcat, hcat, dbytes, hbytes in shares:
+        mkey: Key = ("model", pid, m.model_id, m.uuid, core)
+        for k, v in dcat.items():
+            left[k] = max(left.get(k, 0) - v, 0)
+        children.append(Node(mkey, "model", _model_name(m), dbytes, hbytes,
+                             "" if m.model_id is None else str(m.model_id), full_name=m.name,
+                             cats=(dcat, hcat)))
+    children.extend(_category_nodes(ckey, left, {}))
+    dev_total = sum(c.device for c in children)
+    host_total = sum(c.host for c in children)
+    if not children or not (dev_total or host_total):
+        return None
+    return Node(ckey, "core", f"NC {core % cpd}", dev_total, host_total, children=tuple(children))
 
 
 def walk(nodes: tuple[Node, ...], expanded: Callable[[Node], bool], depth: int = 0) -> list[tuple[Node, int]]:

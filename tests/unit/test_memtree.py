@@ -128,3 +128,22 @@ def test_model_cache_decodes_only_the_apps_whose_models_changed(monkeypatch) -> 
     third = two_apps(300)
     build_tree(third, third.all, cache)
     assert set(cache._apps) == {1, 2}
+
+
+def test_core_nodes_are_kept_while_their_memory_and_models_are_the_same() -> None:
+    """Over the trn2 demo (apps loading models, memory moving): with the cache, each tree is what a build
+    without it makes, and the nodes of cores that did not change are the very same objects."""
+    from neuron_top.memtree import ModelCache
+    from tests.helpers import demo_snapshots
+
+    cache = ModelCache()
+    kept = made = 0
+    before: dict[object, object] = {}
+    for s in demo_snapshots("trn2.48xlarge", 7, 60):
+        tree = build_tree(s, s.all, cache)
+        assert rows(tree) == rows(build_tree(s, s.all))
+        cores = {c.key: c for d in tree for c in d.children}
+        kept += sum(before.get(k) is c for k, c in cores.items())
+        made += sum(before.get(k) is not c for k, c in cores.items())
+        before = cores
+    assert kept > made > 0
