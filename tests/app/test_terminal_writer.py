@@ -224,6 +224,21 @@ def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> 
     assert len(LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(con)) > len(whole) // 2
 
 
+def test_the_shadow_compares_styles_by_value_not_by_object() -> None:
+    """A repaint's lines hold the very Style objects the terminal was drawn with, or equal copies (Textual makes
+    new ones for its own widgets): an equal copy is no change, a different style is, whatever the characters."""
+    from neuron_top.widgets.spans import Shadow
+
+    red, green = Style(color="red"), Style(color="green")
+    shadow = Shadow(W, 1)
+    shadow.changed(0, 0, Strip([Segment("a" * 40, red), Segment(" " * (W - 40), green)]))
+    same = Strip([Segment("a" * 40, Style(color="red")), Segment(" " * (W - 40), Style(color="green"))])
+    assert shadow.changed(0, 0, same) == []
+    recoloured = Strip([Segment("a" * 10, red), Segment("a" * 5, green), Segment("a" * 25, Style(color="red")),
+                        Segment(" " * (W - 40), green)])
+    assert shadow.changed(0, 0, recoloured) == [(10, 15)]
+
+
 def test_partial_and_full_repaints_mixed_on_one_terminal_match_a_full_repaint() -> None:
     """Random partial updates (three widgets side by side) with a full repaint every few, all through one console:
     what the writer remembers of the terminal must stay exact, or a full repaint would skip a cell it needs."""
