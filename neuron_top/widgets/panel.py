@@ -237,7 +237,10 @@ class Panel(Widget, can_focus=True):
 
     def _line(self, y: int) -> Strip:
         """``render_line`` for a line of the strips just built (no cache-key check: that walks the DOM)."""
-        return self._strips[y].crop_extend(0, self._width, self._base_style)
+        strip = self._strips[y]
+        if strip.cell_length == self._width:  # most lines: what crop_extend would return, without its caches
+            return strip
+        return strip.crop_extend(0, self._width, self._base_style)
 
     def render_line(self, y: int) -> Strip:
         lines = self._lines(self.size.width)
