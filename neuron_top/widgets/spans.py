@@ -14,7 +14,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, compress, pairwise, repeat
 from operator import attrgetter, is_not, ne, or_
 from weakref import WeakKeyDictionary
 
@@ -174,6 +174,11 @@ def _move_cost(n: int) -> int:
     return 3 if n == 1 else 3 + len(str(n))
 
 
+_BRIDGEABLE = 4
+"""Gaps narrower than this may be cheaper to re-send than to move over (``_bridged``): re-sending n cells costs at
+least n bytes, a move ``_move_cost(n)``, and 4 >= _move_cost(4)."""
+
+
 def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """``ranges`` (screen columns of ``strip``, drawn from column ``x``) with a gap between two of them joined
     when re-sending the gap's characters costs fewer bytes than moving over them: the gap lies in one segment
@@ -293,7 +298,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
             wide = strip.cell_length != sum(map(len, map(_text, strip)))
             if wide and shadow is not None:
                 shadow.forget_row(y)  # the shadow counts characters as cells: this row is not followed
-            if len(ranges) > 1 and not wide:
+            if len(ranges) > 1 and not wide and any(b[0] - a[1] < _BRIDGEABLE for a, b in pairwise(ranges)):
                 ranges = _bridged(strip, x, ranges)
             if len(ranges) == 1 and ranges[0] == (x, end):
                 move(x, y)
