@@ -185,7 +185,8 @@ def _lines(widget: Widget, line: Line, region: Region, visible: Region,
         y = y0 + wy
         if not top <= y < bottom:
             continue
-        row = [(y, x1, x2) for a, b in xs if (x1 := max(x0 + a, left)) < (x2 := min(x0 + b, right))]
+        row = [(y, x1, x2) for a, b in xs
+               if (x1 := x0 + a if x0 + a > left else left) < (x2 := x0 + b if x0 + b < right else right)]
         if not row:
             continue
         if y not in rows:

@@ -292,7 +292,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
         for end, (x, strip) in zip(ends, chops[y].items(), strict=False):
             if strip is None:
                 continue
-            ranges = [(max(x1, x), min(x2, end)) for _, x1, x2 in row if x1 < end and x2 > x]
+            ranges = [(x1 if x1 > x else x, x2 if x2 < end else end) for _, x1, x2 in row if x1 < end and x2 > x]
             if not ranges:
                 continue
             wide = strip.cell_length != sum(map(len, map(_text, strip)))
@@ -319,7 +319,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
             for text, style, _ in strip:
                 seg_end = pos + len(text)
                 while seg_end > lo:  # this segment reaches into range k
-                    a, b = max(lo, pos), min(hi, seg_end)
+                    a, b = lo if lo > pos else pos, hi if hi < seg_end else seg_end  # (no max/min calls: per piece)
                     emit_segment(text if a == pos and b == seg_end else text[a - pos:b - pos], style)
                     if seg_end < hi:
                         break  # range k goes on in the next segment
