@@ -95,7 +95,7 @@ class History:
             out["flops", i] = finite(f)
         for i, t in snap.vcpus:
             idle = finite(t.idle)
-            out["vcpu", i] = None if idle is None else max(0.0, 100.0 - idle)
+            out["vcpu", i] = None if idle is None else 100.0 - idle if idle < 100.0 else 0.0  # per vCPU: no max()
         g = snap.vcpu
         if g is not None and g.average_usage is not None:
             idle = finite(g.average_usage.idle)

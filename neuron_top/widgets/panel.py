@@ -162,7 +162,7 @@ class Panel(Widget, can_focus=True):
             return []
         if pct is None:
             return [Segment("·" * width, self.style("dim"))]
-        frac = max(0.0, min(pct, 100.0)) / 100.0 * width
+        frac = (0.0 if pct < 0.0 else 100.0 if pct > 100.0 else pct) / 100.0 * width
         full = int(frac)
         part = BAR_EIGHTHS[int((frac - full) * 8)] if full < width else ""
         filled = "█" * full + (part if part.strip() else "")
