@@ -178,7 +178,7 @@ def _subgraph(name: str, raw: dict[str, Any] | None) -> SubgraphView | None:
     )
 
 
-class across(Generic[_T]):
+class across(cached[_T]):
     """``cached``, and kept across reports too: the value is reused from an earlier report whenever the raw data
     it is made from (``obj._memory_raw()``) is equal. For the memory aggregates (per-core categories, their
     totals), which a trn2 report changes in one report out of four or five, yet each new snapshot computed them
@@ -187,18 +187,6 @@ class across(Generic[_T]):
     _kept: dict[tuple[object, ...], tuple[object, object]] = {}
     """(property, pid, is_all) -> (raw, value), for the last report of each app."""
 
-    def __init__(self, func: Callable[[Any], _T]) -> None:
-        self.func = func
-        self.name = func.__name__
-        self.__doc__ = func.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, obj: None, owner: type | None = None) -> across[_T]: ...
-    @overload
-    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             return self
