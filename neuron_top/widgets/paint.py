@@ -201,16 +201,16 @@ def _lines(widget: Widget, line: Line, region: Region, visible: Region,
 _style = attrgetter("style")
 
 
-_kept: dict[int, tuple[LineFilter, dict[Color, set[Style | None]]]] = {}
-"""Per filter (by id, the filter itself kept beside it) and background: the styles known to come out of
-ANSI-to-truecolor unchanged. A plain dict: a WeakKeyDictionary makes a weak reference on every lookup, and this
-runs for every line Textual or a panel draws."""
+_kept: dict[int, tuple[LineFilter, dict[Color, dict[int, Style | None]]]] = {}
+"""Per filter (by id, the filter itself kept beside it) and background: the style objects known to come out of
+ANSI-to-truecolor unchanged, by id (each kept beside its id, so the id stays its own). A plain dict: a
+WeakKeyDictionary makes a weak reference on every lookup, and this runs for every line Textual or a panel draws."""
 
 
 def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], background: Color) -> bool:
     """True when ANSI colours to truecolor changes nothing on these segments: each of their few distinct
-    styles maps to itself (every style a theme gives is truecolor already). A line whose styles are all known
-    to map to themselves costs one set comparison, in C."""
+    styles maps to itself (every style a theme gives is truecolor already). A line whose style objects are all
+    known to map to themselves costs one set comparison of their ids, in C (hashing a Style is a Python call)."""
     entry = _kept.get(id(line_filter))
     if entry is None or entry[0] is not line_filter:
         if len(_kept) >= 64:  # a new filter comes with each terminal theme change: bound the old ones
@@ -218,19 +218,19 @@ def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], backgr
         entry = _kept[id(line_filter)] = (line_filter, {})
     kept = entry[1].get(background)
     if kept is None:
-        kept = entry[1][background] = {None}
-    styles = set(map(_style, segments))
-    if styles <= kept:
+        kept = entry[1][background] = {id(None): None}
+    found = list(map(_style, segments))
+    if kept.keys() >= set(map(id, found)):
         return True
     under = background.rich_color
     convert = line_filter.truecolor_style
     # ``==`` as well as ``is``: the conversion is cached by equality, so an equal style made for another line
     # comes back as the first one seen
-    if all(style is None or (out := convert(style, under)) is style or out == style for style in styles):
+    if all(style is None or (out := convert(style, under)) is style or out == style for style in set(found)):
         if len(kept) > 4096:  # styles come from the theme; this only bounds the unexpected
             kept.clear()
-            kept.add(None)
-        kept |= styles
+            kept[id(None)] = None
+        kept.update(zip(map(id, found), found, strict=True))
         return True
     return False
 
