@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 W, H = 200, 60
 
 CHILD = '''\
-import asyncio, io, sys
+import asyncio, gc, io, sys
 sys.path.insert(0, {tree!r})
 from rich.console import Console
 from textual._compositor import CompositorUpdate
@@ -58,6 +58,7 @@ async def main(n, made):
     async with app.run_test(size=({w}, {h})) as pilot:
         await feed(pilot, snaps[:60])
         await pilot.pause()
+        gc.collect()  # every run starts its updates with an empty young generation: collections fall alike
         for s in snaps[60:60 + n]:
             app.accept_snapshot(s)
             paint.flush(app)  # what the event loop runs next
