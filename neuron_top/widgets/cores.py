@@ -180,7 +180,7 @@ class CoreGrid(Panel):
         if pct is None:
             fill: tuple[int, int, int] | None = None
         else:
-            frac = (0.0 if pct < 0.0 else 100.0 if pct > 100.0 else pct) / 100.0 * bar_w  # per core: no max/min calls
+            frac = ((pct if pct <= 100.0 else 100.0) if pct >= 0.0 else 0.0) / 100.0 * bar_w  # no max/min calls
             full = int(frac)
             fill = (full, int((frac - full) * 8), _load(pct))
         colour = colour_pct if colour_pct is not None else pct

@@ -118,7 +118,7 @@ class Panel(Widget, can_focus=True):
     def per_step(self, history: History, key: Hashable, make: Callable[[], M]) -> M:
         """``make()``, kept while ``history`` stays at the same step (``STEP`` reports): for the stepped history
         sparklines, which only move every other report. Each latency row drew its two sparklines again on every
-        report, a third of that panel's cost. ``key`` must hold everything else ``make`` draws from (width, app,
+        report, a quarter of that panel's cost. ``key`` must hold everything else ``make`` draws from (width, app,
         series); a new history, a clear, the theme, the width or the focus start afresh."""
         at = (history, history.clears, history.pushed // STEP)
         if at != self._step_at:
@@ -162,7 +162,7 @@ class Panel(Widget, can_focus=True):
             return []
         if pct is None:
             return [Segment("·" * width, self.style("dim"))]
-        frac = (0.0 if pct < 0.0 else 100.0 if pct > 100.0 else pct) / 100.0 * width
+        frac = ((pct if pct <= 100.0 else 100.0) if pct >= 0.0 else 0.0) / 100.0 * width  # (NaN: 0, as max/min gave)
         full = int(frac)
         part = BAR_EIGHTHS[int((frac - full) * 8)] if full < width else ""
         filled = "█" * full + (part if part.strip() else "")

@@ -617,7 +617,7 @@ async def test_core_cells_made_once_are_the_cells_a_fresh_build_makes() -> None:
         await pilot.pause()
         grid = app.screen.query_one(CoreGrid)
         rnd = random.Random(3)
-        edges = [None, -3.0, 0.0, 0.01, 12.5, 49.999, 50.0, 79.99, 80.0, 99.99, 100.0, 140.0]
+        edges = [None, -3.0, 0.0, 0.01, 12.5, 49.999, 50.0, 79.99, 80.0, 99.99, 100.0, 140.0, float("inf"), float("nan")]
         for pct in edges + [rnd.uniform(-5, 105) for _ in range(3000)]:
             for bar_w in (1, 7, 11, 18):
                 colour = rnd.choice([None, None, rnd.uniform(0, 100)])
