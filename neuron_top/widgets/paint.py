@@ -43,23 +43,16 @@ _pending: WeakKeyDictionary[App, dict[Widget, tuple[Spans, Line]]] = WeakKeyDict
 """Per app: the widgets with changed lines since the last flush, their changed cells, their lines."""
 
 
-def paint(widget: Widget, regions: list[Region], line: Line | None = None) -> None:
-    """Repaint ``regions`` (widget-relative, each within one line) of ``widget``: directly when that is safe,
-    through ``Widget.refresh`` otherwise. All calls made while one message is handled go out as one write.
-    ``line(y)`` must return what ``render_line(y)`` would (default: ``render_line``)."""
-    rows: dict[int, list[tuple[int, int]]] = {}
-    for r in regions:
-        rows.setdefault(r.y, []).append((r.x, r.x + r.width))
-    paint_spans(widget, list(rows.items()), line)
-
-
-def paint_spans(widget: Widget, spans: Spans, line: Line | None = None) -> None:
-    """``paint`` for changes found line by line (``changed_spans``): the panels' own path. Why not Regions: an
-    update changes ~300 spans, and making, storing and taking apart a Region for each was ~5% of it."""
+def paint(widget: Widget, spans: Spans, line: Line | None = None) -> None:
+    """Repaint the changed cells ``spans`` (found line by line, ``changed_lines``) of ``widget``: directly when
+    that is safe, through ``Widget.refresh`` otherwise. All calls made while one message is handled go out as one
+    write. ``line(y)`` must return what ``render_line(y)`` would (default: ``render_line``). Why lines of spans and
+    not Regions: an update changes ~300 spans, and making, storing and taking apart a Region for each was ~5% of
+    it."""
     if not spans:
         return
     if not widget.is_mounted:
-        widget.refresh(*_regions(spans))
+        widget.refresh(*regions(spans))
         return
     app = widget.app
     pending = _pending.get(app)
@@ -77,7 +70,8 @@ def paint_spans(widget: Widget, spans: Spans, line: Line | None = None) -> None:
     widget._styles_cache.set_dirty(*[Region(0, y, width, 1) for y, _ in spans])
 
 
-def _regions(spans: Spans) -> list[Region]:
+def regions(spans: Spans) -> list[Region]:
+    """``spans`` as widget-relative Regions, the form ``Widget.refresh`` takes."""
     return [Region(x1, y, x2 - x1, 1) for y, xs in spans for x1, x2 in xs]
 
 
@@ -96,14 +90,14 @@ def flush(app: App) -> None:
             continue
         placed = placement(widget) if direct else None
         if placed is None:
-            widget.refresh(*_regions(changed))
+            widget.refresh(*regions(changed))
             continue
         if placed is HIDDEN:
             continue  # scrolled out of view: the StylesCache already knows, and Textual paints it when shown
         region, visible = placed
         lines = _lines(widget, line, region, visible, changed)
         if lines is None:
-            widget.refresh(*_regions(changed))
+            widget.refresh(*regions(changed))
             continue
         rows, widget_spans = lines
         for y, strip in rows.items():

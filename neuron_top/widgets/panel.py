@@ -18,7 +18,7 @@ from textual.widget import Widget
 
 from ..history import History
 from ..view import View
-from .paint import paint_spans
+from .paint import paint
 from .spans import changed_lines
 from .sparkline import STEP
 
@@ -227,7 +227,7 @@ class Panel(Widget, can_focus=True):
             self.refresh(layout=True)
             return
         # Repaint only the cells that changed (see spans.py): fewer bytes over SSH, less compositing.
-        paint_spans(self, changed_lines(before, after), self._line)
+        paint(self, changed_lines(before, after), self._line)
 
     def on_focus(self) -> None:
         self.refresh()

@@ -26,7 +26,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .paint import ExactChops, Spans, paint
+from .paint import ExactChops, Spans, paint, regions
 
 SPAN_GAP = 1
 """Changed cells closer than this are sent as one span. 1: none are joined here; the writer joins two spans
@@ -138,8 +138,8 @@ def changed_lines(before: Sequence[Strip], after: Sequence[Strip]) -> Spans:
 
 
 def changed_regions(before: Sequence[Strip], after: Sequence[Strip]) -> list[Region]:
-    """``changed_lines`` as widget-relative regions."""
-    return [Region(x1, y, x2 - x1, 1) for y, xs in changed_lines(before, after) for x1, x2 in xs]
+    """``changed_lines`` as widget-relative regions (the form ``Widget.refresh`` takes)."""
+    return regions(changed_lines(before, after))
 
 
 class LineDiff(Widget):
@@ -166,7 +166,7 @@ class LineDiff(Widget):
         before = [self._drawn[y] for y in ys]
         after = [self.draw_line(y) for y in ys]
         self._drawn = dict(zip(ys, after, strict=True))
-        paint(self, [Region(r.x, ys[r.y], r.width, 1) for r in changed_regions(before, after)])
+        paint(self, [(ys[y], xs) for y, xs in changed_lines(before, after)])
 
 
 def _move_cost(n: int) -> int:
