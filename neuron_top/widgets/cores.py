@@ -13,7 +13,7 @@ from .. import fmt
 from ..snapshot import Snapshot, finite, k8s_label
 from ..textsafe import clean
 from ..view import View
-from .panel import Panel
+from .panel import Panel, bar_fill, load_band
 
 
 def physical_columns(snap: Snapshot) -> int:
@@ -177,22 +177,12 @@ class CoreGrid(Panel):
               colour_pct: float | None = None) -> list[Segment]:
         # 64-128 cells a report, but only so many distinct ones: a bar is its whole and eighth cells and its load
         # colour, the value its text and colour. Made once each, then looked up.
-        if pct is None:
-            fill: tuple[int, int, int] | None = None
-        else:
-            frac = ((pct if pct <= 100.0 else 100.0) if pct >= 0.0 else 0.0) / 100.0 * bar_w  # no max/min calls
-            full = int(frac)
-            fill = (full, int((frac - full) * 8), _load(pct))
+        fill = None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
         colour = colour_pct if colour_pct is not None else pct
-        key = (fill, value, bar_w, -1 if selected else None if colour is None else _load(colour))
+        key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour))
         return self.part(key, lambda: self._make_cell(pct, value, bar_w, selected, colour))
 
     def _make_cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
                    colour: float | None) -> list[Segment]:
         vstyle = self.style("cursor") if selected else self.load_style(colour)
         return [*self.bar(pct, bar_w), Segment(f"[{value}]", vstyle), Segment(" ")]
-
-
-def _load(pct: float) -> int:
-    """The load colour band ``Panel.load_style`` picks for ``pct``."""
-    return 0 if pct < 50 else 1 if pct < 80 else 2

@@ -25,8 +25,23 @@ from .sparkline import STEP
 BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
 _NOT_MADE = object()
 M = TypeVar("M")
+LOAD_BANDS = ("low", "mid", "high")
+"""The load colours, by ``load_band``."""
 SHRINK_AFTER = 60
 """Builds (reports) a panel stays at a lower height before it shrinks: longer than a batch job's pause."""
+
+
+def load_band(pct: float) -> int:
+    """Which of ``LOAD_BANDS`` colours ``pct``: under 50, under 80, the rest."""
+    return 0 if pct < 50 else 1 if pct < 80 else 2
+
+
+def bar_fill(pct: float, width: int) -> tuple[int, int]:
+    """The whole cells and the eighths of the next cell a bar ``width`` cells long fills at ``pct`` (clamped to
+    0-100 by comparisons, not max/min calls: it runs for every core; NaN fills nothing)."""
+    frac = ((pct if pct <= 100.0 else 100.0) if pct >= 0.0 else 0.0) / 100.0 * width
+    full = int(frac)
+    return full, int((frac - full) * 8)
 
 
 class Panel(Widget, can_focus=True):
@@ -148,7 +163,7 @@ class Panel(Widget, can_focus=True):
     def load_style(self, pct: float | None) -> Style:
         if pct is None:
             return self.style("dim")
-        return self.style("low" if pct < 50 else "mid" if pct < 80 else "high")
+        return self.style(LOAD_BANDS[load_band(pct)])
 
     def title_strip(self, text: str, width: int, right: str = "") -> Strip:
         style = self.style("title-focus" if self.has_focus else "title")
@@ -162,9 +177,8 @@ class Panel(Widget, can_focus=True):
             return []
         if pct is None:
             return [Segment("·" * width, self.style("dim"))]
-        frac = ((pct if pct <= 100.0 else 100.0) if pct >= 0.0 else 0.0) / 100.0 * width  # (NaN: 0, as max/min gave)
-        full = int(frac)
-        part = BAR_EIGHTHS[int((frac - full) * 8)] if full < width else ""
+        full, eighths = bar_fill(pct, width)
+        part = BAR_EIGHTHS[eighths] if full < width else ""
         filled = "█" * full + (part if part.strip() else "")
         rest = width - len(filled)
         return [Segment(filled, self.load_style(pct)), Segment("─" * rest, self.style("track"))]
