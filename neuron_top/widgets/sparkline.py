@@ -30,9 +30,13 @@ def _window(values: Sequence[float | None], width: int, top: float | None) -> tu
 def spark_text(values: Sequence[float | None], width: int, top: float | None = 100.0) -> str:
     """The newest ``width`` values as block characters; None is a gap (space), never a zero."""
     vals, hi = _window(values, width, top)
-    # comparisons, not max()/min() calls: ~130 sparklines are drawn per update
-    return "".join([" " if v is None else SPARK[0 if (i := int(v / hi * 7.999)) < 0 else 7 if i > 7 else i]
-                    for v in vals])
+    return "".join([_block(v, hi) for v in vals])
+
+
+def _block(v: float | None, hi: float) -> str:
+    """One cell of a sparkline whose top stands for ``hi``: a block character, a space for a gap (clamped by
+    comparisons, not max()/min() calls: ~130 sparklines are drawn per update)."""
+    return " " if v is None else SPARK[0 if (i := int(v / hi * 7.999)) < 0 else 7 if i > 7 else i]
 
 
 def chart_rows(values: Sequence[float | None], width: int, height: int, top: float | None = 100.0) -> list[str]:
@@ -115,12 +119,7 @@ class SteppedSparks:
                 return kept[1], kept[2]
             if kept[0] == (at[0], at[1], step - 1):
                 newest = _newest_pair_mean(history, key) if STEP == 2 else stepped(history, key, 1)[0]
-                if newest is None:
-                    text = kept[1][1:] + " "
-                else:
-                    hi = self.top or 1.0
-                    i = int(newest / hi * 7.999)
-                    text = kept[1][1:] + SPARK[0 if i < 0 else 7 if i > 7 else i]
+                text = kept[1][1:] + _block(newest, self.top or 1.0)
                 self._kept[key] = (at, text, newest)
                 return text, newest
         means = stepped(history, key, self.cells)
