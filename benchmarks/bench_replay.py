@@ -162,7 +162,7 @@ def seek_latency(path: Path, seeks: int) -> tuple[list[float], list[float], list
         n = len(idx)
         c = ReplayController(idx, clock=time.monotonic)
         rng = random.Random(1)
-        # As the app does after its first frame (TerminalApp._freeze_startup_objects in terminal.py): what is alive now (Textual, from
+        # As the app does after its first frame (TerminalApp._freeze_startup_objects in ui/terminal.py): what is alive now (Textual, from
         # the in-process first-frame runs) is moved out of the collector's way.
         gc.collect()
         gc.freeze()

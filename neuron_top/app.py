@@ -1,5 +1,5 @@
 """The Textual app: wiring only. Data comes from the collector as messages; screens draw ``View`` values. What
-keeps it cheap on a real terminal is in its base class (terminal.py)."""
+keeps it cheap on a real terminal is in its base class (ui/terminal.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from .screens.dashboard import DashboardScreen
 from .selection import Selection
 from .snapshot import AppView, Snapshot
 from .sources.base import Source
-from .terminal import TerminalApp
 from .themes import DEFAULT_THEME, load_themes
+from .ui.terminal import TerminalApp
 from .view import View
 from .widgets.header import HeaderBar, SourceLine
 from .widgets.tabs import AppTabs

@@ -16,7 +16,7 @@ from textual import events
 from textual.drivers.linux_driver import LinuxDriver
 
 from neuron_top.app import NeuronTopApp
-from neuron_top.driver import QuietLinuxDriver, driver_for
+from neuron_top.ui.driver import QuietLinuxDriver, driver_for
 
 
 class FakeApp:

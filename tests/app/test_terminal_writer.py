@@ -299,7 +299,7 @@ async def test_ctrl_l_sends_every_cell_again(monkeypatch) -> None:
 async def test_a_resize_forgets_what_the_terminal_showed(monkeypatch) -> None:
     """After a resize the terminal may have cleared or reflowed its lines (even when the size comes back to what
     it was): the app forgets its copy, so the next full repaint sends every cell."""
-    import neuron_top.terminal as app_module
+    import neuron_top.ui.terminal as app_module
 
     forgot: list[object] = []
     monkeypatch.setattr(app_module, "forget", forgot.append)

@@ -9,7 +9,7 @@ import sys
 import neuron_top
 from tests.conftest import ROOT
 
-UI = ("neuron_top.app", "neuron_top.collector", "neuron_top.driver", "neuron_top.terminal", "neuron_top.messages", "neuron_top.themes", "neuron_top.screens",
+UI = ("neuron_top.app", "neuron_top.collector", "neuron_top.ui", "neuron_top.messages", "neuron_top.themes", "neuron_top.screens",
       "neuron_top.widgets")
 
 

@@ -1,7 +1,7 @@
 """The app's terminal side: what keeps it cheap and right on a real terminal, whatever it shows.
 
 ``NeuronTopApp`` (app.py) is the wiring of data to screens; this base class holds the rest: the key reader that
-sleeps until a key arrives (driver.py), the quick ANSI-to-truecolor filter (widgets/paint.py), the writer's copy
+sleeps until a key arrives (ui/driver.py), the quick ANSI-to-truecolor filter (widgets/paint.py), the writer's copy
 of the terminal (widgets/spans.py) forgotten whenever the terminal may show something else, and the garbage
 collector's settings once start-up is done.
 """
@@ -14,9 +14,9 @@ from rich.terminal_theme import TerminalTheme
 from textual.app import App
 from textual.driver import Driver
 
+from ..widgets.paint import quicken_filters
+from ..widgets.spans import forget
 from .driver import driver_for
-from .widgets.paint import quicken_filters
-from .widgets.spans import forget
 
 
 class TerminalApp(App):
