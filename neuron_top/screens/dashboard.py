@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Container, VerticalScroll
 from textual.events import Resize
-from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
@@ -17,9 +18,11 @@ from ..widgets.executions import ExecPanel
 from ..widgets.header import HeaderBar
 from ..widgets.latency import LatencyPanel
 from ..widgets.memory import MemorySummary, MemoryTree
+from ..widgets.panel import Panel
 from ..widgets.tabs import AppTabs
 from ..widgets.vcpu import VcpuPanel
 
+P = TypeVar("P", bound=Panel)
 WIDE = 150
 """At this many columns and more the panels stand in two columns."""
 
@@ -39,25 +42,47 @@ class DashboardScreen(Screen):
     DashboardScreen #filter.-error { color: $error; }
     """
 
-    view: reactive[View | None] = reactive(None, repaint=False)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._view: View | None = None
+        self._panels: list[Panel] = []
+
+    @property
+    def view(self) -> View | None:
+        """The view every panel draws. Setting it hands it to each panel directly (a plain property: see
+        ``Panel.view``)."""
+        return self._view
+
+    @view.setter
+    def view(self, view: View | None) -> None:
+        self._view = view
+        for panel in self._panels:
+            panel.view = view
 
     def compose(self) -> ComposeResult:
+        self._panels = []
         yield HeaderBar()
         yield AppTabs(id="tabs")
         yield from self.compose_top()
         with VerticalScroll(id="body"), Container(id="columns"):
             with Container(id="left", classes="column"):
-                yield CoreGrid(id="cores").data_bind(DashboardScreen.view)
-                yield VcpuPanel(id="vcpu").data_bind(DashboardScreen.view)
-                yield ExecPanel(id="executions").data_bind(DashboardScreen.view)
+                yield self._panel(CoreGrid(id="cores"))
+                yield self._panel(VcpuPanel(id="vcpu"))
+                yield self._panel(ExecPanel(id="executions"))
             with Container(id="right", classes="column"):
-                yield MemorySummary(id="memory").data_bind(DashboardScreen.view)
-                yield EccPanel(id="ecc").data_bind(DashboardScreen.view)
-                yield LatencyPanel(id="latency").data_bind(DashboardScreen.view)
-                yield MemoryTree(id="memory-tree").data_bind(DashboardScreen.view)
+                yield self._panel(MemorySummary(id="memory"))
+                yield self._panel(EccPanel(id="ecc"))
+                yield self._panel(LatencyPanel(id="latency"))
+                yield self._panel(MemoryTree(id="memory-tree"))
         yield Input(placeholder="filter apps by tag regex (Enter keeps, Esc clears)", id="filter")
         yield from self.compose_bottom()
         yield Footer()
+
+    def _panel(self, panel: P) -> P:
+        """``panel``, given the current view and every later one."""
+        self._panels.append(panel)
+        panel.view = self._view
+        return panel
 
     def compose_top(self) -> ComposeResult:
         """Extra widgets under the tab bar (the replay scrubber)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -22,18 +21,25 @@ class DetailScreen(Screen):
     """
     BINDINGS = [Binding("escape", "back", "back")]
 
-    view: reactive[View | None] = reactive(None, repaint=False)
-
     def __init__(self, crumb: str, panel: Panel) -> None:
         super().__init__()
         self.crumb = crumb
         self.panel = panel
 
+    @property
+    def view(self) -> View | None:
+        """The view the panel draws, handed to it directly (see ``Panel.view``)."""
+        return self.panel.view
+
+    @view.setter
+    def view(self, view: View | None) -> None:
+        self.panel.view = view
+
     def compose(self) -> ComposeResult:
         yield HeaderBar()
         yield Static(self.crumb, id="crumb", markup=False)
         with VerticalScroll():
-            yield self.panel.data_bind(DetailScreen.view)
+            yield self.panel
         yield Footer()
 
     def on_mount(self) -> None:
