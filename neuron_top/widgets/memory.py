@@ -20,10 +20,10 @@ from textual.widget import Widget
 
 from .. import fmt
 from ..memtree import Key, ModelCache, Node, build_tree, category_label, expandable, walk
-from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, Snapshot
+from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, Snapshot
 from ..view import View
 from .cells import app_title, cell, fit, fit_left, num
-from .panel import Panel
+from .panel import Panel, bar_fill, load_band
 
 _SHORT = {
     "tensors": "Tensors", "constants": "Const", "model_code": "Code", "runtime_memory": "Runtime",
@@ -31,6 +31,9 @@ _SHORT = {
 }
 NARROW = 100
 """Below this many columns labels are abbreviated."""
+GAUGE_LABEL = 8
+Gauge = tuple[str, str, int, "tuple[int, int, int] | None"]
+"""A memory gauge as drawn: label, text, bar width, bar fill (``bar_fill`` and ``load_band``; None: no data)."""
 
 
 def device_memory_size(snap: Snapshot) -> int | None:
@@ -49,14 +52,33 @@ class MemorySummary(Panel):
 
     TITLE = "Memory Usage Summary"
 
-    def build(self, view: View, width: int) -> list[Strip]:
+    def content(self, view: View, width: int) -> tuple[object, ...]:
+        """All the summary shows, as drawn (``build`` draws from this alone): the categories change when a model
+        loads or unloads, the gauges when their text or bar moves (RAM used moves every report, its gauge
+        rarely)."""
         snap, app = view.snapshot, view.app
-        narrow = width < NARROW
-        lines = [self.title_strip(self.TITLE, width, app_title(app))]
         host, device = app.used_bytes
+        gauges: list[tuple[str, int | None, int | None]] = []
+        m = snap.host_memory
+        if m is not None:
+            gauges.append(("RAM", m.memory_used_bytes, m.memory_total_bytes))
+            gauges.append(("Swap", m.swap_used_bytes, m.swap_total_bytes))
+        size = device_memory_size(snap)
+        if size:
+            devs = snap.device_count if app.is_all else len({i // snap.cores_per_device for i in app.core_memory})
+            if devs:
+                gauges.append(("Device", device, size * devs))
+        gw = width // max(1, min(len(gauges), width // 40))
+        looks = tuple(self._look(label, used, total, gw) for label, used, total in gauges)
+        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks, gw)
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        title, host, device, host_breakdown, device_breakdown, looks, gw = self._content  # type: ignore[misc]
+        narrow = width < NARROW
+        lines = [self.title_strip(self.TITLE, width, title)]
         rows = [
-            (" Host" if narrow else " Host Used Memory", host, HOST_CATEGORIES, app.host_breakdown),
-            (" Device" if narrow else " Device Used Memory", device, DEVICE_CATEGORIES, app.device_breakdown),
+            (" Host" if narrow else " Host Used Memory", host, HOST_CATEGORIES, host_breakdown),
+            (" Device" if narrow else " Device Used Memory", device, DEVICE_CATEGORIES, device_breakdown),
         ]
         cells: list[list[tuple[str, int | None]]] = []
         for _, total, known, values in rows:
@@ -75,7 +97,14 @@ class MemorySummary(Panel):
                 # most reports change a category or two: the other rows stay the same strips
                 lines.append(self.memo(("row", head, part, label_w, cell_w),
                                        lambda head=head, part=part: self._row(head, part, label_w, cell_w)))
-        lines.extend(self._gauges(snap, app, width))
+        if not looks:
+            lines.append(Strip([Segment(" host memory: no data", self.style("dim"))]))
+            return lines
+        per_line = max(1, min(len(looks), width // 40))
+        for start in range(0, len(looks), per_line):
+            part = looks[start:start + per_line]
+            lines.append(self.memo(("gauges", part, gw), lambda part=part: Strip(
+                [seg for look in part for seg in self._gauge(*look, gw)])))
         return lines
 
     def _row(self, head: str, part: tuple[tuple[str, int | None], ...], label_w: int, cell_w: int) -> Strip:
@@ -86,39 +115,21 @@ class MemorySummary(Panel):
             segs.append(cell(fmt.human_bytes(value), cell_w - cell_len(text), self.style("value" if value else "dim")))
         return Strip(segs)
 
-    def _gauges(self, snap: Snapshot, app: AppView, width: int) -> list[Strip]:
-        gauges: list[tuple[str, int | None, int | None]] = []
-        m = snap.host_memory
-        if m is not None:
-            gauges.append(("RAM", m.memory_used_bytes, m.memory_total_bytes))
-            gauges.append(("Swap", m.swap_used_bytes, m.swap_total_bytes))
-        size = device_memory_size(snap)
-        if size:
-            devs = snap.device_count if app.is_all else len({i // snap.cores_per_device for i in app.core_memory})
-            if devs:
-                gauges.append(("Device", app.used_bytes[1], size * devs))
-        if not gauges:
-            return [Strip([Segment(" host memory: no data", self.style("dim"))])]
-        per_line = max(1, min(len(gauges), width // 40))
-        gw = width // per_line
-        lines = []
-        for start in range(0, len(gauges), per_line):
-            part = tuple(gauges[start:start + per_line])
-            lines.append(self.memo(("gauges", part, gw), lambda part=part: Strip(
-                [seg for label, used, total in part for seg in self._gauge(label, used, total, gw)])))
-        return lines
-
-    def _gauge(self, label: str, used: int | None, total: int | None, width: int) -> list[Segment]:
-        pct: float | None = None
+    @staticmethod
+    def _look(label: str, used: int | None, total: int | None, width: int) -> Gauge:
+        """What a gauge ``width`` cells wide shows: its label, its text, its bar's width and fill (None: no data)."""
         if isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0:
             pct = min(used / total * 100, 100.0)
             text = f" {pct:3.0f}% {fmt.human_bytes(used)}/{fmt.human_bytes(total)}"
         else:
-            text = " none" if total == 0 else " no data"
-        label_w = 8
-        bar_w = max(width - label_w - len(text) - 2, 4)
-        return [cell(f" {label}", label_w, self.style("label")), *self.bar(pct, bar_w),
-                cell(text, width - label_w - bar_w, self.style("dim" if pct is None else "value"))]
+            pct, text = None, " none" if total == 0 else " no data"
+        bar_w = max(width - GAUGE_LABEL - len(text) - 2, 4)
+        return label, text, bar_w, None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
+
+    def _gauge(self, label: str, text: str, bar_w: int, fill: tuple[int, int, int] | None,
+               width: int) -> list[Segment]:
+        return [cell(f" {label}", GAUGE_LABEL, self.style("label")), *self.filled_bar(fill, bar_w),
+                cell(text, width - GAUGE_LABEL - bar_w, self.style("dim" if fill is None else "value"))]
 
 
 class LazyStrips(Sequence[Strip]):
@@ -259,6 +270,11 @@ class MemoryTree(Panel):
 
     def cache_extra(self) -> tuple[object, ...]:
         return (self._state,)
+
+    def content(self, view: View, width: int) -> tuple[object, ...]:
+        """The tree (the same object while the memory it shows is the same), the expansion, the title and the
+        device size: between model loads a report draws nothing new here."""
+        return self.tree(), self._expansion, app_title(view.app), device_memory_size(view.snapshot)
 
     def _changed(self, scroll: bool = True, expansion: bool = False) -> None:
         self._state += 1

@@ -75,6 +75,8 @@ class Panel(Widget, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._view: View | None = None
+        self._content: object = None
+        """What ``content`` returned for the build under way (or the last one)."""
         self._cache_key: tuple[object, ...] | None = None
         self._strips: list[Strip] = []
         self._base_style = Style()
@@ -104,6 +106,13 @@ class Panel(Widget, can_focus=True):
     def cache_extra(self) -> tuple[object, ...]:
         """Extra state that changes what is drawn (a cursor position, an expansion)."""
         return ()
+
+    def content(self, view: View, width: int) -> object:
+        """Everything ``build`` draws from ``view`` (besides the selection, view options and ``cache_extra``),
+        compared with ``==``; or None (the default): every new view is built. A panel whose data most reports
+        leave alone (memory) returns it, and then an equal report costs the comparison, not a build and a diff
+        of all its lines. Computed before every build (``build`` may read it back from ``self._content``)."""
+        return None
 
     def memo(self, key: Hashable, make: Callable[[], M]) -> M:
         """``make()``, or what it returned for an equal ``key`` in the previous build: the same Strip objects, which
@@ -172,13 +181,19 @@ class Panel(Widget, can_focus=True):
         """A horizontal bar with eighth-cell resolution, coloured by load; a gap when there is no data."""
         if width <= 0:
             return []
-        if pct is None:
+        return self.filled_bar(None if pct is None else (*bar_fill(pct, width), load_band(pct)), width)
+
+    def filled_bar(self, fill: tuple[int, int, int] | None, width: int) -> list[Segment]:
+        """``bar`` from what it draws of a percent: (whole cells, eighths, load band), or None for no data."""
+        if width <= 0:
+            return []
+        if fill is None:
             return [Segment("·" * width, self.style("dim"))]
-        full, eighths = bar_fill(pct, width)
+        full, eighths, band = fill
         part = BAR_EIGHTHS[eighths] if full < width else ""
         filled = "█" * full + (part if part.strip() else "")
         rest = width - len(filled)
-        return [Segment(filled, self.load_style(pct)), Segment("─" * rest, self.style("track"))]
+        return [Segment(filled, self.style(LOAD_BANDS[band])), Segment("─" * rest, self.style("track"))]
 
     # --- Textual plumbing ---
     def _lines(self, width: int) -> list[Strip]:
@@ -186,8 +201,10 @@ class Panel(Widget, can_focus=True):
         if view is None:
             return []
         shape = (view.pid, view.flops, view.physical, width, *self.cache_extra())
-        key = (view.tick, self.app.theme, self.has_focus, *shape)
+        content = self.content(view, width)
+        key = (view.tick if content is None else content, self.app.theme, self.has_focus, *shape)
         if key != self._cache_key:
+            self._content = content
             if self.app.theme != self._styles_theme:
                 self._styles.clear()
                 self._styles_theme = self.app.theme
@@ -249,6 +266,8 @@ class Panel(Widget, can_focus=True):
     def _view_changed(self) -> None:
         before = self._strips
         after = self._lines(self.size.width or 80)
+        if after is before:  # nothing new to draw (``content`` unchanged)
+            return
         if len(after) != len(before):
             self.refresh(layout=True)
             return

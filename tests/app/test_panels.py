@@ -579,6 +579,42 @@ async def test_kept_rows_are_what_a_fresh_build_draws_and_are_kept_when_unchange
     assert kept[ExecPanel] >= 45 * 4 and kept[MemorySummary] >= 45 * 2
 
 
+async def test_memory_panels_skip_reports_that_change_nothing_they_show() -> None:
+    """The memory summary and tree are built only when what they show changed (``Panel.content``): most demo
+    reports change neither. Whether built or skipped, what they show must be what a build from scratch on the
+    current report draws (the RAM gauge's bytes move on every report, its text and bar now and then)."""
+    from tests.helpers import demo_snapshots, make_app
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 80)
+    app = make_app()
+    skipped = {MemorySummary: 0, MemoryTree: 0}
+    rebuilt_gauges = 0
+    async with app.run_test(size=(200, 60)) as pilot:
+        for s in snaps[:30]:
+            app.accept_snapshot(s)
+        await pilot.pause()
+        for s in snaps[30:]:
+            before = {kind: app.screen.query_one(kind)._strips for kind in skipped}
+            gauges = list(app.screen.query_one(MemorySummary)._strips)[-1]
+            app.accept_snapshot(s)
+            await pilot.pause()
+            for kind in skipped:
+                panel = app.screen.query_one(kind)
+                shown = list(panel._strips)
+                skipped[kind] += panel._strips is before[kind]
+                kept = panel._content, panel._memo, panel._memo_next
+                panel._content = panel.content(panel.view, panel._width)
+                panel._memo, panel._memo_next = {}, {}
+                if kind is MemoryTree:
+                    panel._row_strips.clear()
+                fresh = list(panel.build(panel.view, panel._width))
+                panel._content, panel._memo, panel._memo_next = kept
+                assert [list(x) for x in shown] == [list(x) for x in fresh], kind.__name__
+            rebuilt_gauges += list(app.screen.query_one(MemorySummary)._strips)[-1] is not gauges
+    assert skipped[MemorySummary] >= 25 and skipped[MemoryTree] >= 25, skipped
+    assert rebuilt_gauges > 0  # the comparison above saw the gauges change too
+
+
 async def test_a_theme_change_starts_the_kept_rows_afresh() -> None:
     from tests.helpers import demo_snapshots, make_app
 
