@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Container, VerticalScroll
 from textual.events import Resize
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
@@ -18,13 +19,27 @@ from ..widgets.executions import ExecPanel
 from ..widgets.header import HeaderBar
 from ..widgets.latency import LatencyPanel
 from ..widgets.memory import MemorySummary, MemoryTree
-from ..widgets.panel import Panel
+from ..widgets.panel import Panel, settle_size
 from ..widgets.tabs import AppTabs
 from ..widgets.vcpu import VcpuPanel
 
 P = TypeVar("P", bound=Panel)
 WIDE = 150
 """At this many columns and more the panels stand in two columns."""
+
+
+class Columns(Container):
+    """A container of panels that does not lay the screen out a second time when it grows (``settle_size``)."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return settle_size(super(), size, virtual_size, container_size)
+
+
+class Body(VerticalScroll):
+    """The scrolling body: as ``Columns`` (its scrollbar still asks for a layout when it must appear or go)."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return settle_size(super(), size, virtual_size, container_size)
 
 
 class DashboardScreen(Screen):
@@ -64,12 +79,12 @@ class DashboardScreen(Screen):
         yield HeaderBar()
         yield AppTabs(id="tabs")
         yield from self.compose_top()
-        with VerticalScroll(id="body"), Container(id="columns"):
-            with Container(id="left", classes="column"):
+        with Body(id="body"), Columns(id="columns"):
+            with Columns(id="left", classes="column"):
                 yield self._panel(CoreGrid(id="cores"))
                 yield self._panel(VcpuPanel(id="vcpu"))
                 yield self._panel(ExecPanel(id="executions"))
-            with Container(id="right", classes="column"):
+            with Columns(id="right", classes="column"):
                 yield self._panel(MemorySummary(id="memory"))
                 yield self._panel(EccPanel(id="ecc"))
                 yield self._panel(LatencyPanel(id="latency"))

@@ -308,3 +308,49 @@ async def test_the_header_is_drawn_only_when_what_it_says_changes(monkeypatch) -
         drawn.clear()
         await pilot.press("p")
         assert drawn and "PAUSED" in header.render_line(0).text
+
+
+async def test_a_panel_that_grows_lays_the_screen_out_once(trn2, monkeypatch) -> None:
+    """Report 15 of the demo adds rows to the latency and executions panels. Textual's layout then told every
+    widget whose virtual size changed, which asked for a second layout of the whole screen finding the same
+    sizes (``settle_size``): one layout it must be."""
+    from textual.screen import Screen
+
+    layouts = []
+    original = Screen._refresh_layout
+
+    def counted(self: Screen, *args: object, **kwargs: object) -> None:
+        layouts.append(type(self).__name__)
+        original(self, *args, **kwargs)
+
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        for s in trn2[:15]:
+            app.accept_snapshot(s)
+            await pilot.pause()
+        heights = [p.size.height for p in app.screen.query("LatencyPanel, ExecPanel")]
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        app.accept_snapshot(trn2[15])
+        for _ in range(3):
+            await pilot.pause()
+        assert [p.size.height for p in app.screen.query("LatencyPanel, ExecPanel")] != heights
+    assert layouts == ["DashboardScreen"]
+
+
+async def test_the_body_still_gets_its_scrollbar_when_the_panels_outgrow_it(trn2) -> None:
+    """At 200x66 the trn2 panels fit until report 15 makes them one row taller than the body: the second layout
+    is gone, but the scrollbar must still appear, the columns make room for it and the last row can be
+    scrolled to."""
+    app = make_app()
+    async with app.run_test(size=(200, 66)) as pilot:
+        body = app.screen.query_one("#body")
+        for s in trn2[:15]:
+            app.accept_snapshot(s)
+            await pilot.pause()
+        assert not body.show_vertical_scrollbar and body.max_scroll_y == 0
+        app.accept_snapshot(trn2[15])
+        await pilot.pause()
+        await pilot.pause()
+        assert body.show_vertical_scrollbar and body.max_scroll_y >= 1
+        columns = app.screen.query_one("#columns")
+        assert columns.size.width == 200 - body.styles.scrollbar_size_vertical
