@@ -208,6 +208,20 @@ def _fg_only(sgr: str) -> bool:
     return len(sgr) == 2 and sgr[0] in "39" and sgr[1] != "9"
 
 
+class _FgOnly(dict[str, bool]):
+    """``_fg_only`` by lookup: the writer asks on every colour change (~150 times an update), about the few
+    dozen SGR strings a theme makes."""
+
+    def __missing__(self, sgr: str) -> bool:
+        if len(self) > 1024:
+            self.clear()
+        found = self[sgr] = _fg_only(sgr)
+        return found
+
+
+_fg_only_of = _FgOnly()
+
+
 def _render_segments(self: ChopsUpdate, console: Console) -> str:
     """``ChopsUpdate.render_segments`` (Textual 8.2) with three savings, each a few bytes per changed span:
 
@@ -223,6 +237,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     append = out.append
     color_system = console._color_system or ColorSystem.TRUECOLOR
     state = ""  # the SGR parameters in force; "" after a reset
+    fg_only = _fg_only_of
     cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
     shadow = _shadows.get(console)
     chars: list[str] | None = None  # the shadow's row being written, and where: see ``Shadow``
@@ -265,7 +280,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
         if ansi != state:
             if not ansi:
                 append("\x1b[0m")
-            elif not state or (_fg_only(state) and _fg_only(ansi)):  # a new colour replaces the old: no reset
+            elif not state or (fg_only[state] and fg_only[ansi]):  # a new colour replaces the old: no reset
                 append(f"\x1b[{ansi}m")
             else:
                 append(f"\x1b[0;{ansi}m")
