@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import gc
 
+from rich.console import RenderableType
 from rich.terminal_theme import TerminalTheme
+from textual._compositor import CompositorUpdate
 from textual.app import App
 from textual.driver import Driver
+from textual.screen import Screen
 
 from ..widgets.paint import quicken_filters
 from ..widgets.spans import forget
@@ -23,6 +26,7 @@ class TerminalApp(App):
     def __init__(self) -> None:
         super().__init__()
         quicken_filters(self._filters)
+        self._frame_dropped = False
 
     def get_driver_class(self) -> type[Driver]:
         return driver_for(super().get_driver_class())
@@ -30,6 +34,23 @@ class TerminalApp(App):
     def _refresh_truecolor_filter(self, theme: TerminalTheme) -> None:
         super()._refresh_truecolor_filter(theme)  # a new ANSIToTruecolor for the new terminal theme
         quicken_filters(self._filters)
+
+    def _display(self, screen: Screen, renderable: RenderableType | None) -> None:
+        """Textual's, except that the first update after a dropped frame is a full one.
+
+        Why: Textual drops a frame drawn during a batch but counts it as shown. At start-up the first full frame
+        is drawn inside the batch that composes the app, so the terminal got only the regions repainted after it
+        (the header without its title, the tab bar without "Apps", panel titles on a blank screen) until the first
+        layout change repainted everything, a few hundred milliseconds later."""
+        if renderable is not None:
+            if self._batch_count:
+                self._frame_dropped = True
+            elif self._frame_dropped and screen is self.screen and not self.is_inline:
+                self._frame_dropped = False
+                full = getattr(screen._compositor, "render_full_update", None)
+                if full is not None and isinstance(renderable, CompositorUpdate):
+                    renderable = full()
+        super()._display(screen, renderable)
 
     def settle_in(self) -> None:
         """Call from ``on_mount``: follow the terminal through Ctrl+Z and tune GC after the first frame."""

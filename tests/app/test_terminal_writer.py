@@ -310,3 +310,34 @@ async def test_a_resize_forgets_what_the_terminal_showed(monkeypatch) -> None:
         await pilot.resize_terminal(W - 20, H)
         await pilot.pause()
     assert app.console in forgot
+
+
+async def test_a_frame_dropped_in_a_batch_is_followed_by_a_full_one(monkeypatch) -> None:
+    """Textual drops a frame drawn during a batch but counts it as shown. At start-up the first full frame is drawn
+    inside the batch that composes the app, and the real demo then sent only the regions repainted after it (the
+    header without its title, panel titles on a blank screen) until a layout change repainted everything. What
+    is sent after a dropped frame must add up to the whole screen on a blank terminal."""
+    sent: list[str] = []
+    cons = [console()]
+
+    def capture(self: App, screen, renderable) -> None:
+        if isinstance(renderable, CompositorUpdate) and not self._batch_count:  # as Textual: dropped in a batch
+            sent.append(renderable.render_segments(cons[-1]))
+
+    monkeypatch.setattr(App, "_display", capture)
+    app = make_app()
+    async with app.run_test(size=(W, H)) as pilot:
+        await feed(pilot, demo_snapshots("inf2.48xlarge", 3, 2))
+        with app.batch_update():  # what start-up does: a whole frame drawn, and dropped
+            app._display(app.screen, app.screen._compositor.render_update(full=True))
+        sent.clear()
+        cons.append(console())  # a blank terminal from here on: the writer knows nothing it shows
+        app.accept_snapshot(demo_snapshots("inf2.48xlarge", 3, 3)[2])  # then an ordinary partial update
+        await pilot.pause()
+        full = app.screen._compositor.render_update(full=True).render_segments(console())
+    screen, stream = terminal()  # the terminal never got the dropped frame: blank
+    stream.feed("".join(sent).encode())
+    expected, estream = terminal()
+    estream.feed(full.encode())
+    assert "neuron-top" in screen.display[0]
+    assert first_difference(screen, expected) is None
