@@ -36,7 +36,11 @@ class Columns(Container):
 
 
 class Body(VerticalScroll):
-    """The scrolling body: as ``Columns`` (its scrollbar still asks for a layout when it must appear or go)."""
+    """The scrolling body: as ``Columns`` (its scrollbar still asks for a layout when it must appear or go).
+
+    The scrollbar's room is kept while it is hidden (``scrollbar-gutter: stable``): when the panels outgrow the
+    body (the first data, an app starting), no panel changes width. Without it, on trn2 at 200x60 the core grid
+    lost two columns and with them its k8s column, and was drawn again 40 ms after the first data frame."""
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         return settle_size(super(), size, virtual_size, container_size)
@@ -44,7 +48,7 @@ class Body(VerticalScroll):
 
 class DashboardScreen(Screen):
     DEFAULT_CSS = """
-    DashboardScreen #body { height: 1fr; }
+    DashboardScreen #body { height: 1fr; scrollbar-gutter: stable; }
     DashboardScreen #columns { layout: horizontal; height: auto; }
     DashboardScreen.-narrow #columns { layout: vertical; }
     DashboardScreen .column { height: auto; width: 1fr; }
