@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ui import PY, ROOT, Tmux, cpu_seconds
+from bench_ui import PY, ROOT, Tmux, cpu_seconds, pane
 
 
 def one_run(other: Path, seconds: float, tmp: Path) -> dict[str, tuple[float, float, float]]:
@@ -36,7 +36,7 @@ def one_run(other: Path, seconds: float, tmp: Path) -> dict[str, tuple[float, fl
         pids = {n: tmux.pid(n) for n in trees}
         files = {n: tmp / f"{n}-{time.monotonic_ns()}.out" for n in trees}
         for n in trees:
-            tmux("pipe-pane", "-o", "-t", n, f"cat >> {shlex.quote(str(files[n]))}")
+            tmux("pipe-pane", "-o", "-t", pane(n), f"cat >> {shlex.quote(str(files[n]))}")
         time.sleep(0.3)
 
         def sample() -> dict[str, tuple[float, float, int]]:

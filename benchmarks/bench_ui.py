@@ -9,8 +9,9 @@ costs ~0; <= 5 KB/s written to the terminal at 1 Hz on 200x60; first frame <= 0.
 What is measured, and how:
 
 * CPU: ``neuron-top demo --instance trn2.48xlarge --seed 7`` runs in tmux at 200x60 (a real pty; headless runs
-  skip the terminal writes and understate CPU). After a warm-up, utime+stime of the process (all its threads,
-  from /proc/PID/stat) over the window, as % of one core. Beside it, ``neuron-top --command "neuron-top demo
+  skip the terminal writes and understate CPU). After a warm-up, the CPU time of the process (all its threads: the
+  scheduler's nanosecond count from /proc/PID/task/*/schedstat, not the tick-sampled utime+stime; see
+  ``cpu_seconds``) over the window, as % of one core. Beside it, ``neuron-top --command "neuron-top demo
   --emit ..."`` measures the dashboard alone, fed from another process as neuron-monitor would feed it (the
   simulator's own CPU is then the child's, not counted). In the same window and terminal size, baselines run
   side by side: a minimal Textual app (one Static) and ``top -d 1`` (``htop -d 10`` too if installed).
@@ -73,6 +74,13 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def pane(session: str) -> str:
+    """The tmux target of ``session``'s pane, matched exactly. Why: a bare name is looked up loosely (tmux 3.3
+    took ``-t top`` for the session "htop" while both existed: every "top -d 1" figure before this fix was
+    htop's)."""
+    return f"={session}:"
+
+
 class Tmux:
     """A private tmux server (its own socket) for the benchmark's panes."""
 
@@ -90,10 +98,10 @@ class Tmux:
         self("new-session", "-d", "-s", name, "-x", str(W), "-y", str(H), "-e", "TERM=xterm-256color", line)
 
     def pid(self, name: str) -> int:
-        return int(self("display-message", "-p", "-t", name, "#{pane_pid}").strip())
+        return int(self("display-message", "-p", "-t", pane(name), "#{pane_pid}").strip())
 
     def screen(self, name: str) -> str:
-        return self("capture-pane", "-p", "-t", name, check=False)
+        return self("capture-pane", "-p", "-t", pane(name), check=False)
 
     def wait_for(self, name: str, text: str, timeout: float = 60.0, poll: float = 0.05) -> float:
         t0 = time.monotonic()
@@ -104,7 +112,7 @@ class Tmux:
         raise SystemExit(f"{name}: {text!r} did not appear within {timeout:.0f}s:\n{self.screen(name)}")
 
     def kill_session(self, name: str) -> None:
-        self("kill-session", "-t", name, check=False)
+        self("kill-session", "-t", f"={name}", check=False)
 
     def kill(self) -> None:
         """Stop the server and remove its socket file (tmux leaves it behind after kill-server)."""
@@ -115,7 +123,22 @@ class Tmux:
 
 
 def cpu_seconds(pid: int, tid: int | None = None) -> float:
-    """utime + stime of the whole process (all threads), or of one thread, in seconds."""
+    """CPU time of the whole process (all its threads), or of one thread, in seconds: the scheduler's own count
+    in nanoseconds (``/proc/PID/task/TID/schedstat``) where the kernel keeps it, else utime + stime.
+
+    Why not utime + stime alone: on this kernel they are sampled at the timer tick (100 Hz), so a program that
+    runs ~9 ms a second in short bursts is charged ~55 ticks in a minute, give or take ~7 by chance: +-13% from
+    the counting alone, as much as the changes measured. The scheduler's count is exact. (A thread that ended
+    during the window is missing from it; the dashboard's threads live as long as the app.)"""
+    tids = [tid] if tid is not None else [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    try:
+        return sum(int(Path(f"/proc/{pid}/task/{t}/schedstat").read_text().split()[0]) for t in tids) / 1e9
+    except (OSError, ValueError, IndexError):
+        return ticks_seconds(pid, tid)
+
+
+def ticks_seconds(pid: int, tid: int | None = None) -> float:
+    """utime + stime of the whole process (all threads), or of one thread, in seconds (timer-tick sampled)."""
     stat = Path(f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
@@ -135,19 +158,22 @@ def measure_window(tmux: Tmux, names: list[str], seconds: float, tmp: Path) -> d
     pids = {n: tmux.pid(n) for n in names}
     files = {n: tmp / f"{n}-{uuid.uuid4().hex[:6]}.out" for n in names}
     for n in names:
-        tmux("pipe-pane", "-o", "-t", n, f"cat >> {shlex.quote(str(files[n]))}")
+        tmux("pipe-pane", "-o", "-t", pane(n), f"cat >> {shlex.quote(str(files[n]))}")
     time.sleep(0.2)  # let pipe-pane's cat start before the window opens
-    start = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0, cpu_seconds(p, p))
-             for n, p in pids.items()}
+    def sample(p: int, n: str) -> tuple[float, int, float, float]:
+        return (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0, cpu_seconds(p, p),
+                ticks_seconds(p))
+
+    start = {n: sample(p, n) for n, p in pids.items()}
     t0 = time.monotonic()
     time.sleep(seconds)
-    end = {n: (cpu_seconds(p), files[n].stat().st_size if files[n].exists() else 0, cpu_seconds(p, p))
-           for n, p in pids.items()}
+    end = {n: sample(p, n) for n, p in pids.items()}
     dt = time.monotonic() - t0
     for n in names:
-        tmux("pipe-pane", "-t", n)
+        tmux("pipe-pane", "-t", pane(n))
     return {n: Measured(n, (end[n][0] - start[n][0]) / dt * 100.0, (end[n][1] - start[n][1]) / dt, dt,
-                        {"main": f"{(end[n][2] - start[n][2]) / dt * 100.0:.2f}"}) for n in names}
+                        {"main": f"{(end[n][2] - start[n][2]) / dt * 100.0:.2f}",
+                         "ticks": f"{(end[n][3] - start[n][3]) / dt * 100.0:.2f}"}) for n in names}
 
 
 def first_frames(tmux: Tmux, runs: int, minimal: Path) -> dict[str, list[float]]:
@@ -301,12 +327,12 @@ def main() -> int:
             say(f"\n[running] {ns.seconds:.0f} s window, all panes at once; load average {load()}")
             run = measure_window(tmux, panes, ns.seconds, tmp)
             nt = run["neuron-top"]
-            say(f"{'program':34} {'CPU % of one core':>18} {'bytes/s to terminal':>20}")
+            say(f"{'program':34} {'CPU % of one core':>18} {'bytes/s to terminal':>20} {'(utime+stime, ticks)':>21}")
             for n in panes:
                 label = {"neuron-top": "neuron-top demo trn2 1 Hz",
                          "neuron-top-cmd": "neuron-top --command 'demo --emit'", "minimal": "minimal Textual app",
                          "top": "top -d 1", "htop": "htop -d 10"}[n]
-                say(f"{label:34} {run[n].cpu_pct:18.2f} {run[n].bytes_per_s:20.0f}")
+                say(f"{label:34} {run[n].cpu_pct:18.2f} {run[n].bytes_per_s:20.0f} {run[n].extra['ticks']:>21}")
             say("of which the UI (main) thread: " + ", ".join(
                 f"{n} {run[n].extra['main']}%" for n in ("neuron-top", "neuron-top-cmd")) +
                 " (the rest: the source/collector thread and Textual's writer and input threads)")
@@ -315,7 +341,7 @@ def main() -> int:
             say(f"bytes per update (1 report/s): {nt.bytes_per_s / 1000:.2f} KB")
 
             # --- paused ---
-            tmux("send-keys", "-t", "neuron-top", "p")
+            tmux("send-keys", "-t", pane("neuron-top"), "p")
             tmux.wait_for("neuron-top", "PAUSED", timeout=10)
             time.sleep(1.5)
             say(f"\n[paused] {paused_s:.0f} s window; load average {load()}")
