@@ -61,21 +61,32 @@ async def test_a_toast_over_a_panel_sends_that_panel_through_textual() -> None:
 
 
 async def test_where_a_panel_is_is_found_once_per_layout(monkeypatch) -> None:
-    """Finding a panel's place walks every widget above it; it is kept until Textual's map of visible widgets is
-    made anew (anything moved, appeared or scrolled), as the toast test above shows."""
+    """Finding a panel's place walks every widget above it, checking its styles reads five rules and its
+    background walks its ancestors: all are kept until Textual's map of visible widgets is made anew (anything
+    moved, appeared or scrolled, as the toast test above shows) or the theme changes."""
     from neuron_top.widgets import paint
 
     app = make_app()
-    snaps = demo_snapshots("trn2.48xlarge", 7, 16)
+    snaps = demo_snapshots("trn2.48xlarge", 7, 20)
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot, snaps[:12])  # past the layout changes of the first reports
         walks: list[str] = []
-        real = paint._place
-        monkeypatch.setattr(paint, "_place", lambda w, v: walks.append(type(w).__name__) or real(w, v))
-        for s in snaps[12:]:
+        plain: list[str] = []
+        real_place, real_plain = paint._place, paint._plain
+        monkeypatch.setattr(paint, "_place", lambda w, v: walks.append(type(w).__name__) or real_place(w, v))
+        monkeypatch.setattr(paint, "_plain", lambda w: plain.append(type(w).__name__) or real_plain(w))
+        for s in snaps[12:16]:
             app.accept_snapshot(s)
             await pilot.pause()
-        assert len(walks) == len(set(walks))  # each panel at most once over four reports
+        assert walks and len(walks) == len(set(walks))  # each panel at most once over four reports
+        assert plain and len(plain) == len(set(plain))
+        cores = app.screen.query_one(CoreGrid)
+        assert paint._background(cores) == cores.background_colors[1]
+        app.theme = "neuron-light"
+        for s in snaps[16:]:
+            app.accept_snapshot(s)
+            await pilot.pause()
+        assert paint._background(cores) == cores.background_colors[1]  # the new theme's, not the old one's
 
 
 async def test_a_panel_scrolled_out_of_view_is_not_written_and_is_current_when_it_returns() -> None:
