@@ -6,7 +6,7 @@ OTHER_TREE is another checkout of neuron-top (e.g. ``git worktree add /tmp/base 
 tree's code, both as ``neuron-top demo --instance trn2.48xlarge --seed 7`` at 200x60, and each window measures both
 at once. Why: this shared 2-core machine drifts by up to 40% within an hour, so runs of ``bench_ui.py`` minutes
 apart do not compare; two programs measured in the same seconds do. Per run: CPU % of one core of the whole
-process and of its UI (main) thread, and bytes/s written to the terminal, from 6 s after start.
+process and of its UI (main) thread, and bytes/s written to the terminal, from 6 s after start (``--warm-up``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ui import PY, ROOT, Tmux, cpu_seconds, pane
 
 
-def one_run(other: Path, seconds: float, tmp: Path) -> dict[str, tuple[float, float, float]]:
+def one_run(other: Path, seconds: float, tmp: Path, warm_up: float = 6.0) -> dict[str, tuple[float, float, float]]:
     tmux = Tmux()
     trees = {"other": other, "this": ROOT}
     try:
@@ -32,7 +32,7 @@ def one_run(other: Path, seconds: float, tmp: Path) -> dict[str, tuple[float, fl
             cmd = f"cd {shlex.quote(str(tree))} && exec {PY} -m neuron_top demo --instance trn2.48xlarge --seed 7"
             tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", "-e", "TERM=xterm-256color",
                  f"unset COLUMNS LINES; {cmd}")
-        time.sleep(6.0)
+        time.sleep(warm_up)
         pids = {n: tmux.pid(n) for n in trees}
         files = {n: tmp / f"{n}-{time.monotonic_ns()}.out" for n in trees}
         for n in trees:
@@ -57,6 +57,8 @@ def main() -> int:
     ap.add_argument("other", type=Path, help="another checkout of neuron-top to run beside this one")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--warm-up", type=float, default=6.0,
+                    help="seconds from start to the window (6); 30 starts after the demo's start-up layout changes")
     ns = ap.parse_args()
     if not (ns.other / "neuron_top").is_dir():
         print(f"{ns.other} is not a neuron-top checkout", file=sys.stderr)
@@ -64,7 +66,7 @@ def main() -> int:
     ratios = []
     with tempfile.TemporaryDirectory(prefix="neuron-top-ab-") as tmpdir:
         for i in range(ns.runs):
-            r = one_run(ns.other.resolve(), ns.seconds, Path(tmpdir))
+            r = one_run(ns.other.resolve(), ns.seconds, Path(tmpdir), ns.warm_up)
             for n in ("other", "this"):
                 cpu, main_cpu, rate = r[n]
                 print(f"run {i + 1} {n:5}  CPU {cpu:5.2f}%  UI thread {main_cpu:5.2f}%  bytes/s {rate:7.0f}", flush=True)
