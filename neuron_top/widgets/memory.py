@@ -68,12 +68,13 @@ class MemorySummary(Panel):
             devs = snap.device_count if app.is_all else len({i // snap.cores_per_device for i in app.core_memory})
             if devs:
                 gauges.append(("Device", device, size * devs))
-        gw = width // max(1, min(len(gauges), width // 40))
-        looks = tuple(self._look(label, used, total, gw) for label, used, total in gauges)
-        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks, gw)
+        gauges_per_line = max(1, min(len(gauges), width // 40))
+        looks = tuple(self._look(label, used, total, width // gauges_per_line) for label, used, total in gauges)
+        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks, gauges_per_line)
 
     def build(self, view: View, width: int) -> list[Strip]:
-        title, host, device, host_breakdown, device_breakdown, looks, gw = self._content  # type: ignore[misc]
+        title, host, device, host_breakdown, device_breakdown, looks, gauges_per_line = self._content  # type: ignore[misc]
+        gw = width // gauges_per_line
         narrow = width < NARROW
         lines = [self.title_strip(self.TITLE, width, title)]
         rows = [
@@ -100,9 +101,8 @@ class MemorySummary(Panel):
         if not looks:
             lines.append(Strip([Segment(" host memory: no data", self.style("dim"))]))
             return lines
-        per_line = max(1, min(len(looks), width // 40))
-        for start in range(0, len(looks), per_line):
-            part = looks[start:start + per_line]
+        for start in range(0, len(looks), gauges_per_line):
+            part = looks[start:start + gauges_per_line]
             lines.append(self.memo(("gauges", part, gw), lambda part=part: Strip(
                 [seg for look in part for seg in self._gauge(*look, gw)])))
         return lines

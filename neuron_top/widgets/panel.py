@@ -107,7 +107,6 @@ class Panel(Widget, can_focus=True):
         self._step_at: tuple[object, ...] | None = None
         self._step_parts: dict[object, object] = {}
         """``per_step``'s cache: what was made at the history step ``_step_at``."""
-        self._titles: dict[tuple[object, ...], Strip] = {}
         self._tallest = 0
         self._lower = 0
         """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
@@ -187,15 +186,9 @@ class Panel(Widget, can_focus=True):
     def title_strip(self, text: str, width: int, right: str = "") -> Strip:
         """The title line; the same Strip while it reads the same (the diff then skips it at once)."""
         style = self.style("title-focus" if self.has_focus else "title")
-        key = (text, width, right, style)
-        made = self._titles.get(key)
-        if made is None:
-            if len(self._titles) > 64:
-                self._titles.clear()
-            body = f" {text}"
-            pad = max(width - len(body) - len(right) - 1, 1)
-            made = self._titles[key] = Strip([Segment((body + " " * pad + right + " ")[:width], style)])
-        return made
+        body = f" {text}"
+        return self.part(("title", body, width, right, style), lambda: Strip(
+            [Segment((body + " " * max(width - len(body) - len(right) - 1, 1) + right + " ")[:width], style)]))
 
     def bar(self, pct: float | None, width: int) -> list[Segment]:
         """A horizontal bar with eighth-cell resolution, coloured by load; a gap when there is no data."""
@@ -235,7 +228,6 @@ class Panel(Widget, can_focus=True):
             if context != self._memo_context:
                 self._memo, self._memo_context = {}, context
                 self._parts = {}
-                self._titles = {}
                 self._step_at = None
             self._memo_next = {}
             self._strips = self._steady(shape, self.build(view, width), width)

@@ -201,25 +201,12 @@ def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[
     return out
 
 
+@lru_cache(maxsize=1024)  # the writer asks on every colour change, about the few dozen SGR strings a theme makes
 def _fg_only(sgr: str) -> bool:
     """SGR parameters that set only a foreground colour (``31``, ``91``, ``38;5;n``, ``38;2;r;g;b``)."""
     if sgr.startswith("38;"):
         return sgr.count(";") == (2 if sgr.startswith("38;5;") else 4)
     return len(sgr) == 2 and sgr[0] in "39" and sgr[1] != "9"
-
-
-class _FgOnly(dict[str, bool]):
-    """``_fg_only`` by lookup: the writer asks on every colour change (~150 times an update), about the few
-    dozen SGR strings a theme makes."""
-
-    def __missing__(self, sgr: str) -> bool:
-        if len(self) > 1024:
-            self.clear()
-        found = self[sgr] = _fg_only(sgr)
-        return found
-
-
-_fg_only_of = _FgOnly()
 
 
 def _render_segments(self: ChopsUpdate, console: Console) -> str:
@@ -237,7 +224,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     append = out.append
     color_system = console._color_system or ColorSystem.TRUECOLOR
     state = ""  # the SGR parameters in force; "" after a reset
-    fg_only = _fg_only_of
+    fg_only = _fg_only
     cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
     shadow = _shadows.get(console)
     chars: list[str] | None = None  # the shadow's row being written, and where: see ``Shadow``
@@ -280,7 +267,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
         if ansi != state:
             if not ansi:
                 append("\x1b[0m")
-            elif not state or (fg_only[state] and fg_only[ansi]):  # a new colour replaces the old: no reset
+            elif not state or (fg_only(state) and fg_only(ansi)):  # a new colour replaces the old: no reset
                 append(f"\x1b[{ansi}m")
             else:
                 append(f"\x1b[0;{ansi}m")
