@@ -20,6 +20,7 @@ import pytest
 from neuron_top.schema import Report
 from neuron_top.sources.base import RawReport, State, Status
 from neuron_top.sources.demo import (
+    BATCH,
     GROUPS,
     INSTANCE_TYPES,
     PROFILES,
@@ -201,6 +202,28 @@ def test_demo_source_yields_status_then_the_generated_reports() -> None:
     assert slept == [1.0, 1.0, 1.0, 1.0]
     assert items[-1].state is State.ENDED
     assert src.name == "demo trn2.48xlarge"
+
+
+def test_the_demo_simulates_reports_in_batches_and_hands_each_out_at_its_tick() -> None:
+    """The first report alone (it shows at once), then BATCH at a time: the simulator's code is cold once a
+    second, and a batch costs less per report. What comes out is the same as simulating one at a time."""
+    now = [0.0]
+
+    def sleep(s: float) -> None:
+        now[0] += s
+
+    src = DemoSource("trn2.48xlarge", 7, clock=lambda: now[0], sleep=sleep, start_ts=0.0)
+    simulated_at_yield = []
+    reports = []
+    for item in src.items(threading.Event()):
+        if isinstance(item, RawReport):
+            reports.append(item)
+            simulated_at_yield.append(src._world.index)
+            if len(reports) == 2 * BATCH + 1:
+                break
+    assert [r.data for r in reports] == generate("trn2.48xlarge", 7, 2 * BATCH + 1)
+    assert [r.ts for r in reports] == [float(i) for i in range(2 * BATCH + 1)]
+    assert simulated_at_yield == [0] + [BATCH] * BATCH + [2 * BATCH] * BATCH
 
 
 def test_demo_source_stops_on_the_event_and_on_close() -> None:

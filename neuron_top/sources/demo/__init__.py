@@ -5,10 +5,11 @@ and come and go; rare ECC events. Fully deterministic for a seed: time is simula
 """
 
 from .profiles import INSTANCE_TYPES, PROFILES, AppSpec, InstanceProfile, ModelSpec
-from .source import DemoSource, emit_main, generate, iter_reports, trn2_benchmark_report
+from .source import BATCH, DemoSource, emit_main, generate, iter_reports, trn2_benchmark_report
 from .world import GROUPS, World
 
 __all__ = [
+    "BATCH",
     "GROUPS",
     "INSTANCE_TYPES",
     "PROFILES",
