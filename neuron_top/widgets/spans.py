@@ -51,8 +51,23 @@ def _ones(n: int) -> bytes:
 
 @lru_cache(maxsize=8)
 def _runs(gap: int) -> re.Pattern[bytes]:
-    """Runs of 1s in a 0/1 mask, with gaps of fewer than ``gap`` 0s inside them."""
-    return re.compile(rb"\x01(?:\x00{0,%d}\x01)*" % max(gap - 1, 0))
+    """Runs of non-zero bytes in a mask, with gaps of fewer than ``gap`` zeros inside them."""
+    return re.compile(rb"[^\x00](?:\x00{0,%d}[^\x00])*" % max(gap - 1, 0))
+
+
+def _differ(ta: str, tb: str) -> bytearray:
+    """A mask of the characters where two strings differ (non-zero) over the shorter one's length.
+
+    Why not ``bytearray(map(ne, ta, tb))``: that makes a one-character string for every block character of both
+    lines (only Latin-1 ones are cached), ~40% of finding a line's changed cells. Here the two texts are
+    compared as numbers, in C: the UTF-16 code units XORed, then the two bytes of each unit ORed together. A
+    character outside the BMP (two units) falls back to ``map``."""
+    n = len(ta) if len(ta) < len(tb) else len(tb)
+    ea, eb = ta[:n].encode("utf-16-le"), tb[:n].encode("utf-16-le")
+    if len(ea) != 2 * n or len(eb) != 2 * n:
+        return bytearray(map(ne, ta, tb))
+    xor = (int.from_bytes(ea, "little") ^ int.from_bytes(eb, "little")).to_bytes(2 * n, "little")
+    return bytearray((int.from_bytes(xor[0::2], "little") | int.from_bytes(xor[1::2], "little")).to_bytes(n, "little"))
 
 
 def _measure(strip: Strip, text: str) -> int:
@@ -84,9 +99,9 @@ def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, in
     wa, wb = _measure(a, ta), _measure(b, tb)
     if len(ta) != wa or len(tb) != wb:
         return [(0, max(wa, wb))]
-    # One 0/1 mask of the line (changed characters, in C), with the cells whose style changed set in it too;
-    # then one regex over it finds the runs, already sorted and merged across gaps shorter than ``gap``.
-    mask = bytearray(map(ne, ta, tb))
+    # One mask of the line (changed characters, in C), with the cells whose style changed set in it too; then one
+    # regex over it finds the runs, already sorted and merged across gaps shorter than ``gap``.
+    mask = _differ(ta, tb)
     if wa != wb:
         mask += _ones(abs(wa - wb))
     styles_a, styles_b = list(map(_style, sa)), list(map(_style, sb))

@@ -6,7 +6,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from neuron_top.widgets.spans import changed_spans
+from neuron_top.widgets.spans import _differ, changed_spans
 
 RED, GREEN = Style(color="red"), Style(color="green")
 
@@ -63,6 +63,18 @@ def test_measuring_a_line_keeps_textuals_cell_length() -> None:
         fresh, measured = strip((text, RED)), strip((text, RED))
         changed_spans(measured, strip(("x" * 30, RED)))
         assert measured.cell_length == fresh.cell_length
+
+
+def test_the_character_mask_marks_exactly_the_characters_that_differ() -> None:
+    """``_differ`` compares the texts as numbers: every kind of character the panels draw, characters outside
+    the BMP (the fallback), and texts of different lengths (compared over the shorter)."""
+    from operator import ne
+
+    pairs = [("abc", "abd"), ("█▏─ 12%", "█▎─ 13%"), ("𝐀b𝐀", "𝐀c𝐁"), ("a𝐀", "ab"), ("", ""), ("abcdef", "abc"),
+             ("…x", "…y"), ("\u0100\u0001", "\u0001\u0100")]  # bytes of one character swapped: still differ
+    for a, b in pairs:
+        want = [int(x) for x in map(ne, a, b)]
+        assert [int(bool(x)) for x in _differ(a, b)] == want, (a, b)
 
 
 def test_random_lines_against_a_cell_by_cell_comparison() -> None:
