@@ -56,7 +56,6 @@ class ExecPanel(Panel):
         right = app_title(app)
         lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,
                                   f"{right} · {errs_total} errors" if width >= 60 else right)]
-        label = self.style("label")
         exec_heads = [h if wide else s for _, h, s in (*RATES, *COUNTS)]
         err_heads = [clean(t, 20) if wide else _ERROR_SHORT.get(t, clean(t, 20)) for t in types]
         n_exec = len(exec_heads)
@@ -64,15 +63,9 @@ class ExecPanel(Panel):
         spark_w = width - used - 1
         if spark_w < 8:
             spark_w = 0
-        head = [cell(" App", label_w, label), *(num(h, val_w, label) for h in exec_heads)]
-        if wide:
-            head += [num(h, val_w, self.style("label")) for h in err_heads]
-        if spark_w:
-            head += [Segment(" "), cell("completed/s history" if spark_w >= 19 else "done/s hist", spark_w, self.component("exec--spark"))]
-        lines.append(Strip(head))
-        if not wide:
-            lines.append(Strip([cell("  errors/s", label_w, label),
-                                *(num(h, val_w, label) for h in err_heads)]))
+        # The column heads change only with the columns: the same strips every report (the diff skips them).
+        lines += self.memo(("head", label_w, val_w, wide, spark_w, tuple(err_heads)),
+                           lambda: self._heads(exec_heads, err_heads, label_w, val_w, wide, spark_w))
         if not apps:
             lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
@@ -108,6 +101,19 @@ class ExecPanel(Panel):
                       wrap_words(f" idle, no errors ({len(quiet)}): ", [clean(a.label, 40) for a in quiet],
                                  width)]
         return lines
+
+    def _heads(self, exec_heads: list[str], err_heads: list[str], label_w: int, val_w: int, wide: bool,
+               spark_w: int) -> list[Strip]:
+        label = self.style("label")
+        head = [cell(" App", label_w, label), *(num(h, val_w, label) for h in exec_heads)]
+        if wide:
+            head += [num(h, val_w, label) for h in err_heads]
+        if spark_w:
+            head += [Segment(" "), cell("completed/s history" if spark_w >= 19 else "done/s hist", spark_w,
+                                        self.component("exec--spark"))]
+        if wide:
+            return [Strip(head)]
+        return [Strip(head), Strip([cell("  errors/s", label_w, label), *(num(h, val_w, label) for h in err_heads)])]
 
     def _errors(self, a: AppView, types: list[str], period: float | None, val_w: int) -> list[Segment]:
         """One cell per error type: its rate, red when not zero."""

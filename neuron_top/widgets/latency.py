@@ -46,12 +46,8 @@ class LatencyPanel(Panel):
         if spark_w < 6:
             spark_w = 0
         lines = [self.title_strip(self.TITLE, width, app_title(app))]
-        label = self.style("label")
-        head = [cell(" App", label_w, label), cell("", kind_w), *(num(p, val_w, label) for p in cols)]
-        if spark_w:
-            head += [Segment(" "), cell("p50 history", spark_w, self.component("latency--p50")),
-                     Segment(" "), cell("p99 history", spark_w, self.component("latency--p99"))]
-        lines.append(Strip(head))
+        lines.append(self.memo(("head", label_w, kind_w, val_w, cols, spark_w),  # the same strip every report
+                               lambda: self._head(cols, label_w, kind_w, val_w, spark_w)))
         if not apps:
             lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
@@ -66,6 +62,14 @@ class LatencyPanel(Panel):
         if quiet:
             lines.extend(self._idle_lines(quiet, width))
         return lines
+
+    def _head(self, cols: tuple[str, ...], label_w: int, kind_w: int, val_w: int, spark_w: int) -> Strip:
+        label = self.style("label")
+        head = [cell(" App", label_w, label), cell("", kind_w), *(num(p, val_w, label) for p in cols)]
+        if spark_w:
+            head += [Segment(" "), cell("p50 history", spark_w, self.component("latency--p50")),
+                     Segment(" "), cell("p99 history", spark_w, self.component("latency--p99"))]
+        return Strip(head)
 
     @staticmethod
     def _quiet(view: View, a: AppView) -> bool:
