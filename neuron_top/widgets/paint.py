@@ -36,6 +36,13 @@ class ExactChops(ChopsUpdate):
     diff found them). Textual's own partial updates mark whole regions; the writer narrows those first."""
 
 
+class WidgetChops(ExactChops):
+    """``ExactChops`` from ``flush``: each chop is one widget's whole line, and its spans are every cell where that
+    line differs from the widget's line before (the one the previous update sent, ``Panel`` diffs against it).
+    So at the cells this chop leaves alone, it holds what the terminal shows wherever an earlier one of the same
+    widget line was written: the writer's shadow keeps the newest chop, not every cell of each (``Shadow.wrote``)."""
+
+
 Spans = list[tuple[int, list[tuple[int, int]]]]
 """Changed cells of a widget, line by line: ``(y, [(x1, x2), ...])``, widget-relative, columns ``[x1, x2)``."""
 
@@ -111,7 +118,7 @@ def flush(app: App) -> None:
         if len(row) > 1:  # two panels side by side: the writer walks a row's chops left to right
             chops[y] = dict(sorted(row.items()))
             ends[y].sort()
-    app._display(app.screen, ExactChops(chops, spans, ends))  # type: ignore[arg-type]
+    app._display(app.screen, WidgetChops(chops, spans, ends))  # type: ignore[arg-type]
 
 
 HIDDEN = (Region(), Region())

@@ -26,7 +26,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .paint import ExactChops, Spans, paint, regions
+from .paint import ExactChops, Spans, WidgetChops, paint, regions
 
 SPAN_GAP = 1
 """Changed cells closer than this are sent as one span. 1: none are joined here; the writer joins two spans
@@ -242,33 +242,18 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     fg_only = _fg_only
     cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
     shadow = _shadows.get(console)
-    chars: list[str] | None = None  # the shadow's row being written, and where: see ``Shadow``
-    styles: list[Style | None] = []
-    at = row_y = 0
+    widget_lines = isinstance(self, WidgetChops)
 
     def move(x: int, y: int) -> None:
-        nonlocal chars, styles, at, row_y
         if cursor is not None and cursor[1] == y and x >= cursor[0]:
             n = x - cursor[0]
             if n:
                 append(f"\x1b[{n}C" if n > 1 else "\x1b[C")
         else:
             append(f"\x1b[{y + 1};{x + 1}H")  # what Control.move_to(x, y) sends, without building a Control
-        if shadow is not None:
-            chars = shadow.row(y) if x < shadow.width else None
-            styles, at, row_y = shadow.styles[y] if chars is not None else [], x, y
 
     def emit_segment(text: str, style: Style | None) -> None:
-        nonlocal state, at, chars
-        if chars is not None:
-            n = len(text)
-            if at + n <= shadow.width:  # type: ignore[union-attr]
-                chars[at:at + n] = text
-                styles[at:at + n] = repeat(style, n)
-            else:  # past the edge the shadow had (a resize under way): not followed
-                shadow.forget_row(row_y)  # type: ignore[union-attr]
-                chars = None
-            at += n
+        nonlocal state
         if style is None:
             ansi = ""
         else:
@@ -313,8 +298,11 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
             if not ranges:
                 continue
             wide = strip.cell_length != sum(map(len, map(_text, strip)))
-            if wide and shadow is not None:
-                shadow.forget_row(y)  # the shadow counts characters as cells: this row is not followed
+            if shadow is not None:
+                if wide:
+                    shadow.forget_row(y)  # the shadow counts characters as cells: this row is not followed
+                else:
+                    shadow.wrote(y, x, end, strip, ranges, widget_lines)
             if len(ranges) > 1 and not wide and any(b[0] - a[1] < _BRIDGEABLE for a, b in pairwise(ranges)):
                 ranges = _bridged(strip, x, ranges)
             if len(ranges) == 1 and ranges[0] == (x, end):
@@ -370,13 +358,74 @@ class Shadow:
         self.chars: list[list[str] | None] = [None] * height
         """Per row, its characters; None while the row is not known (nothing sent yet, or forgotten)."""
         self.styles: list[list[Style | None]] = [[] for _ in range(height)]
+        self._written: dict[int, list[list[object]]] = {}
+        """Per row, what was written to it and is not in ``chars`` yet, oldest first: ``[x, end, strip, mask,
+        widget_line]`` (the chop, drawn at ``x`` up to ``end``, and a mask of the cells written, from ``x``)."""
 
     def row(self, y: int) -> list[str] | None:
-        return self.chars[y] if y < self.height else None
+        if y >= self.height:
+            return None
+        if y in self._written:
+            self._take(y)
+        return self.chars[y]
 
     def forget_row(self, y: int) -> None:
         if y < self.height:
             self.chars[y] = None
+            self._written.pop(y, None)
+
+    def wrote(self, y: int, x: int, end: int, strip: Strip, ranges: list[tuple[int, int]],
+              widget_line: bool) -> None:
+        """The cells ``ranges`` (screen columns) of ``strip``, drawn from ``x`` to ``end`` on row ``y``, were sent.
+
+        Kept as they are and taken into ``chars`` only when the row is next read (a full repaint, a Textual
+        update): on the dashboard that is rare, and following every segment of every update cell by cell was
+        ~30% of the writer's time. A widget's line written again at the same place (``WidgetChops``, one after
+        the other on the row) replaces the one before, its cells added to the mask: at every cell the earlier
+        one wrote, the newer line holds what the terminal shows (see ``WidgetChops``). So a row holds an entry
+        per widget on it, and a few more, whatever the time between two reads."""
+        if y >= self.height or self.chars[y] is None:
+            return  # a row not followed stays so until a full repaint makes it known
+        if end > self.width:  # past the edge the shadow had (a resize under way): not followed
+            self.forget_row(y)
+            return
+        writes = self._written.get(y)
+        if writes is None:
+            writes = self._written[y] = []
+        elif widget_line:
+            for entry in reversed(writes):  # the same line's last write, unless something was drawn over it since
+                if entry[0] == x and entry[1] == end and entry[4]:
+                    entry[2] = strip
+                    mask = entry[3]
+                    for lo, hi in ranges:
+                        mask[lo - x:hi - x] = _ones(hi - lo)  # type: ignore[index]
+                    return
+                if entry[0] < end and entry[1] > x:  # type: ignore[operator]
+                    break
+        mask = bytearray(end - x)
+        for lo, hi in ranges:
+            mask[lo - x:hi - x] = _ones(hi - lo)
+        writes.append([x, end, strip, mask, widget_line])
+
+    def _take(self, y: int) -> None:
+        """Bring row ``y`` up to date with what was written to it since it was last read."""
+        writes = self._written.pop(y)
+        row, styles = self.chars[y], self.styles[y]
+        if row is None:
+            return
+        for x, _, strip, mask, _ in writes:
+            segments = list(strip)  # type: ignore[call-overload]
+            starts = list(accumulate(map(len, map(_text, segments)), initial=x))  # and the end
+            for m in _runs(1).finditer(mask):  # type: ignore[arg-type]
+                lo, hi = m.start() + x, m.end() + x
+                i = bisect_right(starts, lo) - 1
+                while lo < hi and i < len(segments):
+                    text, style, _ = segments[i]
+                    seg_end = starts[i + 1]
+                    b = hi if hi < seg_end else seg_end
+                    row[lo:b] = text[lo - starts[i]:b - starts[i]]
+                    styles[lo:b] = repeat(style, b - lo)
+                    lo, i = b, i + 1
 
     def changed(self, y: int, x: int, strip: Strip, gap: int = SPAN_GAP) -> list[tuple[int, int]]:
         """Column ranges (relative to ``x``) where ``strip``, drawn at (``x``, ``y``), differs from the terminal;
@@ -384,7 +433,7 @@ class Shadow:
         texts = list(map(_text, strip))
         text = "".join(texts)
         width = strip.cell_length
-        row = self.chars[y]
+        row = self.row(y)
         if len(text) != width or x + width > self.width:  # wide characters: not followed cell by cell
             self.chars[y] = None
             return [(0, width)] if width else []
@@ -473,7 +522,7 @@ def _writer(self: ChopsUpdate, console: Console) -> str:
     if not _fallback:
         try:
             shadow = _shadows.get(console)
-            exact = shadow is None or type(self) is ExactChops
+            exact = shadow is None or isinstance(self, ExactChops)
             return _render_segments(self if exact else _narrowed(self, shadow), console)  # type: ignore[arg-type]
         except Exception:
             _fallback = True

@@ -270,6 +270,52 @@ def test_partial_and_full_repaints_mixed_on_one_terminal_match_a_full_repaint() 
     assert first_difference(screen, expected) is None
 
 
+def test_widget_lines_written_again_and_again_leave_the_shadow_exact() -> None:
+    """The writer keeps a widget's newest line per place, not every cell it wrote (``Shadow.wrote``); Textual's
+    updates drawn over part of a row come between. Lines are drawn from three variants per row, so cells often
+    change back: a full repaint that trusted a stale shadow would then skip a cell the terminal shows wrong."""
+    from neuron_top.widgets.paint import WidgetChops
+    from neuron_top.widgets.spans import changed_spans
+
+    rng = random.Random(31)
+    styles = [Style(color=c, bold=b) for c in ("red", "green", "color(208)") for b in (False, True)]
+    con = console()
+    variants = [[_random_line(rng, styles) for _ in range(3)] for _ in range(H)]
+    shown = [variants[y][0] for y in range(H)]
+    screen, stream = terminal()
+    stream.feed(LayoutUpdate([[s] for s in shown], Region(0, 0, W, H)).render_segments(con).encode())
+    ends = [40, 90, W]  # three widgets side by side
+    for step in range(80):
+        new = list(shown)
+        for y in rng.sample(range(H), 12):
+            new[y] = rng.choice(variants[y])
+        update: CompositorUpdate
+        if step % 9 == 8:  # a layout change: the whole screen
+            update = LayoutUpdate([[s] for s in new], Region(0, 0, W, H))
+        elif step % 4 == 3:  # Textual's own update, cut elsewhere (a toast's edge)
+            spans = sorted((y, 20, 70) for y in range(H) if new[y] is not shown[y])
+            update = ChopsUpdate([dict(zip((0, 20, 70), new[y].divide([20, 70, W]), strict=True)) for y in range(H)],
+                                 spans, [[20, 70, W]] * H)
+        else:  # the panels: each widget's line and the cells where it differs from its line before
+            spans = []
+            for y in range(H):
+                for x, a, b in zip((0, 40, 90), shown[y].divide(ends), new[y].divide(ends), strict=True):
+                    spans += [(y, x + lo, x + hi) for lo, hi in changed_spans(a, b)]
+            update = WidgetChops([dict(zip((0, 40, 90), new[y].divide(ends), strict=True)) for y in range(H)],
+                                 sorted(spans), [ends] * H)
+        stream.feed(update.render_segments(con).encode())
+        if not isinstance(update, ChopsUpdate) or isinstance(update, WidgetChops):
+            shown = new
+        else:  # only columns 20-70 were sent
+            shown = [Strip.join([shown[y].crop(0, 20), new[y].crop(20, 70), shown[y].crop(70, W)])
+                     for y in range(H)]
+    final = [variants[y][rng.randrange(3)] for y in range(H)]
+    stream.feed(LayoutUpdate([[s] for s in final], Region(0, 0, W, H)).render_segments(con).encode())
+    expected, estream = terminal()
+    estream.feed(LayoutUpdate([[s] for s in final], Region(0, 0, W, H)).render_segments(console()).encode())
+    assert first_difference(screen, expected) is None
+
+
 async def test_ctrl_l_sends_every_cell_again(monkeypatch) -> None:
     """Another program wrote over the screen: Ctrl+L redraws it whole, although nothing changed."""
     sent: list[str] = []
