@@ -13,6 +13,7 @@ from .. import fmt
 from ..snapshot import Snapshot, finite, k8s_label
 from ..textsafe import clean
 from ..view import View
+from .light import LightStrip
 from .panel import Panel, bar_fill, load_band
 
 
@@ -96,7 +97,7 @@ class CoreGrid(Panel):
         snap, app = view.snapshot, view.app
         if not snap.has_neuron:
             return [self.title_strip("NeuronCores", width),
-                    Strip([Segment(" No Neuron devices reported: neuron-monitor / the Neuron driver was not found."
+                    LightStrip([Segment(" No Neuron devices reported: neuron-monitor / the Neuron driver was not found."
                                    " Showing host metrics only.", self.style("dim"))])]
         phys = physical_columns(snap) if view.physical else 0
         cpd = snap.cores_per_device
@@ -135,7 +136,7 @@ class CoreGrid(Panel):
                     head.append(Segment(f"NC{c}.{p}".center(cell_w)[:cell_w], self.style("label")))
             else:
                 head.append(Segment(f"NC{c}".center(cell_w)[:cell_w], self.style("label")))
-        lines.append(Strip(head))
+        lines.append(LightStrip(head))
         cur_dev, cur_core = self.cursor if self.has_focus else (-1, -9)
         value_w = 8
         # Whole percents in the cells (the bar beside each has finer steps; the title's average and the core
@@ -170,7 +171,7 @@ class CoreGrid(Panel):
             if k8s_w:
                 e = k8s.get(dev)
                 segs.append(Segment(" " + (k8s_label(e) if e else "")[: k8s_w - 1], self.style("dim")))
-            lines.append(Strip(segs))
+            lines.append(LightStrip(segs))
         return lines
 
     def _cell(self, pct: float | None, value: str, bar_w: int, selected: bool,

@@ -14,6 +14,7 @@ from ..snapshot import DeviceEcc
 from ..textsafe import clean
 from ..view import View
 from .cells import cell
+from .light import LightStrip
 from .panel import Panel
 
 WIDE = 100
@@ -51,11 +52,11 @@ class EccPanel(Panel):
         if not ecc:
             g = snap.system.neuron_hw_counters
             why = f": {clean(g.error, 200)}" if g is not None and g.error else ""
-            lines.append(Strip([Segment(f" no ECC data{why}"[:width], self.style("dim"))]))
+            lines.append(LightStrip([Segment(f" no ECC data{why}"[:width], self.style("dim"))]))
             return lines
         if not corrected and not uncorrected:  # the usual case: one line says it, not a table of zeros
             names = f"ND{ecc[0].device}" + (f"-ND{ecc[-1].device}" if len(ecc) > 1 else "")
-            lines.append(Strip([Segment(f" no ECC errors on {names} (DRAM and SRAM)"[:width], self.style("low"))]))
+            lines.append(LightStrip([Segment(f" no ECC errors on {names} (DRAM and SRAM)"[:width], self.style("low"))]))
             return lines
         wide = width >= WIDE
         cols = (6, 12, 12, 13) if wide else (5, 8, 8, 9)
@@ -66,14 +67,14 @@ class EccPanel(Panel):
         head: list[Segment] = []
         for _ in range(min(per_row, len(ecc))):
             head += [cell(" " + h, w, label) for h, w in zip(heads, cols, strict=True)] + [Segment(" ")]
-        lines.append(Strip(head))
+        lines.append(LightStrip(head))
         for start in range(0, len(ecc), per_row):
             segs: list[Segment] = []
             for e in ecc[start:start + per_row]:
                 now = last[e.device]
                 segs += self._cell(e, cols, f"+{now.corrected}/+{now.uncorrected}")
                 segs.append(Segment(" "))
-            lines.append(Strip(segs))
+            lines.append(LightStrip(segs))
         return lines
 
     def _cell(self, e: DeviceEcc, cols: tuple[int, ...], last: str) -> list[Segment]:

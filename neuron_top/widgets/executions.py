@@ -15,6 +15,7 @@ from ..snapshot import ERROR_TYPES, AppView
 from ..textsafe import clean
 from ..view import View
 from .cells import app_title, cell, label_width, num, wrap_words
+from .light import LightStrip
 from .panel import Panel
 from .sparkline import spark_text, stepped
 
@@ -67,7 +68,7 @@ class ExecPanel(Panel):
         lines += self.memo(("head", label_w, val_w, wide, spark_w, tuple(err_heads)),
                            lambda: self._heads(exec_heads, err_heads, label_w, val_w, wide, spark_w))
         if not apps:
-            lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
+            lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
         quiet: list[AppView] = []
         for a in apps:
@@ -90,14 +91,14 @@ class ExecPanel(Panel):
                 segs += self.per_step(view.history, ("exec", pid, spark_w), lambda pid=pid: [
                     Segment(" "), Segment(spark_text(stepped(view.history, ("exec", pid), spark_w), spark_w, top=None),
                                           self.component("exec--spark"))])
-            lines.append(Strip(segs))
+            lines.append(LightStrip(segs))
             if not wide:  # the error rates under the app: all zero on most reports
                 shown = tuple((self._rate(n := a.error_summary.get(t), period), bool(n)) for t in types)
-                lines.append(self.memo(("errors", label_w, val_w, shown), lambda a=a, period=period: Strip(
+                lines.append(self.memo(("errors", label_w, val_w, shown), lambda a=a, period=period: LightStrip(
                     [cell("", label_w), *self._errors(a, types, period, val_w)])))
         if quiet:
             style = self.style("dim")
-            lines += [Strip([Segment(line, style)]) for line in
+            lines += [LightStrip([Segment(line, style)]) for line in
                       wrap_words(f" idle, no errors ({len(quiet)}): ", [clean(a.label, 40) for a in quiet],
                                  width)]
         return lines
@@ -112,8 +113,8 @@ class ExecPanel(Panel):
             head += [Segment(" "), cell("completed/s history" if spark_w >= 19 else "done/s hist", spark_w,
                                         self.component("exec--spark"))]
         if wide:
-            return [Strip(head)]
-        return [Strip(head), Strip([cell("  errors/s", label_w, label), *(num(h, val_w, label) for h in err_heads)])]
+            return [LightStrip(head)]
+        return [LightStrip(head), LightStrip([cell("  errors/s", label_w, label), *(num(h, val_w, label) for h in err_heads)])]
 
     def _errors(self, a: AppView, types: list[str], period: float | None, val_w: int) -> list[Segment]:
         """One cell per error type: its rate, red when not zero."""

@@ -14,6 +14,7 @@ from ..snapshot import PERCENTILES, AppView
 from ..textsafe import clean
 from ..view import View
 from .cells import app_title, cell, label_width, num, wrap_words
+from .light import LightStrip
 from .panel import Panel
 from .sparkline import spark_text, stepped
 
@@ -49,7 +50,7 @@ class LatencyPanel(Panel):
         lines.append(self.memo(("head", label_w, kind_w, val_w, cols, spark_w),  # the same strip every report
                                lambda: self._head(cols, label_w, kind_w, val_w, spark_w)))
         if not apps:
-            lines.append(Strip([Segment(" no Neuron applications", self.style("dim"))]))
+            lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
         quiet: list[AppView] = []
         for a in apps:
@@ -69,7 +70,7 @@ class LatencyPanel(Panel):
         if spark_w:
             head += [Segment(" "), cell("p50 history", spark_w, self.component("latency--p50")),
                      Segment(" "), cell("p99 history", spark_w, self.component("latency--p99"))]
-        return Strip(head)
+        return LightStrip(head)
 
     @staticmethod
     def _quiet(view: View, a: AppView) -> bool:
@@ -81,7 +82,7 @@ class LatencyPanel(Panel):
 
     def _idle_lines(self, quiet: list[AppView], width: int) -> list[Strip]:
         style = self.style("dim")
-        return [Strip([Segment(line, style)])
+        return [LightStrip([Segment(line, style)])
                 for line in wrap_words(f" idle ({len(quiet)}): ", [clean(a.label, 40) for a in quiet], width)]
 
     def _row(self, view: View, a: AppView, kind: str, kind_label: str, cols: tuple[str, ...],
@@ -99,7 +100,7 @@ class LatencyPanel(Panel):
             pid: object = "all" if a.is_all else a.pid
             segs += self.per_step(view.history, ("lat", pid, kind, spark_w),
                                   lambda: self._sparks(view, pid, kind, spark_w))
-        return Strip(segs)
+        return LightStrip(segs)
 
     def _sparks(self, view: View, pid: object, kind: str, spark_w: int) -> list[Segment]:
         """The p50 and p99 history of one row, on one scale."""

@@ -23,6 +23,7 @@ from ..memtree import Key, ModelCache, Node, build_tree, category_label, expanda
 from ..snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, Snapshot
 from ..view import View
 from .cells import app_title, cell, fit, fit_left, num
+from .light import LightStrip
 from .panel import Panel, bar_fill, load_band
 
 _SHORT = {
@@ -99,11 +100,11 @@ class MemorySummary(Panel):
                 lines.append(self.memo(("row", head, part, label_w, cell_w),
                                        lambda head=head, part=part: self._row(head, part, label_w, cell_w)))
         if not looks:
-            lines.append(Strip([Segment(" host memory: no data", self.style("dim"))]))
+            lines.append(LightStrip([Segment(" host memory: no data", self.style("dim"))]))
             return lines
         for start in range(0, len(looks), gauges_per_line):
             part = looks[start:start + gauges_per_line]
-            lines.append(self.memo(("gauges", part, gw), lambda part=part: Strip(
+            lines.append(self.memo(("gauges", part, gw), lambda part=part: LightStrip(
                 [seg for look in part for seg in self._gauge(*look, gw)])))
         return lines
 
@@ -113,7 +114,7 @@ class MemorySummary(Panel):
             text = f"{name}: "
             segs.append(Segment(text, self.style("label")))
             segs.append(cell(fmt.human_bytes(value), cell_w - cell_len(text), self.style("value" if value else "dim")))
-        return Strip(segs)
+        return LightStrip(segs)
 
     @staticmethod
     def _look(label: str, used: int | None, total: int | None, width: int) -> Gauge:
@@ -374,12 +375,12 @@ class MemoryTree(Panel):
         pct_w = 7 if size else 0
         name_w = max(width - id_w - 2 * mem_w - pct_w, 10)
         label = self.style("label")
-        lines.append(Strip([cell(" Name", name_w, label), cell("Model ID", id_w, label),
+        lines.append(LightStrip([cell(" Name", name_w, label), cell("Model ID", id_w, label),
                             num("Device" if narrow else "Device Memory", mem_w, label),
                             num("% dev", pct_w, label),
                             num("Host" if narrow else "Host Memory", mem_w, label)]))
         if not rows:
-            lines.append(Strip([Segment(" no device memory reported", self.style("dim"))]))
+            lines.append(LightStrip([Segment(" no device memory reported", self.style("dim"))]))
             return lines
         cur = self.cursor_row() if self.has_focus else -1
         styles = {n: self.style(n) for n in ("cursor", "label", "dim", "value")}
@@ -420,5 +421,5 @@ class MemoryTree(Panel):
                 num(fmt.human_bytes(node.host), mem_w, mem(node.host))]
         if sel:
             segs.append(Segment(" " * max(width - name_w - id_w - 2 * mem_w - pct_w, 0), cursor))
-        return Strip(segs)
+        return LightStrip(segs)
 

@@ -17,6 +17,7 @@ from textual.widget import Widget
 
 from ..history import History
 from ..view import View
+from .light import LightStrip
 from .paint import paint
 from .spans import changed_lines
 from .sparkline import STEP
@@ -187,7 +188,7 @@ class Panel(Widget, can_focus=True):
         """The title line; the same Strip while it reads the same (the diff then skips it at once)."""
         style = self.style("title-focus" if self.has_focus else "title")
         body = f" {text}"
-        return self.part(("title", body, width, right, style), lambda: Strip(
+        return self.part(("title", body, width, right, style), lambda: LightStrip(
             [Segment((body + " " * max(width - len(body) - len(right) - 1, 1) + right + " ")[:width], style)]))
 
     def bar(self, pct: float | None, width: int) -> list[Segment]:

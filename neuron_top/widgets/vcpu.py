@@ -10,6 +10,7 @@ from .. import fmt
 from ..snapshot import finite
 from ..textsafe import clean
 from ..view import View
+from .light import LightStrip
 from .panel import Panel
 from .sparkline import STEP, SteppedSparks
 
@@ -43,7 +44,7 @@ class VcpuPanel(Panel):
         label_w = 16
         if g is None or g.average_usage is None:
             why = f": {clean(g.error)}" if g is not None and g.error else ""
-            lines.append(Strip([Segment(f" no vcpu_usage data{why}", self.style("dim"))]))
+            lines.append(LightStrip([Segment(f" no vcpu_usage data{why}", self.style("dim"))]))
         else:
             a = g.average_usage
             vals = [(lab, finite(getattr(a, f)) or 0.0, st) for lab, f, st in KINDS]
@@ -57,18 +58,18 @@ class VcpuPanel(Panel):
                     segs.append(Segment("█" * n, self.style(st)))
                     used += n
             segs.append(Segment("─" * (bar_w - used), self.style("track")))
-            lines.append(Strip(segs))
+            lines.append(LightStrip(segs))
             detail = "  ".join(f"{lab} {fmt.pct(v)}" for lab, v, _ in vals)
             ctx = ""
             if g.context_switch_count is not None and g.period:
                 ctx = f"  ctxsw {fmt.rate(g.context_switch_count / g.period)}"
-            lines.append(Strip([Segment(" " * label_w + detail + ctx, self.style("value"))]))
+            lines.append(LightStrip([Segment(" " * label_w + detail + ctx, self.style("value"))]))
         ru, rs = view.app.vcpu
         rt = [Segment(f" Runtime {clean(view.app.label, 7)}".ljust(label_w)[:label_w], self.style("label"))]
         bar_w = max(min(width - label_w - 30, 60), 10)
         rt += self.bar((ru or 0) + (rs or 0) if ru is not None or rs is not None else None, bar_w)
         rt.append(Segment(f" user {fmt.pct(ru)} sys {fmt.pct(rs)}", self.style("value")))
-        lines.append(Strip(rt))
+        lines.append(LightStrip(rt))
         # One small sparkline per vCPU, in a grid that fills the width.
         if cpus:
             lines += self._grid(view, width)
@@ -100,7 +101,7 @@ class VcpuPanel(Panel):
                     tag = labels[i] = Segment(f" {i:>3} ", label)
                 segs.append(tag)
                 segs.append(Segment(text, load_style(newest)))
-            rows.append(Strip(segs))
+            rows.append(LightStrip(segs))
         self._grid_key, self._grid_rows = key, rows
         return rows
 

@@ -1,0 +1,54 @@
+"""``LightStrip`` must be a Strip in every way Textual uses one, with its caches made only when asked for."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from neuron_top.widgets import light
+from neuron_top.widgets.light import LightStrip
+
+RED = Style(color="red")
+
+
+def segments() -> list[Segment]:
+    return [Segment("ab", RED), Segment("█▏─", None), Segment("xyz", Style(bold=True))]
+
+
+def test_it_draws_and_answers_as_a_strip_does() -> None:
+    plain, lite = Strip(segments()), LightStrip(segments())
+    assert lite == plain
+    assert lite.cell_length == plain.cell_length == 8
+    assert lite.text == plain.text
+    for _ in range(2):  # the second time from the caches made the first time
+        assert list(lite.crop(1, 6)) == list(plain.crop(1, 6))
+        assert list(lite.crop_extend(0, 12, RED)) == list(plain.crop_extend(0, 12, RED))
+        assert [list(s) for s in lite.divide([3, 5])] == [list(s) for s in plain.divide([3, 5])]
+        assert list(lite.apply_style(RED)) == list(plain.apply_style(RED))
+        assert list(lite.extend_cell_length(10)) == list(plain.extend_cell_length(10))
+    assert list(LightStrip(segments(), 8)) == segments()
+
+
+def test_its_caches_are_made_when_first_read() -> None:
+    """On the pinned Textual the light path is on (a Textual whose Strip changed shape gets a plain Strip)."""
+    assert light._CACHES is not None and "_crop_cache" in light._CACHES
+    lite = LightStrip(segments())
+    assert [name for name in light._CACHES if _set(lite, name)] == []
+    lite.crop(0, 3)
+    assert _set(lite, "_crop_cache") and not _set(lite, "_style_cache")
+    try:
+        lite.no_such_thing  # noqa: B018
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("an unknown attribute must still be an AttributeError")
+
+
+def _set(strip: Strip, slot: str) -> bool:
+    """Whether the slot holds a value, without the fallback that would make it."""
+    try:
+        getattr(Strip, slot).__get__(strip)
+    except AttributeError:
+        return False
+    return True
