@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import accumulate, chain, compress, pairwise, repeat
 from operator import attrgetter, is_not, ne, or_
@@ -359,8 +359,9 @@ class Shadow:
         """Per row, its characters; None while the row is not known (nothing sent yet, or forgotten)."""
         self.styles: list[list[Style | None]] = [[] for _ in range(height)]
         self._written: dict[int, list[list[object]]] = {}
-        """Per row, what was written to it and is not in ``chars`` yet, oldest first: ``[x, end, strip, mask,
-        widget_line]`` (the chop, drawn at ``x`` up to ``end``, and a mask of the cells written, from ``x``)."""
+        """Per row, what was written to it and is not in ``chars`` yet, oldest first: ``[x, end, strip, cells,
+        widget_line]`` (the chop, drawn at ``x`` up to ``end``, and the set of column ranges written, which
+        may overlap: a busy line rewrites the same few)."""
 
     def row(self, y: int) -> list[str] | None:
         if y >= self.height:
@@ -381,7 +382,7 @@ class Shadow:
         Kept as they are and taken into ``chars`` only when the row is next read (a full repaint, a Textual
         update): on the dashboard that is rare, and following every segment of every update cell by cell was
         ~30% of the writer's time. A widget's line written again at the same place (``WidgetChops``, one after
-        the other on the row) replaces the one before, its cells added to the mask: at every cell the earlier
+        the other on the row) replaces the one before, its cells added to its ranges: at every cell the earlier
         one wrote, the newer line holds what the terminal shows (see ``WidgetChops``). So a row holds an entry
         per widget on it, and a few more, whatever the time between two reads."""
         if y >= self.height or self.chars[y] is None:
@@ -396,16 +397,14 @@ class Shadow:
             for entry in reversed(writes):  # the same line's last write, unless something was drawn over it since
                 if entry[0] == x and entry[1] == end and entry[4]:
                     entry[2] = strip
-                    mask = entry[3]
-                    for lo, hi in ranges:
-                        mask[lo - x:hi - x] = _ones(hi - lo)  # type: ignore[index]
+                    cells = entry[3]
+                    cells.update(ranges)  # type: ignore[attr-defined]
+                    if len(cells) > _KEEP_RANGES:  # type: ignore[arg-type]
+                        entry[3] = set(_union(cells, x, end))  # type: ignore[arg-type]
                     return
                 if entry[0] < end and entry[1] > x:  # type: ignore[operator]
                     break
-        mask = bytearray(end - x)
-        for lo, hi in ranges:
-            mask[lo - x:hi - x] = _ones(hi - lo)
-        writes.append([x, end, strip, mask, widget_line])
+        writes.append([x, end, strip, set(ranges), widget_line])
 
     def _take(self, y: int) -> None:
         """Bring row ``y`` up to date with what was written to it since it was last read."""
@@ -413,11 +412,10 @@ class Shadow:
         row, styles = self.chars[y], self.styles[y]
         if row is None:
             return
-        for x, _, strip, mask, _ in writes:
+        for x, end, strip, cells, _ in writes:
             segments = list(strip)  # type: ignore[call-overload]
             starts = list(accumulate(map(len, map(_text, segments)), initial=x))  # and the end
-            for m in _runs(1).finditer(mask):  # type: ignore[arg-type]
-                lo, hi = m.start() + x, m.end() + x
+            for lo, hi in _union(cells, x, end):  # type: ignore[arg-type]
                 i = bisect_right(starts, lo) - 1
                 while lo < hi and i < len(segments):
                     text, style, _ = segments[i]
@@ -456,6 +454,18 @@ class Shadow:
                     other[i] = 0
         mask = bytes(map(or_, map(ne, row[x:x + width], text), other))
         return [m.span() for m in _runs(gap).finditer(mask)]
+
+
+_KEEP_RANGES = 256
+"""A widget line's written ranges are merged into disjoint runs once there are this many different ones."""
+
+
+def _union(ranges: Iterable[tuple[int, int]], x: int, end: int) -> list[tuple[int, int]]:
+    """``ranges`` (columns within ``[x, end)``, in any order, overlapping) as sorted disjoint runs."""
+    mask = bytearray(end - x)
+    for lo, hi in ranges:
+        mask[lo - x:hi - x] = _ones(hi - lo)
+    return [(m.start() + x, m.end() + x) for m in _runs(1).finditer(mask)]
 
 
 _shadows: WeakKeyDictionary[Console, Shadow] = WeakKeyDictionary()

@@ -270,12 +270,18 @@ def test_partial_and_full_repaints_mixed_on_one_terminal_match_a_full_repaint() 
     assert first_difference(screen, expected) is None
 
 
-def test_widget_lines_written_again_and_again_leave_the_shadow_exact() -> None:
+@pytest.mark.parametrize("keep", [None, 3])
+def test_widget_lines_written_again_and_again_leave_the_shadow_exact(keep: int | None, monkeypatch) -> None:
     """The writer keeps a widget's newest line per place, not every cell it wrote (``Shadow.wrote``); Textual's
     updates drawn over part of a row come between. Lines are drawn from three variants per row, so cells often
-    change back: a full repaint that trusted a stale shadow would then skip a cell the terminal shows wrong."""
+    change back: a full repaint that trusted a stale shadow would then skip a cell the terminal shows wrong.
+    ``keep``: the written ranges merged after that many (the default waits for minutes of updates)."""
+    import neuron_top.widgets.spans as spans_module
     from neuron_top.widgets.paint import WidgetChops
     from neuron_top.widgets.spans import changed_spans
+
+    if keep is not None:
+        monkeypatch.setattr(spans_module, "_KEEP_RANGES", keep)
 
     rng = random.Random(31)
     styles = [Style(color=c, bold=b) for c in ("red", "green", "color(208)") for b in (False, True)]
