@@ -9,8 +9,10 @@ and eight fewer objects each for the garbage collector.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.cache import FIFOCache
 from textual.strip import Strip
 
@@ -34,9 +36,10 @@ _CACHES = _caches()
 
 
 class LightStrip(Strip):
-    """A Strip that makes each of its caches when Textual first reads it."""
+    """A Strip that makes each of its caches when Textual first reads it, and keeps what the cell diff reads of
+    it (``pieces``): each line is diffed twice, as the new line and then as the old one."""
 
-    __slots__ = ()
+    __slots__ = ("_pieces",)
 
     if _CACHES is not None:
         def __init__(self, segments: Iterable[Segment], cell_length: int | None = None) -> None:
@@ -45,6 +48,7 @@ class LightStrip(Strip):
             self._render_cache = None
             self._link_ids = None
             self._cell_count = None
+            self._pieces: tuple[list[str], str, list[Style | None]] | None = None
 
         def __getattr__(self, name: str) -> FIFOCache:  # type: ignore[type-arg]
             """Only reached for a slot not set yet: a cache, made now."""
@@ -54,3 +58,25 @@ class LightStrip(Strip):
             cache: FIFOCache = FIFOCache(size)  # type: ignore[type-arg]
             setattr(self, name, cache)
             return cache
+    else:
+        def __init__(self, segments: Iterable[Segment], cell_length: int | None = None) -> None:
+            super().__init__(segments, cell_length)
+            self._pieces = None
+
+
+_text = attrgetter("text")
+_style = attrgetter("style")
+
+
+def pieces(strip: Strip) -> tuple[list[str], str, list[Style | None]]:
+    """The texts of a strip's segments, their concatenation and the segments' styles: kept in a ``LightStrip``,
+    made again for any other. Shared: not to be changed."""
+    if type(strip) is LightStrip:
+        kept = strip._pieces
+        if kept is None:
+            segments = strip._segments
+            texts = list(map(_text, segments))
+            kept = strip._pieces = (texts, "".join(texts), list(map(_style, segments)))
+        return kept
+    texts = list(map(_text, strip))
+    return texts, "".join(texts), list(map(_style, strip))

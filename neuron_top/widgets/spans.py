@@ -26,6 +26,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
+from .light import pieces
 from .paint import ExactChops, Spans, WidgetChops, paint, regions
 
 SPAN_GAP = 1
@@ -93,9 +94,8 @@ def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, in
 
     It runs on every changed line of every update, so the per-cell work is done in C (``map`` over the texts,
     a regex over a 0/1 mask); styles are compared per run of segments."""
-    sa, sb = list(a), list(b)
-    texts_a, texts_b = list(map(_text, sa)), list(map(_text, sb))
-    ta, tb = "".join(texts_a), "".join(texts_b)
+    texts_a, ta, styles_a = pieces(a)
+    texts_b, tb, styles_b = pieces(b)
     wa, wb = _measure(a, ta), _measure(b, tb)
     if len(ta) != wa or len(tb) != wb:
         return [(0, max(wa, wb))]
@@ -104,7 +104,6 @@ def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, in
     mask = _differ(ta, tb)
     if wa != wb:
         mask += _ones(abs(wa - wb))
-    styles_a, styles_b = list(map(_style, sa)), list(map(_style, sb))
     if styles_a == styles_b:
         # Same styles in the same order (the common case: a bar's fill moved): only cells between two
         # boundaries that moved change style.

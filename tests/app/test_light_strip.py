@@ -52,3 +52,11 @@ def _set(strip: Strip, slot: str) -> bool:
     except AttributeError:
         return False
     return True
+
+
+def test_what_the_diff_reads_of_a_light_strip_is_made_once() -> None:
+    lite, plain = LightStrip(segments()), Strip(segments())
+    first = light.pieces(lite)
+    assert light.pieces(lite) is first  # kept: each line is diffed as the new one, then as the old one
+    assert first == light.pieces(plain) == (["ab", "█▏─", "xyz"], "ab█▏─xyz", [RED, None, Style(bold=True)])
+    assert light.pieces(plain) is not light.pieces(plain)
