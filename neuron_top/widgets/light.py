@@ -80,3 +80,11 @@ def pieces(strip: Strip) -> tuple[list[str], str, list[Style | None]]:
         return kept
     texts = list(map(_text, strip))
     return texts, "".join(texts), list(map(_style, strip))
+
+
+def characters(strip: Strip) -> int:
+    """How many characters a strip's segments hold (its cells, when none is wide): from the kept ``pieces`` when
+    the diff has taken the strip apart already, as it has every panel line the writer gets."""
+    if type(strip) is LightStrip and strip._pieces is not None:
+        return len(strip._pieces[1])
+    return sum(map(len, map(_text, strip)))

@@ -26,7 +26,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .light import pieces
+from .light import LightStrip, characters, pieces
 from .paint import ExactChops, Spans, WidgetChops, paint, regions
 
 SPAN_GAP = 1
@@ -199,7 +199,7 @@ def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[
     drawn in the style the cell before it has (no colour change either way). That is a gap of one or two
     ASCII cells; a block character (3 bytes) never beats the 3-byte move. curses weighs moves the same way."""
     segments = list(strip)
-    starts = [0, *accumulate(map(len, map(_text, segments)))]
+    starts = [0, *accumulate(map(len, pieces(strip)[0] if type(strip) is LightStrip else map(_text, segments)))]
     out = [ranges[0]]
     for lo, hi in ranges[1:]:
         g1, g2 = out[-1][1] - x, lo - x
@@ -296,7 +296,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
             ranges = [(x1 if x1 > x else x, x2 if x2 < end else end) for _, x1, x2 in row if x1 < end and x2 > x]
             if not ranges:
                 continue
-            wide = strip.cell_length != sum(map(len, map(_text, strip)))
+            wide = strip.cell_length != characters(strip)
             if shadow is not None:
                 if wide:
                     shadow.forget_row(y)  # the shadow counts characters as cells: this row is not followed

@@ -60,3 +60,13 @@ def test_what_the_diff_reads_of_a_light_strip_is_made_once() -> None:
     assert light.pieces(lite) is first  # kept: each line is diffed as the new one, then as the old one
     assert first == light.pieces(plain) == (["ab", "█▏─", "xyz"], "ab█▏─xyz", [RED, None, Style(bold=True)])
     assert light.pieces(plain) is not light.pieces(plain)
+
+
+def test_characters_counts_from_the_kept_pieces_or_the_segments() -> None:
+    wide = [Segment("推理", RED), Segment("ab", None)]
+    for make in (Strip, LightStrip):
+        assert light.characters(make(segments())) == 8
+        assert light.characters(make(wide)) == 4  # characters, not cells (6): the writer's test for wide text
+    lite = LightStrip(segments())
+    light.pieces(lite)
+    assert light.characters(lite) == 8
