@@ -80,10 +80,10 @@ class ExecPanel(Panel):
             for key, _, _ in RATES:
                 n = a.exec_summary.get(key)
                 bad = key != "completed" and bool(n)
-                segs.append(num(self._rate(n, period), val_w, self._style(n, bad, key == "completed")))
+                segs.append(self.num(self._rate(n, period), val_w, self._style(n, bad, key == "completed")))
             for key, _, _ in COUNTS:
                 n = a.exec_summary.get(key)
-                segs.append(num("-" if n is None else str(n), val_w, self._style(n, bool(n))))
+                segs.append(self.num("-" if n is None else str(n), val_w, self._style(n, bool(n))))
             if wide:
                 segs += self._errors(a, types, period, val_w)
             if spark_w:
@@ -118,7 +118,8 @@ class ExecPanel(Panel):
 
     def _errors(self, a: AppView, types: list[str], period: float | None, val_w: int) -> list[Segment]:
         """One cell per error type: its rate, red when not zero."""
-        return [num(self._rate(n := a.error_summary.get(t), period), val_w, self._style(n, bool(n))) for t in types]
+        return [self.num(self._rate(n := a.error_summary.get(t), period), val_w, self._style(n, bool(n)))
+                for t in types]
 
     @staticmethod
     def _quiet(view: View, a: AppView) -> bool:

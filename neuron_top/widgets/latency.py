@@ -92,9 +92,9 @@ class LatencyPanel(Panel):
         segs = [cell(" " + clean(a.label, 40) if first else "", label_w - 1, self.style("value")), Segment(" "),
                 cell(kind_label, kind_w, self.style("label"))]
         if lat is None:
-            segs += [num("idle", val_w, self.style("dim")), cell("", val_w * (len(cols) - 1))]
+            segs += [self.num("idle", val_w, self.style("dim")), cell("", val_w * (len(cols) - 1))]
         else:
-            segs += [num(fmt.latency(lat[p]) if p in lat else "-", val_w,
+            segs += [self.num(fmt.latency(lat[p]) if p in lat else "-", val_w,
                           self.style("value" if p in lat else "dim")) for p in cols]
         if spark_w:
             pid: object = "all" if a.is_all else a.pid

@@ -17,6 +17,7 @@ from textual.widget import Widget
 
 from ..history import History
 from ..view import View
+from .cells import num
 from .light import LightStrip
 from .paint import paint
 from .spans import changed_lines
@@ -148,6 +149,12 @@ class Panel(Widget, can_focus=True):
                 self._parts.clear()
             made = self._parts[key] = make()
         return made  # type: ignore[return-value]
+
+    def num(self, text: str, width: int, style: Style | None = None) -> Segment:
+        """``cells.num`` kept by ``part``: a value cell as drawn before, when it reads the same. The latency and
+        execution rows draw ~200 of them a report, most of them the same text as in an earlier report, and
+        fitting each (measuring its cells, padding it) cost three times the lookup."""
+        return self.part(("num", text, width, style), lambda: num(text, width, style))
 
     def per_step(self, history: History, key: Hashable, make: Callable[[], M]) -> M:
         """``make()``, kept while ``history`` stays at the same step (``STEP`` reports): for the stepped history

@@ -665,6 +665,31 @@ async def test_core_cells_made_once_are_the_cells_a_fresh_build_makes() -> None:
         assert len(grid._parts) < 3000  # made once each, not once per call
 
 
+async def test_value_cells_kept_by_what_they_read_are_the_cells_num_makes() -> None:
+    """``Panel.num``: the latency and execution value cells are kept by text, width and style (an equal style
+    made apart is the same key; another style is not)."""
+    from rich.style import Style
+
+    from neuron_top.widgets.cells import num
+    from neuron_top.widgets.latency import LatencyPanel
+    from tests.helpers import demo_snapshots, make_app
+
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        app.accept_snapshot(demo_snapshots("trn2.48xlarge", 7, 1)[0])
+        await pilot.pause()
+        panel = app.screen.query_one(LatencyPanel)
+        red, green = Style(color="red"), Style(color="green")
+        for text in ("12.5ms", "idle", "-", "1.20s", "a much too long value", ""):
+            for width in (1, 2, 8, 10):
+                for style in (None, red, green):
+                    first = panel.num(text, width, style)
+                    assert first == num(text, width, style)
+                    assert panel.num(text, width, style) is first
+        assert panel.num("5ms", 8, Style(color="red")) is panel.num("5ms", 8, red)
+        assert panel.num("5ms", 8, green) is not panel.num("5ms", 8, red)
+
+
 async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build(monkeypatch) -> None:
     """The latency and executions sparklines only move every STEP reports: they are kept for the step
     (``Panel.per_step``). Each report's rows must be what a build that keeps nothing draws, and a report in the
