@@ -307,8 +307,11 @@ class Panel(Widget, can_focus=True):
     def _line(self, y: int) -> Strip:
         """``render_line`` for a line of the strips just built (no cache-key check: that walks the DOM)."""
         strip = self._strips[y]
-        if strip.cell_length == self._width:  # most lines: what crop_extend would return, without its caches
+        n = strip.cell_length
+        if n == self._width:  # what crop_extend would return, without its caches
             return strip
+        if n < self._width:  # many rows end before the panel's edge: padded as crop_extend pads them
+            return LightStrip([*strip, Segment(" " * (self._width - n), self._base_style)], self._width)
         return strip.crop_extend(0, self._width, self._base_style)
 
     def render_line(self, y: int) -> Strip:

@@ -690,6 +690,28 @@ async def test_value_cells_kept_by_what_they_read_are_the_cells_num_makes() -> N
         assert panel.num("5ms", 8, green) is not panel.num("5ms", 8, red)
 
 
+async def test_the_lines_sent_directly_are_what_render_line_draws() -> None:
+    """``Panel._line`` (what ``paint.flush`` sends) pads a short row itself: it must be exactly Textual's
+    ``crop_extend`` of that row, for every line of every panel on the trn2 dashboard at two widths."""
+    from neuron_top.widgets.panel import Panel
+    from tests.helpers import demo_snapshots, feed, make_app
+
+    for size in ((200, 60), (120, 40)):
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            await feed(pilot, demo_snapshots("trn2.48xlarge", 7, 12))
+            await pilot.pause()
+            padded = 0
+            for panel in app.screen.query(Panel):
+                width = panel._width
+                for y, row in enumerate(panel._strips):
+                    sent = panel._line(y)
+                    assert list(sent) == list(row.crop_extend(0, width, panel._base_style)), (panel, y)
+                    assert sent.cell_length == width
+                    padded += row.cell_length < width
+            assert padded  # the case is exercised
+
+
 async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build(monkeypatch) -> None:
     """The latency and executions sparklines only move every STEP reports: they are kept for the step
     (``Panel.per_step``). Each report's rows must be what a build that keeps nothing draws, and a report in the
