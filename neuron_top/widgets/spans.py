@@ -119,28 +119,23 @@ def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, in
 
 def _style_changes(texts_a: list[str], styles_a: list[Style | None], texts_b: list[str],
                    styles_b: list[Style | None]) -> list[tuple[int, int]]:
-    """Pieces drawn in a different style, walking both lists of runs in step."""
+    """Pieces drawn in a different style, walking both lists of runs in step (their ends found in C first)."""
+    ends_a, ends_b = list(accumulate(map(len, texts_a))), list(accumulate(map(len, texts_b)))
+    na, nb = len(ends_a), len(ends_b)
     marks = []
-    ia = ib = 0
-    ea = eb = x = 0
-    sta = stb = None
-    while True:
-        if ea == x:
-            if ia == len(texts_a):
-                break
-            ea, sta = ea + len(texts_a[ia]), styles_a[ia]
+    ia = ib = x = 0
+    while ia < na and ib < nb:
+        ea, eb = ends_a[ia], ends_b[ib]
+        end = ea if ea < eb else eb
+        if end > x:  # (an empty segment ends where it starts: no piece)
+            sta, stb = styles_a[ia], styles_b[ib]
+            if sta is not stb and sta != stb:
+                marks.append((x, end))
+            x = end
+        if ea == end:
             ia += 1
-            continue
-        if eb == x:
-            if ib == len(texts_b):
-                break
-            eb, stb = eb + len(texts_b[ib]), styles_b[ib]
+        if eb == end:
             ib += 1
-            continue
-        end = min(ea, eb)
-        if sta is not stb and sta != stb:
-            marks.append((x, end))
-        x = end
     return marks
 
 
