@@ -198,6 +198,9 @@ def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[
     out = [ranges[0]]
     for lo, hi in ranges[1:]:
         g1, g2 = out[-1][1] - x, lo - x
+        if g2 - g1 >= _BRIDGEABLE:  # never cheaper to re-send (most gaps): no need to look at the cells
+            out.append((lo, hi))
+            continue
         i = bisect_right(starts, g1) - 1  # the segment holding the gap's first cell
         if g1 > 0 and g2 <= starts[i + 1]:
             text, style, _ = segments[i]
