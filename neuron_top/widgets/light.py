@@ -64,8 +64,10 @@ class LightStrip(Strip):
             self._pieces = None
 
 
-_text = attrgetter("text")
-_style = attrgetter("style")
+segment_text = attrgetter("text")
+segment_style = attrgetter("style")
+"""What a Segment draws and in which style (the diff, the writer and the line filters read them of every
+segment of every changed line)."""
 
 
 def pieces(strip: Strip) -> tuple[list[str], str, list[Style | None]]:
@@ -75,11 +77,11 @@ def pieces(strip: Strip) -> tuple[list[str], str, list[Style | None]]:
         kept = strip._pieces
         if kept is None:
             segments = strip._segments
-            texts = list(map(_text, segments))
-            kept = strip._pieces = (texts, "".join(texts), list(map(_style, segments)))
+            texts = list(map(segment_text, segments))
+            kept = strip._pieces = (texts, "".join(texts), list(map(segment_style, segments)))
         return kept
-    texts = list(map(_text, strip))
-    return texts, "".join(texts), list(map(_style, strip))
+    texts = list(map(segment_text, strip))
+    return texts, "".join(texts), list(map(segment_style, strip))
 
 
 def characters(strip: Strip) -> int:
@@ -87,4 +89,4 @@ def characters(strip: Strip) -> int:
     the diff has taken the strip apart already, as it has every panel line the writer gets."""
     if type(strip) is LightStrip and strip._pieces is not None:
         return len(strip._pieces[1])
-    return sum(map(len, map(_text, strip)))
+    return sum(map(len, map(segment_text, strip)))

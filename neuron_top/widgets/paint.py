@@ -15,7 +15,6 @@ StylesCache is told its lines changed, so a later full repaint (a resize, a toas
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from operator import attrgetter
 from weakref import WeakKeyDictionary
 
 from rich.segment import Segment
@@ -27,6 +26,8 @@ from textual.filter import ANSIToTruecolor, LineFilter
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
+
+from .light import segment_style as _style
 
 Line = Callable[[int], Strip]
 """What a widget draws on one of its lines (``render_line``, or a cheaper equivalent the widget provides)."""
@@ -224,9 +225,6 @@ def _lines(widget: Widget, line: Line, region: Region, visible: Region,
             rows[y] = _filtered(strip, filters, background) if filters else strip
         spans += row
     return rows, spans
-
-
-_style = attrgetter("style")
 
 
 _kept: dict[int, tuple[LineFilter, dict[Color, dict[int, Style | None]]]] = {}

@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import attrgetter, is_not, ne, or_
+from operator import is_not, ne, or_
 from weakref import WeakKeyDictionary
 
 from rich.color import ColorSystem
@@ -26,7 +26,9 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .light import LightStrip, characters, pieces
+from .light import characters, pieces
+from .light import segment_style as _style
+from .light import segment_text as _text
 from .paint import ExactChops, Spans, WidgetChops, paint, regions
 
 SPAN_GAP = 1
@@ -36,8 +38,6 @@ because it sees the characters and colours (a block character costs as much as a
 Joining runs less than 4 cells apart here cost 4.6% more bytes on the trn2 demo."""
 
 
-_text = attrgetter("text")
-_style = attrgetter("style")
 _NARROW_RANGES = ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2026, 0x2026), (0x2500, 0x25FC),
                   (0x2800, 0x28FF))
 """Characters one cell wide (Rich's own fast-path set, plus the ellipsis): every character a panel draws,
@@ -194,7 +194,7 @@ def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[
     drawn in the style the cell before it has (no colour change either way). That is a gap of one or two
     ASCII cells; a block character (3 bytes) never beats the 3-byte move. curses weighs moves the same way."""
     segments = list(strip)
-    starts = [0, *accumulate(map(len, pieces(strip)[0] if type(strip) is LightStrip else map(_text, segments)))]
+    starts = [0, *accumulate(map(len, pieces(strip)[0]))]
     out = [ranges[0]]
     for lo, hi in ranges[1:]:
         g1, g2 = out[-1][1] - x, lo - x
@@ -355,10 +355,8 @@ class Shadow:
         self.chars: list[list[str] | None] = [None] * height
         """Per row, its characters; None while the row is not known (nothing sent yet, or forgotten)."""
         self.styles: list[list[Style | None]] = [[] for _ in range(height)]
-        self._written: dict[int, list[list[object]]] = {}
-        """Per row, what was written to it and is not in ``chars`` yet, oldest first: ``[x, end, strip, cells,
-        widget_line]`` (the chop, drawn at ``x`` up to ``end``, and the set of column ranges written, which
-        may overlap: a busy line rewrites the same few)."""
+        self._written: dict[int, list[_Write]] = {}
+        """Per row, what was written to it and is not in ``chars`` yet, oldest first."""
 
     def row(self, y: int) -> list[str] | None:
         if y >= self.height:
@@ -391,17 +389,16 @@ class Shadow:
         if writes is None:
             writes = self._written[y] = []
         elif widget_line:
-            for entry in reversed(writes):  # the same line's last write, unless something was drawn over it since
-                if entry[0] == x and entry[1] == end and entry[4]:
-                    entry[2] = strip
-                    cells = entry[3]
-                    cells.update(ranges)  # type: ignore[attr-defined]
-                    if len(cells) > _KEEP_RANGES:  # type: ignore[arg-type]
-                        entry[3] = set(_union(cells, x, end))  # type: ignore[arg-type]
+            for w in reversed(writes):  # the same line's last write, unless something was drawn over it since
+                if w.x == x and w.end == end and w.widget_line:
+                    w.strip = strip
+                    w.cells.update(ranges)
+                    if len(w.cells) > _KEEP_RANGES:
+                        w.cells = set(_union(w.cells, x, end))
                     return
-                if entry[0] < end and entry[1] > x:  # type: ignore[operator]
+                if w.x < end and w.end > x:
                     break
-        writes.append([x, end, strip, set(ranges), widget_line])
+        writes.append(_Write(x, end, strip, set(ranges), widget_line))
 
     def _take(self, y: int) -> None:
         """Bring row ``y`` up to date with what was written to it since it was last read."""
@@ -409,10 +406,10 @@ class Shadow:
         row, styles = self.chars[y], self.styles[y]
         if row is None:
             return
-        for x, end, strip, cells, _ in writes:
-            segments = list(strip)  # type: ignore[call-overload]
-            starts = list(accumulate(map(len, map(_text, segments)), initial=x))  # and the end
-            for lo, hi in _union(cells, x, end):  # type: ignore[arg-type]
+        for w in writes:
+            segments = list(w.strip)
+            starts = list(accumulate(map(len, pieces(w.strip)[0]), initial=w.x))  # and the end
+            for lo, hi in _union(w.cells, w.x, w.end):
                 i = bisect_right(starts, lo) - 1
                 while lo < hi and i < len(segments):
                     text, style, _ = segments[i]
@@ -451,6 +448,17 @@ class Shadow:
                     other[i] = 0
         mask = bytes(map(or_, map(ne, row[x:x + width], text), other))
         return [m.span() for m in _runs(gap).finditer(mask)]
+
+
+class _Write:
+    """A chop the writer sent and the shadow has not taken in yet: ``strip`` drawn at ``x`` up to ``end``, the
+    column ranges of it that were sent (a set that may overlap: a busy line rewrites the same few), and whether
+    it is a widget's own line (``WidgetChops``), which a newer one at the same place may replace."""
+
+    __slots__ = ("cells", "end", "strip", "widget_line", "x")
+
+    def __init__(self, x: int, end: int, strip: Strip, cells: set[tuple[int, int]], widget_line: bool) -> None:
+        self.x, self.end, self.strip, self.cells, self.widget_line = x, end, strip, cells, widget_line
 
 
 _KEEP_RANGES = 256
