@@ -3,6 +3,7 @@ keeps it cheap on a real terminal is in its base class (ui/terminal.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -30,6 +31,14 @@ from .widgets.header import HeaderBar, SourceLine
 from .widgets.tabs import AppTabs
 
 W = TypeVar("W", bound=Widget)
+
+AGE_GRACE = 1.5
+"""Seconds after a report before the header's "updated Ns ago" is looked at again; then every second until the
+next report. Why not a clock that ticks every second: at one report a second it woke the UI thread a second time
+each second only to find "0s ago" unchanged, ~5% of the dashboard's CPU (``bench_ab.py``, trn2 demo). A report
+later than this shows its age as it grows, as before."""
+AGE_TICK = 1.0
+"""Seconds between two looks at the age while no report comes."""
 
 
 class NeuronTopApp(TerminalApp):
@@ -72,6 +81,8 @@ class NeuronTopApp(TerminalApp):
         self.flops = False
         self.physical = False
         self.paused = False
+        self._clock: asyncio.TimerHandle | None = None
+        """The pending ``_tick_clock`` (``_arm_clock``)."""
         self.demo = demo
         self.selection = Selection(tag)
         self.source_line = SourceLine(name=getattr(source, "name", "") or replay_name,
@@ -93,7 +104,6 @@ class NeuronTopApp(TerminalApp):
             self.push_screen(DashboardScreen())
         if self.traces:
             self.open_traces(self.traces, show=self.source is None and self.replay is None)
-        self.set_interval(1.0, self._tick_clock)
         self.settle_in()
         if self.collector is not None:
             self.collect()
@@ -121,6 +131,7 @@ class NeuronTopApp(TerminalApp):
         self.prev, self.latest = self.latest, snap
         if self.replay is None:
             self.source_line = self._src(last_report=self.clock())
+            self._arm_clock(AGE_GRACE)
         if publish and not self.paused:
             self.publish()
 
@@ -150,9 +161,25 @@ class NeuronTopApp(TerminalApp):
 
         return replace(self.source_line, **changes)  # type: ignore[arg-type]
 
+    def _arm_clock(self, delay: float) -> None:
+        """Show the report's age in ``delay`` seconds (``_tick_clock``), unless a report comes first."""
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not running yet (or any more): the next report arms it
+            return
+        # A bare loop timer, cancelled and made again on every report for the price of a heap push; the call
+        # itself goes through the message queue, where Textual handles what goes wrong.
+        self._clock = loop.call_later(delay, self.call_later, self._tick_clock)
+
     def _tick_clock(self) -> None:
+        """The header's "updated Ns ago", every second while no report comes (not while paused)."""
+        self._clock = None
         if not self.paused and self.source_line.last_report is not None:
             self._update_header()
+            self._arm_clock(AGE_TICK)
 
     # --- data out ---
     def visible_apps(self) -> tuple[AppView, ...]:
@@ -211,6 +238,7 @@ class NeuronTopApp(TerminalApp):
         self.source_line = self._src(paused=self.paused)
         if not self.paused:
             self.publish()
+            self._arm_clock(AGE_TICK)  # the age counts on (a source that ended while paused sends nothing more)
         self._update_header()
 
     def action_flops(self) -> None:

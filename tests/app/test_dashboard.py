@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from neuron_top import app as app_module
 from neuron_top.screens.app_detail import AppScreen
 from neuron_top.screens.detail import CoreScreen, DeviceScreen
 from neuron_top.screens.help import HelpScreen
@@ -308,6 +311,59 @@ async def test_the_header_is_drawn_only_when_what_it_says_changes(monkeypatch) -
         drawn.clear()
         await pilot.press("p")
         assert drawn and "PAUSED" in header.render_line(0).text
+
+
+async def test_the_age_of_the_last_report_counts_on_when_reports_stop(monkeypatch) -> None:
+    """Once a report is late, the header counts its age every tick; not while paused, and on again after."""
+    monkeypatch.setattr(app_module, "AGE_GRACE", 0.05)
+    monkeypatch.setattr(app_module, "AGE_TICK", 0.05)
+    now = [1000.0]
+    snaps = demo_snapshots("trn2.48xlarge", 7, 2)
+    app = make_app(clock=lambda: now[0])
+    async with app.run_test(size=(200, 60)) as pilot:
+        header = app.screen.query_one(HeaderBar)
+
+        async def shows(text: str, tries: int = 100) -> bool:
+            for _ in range(tries):
+                await asyncio.sleep(0.02)
+                await pilot.pause()
+                if text in header.render_line(0).text:
+                    return True
+            return False
+
+        app.accept_snapshot(snaps[0])
+        assert await shows("updated 0s ago")
+        now[0] += 4.0
+        assert await shows("updated 4s ago")
+        now[0] += 3.0
+        assert await shows("updated 7s ago")
+        await pilot.press("p")
+        now[0] += 3.0
+        assert not await shows("updated 10s ago", tries=15)
+        await pilot.press("p")  # the view catches up at once, and the count goes on
+        assert await shows("updated 10s ago")
+        now[0] += 2.0
+        assert await shows("updated 12s ago")
+
+
+async def test_reports_on_time_leave_the_clock_asleep(monkeypatch) -> None:
+    """While reports come more often than ``AGE_GRACE`` the UI thread is not woken to look at their age (a clock
+    ticking every second cost ~5% of the dashboard's CPU at one report a second)."""
+    monkeypatch.setattr(app_module, "AGE_GRACE", 0.5)
+    snaps = demo_snapshots("trn2.48xlarge", 7, 30)
+    app = make_app()
+    ticks = []
+    tick = app._tick_clock
+    app._tick_clock = lambda: (ticks.append(1), tick())
+    async with app.run_test(size=(200, 60)) as pilot:
+        for s in snaps:
+            app.accept_snapshot(s)
+            await asyncio.sleep(0.05)
+        await pilot.pause()
+        assert ticks == []
+        await asyncio.sleep(0.6)
+        await pilot.pause()
+        assert ticks == [1]  # the last report is late now
 
 
 async def test_a_panel_that_grows_lays_the_screen_out_once(trn2, monkeypatch) -> None:
