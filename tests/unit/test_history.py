@@ -28,3 +28,54 @@ def test_clear() -> None:
     h.push(load_snapshot(DATA / "trn2_small.json", ts=0.0))
     h.clear()
     assert len(h) == 0 and h.first is None and not list(h.keys())
+
+
+def _expected(snap) -> dict:
+    """What a push must append for each series of ``snap``, worked out plainly (absent: None)."""
+    from neuron_top.snapshot import finite
+
+    out = History._other_values(snap)
+    for i, c in snap.all.cores.items():
+        out["core", i] = finite(c.neuroncore_utilization)
+        out["flops", i] = finite(c.effective_flops if c.effective_flops is not None else c.flops)
+    for i, t in snap.vcpus:
+        out["vcpu", i] = None if finite(t.idle) is None else max(0.0, 100.0 - t.idle)
+    return out
+
+
+def test_every_series_gets_its_value_through_changes_of_shape() -> None:
+    """Cores, vCPUs and apps that come and go (the fast path for a known shape, the full one for a new shape, and
+    back): after every push each series holds the report's value or a gap, all aligned."""
+    from tests.helpers import demo_snapshots
+
+    trn2 = demo_snapshots("trn2.48xlarge", 7, 30)  # apps start and stop: other series appear mid-run
+    inf2 = demo_snapshots("inf2.48xlarge", 3, 4)  # other cores and vCPUs
+    small = load_snapshot(DATA / "trn2_small.json", ts=0.0)
+    order = [*trn2[:12], inf2[0], inf2[1], *trn2[12:20], small, small, inf2[2], *trn2[20:], inf2[3]]
+    h = History(maxlen=40)
+    seen: dict = {}
+    for k, snap in enumerate(order):
+        h.push(snap)
+        want = _expected(snap)
+        for key in want:
+            seen.setdefault(key, k)
+        assert set(h.keys()) == set(seen)
+        for key, first in seen.items():
+            series = list(h.series(key))
+            assert len(series) == len(h.ts) == k + 1
+            assert series[-1] == want.get(key), (k, key)
+            assert series[:first] == [None] * first  # padded before it was first seen
+
+
+def test_a_vcpu_written_two_ways_is_one_series_pushed_once() -> None:
+    import msgspec
+
+    from neuron_top.decode import decode_report
+    from neuron_top.snapshot import Snapshot
+
+    cpu = {"user": 1.0, "system": 1.0, "idle": 90.0}
+    data = msgspec.json.encode({"system_data": {"vcpu_usage": {"usage_data": {"0": cpu, "1": cpu, "01": cpu}}}})
+    h = History()
+    for ts in range(3):
+        h.push(Snapshot(decode_report(data)[0], float(ts)))
+    assert list(h.series(("vcpu", 1))) == [10.0] * 3 and list(h.series(("vcpu", 0))) == [10.0] * 3
