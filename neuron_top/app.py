@@ -3,16 +3,11 @@ keeps it cheap on a real terminal is in its base class (ui/terminal.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
-from typing import TypeVar
-from weakref import WeakKeyDictionary
 
 from textual import work
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widget import Widget
 from textual.widgets import Input
 
 from .alerts import new_uncorrected
@@ -25,20 +20,11 @@ from .selection import Selection
 from .snapshot import AppView, Snapshot
 from .sources.base import Source
 from .themes import DEFAULT_THEME, load_themes
+from .ui.age import AgeClock
 from .ui.terminal import TerminalApp
 from .view import View
 from .widgets.header import HeaderBar, SourceLine
 from .widgets.tabs import AppTabs
-
-W = TypeVar("W", bound=Widget)
-
-AGE_GRACE = 1.5
-"""Seconds after a report before the header's "updated Ns ago" is looked at again; then every second until the
-next report. Why not a clock that ticks every second: at one report a second it woke the UI thread a second time
-each second only to find "0s ago" unchanged, ~5% of the dashboard's CPU (``bench_ab.py``, trn2 demo). A report
-later than this shows its age as it grows, as before."""
-AGE_TICK = 1.0
-"""Seconds between two looks at the age while no report comes."""
 
 
 class NeuronTopApp(TerminalApp):
@@ -81,15 +67,14 @@ class NeuronTopApp(TerminalApp):
         self.flops = False
         self.physical = False
         self.paused = False
-        self._clock: asyncio.TimerHandle | None = None
-        """The pending ``_tick_clock`` (``_arm_clock``)."""
+        # The look goes through the message queue, where Textual handles what goes wrong.
+        self._age = AgeClock(lambda: self.call_later(self._tick_clock))
         self.demo = demo
         self.selection = Selection(tag)
         self.source_line = SourceLine(name=getattr(source, "name", "") or replay_name,
                                       state="demo" if demo else "replay" if replay is not None else "starting")
         self._themes = load_themes()
         self._wanted_theme = theme or DEFAULT_THEME
-        self._found: WeakKeyDictionary[Screen, dict[type, list[Widget]]] = WeakKeyDictionary()
 
     # --- start-up ---
     def on_mount(self) -> None:
@@ -131,7 +116,7 @@ class NeuronTopApp(TerminalApp):
         self.prev, self.latest = self.latest, snap
         if self.replay is None:
             self.source_line = self._src(last_report=self.clock())
-            self._arm_clock(AGE_GRACE)
+            self._age.report_came()
         if publish and not self.paused:
             self.publish()
 
@@ -161,25 +146,11 @@ class NeuronTopApp(TerminalApp):
 
         return replace(self.source_line, **changes)  # type: ignore[arg-type]
 
-    def _arm_clock(self, delay: float) -> None:
-        """Show the report's age in ``delay`` seconds (``_tick_clock``), unless a report comes first."""
-        if self._clock is not None:
-            self._clock.cancel()
-            self._clock = None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not running yet (or any more): the next report arms it
-            return
-        # A bare loop timer, cancelled and made again on every report for the price of a heap push; the call
-        # itself goes through the message queue, where Textual handles what goes wrong.
-        self._clock = loop.call_later(delay, self.call_later, self._tick_clock)
-
     def _tick_clock(self) -> None:
         """The header's "updated Ns ago", every second while no report comes (not while paused)."""
-        self._clock = None
         if not self.paused and self.source_line.last_report is not None:
             self._update_header()
-            self._arm_clock(AGE_TICK)
+            self._age.again()
 
     # --- data out ---
     def visible_apps(self) -> tuple[AppView, ...]:
@@ -220,25 +191,13 @@ class NeuronTopApp(TerminalApp):
         for h in self._on_screen(HeaderBar):
             h.show(self.latest, self.source_line, self.clock())
 
-    def _on_screen(self, kind: type[W]) -> list[W]:
-        """The current screen's widgets of one kind, looked up once per screen (a DOM query ran 1-2 times a
-        second otherwise)."""
-        screen = self.screen
-        known = self._found.setdefault(screen, {})
-        found = known.get(kind)
-        if found is None or not all(w.is_attached for w in found):
-            found = list(screen.query(kind))
-            if found:
-                known[kind] = found
-        return found  # type: ignore[return-value]
-
     # --- actions ---
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.source_line = self._src(paused=self.paused)
         if not self.paused:
             self.publish()
-            self._arm_clock(AGE_TICK)  # the age counts on (a source that ended while paused sends nothing more)
+            self._age.again()  # the age counts on (a source that ended while paused sends nothing more)
         self._update_header()
 
     def action_flops(self) -> None:

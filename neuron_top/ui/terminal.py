@@ -3,12 +3,14 @@
 ``NeuronTopApp`` (app.py) is the wiring of data to screens; this base class holds the rest: the key reader that
 sleeps until a key arrives (ui/driver.py), the quick ANSI-to-truecolor filter (widgets/paint.py), the writer's copy
 of the terminal (widgets/spans.py) forgotten whenever the terminal may show something else, and the garbage
-collector's settings once start-up is done.
+collector's settings once start-up is done, and a cache of the widgets the app updates on every report.
 """
 
 from __future__ import annotations
 
 import gc
+from typing import TypeVar
+from weakref import WeakKeyDictionary
 
 from rich.console import RenderableType
 from rich.terminal_theme import TerminalTheme
@@ -16,10 +18,13 @@ from textual._compositor import CompositorUpdate
 from textual.app import App
 from textual.driver import Driver
 from textual.screen import Screen
+from textual.widget import Widget
 
 from ..widgets.paint import quicken_filters
 from ..widgets.spans import forget
 from .driver import driver_for
+
+W = TypeVar("W", bound=Widget)
 
 
 class TerminalApp(App):
@@ -27,6 +32,19 @@ class TerminalApp(App):
         super().__init__()
         quicken_filters(self._filters)
         self._frame_dropped = False
+        self._found: WeakKeyDictionary[Screen, dict[type, list[Widget]]] = WeakKeyDictionary()
+
+    def _on_screen(self, kind: type[W]) -> list[W]:
+        """The current screen's widgets of one kind, looked up once per screen (a DOM query ran 1-2 times a
+        second otherwise)."""
+        screen = self.screen
+        known = self._found.setdefault(screen, {})
+        found = known.get(kind)
+        if found is None or not all(w.is_attached for w in found):
+            found = list(screen.query(kind))
+            if found:
+                known[kind] = found
+        return found  # type: ignore[return-value]
 
     def get_driver_class(self) -> type[Driver]:
         return driver_for(super().get_driver_class())

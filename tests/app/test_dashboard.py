@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from neuron_top import app as app_module
 from neuron_top.screens.app_detail import AppScreen
 from neuron_top.screens.detail import CoreScreen, DeviceScreen
 from neuron_top.screens.help import HelpScreen
+from neuron_top.ui import age as age_module
 from neuron_top.widgets.cores import CoreGrid
 from neuron_top.widgets.header import HeaderBar
 from neuron_top.widgets.memory import MemoryTree
@@ -315,8 +315,8 @@ async def test_the_header_is_drawn_only_when_what_it_says_changes(monkeypatch) -
 
 async def test_the_age_of_the_last_report_counts_on_when_reports_stop(monkeypatch) -> None:
     """Once a report is late, the header counts its age every tick; not while paused, and on again after."""
-    monkeypatch.setattr(app_module, "AGE_GRACE", 0.05)
-    monkeypatch.setattr(app_module, "AGE_TICK", 0.05)
+    monkeypatch.setattr(age_module, "AGE_GRACE", 0.05)
+    monkeypatch.setattr(age_module, "AGE_TICK", 0.05)
     now = [1000.0]
     snaps = demo_snapshots("trn2.48xlarge", 7, 2)
     app = make_app(clock=lambda: now[0])
@@ -349,7 +349,7 @@ async def test_the_age_of_the_last_report_counts_on_when_reports_stop(monkeypatc
 async def test_reports_on_time_leave_the_clock_asleep(monkeypatch) -> None:
     """While reports come more often than ``AGE_GRACE`` the UI thread is not woken to look at their age (a clock
     ticking every second cost ~5% of the dashboard's CPU at one report a second)."""
-    monkeypatch.setattr(app_module, "AGE_GRACE", 1.0)  # reports come every 0.05 s: a stall of 0.95 s would tick
+    monkeypatch.setattr(age_module, "AGE_GRACE", 1.0)  # reports come every 0.05 s: a stall of 0.95 s would tick
     snaps = demo_snapshots("trn2.48xlarge", 7, 30)
     app = make_app()
     ticks = []
