@@ -1,10 +1,16 @@
-"""A terminal driver whose input thread sleeps until there is input, instead of waking ten times a second.
+"""A terminal driver whose input thread sleeps until there is input, instead of waking ten times a second, and
+that hands a frame to the writer thread in one piece.
 
 Why: Textual's ``LinuxDriver`` reads keys in a thread that calls ``select`` with a 0.1 s timeout, only to notice
 that the app is exiting and to time out a lone Esc. Measured in tmux on the trn2 demo (per-thread CPU from
 /proc): that thread cost 0.18% of a core, a fifth of the dashboard's whole 1% budget, and the same when paused.
 Here it waits without a timeout; it wakes for input, for the end of a pending escape sequence (the parser says
 when), or when ``disable_input`` writes to a pipe. Everything else is Textual's.
+
+On a terminal with synchronized output (most current ones; not the tmux 3.3 the benchmarks run in), Textual writes
+a frame as three pieces: begin synchronized update, the frame, end synchronized update. Each goes on the writer
+thread's queue, which wakes that thread to write and flush it: three wake-ups, three ``write`` calls and, over
+SSH, up to three packets a frame. ``one_write`` gathers them into one.
 
 If Textual's driver no longer has the shape this was written for (Textual 8.2), the app keeps Textual's own.
 """
@@ -15,7 +21,7 @@ import contextlib
 import os
 import selectors
 from codecs import getincrementaldecoder
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from textual import constants
 from textual.driver import Driver
@@ -36,6 +42,28 @@ class QuietLinuxDriver(LinuxDriver):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
+        self._held: list[str] | None = None
+        """What ``write`` was given inside ``one_write``, not yet passed on."""
+
+    def write(self, data: str) -> None:
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            super().write(data)
+
+    @contextlib.contextmanager
+    def one_write(self) -> Iterator[None]:
+        """Every ``write`` inside reaches the writer thread as one, at the end (in order, nothing dropped)."""
+        if self._held is not None:  # nested: the outer one passes it on
+            yield
+            return
+        held = self._held = []
+        try:
+            yield
+        finally:
+            self._held = None
+            if held:
+                super().write("".join(held))
 
     def disable_input(self) -> None:
         # ``LinuxDriver.disable_input`` sets ``exit_event`` and joins the thread. The pipe is left readable until

@@ -1,9 +1,10 @@
 """The app's terminal side: what keeps it cheap and right on a real terminal, whatever it shows.
 
 ``NeuronTopApp`` (app.py) is the wiring of data to screens; this base class holds the rest: the key reader that
-sleeps until a key arrives (ui/driver.py), the quick ANSI-to-truecolor filter (widgets/paint.py), the writer's copy
-of the terminal (widgets/spans.py) forgotten whenever the terminal may show something else, and the garbage
-collector's settings once start-up is done, and a cache of the widgets the app updates on every report.
+sleeps until a key arrives and the frame written in one piece (ui/driver.py), the quick ANSI-to-truecolor filter
+(widgets/paint.py), the writer's copy of the terminal (widgets/spans.py) forgotten whenever the terminal may show
+something else, the garbage collector's settings once start-up is done, and a cache of the widgets the app
+updates on every report.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class TerminalApp(App):
         quicken_filters(self._filters)
 
     def _display(self, screen: Screen, renderable: RenderableType | None) -> None:
-        """Textual's, except that the first update after a dropped frame is a full one.
+        """Textual's, except that the first update after a dropped frame is a full one, and that the frame goes to
+        the writer thread as one write, synchronized-update brackets included (``one_write``, ui/driver.py).
 
         Why: Textual drops a frame drawn during a batch but counts it as shown. At start-up the first full frame
         is drawn inside the batch that composes the app, so the terminal got only the regions repainted after it
@@ -68,7 +70,12 @@ class TerminalApp(App):
                 full = getattr(screen._compositor, "render_full_update", None)
                 if full is not None and isinstance(renderable, CompositorUpdate):
                     renderable = full()
-        super()._display(screen, renderable)
+        one_write = getattr(self._driver, "one_write", None)
+        if one_write is None:
+            super()._display(screen, renderable)
+            return
+        with one_write():  # the frame and its synchronized-update brackets as one write (see ui/driver.py)
+            super()._display(screen, renderable)
 
     def settle_in(self) -> None:
         """Call from ``on_mount``: follow the terminal through Ctrl+Z and tune GC after the first frame."""

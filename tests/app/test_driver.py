@@ -117,3 +117,56 @@ def test_the_app_uses_it_only_in_place_of_linux_driver(monkeypatch) -> None:
     assert driver_for(other) is other
     monkeypatch.setattr("textual.constants.DRIVER", "textual.drivers.linux_driver:LinuxDriver")
     assert driver_for(LinuxDriver) is LinuxDriver
+
+
+class Recorder:
+    """The writer thread's ``write``: what would go to the terminal, one entry per queued write."""
+
+    def __init__(self) -> None:
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.writes.append(text)
+
+    def stop(self) -> None:
+        pass
+
+
+async def test_one_write_hands_on_everything_once_in_order() -> None:
+    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    try:
+        driver._writer_thread = Recorder()  # type: ignore[assignment]
+        with driver.one_write():
+            driver.write("a")
+            with driver.one_write():  # nested: still one write, at the end of the outer one
+                driver.write("b")
+            driver.write("c")
+            assert driver._writer_thread.writes == []
+        driver.write("d")
+        with driver.one_write():
+            pass  # nothing written: nothing queued
+        assert driver._writer_thread.writes == ["abc", "d"]
+    finally:
+        driver.close()
+
+
+async def test_a_frame_and_its_sync_brackets_reach_the_writer_as_one_write() -> None:
+    """Textual queues begin-sync, the frame and end-sync separately; each woke the writer thread, which wrote and
+    flushed it: three writes (three packets over SSH) a frame on a terminal with synchronized output."""
+    from textual.app import SYNC_END, SYNC_START
+
+    app = NeuronTopApp(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        headless = app._driver
+        driver = QuietLinuxDriver(app, mouse=False)
+        recorder = driver._writer_thread = Recorder()  # type: ignore[assignment]
+        app._driver, app._sync_available = driver, True
+        try:
+            app._display(app.screen, app.screen._compositor.render_full_update())
+        finally:
+            app._driver, app._sync_available = headless, False
+            driver.close()
+        assert len(recorder.writes) == 1
+        frame = recorder.writes[0]
+        assert frame.startswith(SYNC_START) and frame.endswith(SYNC_END) and len(frame) > 1000
