@@ -133,6 +133,7 @@ class Recorder:
 
 
 async def test_one_write_hands_on_everything_once_in_order() -> None:
+    """(A coroutine only because a driver is made inside a running event loop.)"""
     driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
     try:
         driver._writer_thread = Recorder()  # type: ignore[assignment]
