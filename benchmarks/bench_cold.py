@@ -37,34 +37,19 @@ import sys
 from concurrent import futures
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-W, H = 200, 60
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ir import PRELUDE, ROOT, H, W  # benchmarks/bench_ir.py, beside this script
+
 CACHES = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
 SWEEP = 24 << 20
 """Bytes read before each update: three times the simulated last level, so none of the update's lines survive."""
 
-CHILD = '''\
-import asyncio, gc, io, sys
-sys.path.insert(0, {tree!r})
-from rich.console import Console
-from textual._compositor import CompositorUpdate
-from textual.app import App
+CHILD = PRELUDE + '''
 from neuron_top.decode import decode_report
 from neuron_top.snapshot import Snapshot
 from neuron_top.sources.demo import generate
-from neuron_top.widgets import paint
-from tests.helpers import feed, make_app
 
-console = Console(force_terminal=True, color_system="256", width={w}, height={h}, file=io.StringIO())
 sweep = bytearray(b"\\xff") * {sweep}  # written, so every page is its own (not the shared zero page)
-
-
-def render(self, screen, renderable):
-    if isinstance(renderable, CompositorUpdate) and not self._batch_count:
-        renderable.render_segments(console)  # what the driver would write; the headless driver skips it
-
-
-App._display = render
 
 
 def snapshot(i, data):

@@ -33,14 +33,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 W, H = 200, 60
 
-CHILD = '''\
+PRELUDE = '''\
 import asyncio, gc, io, sys
 sys.path.insert(0, {tree!r})
 from rich.console import Console
 from textual._compositor import CompositorUpdate
 from textual.app import App
 from neuron_top.widgets import paint
-from tests.helpers import demo_snapshots, feed, make_app
+from tests.helpers import feed, make_app
 
 console = Console(force_terminal=True, color_system="256", width={w}, height={h}, file=io.StringIO())
 
@@ -51,6 +51,12 @@ def render(self, screen, renderable):
 
 
 App._display = render
+'''
+"""The start of a child program that runs the dashboard in-process over the checkout ``tree`` at ``w`` x ``h`` and
+renders each frame to the bytes a 256-colour terminal would get (also used by ``bench_cold.py``)."""
+
+CHILD = PRELUDE + '''
+from tests.helpers import demo_snapshots
 
 
 async def main(n, made):
