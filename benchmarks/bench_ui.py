@@ -11,11 +11,23 @@ What is measured, and how:
 * CPU: ``neuron-top demo --instance trn2.48xlarge --seed 7`` runs in tmux at 200x60 (a real pty; headless runs
   skip the terminal writes and understate CPU). After a warm-up, the CPU time of the process (all its threads: the
   scheduler's nanosecond count from /proc/PID/task/*/schedstat, not the tick-sampled utime+stime; see
-  ``cpu_seconds``) over the window, as % of one core. Beside it, ``neuron-top --command "neuron-top demo
-  --emit ..."`` measures the dashboard alone, fed from another process as neuron-monitor would feed it (the
-  simulator's own CPU is then the child's, not counted). In the same window and terminal size, baselines run
-  side by side: a minimal Textual app (one Static) and ``top -d 1`` (``htop -d 10`` too if installed).
-  Then ``p`` pauses the dashboard and the same is measured for the paused view.
+  ``cpu_seconds``) over the window, as % of one core. In three settings:
+
+  - alone: the dashboard is the only program in the tmux server, as a user runs it (the target's reading);
+  - beside a memory hog: the same, while a ``nice 19`` process copies a 64 MB buffer back and forth on the other
+    CPU, as on an instance whose workload streams memory (it empties the shared caches and takes memory
+    bandwidth; a CPU-bound neighbour changed nothing here). The slow phases of this shared host, when the same
+    code has measured up to 1.5x its usual figure, cannot be made on purpose; this is the nearest we can make.
+    These two take turns, ``ROUNDS`` windows each adding up to ``--seconds``: the demo's apps start, stop and
+    change phase as it runs, so windows minutes apart draw different screens;
+  - side by side: the baselines in one window and terminal size: ``neuron-top --command "neuron-top demo
+    --emit ..."`` (the dashboard fed from another process as neuron-monitor would feed it: the simulator's own
+    CPU is then the child's, not counted), a minimal Textual app (one Static) and ``top -d 1`` (``htop -d 10``
+    too if installed), with the dashboard still running. Five programs waking once a second on two CPUs may slow
+    each other: the dashboard measured 0.99x-1.13x its figure alone in the first runs (2026-11-24).
+
+  Each window also gives the machine's steal time (/proc/stat: CPU time the hypervisor gave to others while
+  this machine wanted it). Then ``p`` pauses the dashboard and the same is measured for the paused view.
 * Bytes to the terminal: ``tmux pipe-pane`` copies everything each program writes to its pane into a file over
   the same window; bytes / seconds. That is what SSH would carry (before compression).
 * First frame: wall time from ``tmux new-session`` (process start) until capture-pane shows the header text,
@@ -54,6 +66,8 @@ from pyc import compile_bytecode  # noqa: E402  (benchmarks/pyc.py, beside this 
 PY = sys.executable
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 W, H = 200, 60
+ROUNDS = 2
+"""Windows alone and beside the memory hog, each, taken in turns."""
 
 MINIMAL_APP = '''\
 """The smallest useful Textual app: the cost of Textual itself, for comparison."""
@@ -69,9 +83,34 @@ class Minimal(App):
 Minimal().run()
 '''
 
+MEMORY_HOG = '''\
+"""A neighbour that streams memory: copies a 64 MB buffer back and forth, at the lowest priority."""
+import os
+os.nice(19)
+a, b = bytearray(64 << 20), bytearray(b"\\x01" * (64 << 20))
+while True:
+    a[:] = b
+    b[:] = a
+'''
+
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(steal, all) ticks of the whole machine so far, from /proc/stat's first line (0, 1 where it is missing)."""
+    try:
+        fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 1
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def steal_since(before: tuple[int, int]) -> str:
+    """The share of the machine's CPU time stolen by the hypervisor since ``before`` (``cpu_ticks()``)."""
+    steal, total = cpu_ticks()
+    return f"{(steal - before[0]) / max(total - before[1], 1) * 100:.2f}%"
 
 
 def pane(session: str) -> str:
@@ -174,6 +213,36 @@ def measure_window(tmux: Tmux, names: list[str], seconds: float, tmp: Path) -> d
     return {n: Measured(n, (end[n][0] - start[n][0]) / dt * 100.0, (end[n][1] - start[n][1]) / dt, dt,
                         {"main": f"{(end[n][2] - start[n][2]) / dt * 100.0:.2f}",
                          "ticks": f"{(end[n][3] - start[n][3]) / dt * 100.0:.2f}"}) for n in names}
+
+
+def mean_cpu(windows: list[Measured]) -> float:
+    return statistics.mean(m.cpu_pct for m in windows)
+
+
+def alone_and_beside_hog(tmux: Tmux, seconds: float, tmp: Path) -> tuple[dict[str, list[Measured]],
+                                                                        dict[str, list[str]]]:
+    """The dashboard (pane "neuron-top", alone in ``tmux``) measured alone and beside ``MEMORY_HOG``, in turns:
+    ``ROUNDS`` windows of each, adding up to ``seconds`` each. Why in turns: the demo's apps start, stop and
+    change phase as it runs, so two windows minutes apart draw different screens. Per case: the windows, and the
+    machine's steal time in each."""
+    hog_script = tmp / "memory_hog.py"
+    hog_script.write_text(MEMORY_HOG)
+    windows: dict[str, list[Measured]] = {"alone": [], "beside a memory hog": []}
+    steal: dict[str, list[str]] = {case: [] for case in windows}
+    for _ in range(ROUNDS):
+        for case, ms in windows.items():
+            hog = subprocess.Popen([PY, str(hog_script)]) if case != "alone" else None
+            try:
+                if hog is not None:
+                    time.sleep(1.5)  # its buffers allocated and filled
+                ticks = cpu_ticks()
+                ms.append(measure_window(tmux, ["neuron-top"], seconds / ROUNDS, tmp)["neuron-top"])
+                steal[case].append(steal_since(ticks))
+            finally:
+                if hog is not None:
+                    hog.kill()
+                    hog.wait()
+    return windows, steal
 
 
 def first_frames(tmux: Tmux, runs: int, minimal: Path) -> dict[str, list[float]]:
@@ -308,8 +377,22 @@ def main() -> int:
         minimal.write_text(MINIMAL_APP)
         try:
             tmux.new("keep", "sleep 86400")  # the server outlives the sessions we start and kill
-            # --- running: the dashboard and the baselines side by side ---
+            # --- running alone, then beside a memory hog ---
             tmux.new("neuron-top", f"{PY} -m neuron_top demo --instance trn2.48xlarge --seed 7")
+            tmux.wait_for("neuron-top", "ND15")
+            time.sleep(ns.warm_up)  # warm-up: first-time imports done; the demo's apps are still starting
+            say(f"\n[alone, and beside a memory hog] {ROUNDS} windows of {ns.seconds / ROUNDS:.0f} s each, "
+                f"in turns; the dashboard the only program in tmux; load average {load()}")
+            windows, steal = alone_and_beside_hog(tmux, ns.seconds, tmp)
+            for case, ms in windows.items():
+                say(f"{'neuron-top demo trn2 1 Hz, ' + case:47} {mean_cpu(ms):5.2f}% of one core "
+                    f"(windows {', '.join(f'{m.cpu_pct:.2f}' for m in ms)}; UI thread "
+                    f"{statistics.mean(float(m.extra['main']) for m in ms):.2f}%), "
+                    f"{statistics.mean(m.bytes_per_s for m in ms):.0f} bytes/s; steal {', '.join(steal[case])}")
+            alone = mean_cpu(windows["alone"])
+            say(f"beside the hog / alone: {mean_cpu(windows['beside a memory hog']) / max(alone, 1e-9):.2f}x")
+
+            # --- the baselines side by side with it ---
             # The same reports from a separate process, as neuron-monitor would send them: the dashboard's own
             # cost without the simulator's (6 ms per trn2 report) inside it.
             emit = f"{PY} -m neuron_top demo --instance trn2.48xlarge --seed 7 --emit"
@@ -320,11 +403,11 @@ def main() -> int:
             if shutil.which("htop"):
                 tmux.new("htop", "htop -d 10")
                 panes.append("htop")
-            tmux.wait_for("neuron-top", "ND15")
             tmux.wait_for("neuron-top-cmd", "ND15")
             tmux.wait_for("minimal", "minimal-ready")
-            time.sleep(ns.warm_up)  # warm-up: first-time imports done; the demo's apps are still starting
-            say(f"\n[running] {ns.seconds:.0f} s window, all panes at once; load average {load()}")
+            time.sleep(ns.warm_up)
+            say(f"\n[side by side] {ns.seconds:.0f} s window, all panes at once; load average {load()}")
+            ticks = cpu_ticks()
             run = measure_window(tmux, panes, ns.seconds, tmp)
             nt = run["neuron-top"]
             say(f"{'program':34} {'CPU % of one core':>18} {'bytes/s to terminal':>20} {'(utime+stime, ticks)':>21}")
@@ -336,6 +419,7 @@ def main() -> int:
             say("of which the UI (main) thread: " + ", ".join(
                 f"{n} {run[n].extra['main']}%" for n in ("neuron-top", "neuron-top-cmd")) +
                 " (the rest: the source/collector thread and Textual's writer and input threads)")
+            say(f"steal {steal_since(ticks)}; neuron-top here {nt.cpu_pct / max(alone, 1e-9):.2f}x alone")
             say(f"neuron-top vs minimal Textual app: {nt.cpu_pct - run['minimal'].cpu_pct:+.2f} points of a core; "
                 f"vs top -d 1: {nt.cpu_pct / max(run['top'].cpu_pct, 1e-9):.1f}x")
             say(f"bytes per update (1 report/s): {nt.bytes_per_s / 1000:.2f} KB")
