@@ -1,12 +1,14 @@
 """Two versions of the dashboard side by side in one tmux server: CPU and bytes to the terminal.
 
-    python benchmarks/bench_ab.py OTHER_TREE [--runs 3] [--seconds 60]
+    python benchmarks/bench_ab.py OTHER_TREE [--runs 3] [--seconds 60] [--memory-hog]
 
 OTHER_TREE is another checkout of neuron-top (e.g. ``git worktree add /tmp/base <commit>``); it runs beside this
 tree's code, both as ``neuron-top demo --instance trn2.48xlarge --seed 7`` at 200x60, and each window measures both
 at once. Why: this shared 2-core machine drifts by up to 40% within an hour, so runs of ``bench_ui.py`` minutes
 apart do not compare; two programs measured in the same seconds do. Per run: CPU % of one core of the whole
 process and of its UI (main) thread, and bytes/s written to the terminal, from 6 s after start (``--warm-up``).
+``--memory-hog`` runs ``bench_ui.py``'s memory hog (a ``nice 19`` copy loop over 64 MB) during each window: a change
+that makes an update touch less memory shows more there (the dashboard costs 1.2-1.3x as much beside it).
 """
 
 from __future__ import annotations
@@ -14,18 +16,21 @@ from __future__ import annotations
 import argparse
 import shlex
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ui import PY, ROOT, Tmux, cpu_seconds, pane
+from bench_ui import MEMORY_HOG, PY, ROOT, Tmux, cpu_seconds, pane
 
 
-def one_run(other: Path, seconds: float, tmp: Path, warm_up: float = 6.0) -> dict[str, tuple[float, float, float]]:
+def one_run(other: Path, seconds: float, tmp: Path, warm_up: float = 6.0,
+            hog: bool = False) -> dict[str, tuple[float, float, float]]:
     tmux = Tmux()
     trees = {"other": other, "this": ROOT}
+    hogging: subprocess.Popen[bytes] | None = None
     try:
         tmux.new("keep", "sleep 86400")
         for name, tree in trees.items():
@@ -33,6 +38,11 @@ def one_run(other: Path, seconds: float, tmp: Path, warm_up: float = 6.0) -> dic
             tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", "-e", "TERM=xterm-256color",
                  f"unset COLUMNS LINES; {cmd}")
         time.sleep(warm_up)
+        if hog:
+            script = tmp / "memory_hog.py"
+            script.write_text(MEMORY_HOG)
+            hogging = subprocess.Popen([PY, str(script)])
+            time.sleep(1.5)  # its buffers allocated and filled
         pids = {n: tmux.pid(n) for n in trees}
         files = {n: tmp / f"{n}-{time.monotonic_ns()}.out" for n in trees}
         for n in trees:
@@ -49,6 +59,9 @@ def one_run(other: Path, seconds: float, tmp: Path, warm_up: float = 6.0) -> dic
         return {n: ((end[n][0] - start[n][0]) / dt * 100, (end[n][1] - start[n][1]) / dt * 100,
                     (end[n][2] - start[n][2]) / dt) for n in trees}
     finally:
+        if hogging is not None:
+            hogging.kill()
+            hogging.wait()
         tmux.kill()
 
 
@@ -59,6 +72,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--warm-up", type=float, default=6.0,
                     help="seconds from start to the window (6); 30 starts after the demo's start-up layout changes")
+    ap.add_argument("--memory-hog", action="store_true",
+                    help="a process streaming memory on the other CPU during each window (see bench_ui.py)")
     ns = ap.parse_args()
     if not (ns.other / "neuron_top").is_dir():
         print(f"{ns.other} is not a neuron-top checkout", file=sys.stderr)
@@ -66,7 +81,7 @@ def main() -> int:
     ratios = []
     with tempfile.TemporaryDirectory(prefix="neuron-top-ab-") as tmpdir:
         for i in range(ns.runs):
-            r = one_run(ns.other.resolve(), ns.seconds, Path(tmpdir), ns.warm_up)
+            r = one_run(ns.other.resolve(), ns.seconds, Path(tmpdir), ns.warm_up, ns.memory_hog)
             for n in ("other", "this"):
                 cpu, main_cpu, rate = r[n]
                 print(f"run {i + 1} {n:5}  CPU {cpu:5.2f}%  UI thread {main_cpu:5.2f}%  bytes/s {rate:7.0f}", flush=True)
