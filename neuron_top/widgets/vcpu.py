@@ -11,7 +11,7 @@ from ..snapshot import finite
 from ..textsafe import clean
 from ..view import View
 from .light import LightStrip
-from .panel import Panel
+from .panel import LOAD_BANDS, Panel
 from .sparkline import STEP, SteppedSparks
 
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
@@ -31,6 +31,9 @@ class VcpuPanel(Panel):
         """The sparkline grid as last built: between two steps it is handed out again, the same Strip objects,
         so finding the changed cells skips it at once."""
         self._sparks = SteppedSparks(SPARK_W)
+        self._numbers: list[int] = []
+        self._keys: list[tuple[str, int]] = []
+        """The history keys of the vCPUs ``_numbers``, in their order."""
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
@@ -89,18 +92,23 @@ class VcpuPanel(Panel):
         if self._labels_style is not label:
             labels.clear()
             self._labels_style = label
-        load_style = self.load_style
-        sparks = self._sparks
+        dim, bands = self.style("dim"), [self.style(band) for band in LOAD_BANDS]
+        numbers = [i for i, _ in cpus]
+        if numbers != self._numbers:  # the series keys, made again only when the vCPUs reported change
+            self._numbers, self._keys = numbers, [("vcpu", i) for i in numbers]
+        drawn = self._sparks.many(history, self._keys)
         rows = []
         for start in range(0, len(cpus), per_row):
             segs = []
-            for i, _ in cpus[start:start + per_row]:
-                text, newest = sparks.get(history, ("vcpu", i))
+            for (i, _), (_, text, newest) in zip(cpus[start:start + per_row], drawn[start:start + per_row],
+                                                 strict=True):
                 tag = labels.get(i)
                 if tag is None:
                     tag = labels[i] = Segment(f" {i:>3} ", label)
                 segs.append(tag)
-                segs.append(Segment(text, load_style(newest)))
+                # load_style, inline: 192 calls a step
+                segs.append(Segment(text, dim if newest is None else bands[
+                    0 if newest < 50 else 1 if newest < 80 else 2]))
             rows.append(LightStrip(segs))
         self._grid_key, self._grid_rows = key, rows
         return rows

@@ -758,13 +758,18 @@ def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
     rnd = random.Random(11)
     busy = [None if rnd.random() < 0.15 else rnd.uniform(0, 100) for _ in range(90)]
     snaps = _vcpu_snaps(busy)
-    history, sparks = History(600), SteppedSparks(6)
+    history, sparks, grid = History(600), SteppedSparks(6), SteppedSparks(6)
     for n, s in enumerate(snaps):
         if n == 40:
             history.clear()  # a replay seek rebuilds the history
         history.push(s)
         if n % 7 == 3:
             continue  # not drawn at this report: the next one may be a step or two later
-        for key in (("vcpu", 0), ("vcpu", 1), ("vcpu", 5)):  # 5 is never reported: all gaps
-            means = stepped(history, key, 6)
-            assert sparks.get(history, key) == (spark_text(means, 6), means[-1]), (n, key)
+        keys = [("vcpu", 0), ("vcpu", 1), ("vcpu", 5)]  # 5 is never reported: all gaps
+        if n >= 20:
+            keys.insert(1, ("vcpu", 2))  # asked for the first time in the middle of a grid
+        full = [(spark_text(means, 6), means[-1]) for means in (stepped(history, key, 6) for key in keys)]
+        for key, want in zip(keys, full, strict=True):
+            assert sparks.get(history, key) == want, (n, key)
+        # the vCPU grid asks for all of them in one call
+        assert [(text, newest) for _, text, newest in grid.many(history, keys)] == full, n
