@@ -17,7 +17,7 @@ from ..view import View
 from .cells import app_title, cell, label_width, num, wrap_words
 from .light import LightStrip
 from .panel import Panel
-from .sparkline import spark_text, stepped
+from .sparkline import StepCells, peak
 
 WIDE = 150
 """From this width on an app takes one line (executions and errors side by side); below it two."""
@@ -44,6 +44,16 @@ class ExecPanel(Panel):
     DEFAULT_CSS = """
     ExecPanel > .exec--spark { color: $success; }
     """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._cells = StepCells()
+
+    def _spark(self, view: View, pid: object, spark_w: int) -> str:
+        """Completed/s history, scaled to its own busiest cell."""
+        key = ("exec", pid)
+        values = self._cells.values(view.history, key, spark_w)
+        return self._cells.text(key, spark_w, peak(values))
 
     def build(self, view: View, width: int) -> list[Strip]:
         app = view.app
@@ -89,8 +99,7 @@ class ExecPanel(Panel):
             if spark_w:
                 pid: object = "all" if a.is_all else a.pid
                 segs += self.per_step(view.history, ("exec", pid, spark_w), lambda pid=pid: [
-                    Segment(" "), Segment(spark_text(stepped(view.history, ("exec", pid), spark_w), spark_w, top=None),
-                                          self.component("exec--spark"))])
+                    Segment(" "), Segment(self._spark(view, pid, spark_w), self.component("exec--spark"))])
             lines.append(LightStrip(segs))
             if not wide:  # the error rates under the app: all zero on most reports
                 shown = tuple((self._rate(n := a.error_summary.get(t), period), bool(n)) for t in types)

@@ -16,7 +16,7 @@ from ..view import View
 from .cells import app_title, cell, label_width, num, wrap_words
 from .light import LightStrip
 from .panel import Panel
-from .sparkline import spark_text, stepped
+from .sparkline import StepCells, peak
 
 WIDE = 100
 """From this width on every percentile has a column; below it p0 p50 p99 p100."""
@@ -34,6 +34,10 @@ class LatencyPanel(Panel):
     LatencyPanel > .latency--p50 { color: $accent; }
     LatencyPanel > .latency--p99 { color: $warning; }
     """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._cells = StepCells(max)  # the worst of each step: a latency spike must not be averaged away
 
     def build(self, view: View, width: int) -> list[Strip]:
         app = view.app
@@ -104,10 +108,9 @@ class LatencyPanel(Panel):
 
     def _sparks(self, view: View, pid: object, kind: str, spark_w: int) -> list[Segment]:
         """The p50 and p99 history of one row, on one scale."""
-        # the worst of each step: a latency spike must not be averaged away
-        p50 = stepped(view.history, ("lat", pid, kind, "p50"), spark_w, max)
-        p99 = stepped(view.history, ("lat", pid, kind, "p99"), spark_w, max)
-        nums = [v for v in (*p50, *p99) if v is not None]
-        top = max(nums) if nums else None
-        return [Segment(" "), Segment(spark_text(p50, spark_w, top or 1.0), self.component("latency--p50")),
-                Segment(" "), Segment(spark_text(p99, spark_w, top or 1.0), self.component("latency--p99"))]
+        cells = self._cells
+        k50, k99 = ("lat", pid, kind, "p50"), ("lat", pid, kind, "p99")
+        p50, p99 = cells.values(view.history, k50, spark_w), cells.values(view.history, k99, spark_w)
+        top = peak(p50, p99)
+        return [Segment(" "), Segment(cells.text(k50, spark_w, top), self.component("latency--p50")),
+                Segment(" "), Segment(cells.text(k99, spark_w, top), self.component("latency--p99"))]

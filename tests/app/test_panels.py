@@ -714,19 +714,19 @@ async def test_the_lines_sent_directly_are_what_render_line_draws() -> None:
 
 async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build(monkeypatch) -> None:
     """The latency and executions sparklines only move every STEP reports: they are kept for the step
-    (``Panel.per_step``). Each report's rows must be what a build that keeps nothing draws, and a report in the
-    middle of a step must not compute a single sparkline."""
-    from neuron_top.widgets import executions, latency
+    (``Panel.per_step``), and at a step each moves on by a cell (``StepCells``). Each report's rows must be what
+    a build that keeps nothing draws, and a report in the middle of a step must not compute a single
+    sparkline."""
+    from neuron_top.widgets import sparkline
     from tests.helpers import demo_snapshots, make_app
 
     made = {"n": 0}
-    for module in (latency, executions):
-        real = module.stepped
+    real = sparkline.stepped
 
-        def counting(*args: Any, real=real, **kw: Any) -> Any:
-            made["n"] += 1
-            return real(*args, **kw)
-        monkeypatch.setattr(module, "stepped", counting)
+    def counting(*args: Any, **kw: Any) -> Any:
+        made["n"] += 1
+        return real(*args, **kw)
+    monkeypatch.setattr(sparkline, "stepped", counting)
     snaps = demo_snapshots("trn2.48xlarge", 7, 40)
     app = make_app()
     mid_step = []
@@ -740,11 +740,42 @@ async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build
             for kind in (LatencyPanel, ExecPanel):
                 panel = app.screen.query_one(kind)
                 shown = [list(x) for x in panel._strips]
-                panel._step_at = None  # a build that keeps nothing
+                panel._step_at = None  # a build that keeps nothing: no step's parts, no cells moved on
+                kept, panel._cells = panel._cells, sparkline.StepCells(panel._cells.combine)
                 fresh = [list(x) for x in panel.build(panel.view, panel._width)]
+                panel._cells = kept
                 assert shown[:len(fresh)] == fresh, kind.__name__
     assert len(mid_step) >= 15 and not any(mid_step)
     assert made["n"] > 0  # and the rebuilds above did compute them
+
+
+def test_step_cells_kept_between_steps_match_a_full_computation() -> None:
+    """The latency and execution sparklines move on by one cell per step (``StepCells``), their text too while
+    the scale holds: after every report, with gaps, a jump of several steps, a cleared history, another width
+    and a scale that changes, each must be what ``stepped`` and ``spark_text`` make from scratch."""
+    import random
+
+    from neuron_top.widgets.sparkline import StepCells, peak, spark_text, stepped
+
+    rnd = random.Random(5)
+    busy = [None if rnd.random() < 0.2 else rnd.uniform(0, 100) for _ in range(120)]
+    snaps = _vcpu_snaps(busy)
+    history, cells = History(600), StepCells(max)
+    checked = 0
+    for n, s in enumerate(snaps):
+        if n == 60:
+            history.clear()
+        history.push(s)
+        if n % 9 == 4 or 80 <= n < 86:
+            continue  # not drawn: the next draw is a step or several later
+        width = 12 if n < 100 else 8
+        key = ("vcpu", 0)
+        values = cells.values(history, key, width)
+        assert values == stepped(history, key, width, max), n
+        for top in (peak(values), 100.0):  # the series' own scale, then a fixed one
+            assert cells.text(key, width, top) == spark_text(stepped(history, key, width, max), width, top), n
+        checked += 1
+    assert checked > 90
 
 
 def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
