@@ -142,6 +142,7 @@ class CoreGrid(Panel):
         # Whole percents in the cells (the bar beside each has finer steps; the title's average and the core
         # screen keep a decimal): a tenth that flickers every report is 64 more changed cells a second on trn2.
         bar_w = max(cell_w - value_w - 1, 1)
+        parts = self._parts
         for dev in range(snap.device_count):
             lab_style = self.style("cursor") if (dev == cur_dev and cur_core < 0) else self.style("label")
             segs = [Segment(f"ND{dev:<3}".ljust(label_w)[:label_w], lab_style)]
@@ -158,7 +159,21 @@ class CoreGrid(Panel):
                 if cc is None:
                     segs += self._cell(None, "-".rjust(value_w - 2), bar_w, selected)
                     continue
-                u = finite(cc.neuroncore_utilization)
+                u = cc.neuroncore_utilization
+                # The common cell (a float in range; NaN and infinities fail the comparison), inline: what
+                # _cell(u, fmt.pct(u, value_w - 2, 0), bar_w, selected) does, the same key, without its five calls
+                if not view.flops and type(u) is float and -1.0 < u < 101.0:
+                    frac = (u if u <= 100.0 else 100.0) / 100.0 * bar_w if u >= 0.0 else 0.0
+                    full = int(frac)
+                    band = 0 if u < 50 else 1 if u < 80 else 2
+                    key = ((full, int((frac - full) * 8), band), f"{u:.0f}%".rjust(value_w - 2), bar_w,
+                           -1 if selected else band)
+                    made = parts.get(key)
+                    if made is None:
+                        made = self.part(key, lambda u=u, v=key[1], s=selected: self._make_cell(u, v, bar_w, s, u))
+                    segs += made
+                    continue
+                u = finite(u)
                 if view.flops:
                     f = finite(cc.effective_flops if cc.effective_flops is not None else cc.flops)
                     # FLOPS bar: relative to the busiest core in view
