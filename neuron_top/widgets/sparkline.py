@@ -150,6 +150,9 @@ class SteppedSparks:
 
 
 class _Kept:
+    """One series of a ``StepCells``: its stepped ``values`` as of the step ``at`` (history id, clears, step), and
+    its ``text`` as drawn at the step ``text_at`` on the scale ``top``."""
+
     __slots__ = ("at", "text", "text_at", "top", "values")
 
     def __init__(self, at: tuple[int, int, int], values: list[float | None]) -> None:
