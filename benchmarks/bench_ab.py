@@ -14,23 +14,22 @@ that makes an update touch less memory shows more there (the dashboard costs 1.2
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ui import MEMORY_HOG, PY, ROOT, Tmux, cpu_seconds, pane
+from bench_ui import PY, ROOT, Tmux, cpu_seconds, memory_hog, pane
 
 
 def one_run(other: Path, seconds: float, tmp: Path, warm_up: float = 6.0,
             hog: bool = False) -> dict[str, tuple[float, float, float]]:
     tmux = Tmux()
     trees = {"other": other, "this": ROOT}
-    hogging: subprocess.Popen[bytes] | None = None
     try:
         tmux.new("keep", "sleep 86400")
         for name, tree in trees.items():
@@ -38,31 +37,29 @@ def one_run(other: Path, seconds: float, tmp: Path, warm_up: float = 6.0,
             tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "60", "-e", "TERM=xterm-256color",
                  f"unset COLUMNS LINES; {cmd}")
         time.sleep(warm_up)
-        if hog:
-            script = tmp / "memory_hog.py"
-            script.write_text(MEMORY_HOG)
-            hogging = subprocess.Popen([PY, str(script)])
-            time.sleep(1.5)  # its buffers allocated and filled
-        pids = {n: tmux.pid(n) for n in trees}
-        files = {n: tmp / f"{n}-{time.monotonic_ns()}.out" for n in trees}
-        for n in trees:
-            tmux("pipe-pane", "-o", "-t", pane(n), f"cat >> {shlex.quote(str(files[n]))}")
-        time.sleep(0.3)
-
-        def sample() -> dict[str, tuple[float, float, int]]:
-            return {n: (cpu_seconds(p), cpu_seconds(p, p), files[n].stat().st_size if files[n].exists() else 0)
-                    for n, p in pids.items()}
-
-        start, t0 = sample(), time.monotonic()
-        time.sleep(seconds)
-        end, dt = sample(), time.monotonic() - t0
-        return {n: ((end[n][0] - start[n][0]) / dt * 100, (end[n][1] - start[n][1]) / dt * 100,
-                    (end[n][2] - start[n][2]) / dt) for n in trees}
+        with memory_hog(tmp) if hog else contextlib.nullcontext():
+            return _window(tmux, trees, seconds, tmp)
     finally:
-        if hogging is not None:
-            hogging.kill()
-            hogging.wait()
         tmux.kill()
+
+
+def _window(tmux: Tmux, trees: dict[str, Path], seconds: float, tmp: Path) -> dict[str, tuple[float, float, float]]:
+    """CPU % of each dashboard (whole process, UI thread) and its bytes/s to the terminal over ``seconds``."""
+    pids = {n: tmux.pid(n) for n in trees}
+    files = {n: tmp / f"{n}-{time.monotonic_ns()}.out" for n in trees}
+    for n in trees:
+        tmux("pipe-pane", "-o", "-t", pane(n), f"cat >> {shlex.quote(str(files[n]))}")
+    time.sleep(0.3)
+
+    def sample() -> dict[str, tuple[float, float, int]]:
+        return {n: (cpu_seconds(p), cpu_seconds(p, p), files[n].stat().st_size if files[n].exists() else 0)
+                for n, p in pids.items()}
+
+    start, t0 = sample(), time.monotonic()
+    time.sleep(seconds)
+    end, dt = sample(), time.monotonic() - t0
+    return {n: ((end[n][0] - start[n][0]) / dt * 100, (end[n][1] - start[n][1]) / dt * 100,
+                (end[n][2] - start[n][2]) / dt) for n in trees}
 
 
 def main() -> int:

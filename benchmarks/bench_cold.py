@@ -7,8 +7,9 @@ Why: the running dashboard does its work once a second, and by then its code and
 In the tmux benchmark the app's thread spends ~2x the CPU time the same update takes in a tight loop (a trn2
 report decodes in 0.15 ms back to back, 0.4-0.65 ms after a sleep), and on this shared machine, when other
 tenants are busy, the whole app costs up to twice as much (0.6% of a core in quiet minutes, 1.13-1.29% in busy
-ones) while ``top`` costs 1.3x as much in the same minutes. What makes an update cost more when the caches are cold is how much memory
-it touches; that is what this counts, and unlike timings it does not move with the machine.
+ones) while ``top`` costs 1.3x as much in the same minutes. What makes an update cost more when the caches are
+cold is how much memory it touches; that is what this counts, and unlike timings it does not move with the
+machine.
 
 What is counted: the trn2.48xlarge demo (seed 7) at 200x60, in-process (``App.run_test``), fed 60 reports, then
 ``--updates`` more, each as the app handles a report: decode of the raw JSON and the snapshot, ``accept_snapshot``
@@ -18,7 +19,8 @@ simulated caches (32 KB L1s, 8 MB last level, given explicitly: valgrind's own f
 reports a 384 MB L3); then the report's bytes are copied, so that they are in the caches as in the app, which
 decodes them as it reads them from the pipe. The same run with the sweeps and copies but without the updates is
 subtracted. Per update it prints the instructions, the first-level misses (instruction and data) and the
-last-level misses: the lines fetched from memory, 64 bytes each. Not counted: Textual's event loop, the simulator, the writer thread (see ``bench_ui.py``).
+last-level misses: the lines fetched from memory, 64 bytes each. Not counted: Textual's event loop, the
+simulator, the writer thread (see ``bench_ui.py``).
 ``--phases`` also counts the decode and snapshot alone, and with the history push (which first reads most of the
 snapshot), to tell where the lines go.
 

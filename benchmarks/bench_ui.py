@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import os
 import shlex
@@ -57,6 +58,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -220,29 +222,34 @@ def mean_cpu(windows: list[Measured]) -> float:
     return statistics.mean(m.cpu_pct for m in windows)
 
 
+@contextlib.contextmanager
+def memory_hog(tmp: Path) -> Iterator[None]:
+    """``MEMORY_HOG`` running (its script written to ``tmp``) while the block runs; stopped after it."""
+    script = tmp / "memory_hog.py"
+    script.write_text(MEMORY_HOG)
+    hog = subprocess.Popen([PY, str(script)])
+    try:
+        time.sleep(1.5)  # its buffers allocated and filled
+        yield
+    finally:
+        hog.kill()
+        hog.wait()
+
+
 def alone_and_beside_hog(tmux: Tmux, seconds: float, tmp: Path) -> tuple[dict[str, list[Measured]],
                                                                         dict[str, list[str]]]:
-    """The dashboard (pane "neuron-top", alone in ``tmux``) measured alone and beside ``MEMORY_HOG``, in turns:
+    """The dashboard (pane "neuron-top", alone in ``tmux``) measured alone and beside ``memory_hog``, in turns:
     ``ROUNDS`` windows of each, adding up to ``seconds`` each. Why in turns: the demo's apps start, stop and
     change phase as it runs, so two windows minutes apart draw different screens. Per case: the windows, and the
     machine's steal time in each."""
-    hog_script = tmp / "memory_hog.py"
-    hog_script.write_text(MEMORY_HOG)
     windows: dict[str, list[Measured]] = {"alone": [], "beside a memory hog": []}
     steal: dict[str, list[str]] = {case: [] for case in windows}
     for _ in range(ROUNDS):
         for case, ms in windows.items():
-            hog = subprocess.Popen([PY, str(hog_script)]) if case != "alone" else None
-            try:
-                if hog is not None:
-                    time.sleep(1.5)  # its buffers allocated and filled
+            with contextlib.nullcontext() if case == "alone" else memory_hog(tmp):
                 ticks = cpu_ticks()
                 ms.append(measure_window(tmux, ["neuron-top"], seconds / ROUNDS, tmp)["neuron-top"])
                 steal[case].append(steal_since(ticks))
-            finally:
-                if hog is not None:
-                    hog.kill()
-                    hog.wait()
     return windows, steal
 
 

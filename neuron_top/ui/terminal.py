@@ -9,6 +9,7 @@ updates on every report.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from typing import TypeVar
 from weakref import WeakKeyDictionary
@@ -70,11 +71,8 @@ class TerminalApp(App):
                 full = getattr(screen._compositor, "render_full_update", None)
                 if full is not None and isinstance(renderable, CompositorUpdate):
                     renderable = full()
-        one_write = getattr(self._driver, "one_write", None)
-        if one_write is None:
-            super()._display(screen, renderable)
-            return
-        with one_write():  # the frame and its synchronized-update brackets as one write (see ui/driver.py)
+        one_write = getattr(self._driver, "one_write", None)  # the frame and its sync brackets as one write
+        with one_write() if one_write is not None else contextlib.nullcontext():
             super()._display(screen, renderable)
 
     def settle_in(self) -> None:

@@ -160,13 +160,11 @@ class CoreGrid(Panel):
                     segs += self._cell(None, "-".rjust(value_w - 2), bar_w, selected)
                     continue
                 u = cc.neuroncore_utilization
-                # The common cell (a float in range; NaN and infinities fail the comparison), inline: what
-                # _cell(u, fmt.pct(u, value_w - 2, 0), bar_w, selected) does, the same key, without its five calls
+                # The common cell (a float in range; NaN and infinities fail the comparison): _cell's key made
+                # here and looked up directly, without fmt.pct, finite, _cell and part's lambda
                 if not view.flops and type(u) is float and -1.0 < u < 101.0:
-                    frac = (u if u <= 100.0 else 100.0) / 100.0 * bar_w if u >= 0.0 else 0.0
-                    full = int(frac)
-                    band = 0 if u < 50 else 1 if u < 80 else 2
-                    key = ((full, int((frac - full) * 8), band), f"{u:.0f}%".rjust(value_w - 2), bar_w,
+                    band = load_band(u)
+                    key = ((*bar_fill(u, bar_w), band), f"{u:.0f}%".rjust(value_w - 2), bar_w,
                            -1 if selected else band)
                     made = parts.get(key)
                     if made is None:

@@ -109,8 +109,8 @@ class SteppedSparks:
 
     def many(self, history: History, keys: Iterable[Key]) -> list[tuple[tuple[int, int, int], str, float | None]]:
         """``get`` for each of ``keys``, as ``(when, text, newest)``: what the vCPU grid asks of its 192 series at
-        each step, in one loop (the step, the pair of reports and the block character worked out inline; as one
-        call per series they were half the grid's cost)."""
+        each step, in one loop (the step worked out once, the pair of reports read inline; as one call per series
+        they were half the grid's cost)."""
         step = history.pushed // STEP
         hid, clears = id(history), history.clears
         at, before = (hid, clears, step), (hid, clears, step - 1)
@@ -135,12 +135,7 @@ class SteppedSparks:
                         newest = y if x is None else x if y is None else (x + y) / 2
                     else:
                         newest = stepped(history, key, 1)[0]
-                    if newest is None:
-                        cell = " "
-                    else:
-                        i = int(newest / top * 7.999)  # as _block, without the call
-                        cell = SPARK[0 if i < 0 else 7 if i > 7 else i]
-                    k = kept[key] = (at, k[1][1:] + cell, newest)
+                    k = kept[key] = (at, k[1][1:] + _block(newest, top), newest)
                     out.append(k)
                     continue
             means = stepped(history, key, self.cells)

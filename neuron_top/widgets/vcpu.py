@@ -11,7 +11,7 @@ from ..snapshot import finite
 from ..textsafe import clean
 from ..view import View
 from .light import LightStrip
-from .panel import LOAD_BANDS, Panel
+from .panel import LOAD_BANDS, Panel, load_band
 from .sparkline import STEP, SteppedSparks
 
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
@@ -106,9 +106,7 @@ class VcpuPanel(Panel):
                 if tag is None:
                     tag = labels[i] = Segment(f" {i:>3} ", label)
                 segs.append(tag)
-                # load_style, inline: 192 calls a step
-                segs.append(Segment(text, dim if newest is None else bands[
-                    0 if newest < 50 else 1 if newest < 80 else 2]))
+                segs.append(Segment(text, dim if newest is None else bands[load_band(newest)]))  # load_style
             rows.append(LightStrip(segs))
         self._grid_key, self._grid_rows = key, rows
         return rows
