@@ -24,8 +24,8 @@ What is measured, and how:
     --emit ..."`` (the dashboard fed from another process as neuron-monitor would feed it: the simulator's own
     CPU is then the child's, not counted), a minimal Textual app (one Static) and ``top -d 1`` (``htop -d 10``
     too if installed), with the dashboard still running. Five programs waking once a second on two CPUs may slow
-    each other: the dashboard measured 0.99-1.05x its figure alone in the first three runs (2026-11-24), and
-    1.1x in a probe that measured it alone just before and after.
+    each other: the dashboard measured 0.99-1.02x its figure alone in three clean runs (2026-11-24), 1.21x in
+    a fourth, and 1.1x in a probe that measured it alone just before and after.
 
   Each window also gives the machine's steal time (/proc/stat: CPU time the hypervisor gave to others while
   this machine wanted it). Then ``p`` pauses the dashboard and the same is measured for the paused view.
