@@ -142,7 +142,6 @@ class CoreGrid(Panel):
         # Whole percents in the cells (the bar beside each has finer steps; the title's average and the core
         # screen keep a decimal): a tenth that flickers every report is 64 more changed cells a second on trn2.
         bar_w = max(cell_w - value_w - 1, 1)
-        parts = self._parts
         for dev in range(snap.device_count):
             lab_style = self.style("cursor") if (dev == cur_dev and cur_core < 0) else self.style("label")
             segs = [Segment(f"ND{dev:<3}".ljust(label_w)[:label_w], lab_style)]
@@ -159,19 +158,7 @@ class CoreGrid(Panel):
                 if cc is None:
                     segs += self._cell(None, "-".rjust(value_w - 2), bar_w, selected)
                     continue
-                u = cc.neuroncore_utilization
-                # The common cell (a float in range; NaN and infinities fail the comparison): _cell's key made
-                # here and looked up directly, without fmt.pct, finite, _cell and part's lambda
-                if not view.flops and type(u) is float and -1.0 < u < 101.0:
-                    band = load_band(u)
-                    key = ((*bar_fill(u, bar_w), band), f"{u:.0f}%".rjust(value_w - 2), bar_w,
-                           -1 if selected else band)
-                    made = parts.get(key)
-                    if made is None:
-                        made = self.part(key, lambda u=u, v=key[1], s=selected: self._make_cell(u, v, bar_w, s, u))
-                    segs += made
-                    continue
-                u = finite(u)
+                u = finite(cc.neuroncore_utilization)
                 if view.flops:
                     f = finite(cc.effective_flops if cc.effective_flops is not None else cc.flops)
                     # FLOPS bar: relative to the busiest core in view
@@ -194,7 +181,10 @@ class CoreGrid(Panel):
         fill = None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
         colour = colour_pct if colour_pct is not None else pct
         key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour))
-        return self.part(key, lambda: self._make_cell(pct, value, bar_w, selected, colour))
+        made = self._parts.get(key)  # found (nearly always): no lambda made for ``part``
+        if made is None:
+            made = self.part(key, lambda: self._make_cell(pct, value, bar_w, selected, colour))
+        return made
 
     def _make_cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
                    colour: float | None) -> list[Segment]:
