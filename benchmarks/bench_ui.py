@@ -87,11 +87,13 @@ Minimal().run()
 '''
 
 MEMORY_HOG = '''\
-"""A neighbour that streams memory: copies a 64 MB buffer back and forth, at the lowest priority."""
+"""A neighbour that streams memory: copies a 64 MB buffer back and forth, at the lowest priority, until its
+parent is gone (a benchmark killed before it could stop the hog must not leave it slowing every later run)."""
 import os
 os.nice(19)
+parent = os.getppid()
 a, b = bytearray(64 << 20), bytearray(b"\\x01" * (64 << 20))
-while True:
+while os.getppid() == parent:
     a[:] = b
     b[:] = a
 '''
@@ -402,7 +404,7 @@ def main() -> int:
 
             # --- the baselines side by side with it ---
             # The same reports from a separate process, as neuron-monitor would send them: the dashboard's own
-            # cost without the simulator's (6 ms per trn2 report) inside it.
+            # cost without the simulator's (~0.5 ms per trn2 report, `bench_demo.py`) inside it.
             emit = f"{PY} -m neuron_top demo --instance trn2.48xlarge --seed 7 --emit"
             tmux.new("neuron-top-cmd", f"{PY} -m neuron_top --command {shlex.quote(emit)}")
             tmux.new("minimal", f"{PY} {shlex.quote(str(minimal))}")
