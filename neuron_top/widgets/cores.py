@@ -181,10 +181,7 @@ class CoreGrid(Panel):
         fill = None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
         colour = colour_pct if colour_pct is not None else pct
         key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour))
-        made = self._parts.get(key)  # found (nearly always): no lambda made for ``part``
-        if made is None:
-            made = self.part(key, lambda: self._make_cell(pct, value, bar_w, selected, colour))
-        return made
+        return self.part(key, self._make_cell, pct, value, bar_w, selected, colour)
 
     def _make_cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
                    colour: float | None) -> list[Segment]:

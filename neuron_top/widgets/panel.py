@@ -139,22 +139,24 @@ class Panel(Widget, can_focus=True):
         self._memo_next[key] = made
         return made  # type: ignore[return-value]
 
-    def part(self, key: Hashable, make: Callable[[], M]) -> M:
-        """``make()``, kept by ``key`` across builds: for pieces that recur anywhere in a panel (a core's bar and
-        value at a given percent), unlike ``memo`` rows, which are kept for their own place. Emptied when the
-        width, theme or focus change, and when it grows past a few thousand pieces."""
+    def part(self, key: Hashable, make: Callable[..., M], *args: object) -> M:
+        """``make(*args)``, kept by ``key`` across builds: for pieces that recur anywhere in a panel (a core's bar
+        and value at a given percent), unlike ``memo`` rows, which are kept for their own place. Emptied when the
+        width, theme or focus change, and when it grows past a few thousand pieces. ``make`` and its ``args`` come
+        apart, not as a lambda: the core grid and the value cells ask ~160 times a report and nearly always find
+        the piece, so a closure made for each call would be made for nothing."""
         made = self._parts.get(key, _NOT_MADE)
         if made is _NOT_MADE:
             if len(self._parts) >= 4096:
                 self._parts.clear()
-            made = self._parts[key] = make()
+            made = self._parts[key] = make(*args)
         return made  # type: ignore[return-value]
 
     def num(self, text: str, width: int, style: Style | None = None) -> Segment:
         """``cells.num`` kept by ``part``: a value cell as drawn before, when it reads the same. The latency and
         execution rows draw ~200 of them a report, most of them the same text as in an earlier report, and
         fitting each (measuring its cells, padding it) cost three times the lookup."""
-        return self.part(("num", text, width, style), lambda: num(text, width, style))
+        return self.part(("num", text, width, style), num, text, width, style)
 
     def per_step(self, history: History, key: Hashable, make: Callable[[], M]) -> M:
         """``make()``, kept while ``history`` stays at the same step (``STEP`` reports): for the stepped history
