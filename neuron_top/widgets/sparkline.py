@@ -102,15 +102,11 @@ class SteppedSparks:
         self._kept: dict[Key, tuple[tuple[int, int, int], str, float | None]] = {}
         """Per series: (history id, clears, step) it was drawn at, its text, its newest cell."""
 
-    def get(self, history: History, key: Key) -> tuple[str, float | None]:
-        """The sparkline text of ``key`` and its newest cell's value (None for a gap)."""
-        _, text, newest = self.many(history, (key,))[0]
-        return text, newest
-
     def many(self, history: History, keys: Iterable[Key]) -> list[tuple[tuple[int, int, int], str, float | None]]:
-        """``get`` for each of ``keys``, as ``(when, text, newest)``: what the vCPU grid asks of its 192 series at
-        each step, in one loop (the step worked out once, the pair of reports read inline; as one call per series
-        they were half the grid's cost)."""
+        """For each of ``keys``, ``(when, text, newest)``: the step it was drawn at, its sparkline text and its
+        newest cell's value (None for a gap). What the vCPU grid asks of its 192 series at each step, in one loop
+        (the step worked out once, the pair of reports read inline; as one call per series they were half the
+        grid's cost)."""
         step = history.pushed // STEP
         hid, clears = id(history), history.clears
         at, before = (hid, clears, step), (hid, clears, step - 1)
