@@ -39,7 +39,7 @@ sys.path.insert(0, {tree!r})
 from rich.console import Console
 from textual._compositor import CompositorUpdate
 from textual.app import App
-from neuron_top.widgets import paint
+from neuron_top.tui.render import paint
 from tests.helpers import feed, make_app
 
 console = Console(force_terminal=True, color_system="256", width={w}, height={h}, file=io.StringIO())

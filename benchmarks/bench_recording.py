@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from neuron_top.recording import RecordingWriter
-from neuron_top.sources.recording import RecordingIndex
+from neuron_top.recording.index import RecordingIndex
+from neuron_top.recording.writer import RecordingWriter
 
 
 def trn2_report(target: int = 120_000, rng: random.Random | None = None) -> bytes:

@@ -44,11 +44,11 @@ sys.path.insert(0, str(ROOT))
 from pyc import compile_bytecode  # noqa: E402  (benchmarks/pyc.py, beside this script)
 
 from neuron_top.history import History  # noqa: E402
-from neuron_top.recording import stamp  # noqa: E402
-from neuron_top.replay import ReplayController  # noqa: E402
-from neuron_top.screens.replay import HISTORY_WINDOW, SEEK_BUDGET  # noqa: E402
+from neuron_top.recording.index import RecordingIndex  # noqa: E402
+from neuron_top.recording.player import ReplayController  # noqa: E402
+from neuron_top.recording.writer import stamp  # noqa: E402
 from neuron_top.sources.demo import trn2_benchmark_report  # noqa: E402
-from neuron_top.sources.recording import RecordingIndex  # noqa: E402
+from neuron_top.tui.screens.replay import HISTORY_WINDOW, SEEK_BUDGET  # noqa: E402
 
 T0 = 1767225600.0
 POS = re.compile(r"report (\d+)/(\d+)")
@@ -193,7 +193,7 @@ def first_frame_in_process(path: Path) -> float:
     stop when the first report is on the screen (``app.latest``)."""
     import asyncio
 
-    from neuron_top.app import NeuronTopApp
+    from neuron_top.tui.app import NeuronTopApp
 
     async def run() -> float:
         t = time.perf_counter()

@@ -142,8 +142,8 @@ async def bench_frames(store: object, size: tuple[int, int], reps: int) -> list[
     """A full frame of the real widget (spans + strips for every visible line) per zoom level."""
     from textual.app import App
 
-    from neuron_top.screens.timeline import TimelineScreen
-    from neuron_top.widgets.timeline import Timeline
+    from neuron_top.tui.screens.timeline import TimelineScreen
+    from neuron_top.tui.widgets.tracks import Timeline
 
     class BenchApp(App[None]):
         def on_mount(self) -> None:

@@ -287,7 +287,7 @@ async def render_times(updates: int) -> dict[str, list[float]]:
     ``paint.flush`` (the direct write of changed cells) it caused."""
     from textual.screen import Screen
 
-    from neuron_top.widgets import paint
+    from neuron_top.tui.render import paint
     from tests.helpers import demo_snapshots, feed, make_app
 
     snaps = demo_snapshots("trn2.48xlarge", 7, 40 + updates)

@@ -20,11 +20,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from neuron_top import once  # noqa: E402
-from neuron_top.widgets.app_cores import AppCoresPanel  # noqa: E402
-from neuron_top.widgets.memory import MemoryTree  # noqa: E402
-from neuron_top.widgets.models import ModelsPanel  # noqa: E402
-from neuron_top.widgets.panel import Panel  # noqa: E402
+from neuron_top.output import text as once  # noqa: E402
+from neuron_top.tui.widgets.app_cores import AppCoresPanel  # noqa: E402
+from neuron_top.tui.widgets.memory import MemoryTree  # noqa: E402
+from neuron_top.tui.widgets.models import ModelsPanel  # noqa: E402
+from neuron_top.tui.widgets.panel import Panel  # noqa: E402
 from tests.panel_app import PanelApp, all_panels  # noqa: E402
 from tests.panel_views import fixture_view  # noqa: E402
 

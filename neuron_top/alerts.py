@@ -6,7 +6,7 @@ counters), so an uncorrected count above zero in a report is a new event, announ
 
 from __future__ import annotations
 
-from .snapshot import Snapshot
+from neuron_top.snapshot import Snapshot
 
 
 def new_uncorrected(cur: Snapshot) -> list[int]:

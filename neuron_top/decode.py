@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from . import schema
-from .textsafe import clean
+from neuron_top import schema
+from neuron_top.textsafe import clean
 
 _HUGE_NUMBER = re.compile(rb"(?<![\w.\"])-?\d{19,}(?:\.\d+)?(?:[eE][+-]?\d+)?|-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
 _GENERIC = msgspec.json.Decoder()

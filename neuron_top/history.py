@@ -14,7 +14,7 @@ from itertools import islice
 from math import isfinite
 from operator import attrgetter, itemgetter
 
-from .snapshot import DeviceEcc, Snapshot, finite
+from neuron_top.snapshot import DeviceEcc, Snapshot, finite
 
 Key = tuple[object, ...]
 _UTILIZATION = attrgetter("neuroncore_utilization")

@@ -11,15 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from .snapshot import (
-    DEVICE_CATEGORIES,
-    HOST_CATEGORIES,
-    AppView,
-    ModelView,
-    Snapshot,
-    SubgraphView,
-)
-from .textsafe import clean
+from neuron_top.snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, ModelView, Snapshot, SubgraphView
+from neuron_top.textsafe import clean
 
 CATEGORY_LABELS = {
     "tensors": "Tensors",

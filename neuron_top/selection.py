@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .snapshot import AppView, Snapshot
+from neuron_top.snapshot import AppView, Snapshot
 
 
 class Selection:

@@ -16,9 +16,9 @@ from typing import Any, Generic, TypeVar, overload
 
 import msgspec
 
-from . import schema
-from .decode import decode_report
-from .textsafe import clean
+from neuron_top import schema
+from neuron_top.decode import decode_report
+from neuron_top.textsafe import clean
 
 HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
 DEVICE_CATEGORIES = ("tensors", "constants", "model_code", "runtime_memory", "model_shared_scratchpad")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .history import History
-from .snapshot import AppView, Snapshot
+from neuron_top.history import History
+from neuron_top.snapshot import AppView, Snapshot
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import os
 import sys
 import tempfile
@@ -95,14 +94,12 @@ async def light(out: Path) -> None:
 
 @shot("help", "?: every key, by screen")
 async def help_screen(out: Path) -> None:
-    if importlib.util.find_spec("neuron_top.screens.timeline") is None:
-        raise Skip("the help screen imports neuron_top.screens.timeline, which is not in this tree")
     await _dashboard(out, "help", (120, 50), press=("question_mark",))
 
 
 @shot("core-detail", "Enter on the NeuronCore grid: one core in detail")
 async def core_detail(out: Path) -> None:
-    from neuron_top.widgets.cores import CoreGrid
+    from neuron_top.tui.widgets.cores import CoreGrid
 
     app = make_app(demo_snapshots(INSTANCE, SEED, REPORTS))
     async with app.run_test(size=(160, 50)) as pilot:
@@ -119,7 +116,7 @@ async def core_detail(out: Path) -> None:
 
 @shot("app-detail", "Enter on an app tab: one app's cores, memory, latency and errors")
 async def app_detail(out: Path) -> None:
-    from neuron_top.widgets.tabs import AppTabs
+    from neuron_top.tui.widgets.tabs import AppTabs
 
     app = make_app(demo_snapshots(INSTANCE, SEED, REPORTS))
     async with app.run_test(size=(160, 50)) as pilot:
@@ -142,9 +139,9 @@ def _recording(tmp: Path, n: int = 90) -> Path:
 
 @shot("replay", "neuron-top replay FILE: the scrubber with markers, paused at report 31")
 async def replay(out: Path) -> None:
-    from neuron_top.app import NeuronTopApp
-    from neuron_top.replay import ReplayController
-    from neuron_top.sources.recording import RecordingIndex
+    from neuron_top.recording.index import RecordingIndex
+    from neuron_top.recording.player import ReplayController
+    from neuron_top.tui.app import NeuronTopApp
 
     with tempfile.TemporaryDirectory(prefix="neuron-top-shots-") as tmp:
         path = _recording(Path(tmp))
@@ -170,15 +167,13 @@ async def replay(out: Path) -> None:
 
 @shot("timeline", "the timeline pane on the repo's small system trace (tests/data/trace_small.json)")
 async def timeline(out: Path) -> None:
-    if importlib.util.find_spec("neuron_top.screens.timeline") is None:
-        raise Skip("neuron_top/screens/timeline.py is not in this tree")
     trace = ROOT / "tests" / "data" / "trace_small.json"
     if not trace.exists():
         raise Skip(f"{trace.relative_to(ROOT)} is not in this tree")
     from textual.app import App
 
-    from neuron_top.screens.timeline import TimelineScreen
     from neuron_top.trace import load_trace
+    from neuron_top.tui.screens.timeline import TimelineScreen
 
     store = load_trace(trace)
 

@@ -29,7 +29,7 @@ def file_snapshots(path: Path, n: int = 1) -> tuple[Snapshot, ...]:
 
 def make_app(snapshots=(), *, size_hint: str = "", **kw):
     """An app with no source: tests push snapshots with ``feed`` (no collector thread, no timing)."""
-    from neuron_top.app import NeuronTopApp
+    from neuron_top.tui.app import NeuronTopApp
 
     kw.setdefault("clock", lambda: 1000.0)
     app = NeuronTopApp(None, **kw)

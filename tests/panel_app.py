@@ -10,12 +10,12 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
+from neuron_top.tui.widgets.ecc import EccPanel
+from neuron_top.tui.widgets.executions import ExecPanel
+from neuron_top.tui.widgets.latency import LatencyPanel
+from neuron_top.tui.widgets.memory import MemorySummary, MemoryTree
+from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
-from neuron_top.widgets.ecc import EccPanel
-from neuron_top.widgets.executions import ExecPanel
-from neuron_top.widgets.latency import LatencyPanel
-from neuron_top.widgets.memory import MemorySummary, MemoryTree
-from neuron_top.widgets.panel import Panel
 
 
 def all_panels() -> list[Panel]:

@@ -53,7 +53,7 @@ def read_text(path: Path | None) -> str | None:
 
 
 @dataclass
-class Node:
+class SysfsNode:
     """A device or core directory: its files indexed by path relative to it (posix strings)."""
 
     index: int
@@ -85,8 +85,8 @@ class Node:
 
 
 @dataclass
-class Device(Node):
-    cores: list[Node] = field(default_factory=list)
+class Device(SysfsNode):
+    cores: list[SysfsNode] = field(default_factory=list)
 
 
 def _walk(base: Path, skip_core_dirs: bool) -> tuple[dict[str, Path], list[tuple[int, Path]]]:
@@ -146,7 +146,7 @@ class NeuronSysfs:
         device = Device(index, path, files)
         for core_index, core_path in sorted(core_dirs):
             core_files, _ = _walk(core_path, skip_core_dirs=False)
-            device.cores.append(Node(core_index, core_path, core_files))
+            device.cores.append(SysfsNode(core_index, core_path, core_files))
         return device
 
     def cores_per_device(self) -> int | None:

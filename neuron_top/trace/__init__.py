@@ -8,11 +8,11 @@ Headless (no textual/rich). The public API the CLI and the app use:
 * ``TimelineModel`` (grouping, filters, navigation, search) and ``Filters`` for the timeline screen.
 """
 
-from .check import run_check, run_summary
-from .filters import FilterError, Filters
-from .loaders import TraceError, load_trace, sniff_format
-from .store import TraceStore
-from .view import GROUPINGS, TimelineModel
+from neuron_top.trace.check import run_check, run_summary
+from neuron_top.trace.filters import FilterError, Filters
+from neuron_top.trace.loaders import TraceError, load_trace, sniff_format
+from neuron_top.trace.model import GROUPINGS, TimelineModel
+from neuron_top.trace.store import TraceStore
 
 __all__ = [
     "GROUPINGS",

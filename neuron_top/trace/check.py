@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..textsafe import clean
-from .loaders import TraceError, load_trace
-from .store import TraceStore
-from .summary import format_duration
+from neuron_top.textsafe import clean
+from neuron_top.trace.loaders import TraceError, load_trace
+from neuron_top.trace.store import TraceStore
+from neuron_top.trace.summary import format_duration
 
 EXIT_OK = 0
 EXIT_FOUND = 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .store import HARDWARE_EVENTS, Track
+from neuron_top.trace.store import HARDWARE_EVENTS, Track
 
 
 class FilterError(ValueError):

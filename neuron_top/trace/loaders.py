@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import msgspec
 
-from .store import ASYNC, INSTANT, StoreBuilder, TraceStore
+from neuron_top.trace.store import ASYNC, INSTANT, StoreBuilder, TraceStore
 
 CHUNK = 1 << 22
 _MAX_CUT_TRIES = 12

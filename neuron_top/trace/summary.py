@@ -13,7 +13,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .store import CounterTrack, TraceStore, mip_levels, mip_pick
+from neuron_top.trace.store import CounterTrack, TraceStore, mip_levels, mip_pick
 
 
 class RowIndex:

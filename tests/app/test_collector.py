@@ -8,11 +8,11 @@ from pathlib import Path
 
 import msgspec
 
-from neuron_top.collector import Collector
-from neuron_top.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
-from neuron_top.recording import RecordingWriter
+from neuron_top.recording.index import RecordingIndex
+from neuron_top.recording.writer import RecordingWriter
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
-from neuron_top.sources.recording import RecordingIndex
+from neuron_top.tui.collector import Collector
+from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 from tests.conftest import DATA
 from tests.helpers import make_app
 
@@ -129,7 +129,7 @@ def test_reports_run_together_on_one_line_are_each_shown_and_recorded(tmp_path: 
 def test_an_unexpected_decoder_error_skips_that_report_and_keeps_the_source(monkeypatch) -> None:
     """Not only DecodeError: anything the decoder raises (it raised UnicodeDecodeError for bytes that are not
     UTF-8) is counted as a skipped report, and the next reports still arrive."""
-    from neuron_top import collector
+    from neuron_top.tui import collector
 
     real = collector.snapshot_from
     calls = {"n": 0}

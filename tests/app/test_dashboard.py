@@ -6,14 +6,14 @@ import asyncio
 
 import pytest
 
-from neuron_top.screens.app_detail import AppScreen
-from neuron_top.screens.detail import CoreScreen, DeviceScreen
-from neuron_top.screens.help import HelpScreen
-from neuron_top.ui import age as age_module
-from neuron_top.widgets.cores import CoreGrid
-from neuron_top.widgets.header import HeaderBar
-from neuron_top.widgets.memory import MemoryTree
-from neuron_top.widgets.tabs import AppTabs
+from neuron_top.tui import age as age_module
+from neuron_top.tui.screens.app_detail import AppScreen
+from neuron_top.tui.screens.detail import CoreScreen, DeviceScreen
+from neuron_top.tui.screens.help import HelpScreen
+from neuron_top.tui.widgets.cores import CoreGrid
+from neuron_top.tui.widgets.header import HeaderBar
+from neuron_top.tui.widgets.memory import MemoryTree
+from neuron_top.tui.widgets.tabs import AppTabs
 from tests.conftest import DATA
 from tests.helpers import demo_snapshots, feed, file_snapshots, make_app
 
@@ -41,9 +41,9 @@ async def test_help_lists_keys_and_closes(trn2) -> None:
         await feed(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        from neuron_top.screens.help import help_sections
+        from neuron_top.tui.screens.help import help_sections
 
-        shown = " ".join(f"{k} {d}" for _, rows in help_sections() for k, d in rows)
+        shown = " ".join(f"{k} {d}" for _, rows in help_sections(list(type(app).BINDINGS)) for k, d in rows)
         for needle in ("pause", "FLOPS", "filter", "open core", "expand", "timeline", "play/pause", "zoom"):
             assert needle in shown, needle
         await pilot.press("escape")
@@ -232,9 +232,9 @@ async def test_panels_with_a_row_per_app_keep_their_height_when_an_app_stops() -
     from neuron_top.decode import decode_report
     from neuron_top.snapshot import Snapshot
     from neuron_top.sources.demo import generate
-    from neuron_top.widgets.executions import ExecPanel
-    from neuron_top.widgets.latency import LatencyPanel
-    from neuron_top.widgets.panel import SHRINK_AFTER
+    from neuron_top.tui.widgets.executions import ExecPanel
+    from neuron_top.tui.widgets.latency import LatencyPanel
+    from neuron_top.tui.widgets.panel import SHRINK_AFTER
     from tests.helpers import T0
 
     def snap(i: int, data: bytes, drop: bool) -> Snapshot:

@@ -15,8 +15,8 @@ import pytest
 from textual import events
 from textual.drivers.linux_driver import LinuxDriver
 
-from neuron_top.app import NeuronTopApp
-from neuron_top.ui.driver import QuietLinuxDriver, driver_for
+from neuron_top.tui.app import NeuronTopApp
+from neuron_top.tui.render.driver import QuietLinuxDriver, driver_for
 
 
 class FakeApp:

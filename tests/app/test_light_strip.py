@@ -6,8 +6,8 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from neuron_top.widgets import light
-from neuron_top.widgets.light import LightStrip
+from neuron_top.tui.render import light
+from neuron_top.tui.render.light import LightStrip
 
 RED = Style(color="red")
 

@@ -7,10 +7,10 @@ from textual.app import App
 from textual.geometry import Region
 from textual.widget import Widget
 
-from neuron_top.widgets.cores import CoreGrid
-from neuron_top.widgets.paint import HIDDEN, placement
-from neuron_top.widgets.panel import Panel
-from neuron_top.widgets.vcpu import VcpuPanel
+from neuron_top.tui.render.paint import HIDDEN, placement
+from neuron_top.tui.widgets.cores import CoreGrid
+from neuron_top.tui.widgets.panel import Panel
+from neuron_top.tui.widgets.vcpu import VcpuPanel
 from tests.helpers import demo_snapshots, feed, make_app
 
 
@@ -64,7 +64,7 @@ async def test_where_a_panel_is_is_found_once_per_layout(monkeypatch) -> None:
     """Finding a panel's place walks every widget above it, checking its styles reads five rules and its
     background walks its ancestors: all are kept until Textual's map of visible widgets is made anew (anything
     moved, appeared or scrolled, as the toast test above shows) or the theme changes."""
-    from neuron_top.widgets import paint
+    from neuron_top.tui.render import paint
 
     app = make_app()
     snaps = demo_snapshots("trn2.48xlarge", 7, 20)
@@ -127,7 +127,7 @@ def test_quick_truecolor_passes_theme_lines_through_and_converts_ansi_ones_as_te
     from textual.color import Color
     from textual.filter import ANSIToTruecolor
 
-    from neuron_top.widgets.paint import QuickTruecolor
+    from neuron_top.tui.render.paint import QuickTruecolor
 
     theme = App().ansi_theme
     quick, textual = QuickTruecolor(theme), ANSIToTruecolor(theme)
@@ -145,7 +145,7 @@ def test_quick_truecolor_passes_theme_lines_through_and_converts_ansi_ones_as_te
 
 
 async def test_the_app_keeps_quick_truecolor_when_the_terminal_theme_changes() -> None:
-    from neuron_top.widgets.paint import QuickTruecolor
+    from neuron_top.tui.render.paint import QuickTruecolor
 
     app = make_app()
     async with app.run_test(size=(80, 24)):
@@ -157,7 +157,7 @@ async def test_the_app_keeps_quick_truecolor_when_the_terminal_theme_changes() -
 def test_a_textual_whose_filter_has_another_shape_keeps_its_own(monkeypatch) -> None:
     from textual.filter import ANSIToTruecolor
 
-    from neuron_top.widgets.paint import QuickTruecolor, quicken_filters
+    from neuron_top.tui.render.paint import QuickTruecolor, quicken_filters
 
     original = ANSIToTruecolor(App().ansi_theme)
     filters = [original]
@@ -172,7 +172,7 @@ def test_a_textual_whose_filter_has_another_shape_keeps_its_own(monkeypatch) -> 
 async def test_changed_cells_are_carried_line_by_line_and_dirty_once_per_line(monkeypatch) -> None:
     """Panels hand their changes over as ``(y, [(x1, x2), ...])`` (no Region per span); the StylesCache is told
     once per changed line, and the spans are the ones ``changed_regions`` finds."""
-    from neuron_top.widgets import spans
+    from neuron_top.tui.render import spans
 
     app = make_app()
     snaps = demo_snapshots("trn2.48xlarge", 7, 16)

@@ -6,7 +6,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from neuron_top.widgets.spans import _differ, changed_spans
+from neuron_top.tui.render.spans import _differ, changed_spans
 
 RED, GREEN = Style(color="red"), Style(color="green")
 

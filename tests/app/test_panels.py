@@ -14,17 +14,17 @@ from neuron_top.decode import decode_report
 from neuron_top.history import History
 from neuron_top.memtree import build_tree
 from neuron_top.schema import Report
-from neuron_top.screens.app_detail import AppScreen
 from neuron_top.snapshot import Snapshot
+from neuron_top.tui.screens.app_detail import AppScreen
+from neuron_top.tui.widgets.app_cores import AppCoresPanel
+from neuron_top.tui.widgets.ecc import EccPanel
+from neuron_top.tui.widgets.executions import ExecPanel
+from neuron_top.tui.widgets.latency import LatencyPanel
+from neuron_top.tui.widgets.memory import MemorySummary, MemoryTree
+from neuron_top.tui.widgets.models import ModelsPanel
+from neuron_top.tui.widgets.panel import Panel
+from neuron_top.tui.widgets.vcpu import VcpuPanel
 from neuron_top.view import View
-from neuron_top.widgets.app_cores import AppCoresPanel
-from neuron_top.widgets.ecc import EccPanel
-from neuron_top.widgets.executions import ExecPanel
-from neuron_top.widgets.latency import LatencyPanel
-from neuron_top.widgets.memory import MemorySummary, MemoryTree
-from neuron_top.widgets.models import ModelsPanel
-from neuron_top.widgets.panel import Panel
-from neuron_top.widgets.vcpu import VcpuPanel
 from tests.panel_app import PanelApp, sync
 from tests.panel_views import SHARED, fixture_view, hand_view, snapshots, view_of
 
@@ -626,7 +626,7 @@ async def test_a_theme_change_starts_the_kept_rows_afresh() -> None:
             await pilot.pause()
         panel = app.screen.query_one(EccPanel)
         old = list(panel._strips)
-        from neuron_top.widgets.cores import CoreGrid
+        from neuron_top.tui.widgets.cores import CoreGrid
 
         grid = app.screen.query_one(CoreGrid)
         old_cells = list(grid._parts.values())
@@ -644,7 +644,7 @@ async def test_core_cells_made_once_are_the_cells_a_fresh_build_makes() -> None:
     width and colour source must give what building the cell afresh gives."""
     import random
 
-    from neuron_top.widgets.cores import CoreGrid
+    from neuron_top.tui.widgets.cores import CoreGrid
     from tests.helpers import demo_snapshots, make_app
 
     app = make_app()
@@ -670,8 +670,8 @@ async def test_value_cells_kept_by_what_they_read_are_the_cells_num_makes() -> N
     made apart is the same key; another style is not)."""
     from rich.style import Style
 
-    from neuron_top.widgets.cells import num
-    from neuron_top.widgets.latency import LatencyPanel
+    from neuron_top.tui.widgets.cells import num
+    from neuron_top.tui.widgets.latency import LatencyPanel
     from tests.helpers import demo_snapshots, make_app
 
     app = make_app()
@@ -693,7 +693,7 @@ async def test_value_cells_kept_by_what_they_read_are_the_cells_num_makes() -> N
 async def test_the_lines_sent_directly_are_what_render_line_draws() -> None:
     """``Panel._line`` (what ``paint.flush`` sends) pads a short row itself: it must be exactly Textual's
     ``crop_extend`` of that row, for every line of every panel on the trn2 dashboard at two widths."""
-    from neuron_top.widgets.panel import Panel
+    from neuron_top.tui.widgets.panel import Panel
     from tests.helpers import demo_snapshots, feed, make_app
 
     for size in ((200, 60), (120, 40)):
@@ -717,7 +717,7 @@ async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build
     (``Panel.per_step``), and at a step each moves on by a cell (``StepCells``). Each report's rows must be what
     a build that keeps nothing draws, and a report in the middle of a step must not compute a single
     sparkline."""
-    from neuron_top.widgets import sparkline
+    from neuron_top.tui.widgets import sparkline
     from tests.helpers import demo_snapshots, make_app
 
     made = {"n": 0}
@@ -755,7 +755,7 @@ def test_step_cells_kept_between_steps_match_a_full_computation() -> None:
     and a scale that changes, each must be what ``stepped`` and ``spark_text`` make from scratch."""
     import random
 
-    from neuron_top.widgets.sparkline import StepCells, peak, spark_text, stepped
+    from neuron_top.tui.widgets.sparkline import StepCells, peak, spark_text, stepped
 
     rnd = random.Random(5)
     busy = [None if rnd.random() < 0.2 else rnd.uniform(0, 100) for _ in range(120)]
@@ -784,7 +784,7 @@ def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
     be what the full computation draws."""
     import random
 
-    from neuron_top.widgets.sparkline import SteppedSparks, spark_text, stepped
+    from neuron_top.tui.widgets.sparkline import SteppedSparks, spark_text, stepped
 
     rnd = random.Random(11)
     busy = [None if rnd.random() < 0.15 else rnd.uniform(0, 100) for _ in range(90)]

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from neuron_top.app import NeuronTopApp
-from neuron_top.recording import RecordingWriter, stamp
-from neuron_top.replay import ReplayController
-from neuron_top.screens.replay import HISTORY_WINDOW, ReplayScreen
-from neuron_top.sources.recording import RecordingIndex, SpooledIndex
-from neuron_top.widgets.cores import CoreGrid
-from neuron_top.widgets.header import HeaderBar
-from neuron_top.widgets.scrubber import Scrubber, cell_of, report_at
-from neuron_top.widgets.tabs import AppTabs
+from neuron_top.recording.index import RecordingIndex, SpooledIndex
+from neuron_top.recording.player import ReplayController
+from neuron_top.recording.writer import RecordingWriter, stamp
+from neuron_top.tui.app import NeuronTopApp
+from neuron_top.tui.screens.replay import HISTORY_WINDOW, ReplayScreen
+from neuron_top.tui.widgets.cores import CoreGrid
+from neuron_top.tui.widgets.header import HeaderBar
+from neuron_top.tui.widgets.scrubber import Scrubber, cell_of, report_at
+from neuron_top.tui.widgets.tabs import AppTabs
 
 T0 = 1767225600.0
 N = 200

@@ -21,7 +21,7 @@ from textual.app import App
 from textual.geometry import Region
 from textual.strip import Strip
 
-import neuron_top.widgets.spans  # noqa: F401  (installs the writer)
+import neuron_top.tui.render.spans  # noqa: F401  (installs the writer)
 from tests.helpers import demo_snapshots, feed, make_app
 
 W, H = 120, 40
@@ -184,7 +184,7 @@ def test_wide_characters_in_a_partly_updated_chop() -> None:
 
 def test_a_writer_failure_falls_back_to_textuals_own(monkeypatch) -> None:
     """A newer Textual whose private ChopsUpdate changed must cost bytes, never a traceback."""
-    import neuron_top.widgets.spans as spans
+    import neuron_top.tui.render.spans as spans
 
     def broken(self, console):
         raise AttributeError("no such thing in this Textual")
@@ -202,7 +202,7 @@ def _screen_lines(rng: random.Random, styles: list[Style]) -> list[Strip]:
 
 
 def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> None:
-    import neuron_top.widgets.spans as spans
+    import neuron_top.tui.render.spans as spans
 
     rng = random.Random(11)
     styles = [Style(color="red"), Style(color="green", bold=True), Style(color="black", bgcolor="yellow")]
@@ -227,7 +227,7 @@ def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> 
 def test_the_shadow_compares_styles_by_value_not_by_object() -> None:
     """A repaint's lines hold the very Style objects the terminal was drawn with, or equal copies (Textual makes
     new ones for its own widgets): an equal copy is no change, a different style is, whatever the characters."""
-    from neuron_top.widgets.spans import Shadow
+    from neuron_top.tui.render.spans import Shadow
 
     red, green = Style(color="red"), Style(color="green")
     shadow = Shadow(W, 1)
@@ -276,9 +276,9 @@ def test_widget_lines_written_again_and_again_leave_the_shadow_exact(keep: int |
     updates drawn over part of a row come between. Lines are drawn from three variants per row, so cells often
     change back: a full repaint that trusted a stale shadow would then skip a cell the terminal shows wrong.
     ``keep``: the written ranges merged after that many (the default waits for minutes of updates)."""
-    import neuron_top.widgets.spans as spans_module
-    from neuron_top.widgets.paint import WidgetChops
-    from neuron_top.widgets.spans import changed_spans
+    import neuron_top.tui.render.spans as spans_module
+    from neuron_top.tui.render.paint import WidgetChops
+    from neuron_top.tui.render.spans import changed_spans
 
     if keep is not None:
         monkeypatch.setattr(spans_module, "_KEEP_RANGES", keep)
@@ -351,7 +351,7 @@ async def test_ctrl_l_sends_every_cell_again(monkeypatch) -> None:
 async def test_a_resize_forgets_what_the_terminal_showed(monkeypatch) -> None:
     """After a resize the terminal may have cleared or reflowed its lines (even when the size comes back to what
     it was): the app forgets its copy, so the next full repaint sends every cell."""
-    import neuron_top.ui.terminal as app_module
+    import neuron_top.tui.render.terminal as app_module
 
     forgot: list[object] = []
     monkeypatch.setattr(app_module, "forget", forgot.append)

@@ -8,10 +8,10 @@ from pathlib import Path
 from textual import events
 from textual.widgets import Input, OptionList, Static
 
-from neuron_top.screens.timeline import TimelineScreen, filter_text, parse_filter_text
 from neuron_top.trace import load_trace
 from neuron_top.trace.filters import Filters
-from neuron_top.widgets.timeline import Timeline
+from neuron_top.tui.screens.timeline import TimelineScreen, filter_text, parse_filter_text
+from neuron_top.tui.widgets.tracks import Timeline
 from tests.app.timeline_app import FakeClock, TimelineApp, sync
 from tests.trace_helpers import DATA
 
@@ -263,7 +263,7 @@ async def test_replay_moves_the_playhead_with_the_injected_clock() -> None:
 def test_replay_lists_active_events_per_core() -> None:
     store = load_trace(SMALL)
     scr = TimelineScreen(store)
-    from neuron_top.trace.view import TimelineModel
+    from neuron_top.trace.model import TimelineModel
 
     scr.model = TimelineModel(store)
     nc0 = next(t for t in store.tracks if t.core == 0)

@@ -10,8 +10,8 @@ from typing import Any
 
 from textual.app import App
 
-from neuron_top.screens.timeline import TimelineScreen
 from neuron_top.trace.store import TraceStore
+from neuron_top.tui.screens.timeline import TimelineScreen
 
 
 class FakeClock:

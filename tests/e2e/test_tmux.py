@@ -129,15 +129,6 @@ def nt(*args: str) -> str:
     return " ".join(shlex.quote(a) for a in (PY, "-m", "neuron_top", *args))
 
 
-def needs(relpath: str, why: str) -> None:
-    if not (ROOT / relpath).exists():
-        pytest.skip(f"{relpath} is not in this tree yet ({why})")
-
-
-def live_sources_present() -> None:
-    needs("neuron_top/sources/monitor.py", "plain neuron-top imports it to pick a live source")
-
-
 # --- (a) the full dashboard ---------------------------------------------------------------------------------
 
 
@@ -160,7 +151,6 @@ def test_demo_dashboard_keys_and_clean_quit(term) -> None:
 
 
 def test_help_screen(term) -> None:
-    needs("neuron_top/screens/timeline.py", "the help screen lists the timeline keys and imports it")
     t = term(200, 60)
     t.start(nt("demo", "--seed", "7", "--instance", "trn2.48xlarge"))
     t.wait_for("NeuronCore")
@@ -208,7 +198,6 @@ def test_small_terminal_tab_reaches_lower_panels(term) -> None:
 
 
 def test_pipe_once_prints_plain_text() -> None:
-    live_sources_present()
     line = f"{nt('demo', '--emit', '--count', '5', '--period', '0.05', '--seed', '7')} | {nt('--once')}"
     out = subprocess.run(["sh", "-c", line], cwd=ROOT, capture_output=True, timeout=60)
     assert out.returncode == 0, out.stderr.decode(errors="replace")
@@ -219,7 +208,6 @@ def test_pipe_once_prints_plain_text() -> None:
 
 
 def test_pipe_tui_reads_keys_from_tty_and_keeps_data_when_stream_ends(term, tmp_path: Path) -> None:
-    live_sources_present()
     pidfile = tmp_path / "producer.pid"
     producer = (f"sh -c 'echo $$ > {shlex.quote(str(pidfile))}; exec "
                 + nt("demo", "--emit", "--period", "0.2", "--seed", "7").replace("'", "'\\''") + "'")

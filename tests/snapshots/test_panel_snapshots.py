@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from neuron_top.screens.app_detail import AppScreen
+from neuron_top.tui.screens.app_detail import AppScreen
 from neuron_top.view import View
 from tests.panel_app import PanelApp
 from tests.panel_views import hand_view

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from neuron_top.screens.timeline import TimelineScreen
 from neuron_top.trace import load_trace
+from neuron_top.tui.screens.timeline import TimelineScreen
 from tests.app.timeline_app import FakeClock, TimelineApp
 from tests.trace_helpers import DATA
 

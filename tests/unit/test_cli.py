@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from neuron_top.cli import main
-from neuron_top.recording import RecordingWriter
+from neuron_top.cli.main import main
+from neuron_top.recording.writer import RecordingWriter
 from tests.conftest import ROOT, SHARED_TRACES, shared
 from tests.helpers import T0
 

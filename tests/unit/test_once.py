@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from neuron_top.once import SourceInfo, as_json, text
+from neuron_top.output.text import SourceInfo, as_json, text
 from tests.conftest import DATA, SHARED_REPORTS, load_snapshot, shared
 
 

@@ -1,7 +1,7 @@
 
 
 def test_reports_run_together_on_one_line_are_recorded_one_per_line(tmp_path) -> None:
-    from neuron_top.recording import RecordingWriter
+    from neuron_top.recording.writer import RecordingWriter
 
     path = tmp_path / "r.jsonl"
     w = RecordingWriter(path, clock=lambda: 5.0)

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neuron_top.sources import recording as rec
-from neuron_top.sources.recording import RecordingIndex, SpooledIndex
+from neuron_top.recording import index as rec
+from neuron_top.recording.index import RecordingIndex, SpooledIndex
 
 BOM = b"\xef\xbb\xbf"
 WS = b" \t\r\f\v"

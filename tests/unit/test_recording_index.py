@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from neuron_top.recording import RecordingWriter, write_range
+from neuron_top.recording.index import RecordingIndex, RecordingSource, SpooledIndex, open_recording
+from neuron_top.recording.writer import RecordingWriter, write_range
 from neuron_top.sources.base import RawReport, Skipped, State, Status
-from neuron_top.sources.recording import RecordingIndex, RecordingSource, SpooledIndex, open_recording
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 

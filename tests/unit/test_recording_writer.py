@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from neuron_top import recording
-from neuron_top.recording import RecordingWriter, install_signal_handlers, record_main, stamp
+from neuron_top.recording import writer as recording
+from neuron_top.recording.index import RecordingIndex
+from neuron_top.recording.writer import RecordingWriter, install_signal_handlers, record_main, stamp
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
-from neuron_top.sources.recording import RecordingIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,7 +113,7 @@ def test_disk_full_leaves_whole_lines(tmp_path: Path, monkeypatch: pytest.Monkey
 
 CHILD = r"""
 import sys, threading
-from neuron_top.recording import RecordingWriter, install_signal_handlers
+from neuron_top.recording.writer import RecordingWriter, install_signal_handlers
 stop = threading.Event()
 w = RecordingWriter(sys.argv[1])
 install_signal_handlers(w, stop)
@@ -230,7 +230,7 @@ def test_record_main_stops_on_stop_even_when_the_source_waits(tmp_path: Path) ->
 
 RECORD_CHILD = r"""
 import sys, threading, time
-from neuron_top.recording import record_main
+from neuron_top.recording.writer import record_main
 from neuron_top.sources.base import RawReport
 
 class Forever:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from neuron_top.decode import decode_report
-from neuron_top.recording import RecordingWriter
-from neuron_top.replay import (
+from neuron_top.recording.index import RecordingIndex
+from neuron_top.recording.player import (
     MAX_FRAME_REPORTS,
     SPEEDS,
     Marker,
@@ -20,8 +20,8 @@ from neuron_top.replay import (
     markers_between,
     parse_goto,
 )
+from neuron_top.recording.writer import RecordingWriter
 from neuron_top.snapshot import Snapshot
-from neuron_top.sources.recording import RecordingIndex
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
 
@@ -325,7 +325,7 @@ def test_scan_markers_over_a_recording_and_resume_when_it_grows(tmp_path: Path) 
         with p.open("ab") as f:  # the recording grows: app 2 stops, ECC
             f.write(b"garbage\n")
             for i, data in enumerate([report(apps=[{"pid": 1}], ecc=(1, 0))] * 2):
-                from neuron_top.recording import stamp
+                from neuron_top.recording.writer import stamp
 
                 f.write(stamp(data, T0 + 10 + i) + b"\n")
         idx.refresh()

@@ -1,4 +1,4 @@
-from neuron_top.widgets.sparkline import chart_rows, spark_text
+from neuron_top.tui.widgets.sparkline import chart_rows, spark_text
 
 
 def test_gaps_are_spaces_never_zeros() -> None:

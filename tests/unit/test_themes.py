@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from neuron_top.themes import load_themes
+from neuron_top.tui.themes import load_themes
 from tests.conftest import ROOT
 
 

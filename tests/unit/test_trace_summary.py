@@ -189,7 +189,7 @@ def test_model_filters_search_and_navigation(tmp_path: Path) -> None:
 
 def test_core_never_imports_textual_or_rich() -> None:
     code = (
-        "import sys\nimport neuron_top.trace, neuron_top.trace.check, neuron_top.trace.view, neuron_top.trace.synth\n"
+        "import sys\nimport neuron_top.trace, neuron_top.trace.check, neuron_top.trace.model, neuron_top.trace.synth\n"
         "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

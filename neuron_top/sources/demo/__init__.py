@@ -4,9 +4,16 @@ Four instance profiles (``PROFILES``) with the real hardware shape; apps that lo
 and come and go; rare ECC events. Fully deterministic for a seed: time is simulated, the clock only paces.
 """
 
-from .profiles import INSTANCE_TYPES, PROFILES, AppSpec, InstanceProfile, ModelSpec
-from .source import BATCH, DemoSource, emit_main, generate, iter_reports, trn2_benchmark_report
-from .world import GROUPS, World
+from neuron_top.sources.demo.profiles import INSTANCE_TYPES, PROFILES, AppSpec, InstanceProfile, ModelSpec
+from neuron_top.sources.demo.source import (
+    BATCH,
+    DemoSource,
+    emit_main,
+    generate,
+    iter_reports,
+    trn2_benchmark_report,
+)
+from neuron_top.sources.demo.world import GROUPS, World
 
 __all__ = [
     "BATCH",

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from .profiles import AppSpec, InstanceProfile, MiB
+from neuron_top.sources.demo.profiles import AppSpec, InstanceProfile, MiB
 
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
 ERROR_KINDS = ("generic", "numerical", "transient", "model", "runtime", "hardware")

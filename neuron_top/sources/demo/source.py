@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import IO, Any
 
-from ..base import Item, RawReport, State, Status
-from .apps import encode
-from .profiles import PROFILES
-from .world import World, resolve_periods
+from neuron_top.sources.base import Item, RawReport, State, Status
+from neuron_top.sources.demo.apps import encode
+from neuron_top.sources.demo.profiles import PROFILES
+from neuron_top.sources.demo.world import World, resolve_periods
 
 
 def _profile(instance: str) -> Any:

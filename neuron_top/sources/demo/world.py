@@ -16,9 +16,9 @@ from typing import Any
 
 import msgspec
 
-from ...schema import RUNTIME_GROUPS, SYSTEM_GROUPS
-from .apps import App, encode, r2
-from .profiles import GiB, InstanceProfile
+from neuron_top.schema import RUNTIME_GROUPS, SYSTEM_GROUPS
+from neuron_top.sources.demo.apps import App, encode, r2
+from neuron_top.sources.demo.profiles import GiB, InstanceProfile
 
 K8S_GROUP = "neuron_k8s_info"
 GROUPS = RUNTIME_GROUPS + SYSTEM_GROUPS + (K8S_GROUP,)

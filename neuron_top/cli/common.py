@@ -1,0 +1,133 @@
+"""What every command shares: the usage error, the live source, the recorder, ``--once`` and starting the TUI.
+
+Headless: the TUI is imported only inside ``run_tui``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from neuron_top.textsafe import clean
+
+
+class UsageError(Exception):
+    """A one-line message for the user; exit status 2."""
+
+
+def _load_config(path: str | None, tag: str | None = None):
+    from neuron_top.config import ConfigError, load_config
+
+    if path is None:
+        return None
+    try:
+        cfg = load_config(path)
+        if tag:
+            cfg = cfg.with_tag_filter(tag)
+    except ConfigError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read config {path}: {exc.strerror}") from None
+    return cfg
+
+
+def _check_tag(tag: str | None) -> None:
+
+    if tag:
+        try:
+            re.compile(tag)
+        except re.error as exc:
+            raise UsageError(f"--tag {tag!r} is not a valid regex: {exc}") from None
+
+
+def live_source(ns: argparse.Namespace):
+    """The source for plain ``neuron-top``: --command, a pipe on stdin, neuron-monitor, or the built-in one
+    (the rule and its tests live in ``sources.live``). Returns (source, notes)."""
+    from neuron_top.config import ConfigError
+    from neuron_top.sources.live import choose_live_source
+
+    kwargs = {"monitor": lambda: None} if getattr(ns, "builtin", False) else {}
+    try:
+        choice = choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
+                                    **kwargs)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read config {ns.config}: {exc.strerror or exc}") from None
+    return choice.source, choice.notes
+
+
+def _recorder(path: str | None):
+    if not path:
+        return None
+    from neuron_top.recording.writer import RecordingWriter
+
+    try:
+        return RecordingWriter(path)
+    except OSError as exc:
+        raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
+
+
+def print_once(source, as_json: bool) -> int:
+    """Print the first report of a live source (neuron-monitor emits one at once) and exit."""
+    from neuron_top.decode import DecodeError
+    from neuron_top.output.text import SourceInfo, text
+    from neuron_top.output.text import as_json as to_json
+    from neuron_top.snapshot import snapshot_from
+    from neuron_top.sources.base import RawReport, Skipped, Status
+
+    info = SourceInfo(name=source.name, state="live")
+    stop = threading.Event()
+    last_status = ""
+    try:
+        for item in source.items(stop):
+            if isinstance(item, Skipped):
+                info.skipped += item.count
+                info.skipped_reasons[item.reason] = info.skipped_reasons.get(item.reason, 0) + item.count
+            elif isinstance(item, Status):
+                info.state = item.state.value
+                last_status = item.message
+                if item.state.value in ("ended", "failed"):
+                    break
+            elif isinstance(item, RawReport):
+                try:
+                    snap = snapshot_from(item.data, item.ts or time.time(), 1)
+                except DecodeError as exc:
+                    info.skipped += 1
+                    info.skipped_reasons[str(exc)] = info.skipped_reasons.get(str(exc), 0) + 1
+                    continue
+                info.reports = 1
+                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
+                return 0
+    finally:
+        stop.set()
+        source.close()
+    raise UsageError(f"no report from {clean(source.name)}: {clean(last_status) or 'the stream ended'}"
+                     + (f" ({info.skipped} bad input skipped)" if info.skipped else ""))
+
+
+def _write(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,
+            replay_name: str = "", notes: Sequence[str] = ()) -> int:
+    from neuron_top.tui.app import NeuronTopApp
+
+    traces = list(traces or getattr(ns, "trace", None) or [])
+    for t in traces:
+        if not Path(t).exists():
+            raise UsageError(f"trace file not found: {t}")
+    app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None), recorder=recorder,
+                       history=getattr(ns, "history", 600), demo=demo, traces=traces, replay=replay,
+                       replay_name=replay_name, notes=list(notes))
+    app.run()
+    return app.return_code or 0
+

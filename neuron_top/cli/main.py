@@ -1,0 +1,224 @@
+"""The command line. Parses arguments, builds the source, then runs the TUI or a headless mode.
+
+Headless modes (``--once``, ``--json``, ``demo --emit``, ``record``, ``trace --check``) never import Textual, so
+they start fast and work where no terminal is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+from neuron_top import __version__
+from neuron_top.cli.common import (
+    UsageError,
+    _check_tag,
+    _load_config,
+    _recorder,
+    live_source,
+    print_once,
+    run_tui,
+)
+from neuron_top.textsafe import clean
+
+INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
+COMMANDS = ("demo", "replay", "trace", "record")
+
+
+
+
+def _common_ui(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--theme", metavar="NAME", help="colour theme (see themes/; t cycles them at run time)")
+    p.add_argument("--trace", metavar="FILE", action="append", help="also open a system trace in the timeline pane")
+    p.add_argument("--history", type=int, default=600, metavar="N", help="reports kept for sparklines (600)")
+
+
+def _once(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--once", action="store_true", help="print one snapshot as plain text and exit")
+    p.add_argument("--json", action="store_true", help="with --once (implied): print the snapshot as JSON")
+
+
+def main_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="neuron-top",
+        description="A terminal dashboard for AWS Neuron (Inferentia, Trainium). Reads neuron-monitor; without "
+        "it, a built-in collector. Subcommands: demo, replay, trace, record (see neuron-top CMD --help).",
+    )
+    p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
+    p.add_argument("--tag", metavar="REGEX", help="show only apps whose tag matches (/ changes it at run time)")
+    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
+    p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
+    p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
+    _once(p)
+    _common_ui(p)
+    p.add_argument("--version", action="version", version=f"neuron-top {__version__}")
+    return p
+
+
+def demo_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top demo", description="Simulated Neuron machine with tagged apps.")
+    p.add_argument("--instance", choices=INSTANCES, default="trn2.48xlarge")
+    p.add_argument("--seed", type=int, default=None, help="make the simulation deterministic")
+    p.add_argument("--emit", action="store_true", help="print reports to stdout like neuron-monitor")
+    p.add_argument("--count", type=int, default=None, help="with --emit: stop after N reports")
+    p.add_argument("--period", type=float, default=1.0, help="seconds between reports (1)")
+    p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config: periods and tag filter")
+    p.add_argument("--tag", metavar="REGEX")
+    p.add_argument("--record", metavar="FILE")
+    _once(p)
+    _common_ui(p)
+    return p
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top replay", description="Replay a recorded neuron-monitor stream.")
+    p.add_argument("file", help="recording (one report per line; .gz/.zst), or - for stdin")
+    p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 100 (1)")
+    p.add_argument("--start", type=int, default=None, metavar="N", help="start at report N (1-based)")
+    p.add_argument("--tag", metavar="REGEX")
+    _once(p)
+    _common_ui(p)
+    return p
+
+
+def trace_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top trace", description="Show system traces in the timeline pane.")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--check", action="store_true", help="print errors and unfinished events; exit 1 if any")
+    p.add_argument("--summary", action="store_true", help="print event counts per track and phase, and problems")
+    p.add_argument("--theme", metavar="NAME")
+    return p
+
+
+def record_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="neuron-top record", description="Record reports headless (no screen).")
+    p.add_argument("file")
+    p.add_argument("-c", "--config", metavar="FILE")
+    p.add_argument("--command", metavar="CMD")
+    p.add_argument("--builtin", action="store_true", help="use the built-in collector")
+    return p
+
+
+# --- entry point ----------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] in COMMANDS:
+            cmd, rest = args[0], args[1:]
+            parser = {"demo": demo_parser, "replay": replay_parser, "trace": trace_parser,
+                      "record": record_parser}[cmd]()
+            ns = parser.parse_args(rest)
+            return {"demo": run_demo, "replay": run_replay, "trace": run_trace, "record": run_record}[cmd](ns)
+        return run_live(main_parser().parse_args(args))
+    except UsageError as exc:
+        print(f"neuron-top: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except Exception as exc:  # never a traceback at a user; NEURON_TOP_DEBUG=1 shows it
+        if os.environ.get("NEURON_TOP_DEBUG"):
+            raise
+        print(f"neuron-top: internal error: {clean(repr(exc), 300)} (NEURON_TOP_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        return 1
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+
+
+
+
+
+
+def run_live(ns: argparse.Namespace) -> int:
+    _check_tag(ns.tag)
+    source, notes = live_source(ns)
+    if ns.once or ns.json:
+        return print_once(source, ns.json)
+    return run_tui(source, ns, recorder=_recorder(ns.record), notes=notes)
+
+
+def run_demo(ns: argparse.Namespace) -> int:
+    from neuron_top.sources.demo import DemoSource, emit_main
+
+    _check_tag(ns.tag)
+    cfg = _load_config(ns.config, ns.tag)
+    periods = cfg.group_periods() if cfg is not None else None
+    period = cfg.base_period() if cfg is not None else ns.period
+    seed = ns.seed if ns.seed is not None else int(time.time()) % 100000
+    if ns.emit:
+        return emit_main(ns.instance, seed, sys.stdout, count=ns.count, period=period, periods=periods)
+    try:
+        source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=ns.tag)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if ns.once or ns.json:
+        return print_once(source, ns.json)  # the first report comes at once
+    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True)
+
+
+
+
+
+
+
+
+def run_replay(ns: argparse.Namespace) -> int:
+    from neuron_top.cli.replay_cmd import replay_main
+
+    _check_tag(ns.tag)
+    return replay_main(ns)
+
+
+def run_trace(ns: argparse.Namespace) -> int:
+    from neuron_top.trace.check import run_check, run_summary
+
+    if ns.check or ns.summary:
+        code = 0
+        if ns.summary:
+            code = max(code, run_summary(ns.files, sys.stdout))
+        if ns.check:
+            code = max(code, run_check(ns.files, sys.stdout))
+        return code
+    from neuron_top.trace.loaders import TraceError, sniff_format
+
+    for f in ns.files:
+        try:
+            sniff_format(f)
+        except TraceError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot read {f}: {exc.strerror or exc}") from None
+    return run_tui(None, ns, traces=ns.files)
+
+
+def run_record(ns: argparse.Namespace) -> int:
+    from neuron_top.recording.writer import record_main
+
+    ns.tag = None
+    source, notes = live_source(ns)
+    for note in notes:
+        print(f"neuron-top: {note}", file=sys.stderr)
+    return record_main(source, ns.file, threading.Event())
+
+
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""``neuron-top replay FILE|-``: the TUI on a recording, or ``--once``/``--json`` for its state at one report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from neuron_top.decode import DecodeError
+from neuron_top.output.text import SourceInfo, as_json, text
+from neuron_top.snapshot import Snapshot, snapshot_from
+from neuron_top.textsafe import clean
+
+START_WAIT = 0.5
+"""Seconds to wait for the starting report to be indexed before the screen comes up."""
+
+
+def replay_main(ns: argparse.Namespace) -> int:
+    from neuron_top.cli.common import UsageError, run_tui
+    from neuron_top.recording.index import SpooledIndex, open_recording
+    from neuron_top.recording.player import ReplayController
+
+    if not (ns.once or ns.json):
+        # Import the TUI before the indexing thread starts: both need the GIL, and importing Textual while
+        # 1 GB is being indexed doubled the time to the first frame.
+        from neuron_top.tui import app  # noqa: F401
+
+    try:
+        if ns.file == "-":
+            # Take the pipe off fd 0 first (the terminal gets fd 0 back for keys), then spool from it.
+            from neuron_top.sources.stream import take_stdin_for_reports
+
+            index = SpooledIndex(take_stdin_for_reports())
+        else:
+            index = open_recording(ns.file, follow=True)  # a FIFO path is spooled like stdin
+    except OSError as exc:
+        raise UsageError(f"cannot open {ns.file}: {exc.strerror or exc}") from None
+    if ns.once or ns.json:
+        try:
+            return _print_once(index, ns)
+        finally:
+            index.close()
+    start = max(0, ns.start - 1) if ns.start else 0
+    # The first frame should show a report: indexing finds it in milliseconds (a pipe may take longer; the
+    # screen then shows "no reports yet" and draws the first one the moment it arrives).
+    index.wait_for(start, timeout=START_WAIT)
+    controller = ReplayController(index, speed=ns.speed, start=start)
+    try:
+        return run_tui(None, ns, replay=controller, replay_name=ns.file if ns.file != "-" else "stdin")
+    finally:
+        controller.stop_scan()
+        index.close()
+
+
+def _print_once(index, ns: argparse.Namespace) -> int:
+    """The state after the last complete report, or at --start N (1-based)."""
+    from neuron_top.cli.common import UsageError
+
+    index.wait()
+    n = len(index)
+    if n == 0:
+        why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
+        raise UsageError(f"no reports in {clean(ns.file)}" + why
+                         + (f" ({index.skipped} bad lines skipped)" if index.skipped else ""))
+    want = n - 1 if ns.start is None else max(0, min(ns.start - 1, n - 1))
+    info = SourceInfo(name=ns.file, state="replay", skipped=index.skipped, reports=n)
+    for _, sk in index.skips():
+        info.skipped_reasons[sk.reason] = info.skipped_reasons.get(sk.reason, 0) + sk.count
+    i = want
+    snap = None
+    while i >= 0 and snap is None:  # the wanted report may be bad: fall back to the one before it
+        snap = _snap(index, i, info)
+        i -= 1
+    if snap is None:
+        raise UsageError(f"no decodable report in {clean(ns.file)} ({info.skipped} skipped)")
+    info.position = f"report {snap.seq}/{n}"
+    out = as_json(snap, info) + b"\n" if ns.json else text(snap, info).encode()
+    sys.stdout.flush()
+    sys.stdout.buffer.write(out)
+    sys.stdout.flush()
+    return 0
+
+
+def _snap(index, i: int, info: SourceInfo) -> Snapshot | None:
+    try:
+        return snapshot_from(index.get(i), index.timestamp(i), i + 1)
+    except DecodeError as exc:
+        info.skipped += 1
+        info.skipped_reasons[str(exc)] = info.skipped_reasons.get(str(exc), 0) + 1
+        return None

@@ -1,0 +1,220 @@
+"""``--once``: one snapshot as plain text or JSON, for scripts and for a quick look without the TUI.
+
+The text mirrors the dashboard's panels. It never contains colour or control characters: every string from the
+data has passed through ``textsafe.clean``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from neuron_top import __version__, fmt
+from neuron_top.snapshot import (
+    DEVICE_CATEGORIES,
+    EXEC_TYPES,
+    HOST_CATEGORIES,
+    PERCENTILES,
+    AppView,
+    Snapshot,
+    finite,
+)
+from neuron_top.textsafe import clean
+
+
+@dataclass
+class SourceInfo:
+    """What the header says about where data comes from."""
+
+    name: str
+    state: str
+    skipped: int = 0
+    skipped_reasons: dict[str, int] = field(default_factory=dict)
+    reports: int = 0
+    position: str = ""
+    """For replay: "report 12/345"."""
+
+
+def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
+    inst, hw = snap.instance, snap.hardware
+    lines = [f"neuron-top {__version__}  source: {clean(src.name)} [{src.state.upper()}]"
+             + (f"  {src.position}" if src.position else "")]
+    where = " ".join(clean(x) for x in (inst.instance_id, inst.instance_type, inst.instance_region,
+                                        inst.instance_availability_zone) if x)
+    if inst.instance_name:
+        where = f"{clean(inst.instance_name)} {where}"
+    lines.append(f"instance: {where or '-'}")
+    if snap.has_neuron:
+        lnc = f"  LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
+        dv = f" {clean(hw.neuron_device_version)}" if hw.neuron_device_version else ""
+        lines.append(f"hardware: {snap.device_count}x {clean(hw.neuron_device_type or 'neuron device')}{dv}, "
+                     f"{snap.cores_per_device} NeuronCore {clean(hw.neuroncore_version or '')} per device, "
+                     f"{fmt.human_bytes(hw.neuron_device_memory_size)} each{lnc}")
+    else:
+        lines.append("hardware: no Neuron devices reported"
+                     + (f" ({clean(hw.error)})" if hw.error else " (neuron-monitor / the Neuron driver was not found)"))
+    if src.skipped:
+        why = ", ".join(f"{k}: {v}" for k, v in sorted(src.skipped_reasons.items()))
+        lines.append(f"skipped: {src.skipped} bad input" + (f" ({why})" if why else ""))
+    return lines
+
+
+def core_lines(snap: Snapshot, app: AppView, flops: bool = False) -> list[str]:
+    if not snap.has_neuron:
+        return ["NeuronCores: none (no Neuron devices reported)"]
+    vals = [finite(c.neuroncore_utilization) for c in app.cores.values()]
+    vals = [v for v in vals if v is not None]
+    avg = sum(vals) / len(vals) if vals else None
+    out = [f"NeuronCores ({clean(app.label)}): avg {fmt.pct(avg)}"]
+    cpd = snap.cores_per_device
+    for dev in range(snap.device_count):
+        cells = []
+        for c in range(cpd):
+            cc = app.cores.get(dev * cpd + c)
+            if cc is None:
+                cells.append(f"NC{c}:    -  ")
+            elif flops:
+                f = cc.effective_flops if cc.effective_flops is not None else cc.flops
+                cells.append(f"NC{c}:{fmt.tflops(finite(f)):>8}")
+            else:
+                cells.append(f"NC{c}:{fmt.pct(finite(cc.neuroncore_utilization), 7)}")
+        out.append(f"  ND{dev:<3}" + "  ".join(cells))
+    return out
+
+
+def vcpu_lines(snap: Snapshot, app: AppView) -> list[str]:
+    g = snap.vcpu
+    out = []
+    if g is None or g.average_usage is None:
+        out.append("vCPU: no data" + (f" ({clean(g.error)})" if g is not None and g.error else ""))
+    else:
+        a = g.average_usage
+        parts = " ".join(f"{n} {fmt.pct(finite(getattr(a, k)))}" for n, k in (
+            ("user", "user"), ("nice", "nice"), ("system", "system"), ("iowait", "io_wait"), ("irq", "irq"),
+            ("softirq", "soft_irq"), ("idle", "idle")))
+        ctx = ""
+        if g.context_switch_count is not None and g.period:
+            ctx = f"  ctxsw {fmt.rate(g.context_switch_count / g.period)}"
+        out.append(f"vCPU ({len(snap.vcpus)}): {parts}{ctx}")
+    ru, rs = app.vcpu
+    out.append(f"runtime vCPU ({clean(app.label)}): user {fmt.pct(ru)} system {fmt.pct(rs)}")
+    return out
+
+
+def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
+    h, d = app.used_bytes
+    hb, db = app.host_breakdown, app.device_breakdown
+    out = [f"memory ({clean(app.label)}):",
+           "  host   total " + fmt.human_bytes(h) + "".join(f"  {k} {fmt.human_bytes(hb.get(k, 0))}"
+                                                            for k in HOST_CATEGORIES),
+           "  device total " + fmt.human_bytes(d) + "".join(f"  {k} {fmt.human_bytes(db.get(k, 0))}"
+                                                            for k in DEVICE_CATEGORIES)]
+    m = snap.host_memory
+    if m is not None and m.memory_total_bytes:
+        out.append(f"  host memory {fmt.human_bytes(m.memory_used_bytes)}/{fmt.human_bytes(m.memory_total_bytes)}"
+                   f"  swap {fmt.human_bytes(m.swap_used_bytes)}/{fmt.human_bytes(m.swap_total_bytes)}")
+    for model in app.models[:50]:
+        out.append(f"  model {model.name} id={model.model_id} device {fmt.human_bytes(model.device_bytes)} "
+                   f"host {fmt.human_bytes(model.host_bytes)} cores {','.join(map(str, model.cores(snap.cores_per_device))) or '-'}")
+    if len(app.models) > 50:
+        out.append(f"  ... {len(app.models) - 50} more models")
+    return out
+
+
+def ecc_lines(snap: Snapshot) -> list[str]:
+    if not snap.ecc:
+        return ["ECC: no data"]
+    out = ["ECC events in this report (DRAM corrected/uncorrected, SRAM corrected/uncorrected):"]
+    for e in snap.ecc:
+        line = f"  ND{e.device:<3} dram {e.mem_corrected}/{e.mem_uncorrected}  sram {e.sram_corrected}/{e.sram_uncorrected}"
+        if e.uncorrected:
+            line += "  UNCORRECTED"
+        out.append(line)
+    return out
+
+
+def latency_lines(snap: Snapshot, app: AppView) -> list[str]:
+    apps = snap.apps if app.is_all else (app,)
+    out = ["latency (" + " ".join(PERCENTILES) + "):"]
+    if not apps:
+        out.append("  no apps")
+    for a in apps:
+        for kind in ("total", "device"):
+            lat = a.latency(kind)
+            vals = "idle" if lat is None else " ".join(fmt.latency(lat.get(p)) for p in PERCENTILES)
+            out.append(f"  {clean(a.label)} {kind}: {vals}")
+    return out
+
+
+def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
+    apps = snap.apps if app.is_all else (app,)
+    out = ["executions / errors (per second):"]
+    for a in apps:
+        p = a.period or 1.0
+        ex = "  ".join(f"{k} {fmt.rate(a.exec_summary.get(k, 0) / p)}" for k in EXEC_TYPES)
+        errs = "  ".join(f"{k} {fmt.rate(v / p)}" for k, v in sorted(a.error_summary.items()))
+        out.append(f"  {clean(a.label)}: {ex}")
+        out.append(f"  {' ' * len(clean(a.label))}  errors: {errs or 'none'}")
+    return out
+
+
+def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False,
+) -> str:
+    app = snap.app(pid)
+    lines = header_lines(snap, src)
+    lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid})" for i, a in enumerate(snap.apps))
+                             or "none"))
+    for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), memory_lines(snap, app),
+                 ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
+        lines.append("")
+        lines.extend(part)
+    statuses = snap.group_statuses
+    if statuses:
+        lines.append("")
+        lines.append(f"errors reported by metric groups ({len(statuses)}):")
+        lines.extend(f"  {s.where}: {s.error}" for s in statuses[:40])
+    return "\n".join(lines) + "\n"
+
+
+def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
+    return {
+        "pid": a.pid, "tag": a.tag, "label": a.label, "error": a.error or None,
+        "cores": {str(i): {"utilization": finite(c.neuroncore_utilization), "flops": finite(c.flops),
+                           "effective_flops": finite(c.effective_flops),
+                           "v3d": {clean(k): finite(v.neuroncore_utilization) for k, v in (c.v3d or {}).items() if v}
+                           or None}
+                  for i, c in sorted(a.cores.items())},
+        "vcpu": {"user": a.vcpu[0], "system": a.vcpu[1]},
+        "memory": {"host": a.used_bytes[0], "device": a.used_bytes[1], "host_breakdown": a.host_breakdown,
+                   "device_breakdown": a.device_breakdown,
+                   "per_core": {str(i): v for i, v in sorted(a.core_memory.items())}},
+        "models": [{"name": m.name, "uuid": m.uuid, "model_id": m.model_id, "is_running": m.is_running,
+                    "device_bytes": m.device_bytes, "host_bytes": m.host_bytes, "cores": list(m.cores(cpd)),
+                    "subgraphs": [{"name": s.name, "core": s.core, "device": s.device, "extra": dict(s.extra)}
+                                  for s in m.subgraphs]} for m in a.models],
+        "latency": {"total": a.latency("total"), "device": a.latency("device")},
+        "execution_summary": a.exec_summary, "error_summary": a.error_summary, "period": a.period,
+    }
+
+
+def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
+    inst, hw = snap.instance, snap.hardware
+    doc = {
+        "neuron_top_version": __version__,
+        "source": {"name": src.name, "state": src.state, "skipped": src.skipped,
+                   "skipped_reasons": src.skipped_reasons, "reports": src.reports, "position": src.position or None},
+        "ts": snap.ts,
+        "instance": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(inst).items()},
+        "hardware": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(hw).items()},
+        "device_count": snap.device_count, "cores_per_device": snap.cores_per_device,
+        "apps": [_app_dict(a, snap.cores_per_device) for a in snap.apps],
+        "all": _app_dict(snap.all, snap.cores_per_device),
+        "ecc": [{"device": e.device, "mem_corrected": e.mem_corrected, "mem_uncorrected": e.mem_uncorrected,
+                 "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected} for e in snap.ecc],
+        "vcpu": msgspec.to_builtins(snap.vcpu) if snap.vcpu is not None else None,
+        "host_memory": msgspec.to_builtins(snap.host_memory) if snap.host_memory is not None else None,
+        "errors": [{"where": s.where, "error": s.error} for s in snap.group_statuses],
+    }
+    return msgspec.json.encode(doc)

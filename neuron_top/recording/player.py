@@ -1,0 +1,342 @@
+"""Time travel through a recording: position, pacing, markers and history windows (no UI imports).
+
+The UI owns one ``ReplayController``. It never plays by sleeping: the UI asks ``due(now)`` which reports are due
+and schedules its next wake-up with ``next_delay(now)``, so a paused replay costs nothing. Seeking rebuilds the
+history from the reports before the new position, so sparklines are never empty after a jump.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from neuron_top.decode import DecodeError
+from neuron_top.snapshot import Snapshot, finite, snapshot_from
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
+MAX_FRAME_REPORTS = 200
+"""At high speed several reports are due per frame; they all go into history, one frame is drawn."""
+MAX_GAP = 10.0
+"""Wall seconds: a longer gap between two recorded reports is cut short (nobody wants to watch an idle hour)."""
+
+
+class Index(Protocol):
+    """What the controller needs of a recording index (``sources.recording.RecordingIndex``)."""
+
+    def __len__(self) -> int: ...
+    def get(self, i: int) -> bytes: ...
+    def timestamp(self, i: int) -> float: ...
+    def find_time(self, t: float) -> int: ...
+
+    @property
+    def done(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    index: int
+    kind: str
+    """"ecc", "error", "app+", "app-", "stall", "group-error"."""
+    text: str
+
+
+MARKER_KINDS = ("ecc", "error", "app+", "app-", "stall", "group-error")
+
+
+def markers_between(prev: Snapshot | None, cur: Snapshot, index: int) -> list[Marker]:
+    """What happened at report ``index`` compared with the report before it."""
+    out: list[Marker] = []
+    for e in cur.ecc:  # ECC counts are the events of this report's period
+        if e.uncorrected:
+            out.append(Marker(index, "ecc", f"{e.uncorrected} uncorrected ECC on ND{e.device}"))
+        elif e.corrected:
+            out.append(Marker(index, "ecc", f"{e.corrected} corrected ECC on ND{e.device}"))
+    if prev is not None:
+        old = {a.pid: a for a in prev.apps}
+        new = {a.pid: a for a in cur.apps}
+        for pid in new.keys() - old.keys():
+            out.append(Marker(index, "app+", f"app {new[pid].label} (pid {pid}) started"))
+        for pid in old.keys() - new.keys():
+            out.append(Marker(index, "app-", f"app {old[pid].label} (pid {pid}) stopped"))
+        for pid in new.keys() & old.keys():
+            was, now = _busy(old[pid]), _busy(new[pid])
+            if was is not None and was >= 5.0 and now is not None and now == 0.0:
+                out.append(Marker(index, "stall", f"app {new[pid].label}: utilization fell to 0%"))
+    seen = {g.where for g in prev.group_statuses} if prev is not None else set()
+    g = next((g for g in cur.group_statuses if g.where not in seen), None)
+    if g is not None:  # a group starts failing (or the recording starts with one failing)
+        out.append(Marker(index, "group-error", f"{g.where}: {g.error}"))
+    was_bad = {a.pid: _errors(a) for a in prev.apps} if prev is not None else {}
+    for a in cur.apps:
+        bad = _errors(a)
+        if bad and not was_bad.get(a.pid):  # errors start (a run of failing reports is one event)
+            out.append(Marker(index, "error", f"app {a.label}: {bad} execution errors"))
+            break
+    return out
+
+
+def _errors(app) -> int:
+    """Failed executions in one report's period (neuron-monitor's counts are per period, not totals)."""
+    ex = app.exec_summary
+    return sum(app.error_summary.values()) + sum(ex.get(k, 0) for k in _BAD_EXEC)
+
+
+_BAD_EXEC = ("completed_with_err", "completed_with_num_err", "timed_out", "failed_to_queue", "incorrect_input")
+
+
+def _busy(app) -> float | None:
+    vals = [finite(c.neuroncore_utilization) for c in app.cores.values()]
+    vals = [v for v in vals if v is not None]
+    return max(vals) if vals else None
+
+
+def clamp_speed(speed: float) -> float:
+    """Speeds outside 0.25x..100x (or not a number) are brought to the nearest end."""
+    if speed != speed:  # NaN
+        return 1.0
+    return min(max(speed, SPEEDS[0]), SPEEDS[-1])
+
+
+class ReplayController:
+    """Where a replay is and what is due; shared by the UI thread and one marker-scan thread.
+
+    Moves (seek, step, due) happen on the UI thread only. The decoded-snapshot cache is the one thing both
+    threads touch (the scan never uses it; a history rebuild in a worker does), so it is guarded by a lock.
+    """
+
+    def __init__(self, index: Index, *, speed: float = 1.0, start: int = 0, cache: int = 64,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.index = index
+        self.speed = clamp_speed(speed)
+        self.position = max(0, start)
+        """Report shown now; may point past the reports indexed so far until ``settle`` clamps it."""
+        self.playing = True
+        self.clock = clock
+        self.bad = 0
+        """Reports that were indexed but did not decode (counted once each)."""
+        self._bad_seen: set[int] = set()
+        self._cache: OrderedDict[int, Snapshot | None] = OrderedDict()
+        self._cache_size = cache
+        self._lock = threading.Lock()
+        self._origin: tuple[float, float] | None = None  # (clock, report time) playback started from
+        self.markers: list[Marker] = []
+        """Found so far, in report order (appended by the scan thread; readers only iterate)."""
+        self.scanned = 0
+        """Reports scanned for markers so far (the scan runs in a background thread)."""
+        self._scan_prev: Snapshot | None = None
+        self._scan_stop = threading.Event()
+        self.mark_in: int | None = None
+        """Start of a range marked with ``m`` (for writing it out), or None."""
+
+    # --- reading ---
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def snapshot(self, i: int) -> Snapshot | None:
+        """Report ``i`` decoded (cached); None when it does not decode or is not indexed (yet)."""
+        if not 0 <= i < len(self.index):
+            return None  # not an error: it may be indexed later, so neither counted nor cached
+        with self._lock:
+            if i in self._cache:
+                self._cache.move_to_end(i)
+                return self._cache[i]
+        try:
+            snap: Snapshot | None = snapshot_from(self.index.get(i), self.index.timestamp(i), i + 1)
+        except (DecodeError, IndexError, OSError):
+            snap = None
+        with self._lock:
+            if snap is None and i not in self._bad_seen:
+                self._bad_seen.add(i)
+                self.bad += 1
+            self._cache[i] = snap
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return snap
+
+
+    def window(self, end: int, n: int, budget: float | None = None) -> list[Snapshot]:
+        """Up to ``n`` decodable snapshots ending at report ``end`` (inclusive), oldest first: the history
+        a seek rebuilds, so sparklines show the time around the new position, never nothing.
+
+        ``budget`` (seconds of real time): stop early, keeping the newest reports, once it is spent (the report
+        at ``end`` is always decoded). A seek stays quick on big reports; the rest is filled in later."""
+        deadline = None if budget is None else time.perf_counter() + budget
+        out: list[Snapshot] = []
+        for i in range(end, max(0, end - n + 1) - 1, -1):
+            snap = self.snapshot(i)
+            if snap is not None:
+                out.append(snap)
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+        out.reverse()
+        return out
+
+    def current(self) -> Snapshot | None:
+        if len(self.index) == 0:
+            return None
+        return self.snapshot(min(self.position, len(self.index) - 1))
+
+    def settle(self) -> None:
+        """Clamp a position past the end (``--start N`` before N was indexed) once the index has finished."""
+        n = len(self.index)
+        if n and self.position > n - 1 and getattr(self.index, "done", True):
+            self.seek(n - 1)
+
+    # --- moving ---
+    def seek(self, i: int) -> int:
+        n = len(self.index)
+        self.position = max(0, min(i, n - 1)) if n else 0
+        self._origin = None
+        return self.position
+
+    def step(self, delta: int) -> int:
+        return self.seek(self.position + delta)
+
+    def seek_time(self, t: float) -> int:
+        """The first report at or after time ``t`` (the last one if ``t`` is past the end)."""
+        if len(self.index) == 0:
+            return self.seek(0)
+        return self.seek(self.index.find_time(t))
+
+    def step_seconds(self, seconds: float) -> int:
+        """Move by recorded time. Back: to the last report at or before the time, so a jump back over a gap
+        lands before the gap instead of staying put."""
+        n = len(self.index)
+        if n == 0:
+            return 0
+        pos = min(self.position, n - 1)
+        t = self.index.timestamp(pos) + seconds
+        j = self.index.find_time(t)
+        if seconds < 0 and self.index.timestamp(j) > t:
+            j = max(0, j - 1)
+        return self.seek(j)
+
+    def set_speed(self, direction: int) -> float:
+        """Next or previous speed from SPEEDS (0.25x to 100x)."""
+        cur = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.speed))
+        self.speed = SPEEDS[max(0, min(cur + direction, len(SPEEDS) - 1))]
+        self._origin = None
+        return self.speed
+
+    def toggle(self) -> bool:
+        self.playing = not self.playing
+        self._origin = None
+        return self.playing
+
+    def at_end(self) -> bool:
+        return self.position >= len(self.index) - 1
+
+    # --- playing ---
+    def due(self) -> list[int]:
+        """Advance to the report due now; return the reports passed over (in order, at most MAX_FRAME_REPORTS)."""
+        n = len(self.index)
+        if not self.playing or n == 0 or self.position >= n - 1:
+            return []
+        now = self.clock()
+        if self._origin is None:
+            self._origin = (now, self.index.timestamp(self.position))
+        target_t = self._origin[1] + (now - self._origin[0]) * self.speed
+        passed = []
+        i = self.position
+        while i + 1 < n and self.index.timestamp(i + 1) <= target_t and len(passed) < MAX_FRAME_REPORTS:
+            i += 1
+            passed.append(i)
+        if passed:
+            self.position = i
+            if len(passed) >= MAX_FRAME_REPORTS:  # falling behind: restart pacing from here
+                self._origin = None
+        elif i + 1 < n and self.index.timestamp(i + 1) - target_t > MAX_GAP * self.speed:
+            # a long gap in the recording: skip the dead time
+            self.position = i + 1
+            self._origin = None
+            passed.append(i + 1)
+        return passed
+
+    def next_delay(self) -> float | None:
+        """Seconds until the next report is due, or None when paused or at the end (nothing to wake for)."""
+        n = len(self.index)
+        if not self.playing or self.position >= n - 1:
+            return None
+        if self._origin is None:
+            return 0.0
+        now = self.clock()
+        target = self._origin[0] + (self.index.timestamp(self.position + 1) - self._origin[1]) / self.speed
+        return max(0.0, min(target - now, MAX_GAP))
+
+    # --- markers ---
+    def scan_markers(self, progress: Callable[[], None] | None = None, every: int = 500) -> None:
+        """Decode the recording once (in a background thread) and collect markers.
+
+        Resumable: a second call carries on from ``scanned`` (a followed recording that grew)."""
+        self._scan_stop.clear()
+        prev = self._scan_prev
+        i = self.scanned
+        while not self._scan_stop.is_set():
+            if i >= len(self.index):
+                if getattr(self.index, "done", True):
+                    break
+                self._scan_stop.wait(0.2)
+                continue
+            try:
+                snap = snapshot_from(self.index.get(i), 0.0, i + 1)
+            except (DecodeError, IndexError, OSError):
+                i += 1
+                self.scanned = i
+                continue
+            self.markers.extend(markers_between(prev, snap, i))
+            prev = self._scan_prev = snap
+            i += 1
+            self.scanned = i
+            if progress is not None and i % every == 0:
+                progress()
+        if progress is not None:
+            progress()
+
+    def stop_scan(self) -> None:
+        self._scan_stop.set()
+
+    def next_marker(self, direction: int) -> Marker | None:
+        ms = self.markers
+        if direction > 0:
+            return next((m for m in ms if m.index > self.position), None)
+        return next((m for m in reversed(ms) if m.index < self.position), None)
+
+
+def parse_goto(text: str, c: ReplayController) -> int | None:
+    """"123" (report number), "50%", "+90s"/"-2m" (relative) or "HH:MM[:SS]" (time of day) -> report index."""
+    from neuron_top.config import ConfigError, parse_period
+
+    s = text.strip()
+    n = len(c)
+    if not s or n == 0:
+        return None
+    if s.isascii() and s.isdigit():  # not "²", which isdigit() but int() refuses
+        return max(0, min(int(s) - 1, n - 1))
+    if s.endswith("%"):
+        try:
+            return max(0, min(int(float(s[:-1]) / 100 * (n - 1)), n - 1))
+        except (ValueError, OverflowError):  # "x%", "nan%", "inf%"
+            return None
+    if s[0] in "+-":
+        try:
+            secs = parse_period(s[1:])
+        except ConfigError:
+            return None
+        cur = c.index.timestamp(c.position)
+        return c.index.find_time(cur + secs if s[0] == "+" else cur - secs)
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", s)
+    if m:
+        cur = c.index.timestamp(c.position)
+        lt = time.localtime(cur)
+        h, mi, se = int(m[1]), int(m[2]), int(m[3] or 0)
+        day0 = cur - (lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec)
+        if not getattr(c.index, "wallclock", True):
+            return c.index.find_time(h * 3600 + mi * 60 + se)
+        return c.index.find_time(day0 + h * 3600 + mi * 60 + se)
+    return None
+

@@ -1,0 +1,333 @@
+"""Write recordings: a tee of neuron-monitor reports that stays a valid neuron-monitor stream.
+
+Each report is one line, exactly as received except for one key spliced in before its final ``}``:
+``"neuron_top": {"ts": <unix seconds>}`` (the report is never re-encoded, so numbers and key order survive).
+Durability, in order of what can go wrong:
+
+* Every line is written with a single ``os.write`` on an ``O_APPEND`` descriptor, so a process killed at any
+  point (even SIGKILL) leaves whole lines in a plain file. If a write comes up short (disk full) the file is cut
+  back to the last whole line and the error is raised.
+* ``.gz`` and ``.zst`` (chosen by the name) are flushed per report (a deflate sync flush / a zstd block flush),
+  also as one write per report: a killed process loses at most that report; the stream then lacks its trailer,
+  which ``neuron-top replay`` does not need (``zcat`` prints every report, then warns of the missing end).
+* ``os.fsync`` runs at most once a second (and on close), so a power cut loses at most about a second.
+* SIGINT, SIGTERM and SIGHUP (``install_signal_handlers``) only set a flag; the loop stops between reports and
+  closes the file properly. A second signal kills the process the default way, which still leaves whole lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import queue
+import re
+import signal
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+import msgspec
+
+from neuron_top.sources.base import RawReport, Skipped, Source, State, Status
+from neuron_top.sources.framing import split_concatenated
+from neuron_top.textsafe import clean
+
+__all__ = ["RecordingWriter", "compression_for", "install_signal_handlers", "record_main", "stamp", "write_range"]
+
+# Our own key, as a previous recording wrote it (a re-recorded recording gets a fresh one, not two).
+_OWN_KEY = re.compile(rb',?\s*"neuron_top"\s*:\s*\{[^{}]*\}\s*(?=\}\s*\Z)')
+
+
+def compression_for(path: str | os.PathLike[str]) -> str | None:
+    """``"gzip"`` for ``*.gz``, ``"zstd"`` for ``*.zst``/``*.zstd``, else None (plain)."""
+    name = str(path).lower()
+    if name.endswith(".gz"):
+        return "gzip"
+    if name.endswith((".zst", ".zstd")):
+        return "zstd"
+    return None
+
+
+def _one_line(data: bytes) -> bytes:
+    """A pretty-printed document on one line: newlines can only be whitespace between tokens in valid JSON."""
+    if b"\n" in data or b"\r" in data:
+        return data.replace(b"\r", b" ").replace(b"\n", b" ")
+    return data
+
+
+def stamp(data: bytes, ts: float) -> bytes | None:
+    """``data`` with ``"neuron_top": {"ts": ts}`` spliced in as its last key; None if it is not a JSON object."""
+    body = data.strip().removeprefix(b"\xef\xbb\xbf").strip()
+    if not body.startswith(b"{"):
+        return None
+    try:
+        msgspec.json.decode(body, type=msgspec.Raw)
+    except msgspec.DecodeError:
+        return None
+    body = _one_line(body)
+    m = _OWN_KEY.search(body, max(0, len(body) - 512))
+    if m is not None:
+        body = body[: m.start()] + body[m.end() :]
+    inner = body[:-1].rstrip()
+    sep = b"" if inner.endswith(b"{") else b","
+    return b'%s%s"neuron_top":{"ts":%.6f}}' % (inner, sep, ts)
+
+
+class RecordingWriter:
+    """Appends reports to ``path``; thread-safe. Raises ``OSError`` from the constructor or a failed write.
+
+    ``write(data, ts)`` is what ``Collector`` calls for every live report. ``append=False`` truncates first.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, append: bool = True, compression: str | None = "auto",
+                 clock: Callable[[], float] = time.time, fsync_interval: float = 1.0, level: int | None = None) -> None:
+        self.path = Path(path)
+        self.compression = compression_for(path) if compression == "auto" else compression
+        self.clock = clock
+        self.fsync_interval = fsync_interval
+        self.written = 0
+        """Reports written."""
+        self.skipped = 0
+        """Reports refused because they were not a JSON object."""
+        self.interrupted: int | None = None
+        """The signal that asked the recording to stop, if one did."""
+        self.stopping = threading.Event()
+        """Set by the signal handlers when no ``stop`` event was given to ``install_signal_handlers``."""
+        self._lock = threading.Lock()
+        self._closed = False
+        self._failed: OSError | None = None
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        if not append:
+            flags |= os.O_TRUNC
+        self._fd = os.open(self.path, flags, 0o644)  # O_RDWR: to look at the last byte an earlier writer left
+        try:
+            self._start(level)
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def _start(self, level: int | None) -> None:
+        self._size = os.fstat(self._fd).st_size
+        self._last_sync = time.monotonic()
+        self._compressor: Any = None
+        self._flush_mode = 0
+        if self.compression == "gzip":
+            self._compressor = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
+            self._flush_mode = zlib.Z_SYNC_FLUSH
+        elif self.compression == "zstd":
+            import zstandard
+
+            self._compressor = zstandard.ZstdCompressor(level=3 if level is None else level).compressobj()
+            self._flush_mode = zstandard.COMPRESSOBJ_FLUSH_BLOCK
+        elif self._size and os.pread(self._fd, 1, self._size - 1) != b"\n":
+            self._emit(b"\n")  # an earlier writer was cut mid-line: start ours on a fresh line
+
+    def write(self, data: bytes, ts: float | None = None) -> bool:
+        """Record one report at time ``ts`` (default: now), or each of several run together on one line. Returns
+        False (and counts it) if it is not a report."""
+        if ts is None or not math.isfinite(ts):
+            ts = self.clock()
+        line = stamp(data, ts)
+        if line is not None:
+            return self.write_line(line)
+        # Several reports run together on one line (``cat`` of files without a final newline): one line each.
+        parts = split_concatenated(data)
+        lines = [stamp(p, ts) for p in parts] if len(parts) > 1 else [None]
+        good = [ln for ln in lines if ln is not None]
+        if len(good) < len(lines):
+            with self._lock:
+                self.skipped += len(lines) - len(good)
+        return bool(good) and all([self.write_line(ln) for ln in good])
+
+    def write_line(self, line: bytes) -> bool:
+        """Append ``line`` (one report, no line end) byte for byte, as one write.
+
+        Returns False if the writer is already closed (a report racing shutdown is dropped, not an error)."""
+        with self._lock:
+            if self._failed is not None:
+                raise self._failed
+            if self._closed:
+                return False
+            out = line + b"\n"
+            if self._compressor is not None:
+                out = self._compressor.compress(out) + self._compressor.flush(self._flush_mode)
+            self._emit(out)
+            self.written += 1
+            now = time.monotonic()
+            if now - self._last_sync >= self.fsync_interval:
+                self._last_sync = now
+                os.fsync(self._fd)
+            return True
+
+    def _emit(self, out: bytes) -> None:
+        try:
+            n = os.write(self._fd, out)
+            while n < len(out):  # short write: only on a full disk or a quota, where the next one raises
+                n += os.write(self._fd, out[n:])
+        except OSError as exc:
+            self._failed = exc
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)  # no partial line, no half a compressed block
+            raise
+        self._size += len(out)
+
+    def close(self) -> None:
+        """Finish the compressed stream, fsync and close; safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                if self._compressor is not None and self._failed is None:
+                    self._emit(self._compressor.flush())
+                os.fsync(self._fd)
+            finally:
+                os.close(self._fd)
+
+    def __enter__(self) -> RecordingWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def install_signal_handlers(writer: RecordingWriter, stop: threading.Event | None = None) -> Callable[[], None]:
+    """Make SIGINT/SIGTERM/SIGHUP stop a recording between reports; returns a function restoring the old ones.
+
+    The handler only sets ``stop`` (default: ``writer.stopping``) and notes the signal on ``writer``, so a line is never cut by Python code
+    running mid-write. A second signal gets the default action (the file still holds whole lines). Outside the
+    main thread, signals cannot be handled and this does nothing.
+    """
+    stop = writer.stopping if stop is None else stop
+    sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    old: dict[int, object] = {}
+
+    def handler(signum: int, frame: object) -> None:
+        if writer.interrupted is not None:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        writer.interrupted = signum
+        stop.set()
+
+    try:
+        for s in sigs:
+            old[s] = signal.signal(s, handler)
+    except ValueError:  # not the main thread
+        for s, h in old.items():
+            signal.signal(s, h)  # type: ignore[arg-type]
+        return lambda: None
+
+    def restore() -> None:
+        for s, h in old.items():
+            signal.signal(s, h)  # type: ignore[arg-type]
+
+    return restore
+
+
+_END = object()
+
+
+def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Event, *,
+                err: TextIO | None = None, handle_signals: bool = True) -> int:
+    """``neuron-top record``: drain ``source`` into a recording at ``path`` until it ends or ``stop`` is set.
+
+    The source runs in a thread so that a signal stops the recording at once even while the source waits for
+    its next report. Prints status lines to stderr; returns the exit code (0, or 1 if nothing could be
+    recorded because the source or the file failed).
+    """
+    err = err if err is not None else sys.stderr
+    try:
+        writer = RecordingWriter(path)
+    except OSError as exc:
+        print(f"neuron-top: cannot record to {clean(str(path))}: {clean(exc.strerror or str(exc))}", file=err)
+        return 1
+    restore = install_signal_handlers(writer, stop) if handle_signals else (lambda: None)
+    items: queue.Queue[object] = queue.Queue(maxsize=64)
+
+    def pump() -> None:
+        try:
+            for item in source.items(stop):
+                while not stop.is_set():
+                    try:
+                        items.put(item, timeout=0.2)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    break
+        except Exception as exc:  # a source must never take the recorder down without a word
+            items.put(Status(State.FAILED, f"source failed: {clean(repr(exc), 200)}"))
+        finally:
+            items.put(_END)
+
+    thread = threading.Thread(target=pump, name="record source", daemon=True)
+    thread.start()
+    skipped, failed, rc = 0, "", 0
+    try:
+        while not stop.is_set():  # never stop.wait() here: the signal handler sets it on this thread
+            try:
+                item = items.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is _END:
+                break
+            if isinstance(item, RawReport):
+                if not writer.write(item.data, item.ts):
+                    skipped += 1
+            elif isinstance(item, Skipped):
+                skipped += item.count
+            elif isinstance(item, Status) and item.state in (State.FAILED, State.RESTARTING):
+                failed = item.message if item.state is State.FAILED else failed
+                print(f"neuron-top: {clean(item.message)}", file=err)
+    except OSError as exc:
+        print(f"neuron-top: recording to {clean(str(path))} failed: {clean(exc.strerror or str(exc))}", file=err)
+        rc = 1
+    finally:
+        stop.set()
+        source.close()
+        thread.join(timeout=2.0)
+        try:
+            writer.close()
+        except OSError as exc:
+            print(f"neuron-top: closing {clean(str(path))} failed: {clean(str(exc))}", file=err)
+            rc = 1
+        restore()
+    if failed and writer.written == 0:
+        rc = 1
+    why = f", stopped by {signal.Signals(writer.interrupted).name}" if writer.interrupted else ""
+    print(f"neuron-top: {writer.written} reports written to {clean(str(path))}, {skipped} skipped{why}", file=err)
+    return rc
+
+
+class _Readable(Protocol):
+    def __len__(self) -> int: ...
+
+    def get(self, i: int) -> bytes: ...
+
+
+def write_range(index: _Readable, start: int, stop: int, out_path: str | os.PathLike[str]) -> int:
+    """Copy reports ``[start, stop)`` of ``index`` to a new recording at ``out_path``; returns how many.
+
+    Lines are copied byte for byte (a pretty-printed report is put on one line, line ends become ``\\n``);
+    compression follows ``out_path``'s name. The file appears complete or not at all (written aside, renamed).
+    """
+    start, stop = max(0, start), min(stop, len(index))
+    out = Path(out_path)
+    tmp = out.with_name(f".{out.name}.partial")
+    count = 0
+    try:
+        with RecordingWriter(tmp, append=False, compression=compression_for(out), fsync_interval=math.inf) as w:
+            for i in range(start, stop):
+                w.write_line(_one_line(index.get(i)))
+                count += 1
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return count

@@ -1,0 +1,245 @@
+"""What the timeline shows, independent of any UI: grouped lines, the visible window, navigation, search.
+
+The Neuron Explorer System Trace Viewer groups events by CPU vs device (default), NeuronCore, thread, process or
+instance. Here a grouping orders the tracks under group headers (each header summarises its tracks' top rows);
+a track shows one line per row (nesting depth, then overflow lanes); counters show one line each.
+"""
+
+from __future__ import annotations
+
+import zlib
+from array import array
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from typing import Any
+
+from neuron_top.trace.filters import Filters
+from neuron_top.trace.store import CounterTrack, TraceStore, Track
+from neuron_top.trace.summary import RowIndex
+
+GROUPINGS = ("cpu-device", "core", "thread", "process", "instance")
+GROUPING_LABELS = {
+    "cpu-device": "CPU vs device",
+    "core": "NeuronCore",
+    "thread": "thread",
+    "process": "process",
+    "instance": "instance",
+}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One screen line of the timeline."""
+
+    kind: str
+    """"group", "row" or "counter"."""
+    label: str
+    track: int = -1
+    row: int = 0
+    counter: int = -1
+    group: int = -1
+    """Index into ``TimelineModel.groups`` (for "group" lines and their members)."""
+
+
+def _group_of(track: Track, mode: str) -> tuple[Any, str]:
+    """(sort key, label) of the group a track belongs to under ``mode``."""
+    if mode == "cpu-device":
+        return (0 if track.source == "cpu" else 1,), "CPU" if track.source == "cpu" else "Device"
+    if mode == "core":
+        if track.core is None:
+            return (1, 0), "no NeuronCore"
+        return (0, track.core), f"NC {track.core}"
+    if mode == "thread":
+        tid = "" if track.tid is None else str(track.tid)
+        return (0, tid.isdigit(), int(tid) if tid.isdigit() else 0, tid), f"thread {tid or '-'}"
+    if mode == "process":
+        return (0, track.process), track.process or "process ?"
+    return (0, track.instance), track.instance or "local"
+
+
+PALETTE = 8
+"""Slice colours (the widget's ``timeline--c0`` .. ``c7`` component classes)."""
+
+
+def name_slot(name: str) -> int:
+    """A stable colour slot per event type (name up to the first space), as neuron-det colours by NEFF."""
+    return zlib.crc32(name.split(" ", 1)[0].encode("utf-8", "replace")) % PALETTE
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _track_sort(t: Track) -> tuple[Any, ...]:
+    pid = t.pid
+    tid = t.tid
+    return (
+        t.process_sort_index,
+        t.process,
+        {"global": 0, "process": 1, "thread": 2, "async": 3}.get(t.kind, 4),
+        str(pid),
+        t.sort_index,
+        isinstance(tid, str),
+        tid if isinstance(tid, int) else 0,
+        str(tid),
+        t.name,
+        t.id,
+    )
+
+
+class TimelineModel:
+    """Lines, row indexes (filtered when an event-type filter is on) and search over one store."""
+
+    def __init__(
+        self, store: TraceStore, grouping: str = "cpu-device", filters: Filters | None = None
+    ) -> None:
+        self.store = store
+        self.grouping = grouping
+        self.filters = filters or Filters()
+        self.lines: list[Line] = []
+        self.groups: list[tuple[str, list[int]]] = []
+        """(label, track ids) per group."""
+        self._rows: dict[tuple[int, int], RowIndex] = {}
+        self._names_ok = b""
+        self._search_cache: tuple[str, list[int]] | None = None
+        self._by_time_cache: dict[str, list[int]] = {}
+        self._keys: array | None = None
+        self.rebuild()
+
+    # -- structure ------------------------------------------------------------------------------------------
+    def rebuild(self) -> None:
+        st = self.store
+        f = self.filters
+        self._rows.clear()
+        self._names_ok = f.name_table(st.strings) if f.types is not None else b""
+        self._search_cache = None
+        self._by_time_cache.clear()
+        buckets: dict[Any, tuple[str, list[Track], list[CounterTrack]]] = {}
+        for tr in sorted(st.tracks, key=_track_sort):
+            if not tr.rows or not f.accepts_track(tr):
+                continue
+            key, label = _group_of(tr, self.grouping)
+            buckets.setdefault(key, (label, [], []))[1].append(tr)
+        for c in st.counters:
+            if f.cores is not None and c.core not in f.cores:
+                continue
+            if f.instances is not None and c.instance not in f.instances:
+                continue
+            buckets.setdefault((9, "counters"), ("counters", [], []))[2].append(c)
+        self.lines = []
+        self.groups = []
+        for key in sorted(buckets, key=repr):
+            label, tracks, counters = buckets[key]
+            g = len(self.groups)
+            self.groups.append((label, [t.id for t in tracks]))
+            n_ev = sum(t.count for t in tracks)
+            header = (
+                f"{label} ({_plural(len(tracks), 'track')}, {_plural(n_ev, 'event')})" if tracks else label
+            )
+            self.lines.append(Line("group", header, group=g))
+            for tr in tracks:
+                name = tr.label
+                where = tr.instance or tr.process
+                if self.grouping not in ("process", "instance") and tr.kind == "thread" and where:
+                    name = f"{name} · {where}"
+                for r in range(len(tr.rows)):
+                    self.lines.append(Line("row", name if r == 0 else "", track=tr.id, row=r, group=g))
+            for c in counters:
+                self.lines.append(Line("counter", c.label, counter=c.id, group=g))
+
+    def set_grouping(self, mode: str) -> None:
+        self.grouping = mode
+        self.rebuild()
+
+    def cycle_grouping(self) -> str:
+        self.set_grouping(GROUPINGS[(GROUPINGS.index(self.grouping) + 1) % len(GROUPINGS)])
+        return self.grouping
+
+    def set_filters(self, filters: Filters) -> None:
+        self.filters = filters
+        self.rebuild()
+
+    def row_index(self, track: int, row: int) -> RowIndex:
+        key = (track, row)
+        ri = self._rows.get(key)
+        if ri is None:
+            if self._names_ok:
+                ri = RowIndex.filtered(self.store, track, row, self._names_ok)
+            else:
+                ri = RowIndex.of_row(self.store, track, row)
+            self._rows[key] = ri
+        return ri
+
+    @property
+    def colour_keys(self) -> array:
+        """Per event, colour slot * 4 + error/unfinished bits: what a dense cell looks like (built once, lazily).
+
+        Neighbouring dense cells with equal keys merge into one span, so fewer, longer segments get drawn.
+        """
+        if self._keys is None:
+            st = self.store
+            slot = [name_slot(s) * 4 for s in st.strings]
+            names, flags = st.name, st.flags
+            self._keys = array("i", [slot[names[o]] + (flags[o] & 3) for o in st.orig])
+        return self._keys
+
+    def visible(self, ev: int) -> bool:
+        """Whether the filters let ``ev`` show."""
+        st = self.store
+        if not self.filters.accepts_track(st.track_of(ev)):
+            return False
+        return not self._names_ok or bool(self._names_ok[st.name[st.orig[ev]]])
+
+    def line_of_event(self, ev: int) -> int | None:
+        st = self.store
+        tid = st.track[st.orig[ev]]
+        row = st.row_of(ev)
+        for i, ln in enumerate(self.lines):
+            if ln.kind == "row" and ln.track == tid and ln.row == row:
+                return i
+        return None
+
+    # -- navigation ---------------------------------------------------------------------------------------------
+    def _sorted_by_time(self, key: str, events: list[int]) -> list[int]:
+        got = self._by_time_cache.get(key)
+        if got is None:
+            st = self.store
+            got = sorted((e for e in events if self.visible(e)), key=lambda e: (st.start[e], e))
+            self._by_time_cache[key] = got
+        return got
+
+    def errors(self) -> list[int]:
+        return self._sorted_by_time("errors", self.store.errors)
+
+    def unfinished(self) -> list[int]:
+        return self._sorted_by_time("unfinished", self.store.unfinished)
+
+    def step(self, events: list[int], current: int | None, t: int, forward: bool) -> int | None:
+        """The next (or previous) event of a time-sorted list after the current one / time ``t``; wraps."""
+        if not events:
+            return None
+        st = self.store
+        keys = [(st.start[e], e) for e in events]
+        cur = (st.start[current], current) if current is not None else (t, -1 if forward else 1 << 62)
+        if forward:
+            i = bisect_right(keys, cur)
+            return events[i % len(events)]
+        i = bisect_left(keys, cur) - 1
+        return events[i % len(events)]
+
+    def search(self, text: str) -> list[int]:
+        """Events whose name contains ``text`` (case-insensitive), sorted by time; cached per text."""
+        text = text.strip().lower()
+        if not text:
+            return []
+        if self._search_cache and self._search_cache[0] == text:
+            return self._search_cache[1]
+        st = self.store
+        ids = {k for k, s in enumerate(st.strings) if text in s.lower()}
+        hits: list[int] = []
+        if ids:
+            names, orig = st.name, st.orig
+            hits = [i for i in range(len(st)) if names[orig[i]] in ids]
+        result = self._sorted_by_time(f"search:{text}", hits)
+        self._search_cache = (text, result)
+        return result

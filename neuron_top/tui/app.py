@@ -1,0 +1,281 @@
+"""The Textual app: wiring only. Data comes from the collector as messages; screens draw ``View`` values. What
+keeps it cheap on a real terminal is in its base class (ui/terminal.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual import work
+from textual.binding import Binding
+from textual.widgets import Input
+
+from neuron_top.alerts import new_uncorrected
+from neuron_top.history import History
+from neuron_top.recording.player import ReplayController
+from neuron_top.selection import Selection
+from neuron_top.snapshot import AppView, Snapshot
+from neuron_top.sources.base import Source
+from neuron_top.tui.age import AgeClock
+from neuron_top.tui.collector import Collector
+from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
+from neuron_top.tui.render.terminal import TerminalApp
+from neuron_top.tui.screens.dashboard import DashboardScreen
+from neuron_top.tui.themes import DEFAULT_THEME, load_themes
+from neuron_top.tui.widgets.header import HeaderBar, SourceLine
+from neuron_top.tui.widgets.tabs import AppTabs
+from neuron_top.view import View
+
+
+class NeuronTopApp(TerminalApp):
+    TITLE = "neuron-top"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help"),
+        Binding("p", "pause", "pause"),
+        Binding("f", "flops", "FLOPS"),
+        Binding("v", "physical", "v3d cores", show=False),
+        Binding("x", "expand_all", "expand tree", show=False),
+        Binding("slash", "filter", "filter"),
+        Binding("a", "tab(-1)", "prev app", show=False),
+        Binding("d", "tab(1)", "next app", show=False),
+        Binding("t", "next_theme", "theme", show=False),
+        Binding("T", "timeline", "timeline"),
+        Binding("ctrl+l", "redraw", "redraw the screen", show=False),
+        *[Binding(str(n), f"select({n})", f"app {n}", show=False) for n in range(1, 10)],
+    ]
+
+    def __init__(self, source: Source | None, *, theme: str | None = None, tag: str | None = None,
+                 recorder: object | None = None, history: int = 600, demo: bool = False,
+                 replay: ReplayController | None = None, replay_name: str = "",
+                 traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
+                 notes: list[str] | None = None) -> None:
+        super().__init__()
+        self.clock = clock
+        self._notes = notes or []
+        """Injected so tests (and snapshots) see a fixed "updated Ns ago"."""
+        self.source = source
+        self.replay = replay
+        self.replay_name = replay_name
+        self.traces = traces or []
+        self.collector = Collector(source, self.post_message, recorder) if source is not None else None
+        self.history = History(history)
+        self.latest: Snapshot | None = None
+        self.prev: Snapshot | None = None
+        self.tick = 0
+        self.flops = False
+        self.physical = False
+        self.paused = False
+        # The look goes through the message queue, where Textual handles what goes wrong.
+        self._age = AgeClock(lambda: self.call_later(self._tick_clock))
+        self.demo = demo
+        self.selection = Selection(tag)
+        self.source_line = SourceLine(name=getattr(source, "name", "") or replay_name,
+                                      state="demo" if demo else "replay" if replay is not None else "starting")
+        self._themes = load_themes()
+        self._wanted_theme = theme or DEFAULT_THEME
+
+    # --- start-up ---
+    def on_mount(self) -> None:
+        for note in self._notes:
+            self.notify(note, title="config", severity="warning", timeout=10, markup=False)
+        self._themes.install(self, self._wanted_theme)
+        if self.replay is not None:
+            from neuron_top.tui.screens.replay import ReplayScreen
+
+            self.push_screen(ReplayScreen(self.replay, self.replay_name))
+        else:
+            self.push_screen(DashboardScreen())
+        if self.traces:
+            self.open_traces(self.traces, show=self.source is None and self.replay is None)
+        self.settle_in()
+        if self.collector is not None:
+            self.collect()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="collector", description="reading reports")
+    def collect(self) -> None:
+        assert self.collector is not None
+        self.collector.run()
+
+    def on_unmount(self) -> None:
+        if self.collector is not None:
+            self.collector.close()
+
+    # --- data in ---
+    def on_report_arrived(self, message: ReportArrived) -> None:
+        self.accept_snapshot(message.snapshot)
+
+    def accept_snapshot(self, snap: Snapshot, publish: bool = True) -> None:
+        """Every snapshot, live or replayed, comes through here: history, ECC alerts, then the screen."""
+        self.history.push(snap)
+        devs = new_uncorrected(snap)
+        if devs:
+            where = ", ".join(f"ND{d}" for d in devs[:8]) + (f" and {len(devs) - 8} more" if len(devs) > 8 else "")
+            self.notify(f"uncorrected ECC error on {where}", title="ECC", severity="error", timeout=30)
+        self.prev, self.latest = self.latest, snap
+        if self.replay is None:
+            self.source_line = self._src(last_report=self.clock())
+            self._age.report_came()
+        if publish and not self.paused:
+            self.publish()
+
+    def set_position(self, text: str) -> None:
+        """Replay: where we are, for the header."""
+        self.source_line = self._src(position=text)
+        self._update_header()
+
+    def on_input_skipped(self, message: InputSkipped) -> None:
+        self.source_line = self._src(skipped=message.total)
+        self._update_header()
+
+    def on_source_changed(self, message: SourceChanged) -> None:
+        st = message.status
+        state = "demo" if self.demo and st.state.value == "demo" else st.state.value
+        self.source_line = self._src(state=state, message=st.message)
+        if st.state.value in ("ended", "restarting", "failed"):
+            self.notify(st.message + (f"\n{st.detail}" if st.detail else ""), title=st.state.value, markup=False,
+                        severity="error" if st.state.value == "failed" else "warning", timeout=10)
+        self._update_header()
+
+    def on_recording_failed(self, message: RecordingFailed) -> None:
+        self.notify(f"recording stopped: {message.reason}", severity="error", timeout=15, markup=False)
+
+    def _src(self, **changes: object) -> SourceLine:
+        from dataclasses import replace
+
+        return replace(self.source_line, **changes)  # type: ignore[arg-type]
+
+    def _tick_clock(self) -> None:
+        """The header's "updated Ns ago", every second while no report comes (not while paused)."""
+        if not self.paused and self.source_line.last_report is not None:
+            self._update_header()
+            self._age.again()
+
+    # --- data out ---
+    def visible_apps(self) -> tuple[AppView, ...]:
+        return self.selection.visible(self.latest)
+
+    @property
+    def pid(self) -> int | None:
+        return self.selection.pid
+
+    @property
+    def tag_text(self) -> str:
+        return self.selection.text
+
+    def current_view(self) -> View | None:
+        if self.latest is None:
+            return None
+        self.selection.settle(self.latest)
+        return View(self.latest, self.history, self.tick, self.pid, self.flops, self.physical,
+                    self.history.first, self.prev)
+
+    def publish(self) -> None:
+        if not self.screen_stack:  # a report arriving during shutdown
+            return
+        self.tick += 1
+        view = self.current_view()
+        if view is None:
+            return
+        for screen in self.screen_stack:
+            if hasattr(screen, "view"):
+                screen.view = view
+        for t in self._on_screen(AppTabs):
+            t.apps = self.visible_apps()
+            t.selected = self.pid
+            t.filter_text = self.tag_text
+        self._update_header()
+
+    def _update_header(self) -> None:
+        for h in self._on_screen(HeaderBar):
+            h.show(self.latest, self.source_line, self.clock())
+
+    # --- actions ---
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.source_line = self._src(paused=self.paused)
+        if not self.paused:
+            self.publish()
+            self._age.again()  # the age counts on (a source that ended while paused sends nothing more)
+        self._update_header()
+
+    def action_flops(self) -> None:
+        self.flops = not self.flops
+        self.publish()
+
+    def action_physical(self) -> None:
+        self.physical = not self.physical
+        self.publish()
+
+    def action_expand_all(self) -> None:
+        from neuron_top.tui.widgets.memory import MemoryTree
+
+        for tree in self.screen.query(MemoryTree):
+            tree.action_toggle_all()
+
+    def action_select(self, n: int) -> None:
+        self.selection.select(n, self.latest)
+        self.publish()
+
+    def action_tab(self, step: int) -> None:
+        self.selection.step(step, self.latest)
+        self.publish()
+
+    def on_app_tabs_selected(self, message: AppTabs.Selected) -> None:
+        self.selection.pid = message.pid
+        self.publish()
+        if message.open_detail and message.pid is not None:
+            self.open_app(message.pid)
+
+    def action_filter(self) -> None:
+        box = self.screen.query(Input).filter("#filter")
+        for inp in box:
+            inp.add_class("-visible")
+            inp.value = self.tag_text
+            inp.focus()
+
+    def set_filter(self, text: str) -> str | None:
+        error = self.selection.set_filter(text)
+        self.publish()
+        return error
+
+    def action_next_theme(self) -> None:
+        self.theme = self._themes.after(self)
+        self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file
+
+    def action_help(self) -> None:
+        from neuron_top.tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def open_traces(self, paths: list[str], show: bool) -> None:
+        """Load system traces (in a worker) into the timeline pane; ``show`` switches to it."""
+        from neuron_top.tui.screens.timeline import TimelineScreen
+
+        self.install_screen(TimelineScreen(paths[0]), name="timeline")
+        if len(paths) > 1:
+            self.notify(f"the timeline shows {paths[0]}; {len(paths) - 1} more not opened "
+                        "(--check and --summary read them all)", severity="warning", markup=False)
+        if show:
+            self.push_screen("timeline")
+
+    def action_timeline(self) -> None:
+        if not self.is_screen_installed("timeline"):
+            self.notify("no trace loaded: start with --trace FILE or neuron-top trace FILE", timeout=4)
+            return
+        if self.screen is self.get_screen("timeline"):
+            self.pop_screen()
+        else:
+            self.push_screen("timeline")
+
+    def open_app(self, pid: int) -> None:
+        from neuron_top.tui.screens.app_detail import AppScreen
+
+        self.open_screen(AppScreen(pid))
+
+    def open_screen(self, screen: object) -> None:
+        """Push a drill-down screen and give it the current view at once (it then follows updates)."""
+        self.push_screen(screen)  # type: ignore[arg-type]
+        screen.view = self.current_view()  # type: ignore[attr-defined]
+        self.call_after_refresh(self._update_header)  # its header exists once it is mounted

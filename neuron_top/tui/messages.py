@@ -1,0 +1,44 @@
+"""Messages the collector worker posts to the app. Small, immutable; the worker never touches widgets."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from neuron_top.snapshot import Snapshot
+from neuron_top.sources.base import Skipped, Status
+
+
+class ReportArrived(Message):
+    """A decoded report, ready to draw."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+
+class InputSkipped(Message):
+    """Input that was not a report. Several in a row coalesce (the count adds up in the collector)."""
+
+    def __init__(self, skipped: Skipped, total: int) -> None:
+        super().__init__()
+        self.skipped = skipped
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, InputSkipped)
+
+
+class SourceChanged(Message):
+    """The source changed state (live, ended, restarting ...)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__()
+        self.status = status
+
+
+class RecordingFailed(Message):
+    """Writing the --record file failed (disk full, permissions); live data keeps flowing."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason

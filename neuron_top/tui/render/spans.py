@@ -1,0 +1,569 @@
+"""Cell-level repaints: only the cells that changed are written to the terminal.
+
+Why: on a busy trn2 machine most dashboard lines change every second, but only a few cells in each (a digit,
+the tip of a bar). Whole-line repaints cost ~30 KB/s over SSH; the changed cells are a fraction of that.
+Two parts: ``changed_spans`` finds what changed between a panel line's old and new strips, and
+``install`` teaches Textual to send only those spans (it already tracks partial regions, but its terminal
+writer crops a span on the right only, re-sending every line from the widget's left edge).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import is_not, ne, or_
+from weakref import WeakKeyDictionary
+
+from rich.color import ColorSystem
+from rich.console import Console
+from rich.style import Style
+from textual._compositor import ChopsUpdate, LayoutUpdate
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+
+from neuron_top.tui.render.light import characters, pieces
+from neuron_top.tui.render.light import segment_style as _style
+from neuron_top.tui.render.light import segment_text as _text
+from neuron_top.tui.render.paint import ExactChops, Spans, WidgetChops, paint, regions
+
+SPAN_GAP = 1
+"""Changed cells closer than this are sent as one span. 1: none are joined here; the writer joins two spans
+when re-sending the cells between them is cheaper than moving over them (``_bridged``), which it can tell
+because it sees the characters and colours (a block character costs as much as a move; a colour change more).
+Joining runs less than 4 cells apart here cost 4.6% more bytes on the trn2 demo."""
+
+
+_NARROW_RANGES = ((0x20, 0x7E), (0xA0, 0xAC), (0xAE, 0x2FF), (0x370, 0x482), (0x2026, 0x2026), (0x2500, 0x25FC),
+                  (0x2800, 0x28FF))
+"""Characters one cell wide (Rich's own fast-path set, plus the ellipsis): every character a panel draws,
+except what comes from the data."""
+_NOT_NARROW = re.compile("[^" + "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in _NARROW_RANGES) + "]")
+_ONES = b"\x01" * 1024
+
+
+def _ones(n: int) -> bytes:
+    return _ONES[:n] if n <= len(_ONES) else b"\x01" * n
+
+
+@lru_cache(maxsize=8)
+def _runs(gap: int) -> re.Pattern[bytes]:
+    """Runs of non-zero bytes in a mask, with gaps of fewer than ``gap`` zeros inside them."""
+    return re.compile(rb"[^\x00](?:\x00{0,%d}[^\x00])*" % max(gap - 1, 0))
+
+
+def _differ(ta: str, tb: str) -> bytearray:
+    """A mask of the characters where two strings differ (non-zero) over the shorter one's length.
+
+    Why not ``bytearray(map(ne, ta, tb))``: that makes a one-character string for every block character of both
+    lines (only Latin-1 ones are cached), ~40% of finding a line's changed cells. Here the two texts are
+    compared as numbers, in C: the UTF-16 code units XORed, then the two bytes of each unit ORed together. A
+    character outside the BMP (two units) falls back to ``map``."""
+    n = len(ta) if len(ta) < len(tb) else len(tb)
+    ea, eb = ta[:n].encode("utf-16-le"), tb[:n].encode("utf-16-le")
+    if len(ea) != 2 * n or len(eb) != 2 * n:
+        return bytearray(map(ne, ta, tb))
+    xor = (int.from_bytes(ea, "little") ^ int.from_bytes(eb, "little")).to_bytes(2 * n, "little")
+    return bytearray((int.from_bytes(xor[0::2], "little") | int.from_bytes(xor[1::2], "little")).to_bytes(n, "little"))
+
+
+def _measure(strip: Strip, text: str) -> int:
+    """``strip.cell_length`` (``text`` is its text): the strip's own when it knows it, else ``len(text)`` when
+    every character is known to be one cell wide (a regex search in C). Textual measures a fresh 200-column
+    strip segment by segment, ~10x slower, and every new line of every update needs it (diff, crop, paint); the
+    result is kept in the strip where Textual keeps its own."""
+    try:
+        known = strip._cell_length
+    except AttributeError:  # a Textual whose Strip keeps it elsewhere: measured its way
+        return strip.cell_length
+    if known is not None:
+        return known
+    if _NOT_NARROW.search(text) is not None:
+        return strip.cell_length
+    strip._cell_length = len(text)
+    return len(text)
+
+
+def changed_spans(a: Strip, b: Strip, gap: int = SPAN_GAP) -> list[tuple[int, int]]:
+    """Column ranges ``[x1, x2)`` where two strips of one line draw different cells (text or style); ranges
+    closer than ``gap`` merge. A line holding wide characters (a CJK tag) is reported as changed whole.
+
+    It runs on every changed line of every update, so the per-cell work is done in C (``map`` over the texts,
+    a regex over a 0/1 mask); styles are compared per run of segments."""
+    texts_a, ta, styles_a = pieces(a)
+    texts_b, tb, styles_b = pieces(b)
+    wa, wb = _measure(a, ta), _measure(b, tb)
+    if len(ta) != wa or len(tb) != wb:
+        return [(0, max(wa, wb))]
+    # One mask of the line (changed characters, in C), with the cells whose style changed set in it too; then one
+    # regex over it finds the runs, already sorted and merged across gaps shorter than ``gap``.
+    mask = _differ(ta, tb)
+    if wa != wb:
+        mask += _ones(abs(wa - wb))
+    if styles_a == styles_b:
+        # Same styles in the same order (the common case: a bar's fill moved): only cells between two
+        # boundaries that moved change style.
+        for x, y in zip(accumulate(map(len, texts_a)), accumulate(map(len, texts_b)), strict=False):
+            if x != y:
+                lo, hi = (x, y) if x < y else (y, x)
+                mask[lo:hi] = _ones(hi - lo)
+    else:
+        for lo, hi in _style_changes(texts_a, styles_a, texts_b, styles_b):
+            mask[lo:hi] = _ones(hi - lo)
+    return [m.span() for m in _runs(gap).finditer(mask)]
+
+
+def _style_changes(texts_a: list[str], styles_a: list[Style | None], texts_b: list[str],
+                   styles_b: list[Style | None]) -> list[tuple[int, int]]:
+    """Pieces drawn in a different style, walking both lists of runs in step (their ends found in C first)."""
+    ends_a, ends_b = list(accumulate(map(len, texts_a))), list(accumulate(map(len, texts_b)))
+    na, nb = len(ends_a), len(ends_b)
+    marks = []
+    ia = ib = x = 0
+    while ia < na and ib < nb:
+        ea, eb = ends_a[ia], ends_b[ib]
+        end = ea if ea < eb else eb
+        if end > x:  # (an empty segment ends where it starts: no piece)
+            sta, stb = styles_a[ia], styles_b[ib]
+            if sta is not stb and sta != stb:
+                marks.append((x, end))
+            x = end
+        if ea == end:
+            ia += 1
+        if eb == end:
+            ib += 1
+    return marks
+
+
+def changed_lines(before: Sequence[Strip], after: Sequence[Strip]) -> Spans:
+    """The cells to repaint when ``before`` (on screen) becomes ``after`` (same line count), line by line:
+    ``(y, [(x1, x2), ...])``."""
+    return [(y, changed_spans(a, b)) for y, (a, b) in enumerate(zip(before, after, strict=True))
+            if a is not b and a != b]
+
+
+def changed_regions(before: Sequence[Strip], after: Sequence[Strip]) -> list[Region]:
+    """``changed_lines`` as widget-relative regions (the form ``Widget.refresh`` takes)."""
+    return regions(changed_lines(before, after))
+
+
+class LineDiff(Widget):
+    """A widget drawn line by line whose lines are cheap to rebuild: when its data changes, only the cells that
+    differ from what is on screen are repainted. Subclasses implement ``draw_line`` and declare their reactives
+    with ``repaint=False``, calling ``repaint_changed`` from a watcher."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._drawn: dict[int, Strip] = {}
+
+    def draw_line(self, y: int) -> Strip:
+        raise NotImplementedError
+
+    def render_line(self, y: int) -> Strip:
+        strip = self._drawn[y] = self.draw_line(y)
+        return strip
+
+    def repaint_changed(self) -> None:
+        if not self.is_mounted or not self._drawn:
+            self.refresh()
+            return
+        ys = sorted(self._drawn)
+        before = [self._drawn[y] for y in ys]
+        after = [self.draw_line(y) for y in ys]
+        self._drawn = dict(zip(ys, after, strict=True))
+        paint(self, [(ys[y], xs) for y, xs in changed_lines(before, after)])
+
+
+def _move_cost(n: int) -> int:
+    """Bytes of ``CSI n C``, the move right by ``n`` cells."""
+    return 3 if n == 1 else 3 + len(str(n))
+
+
+_BRIDGEABLE = 4
+"""Gaps narrower than this may be cheaper to re-send than to move over (``_bridged``): re-sending n cells costs at
+least n bytes, a move ``_move_cost(n)``, and 4 >= _move_cost(4)."""
+
+
+def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``ranges`` (screen columns of ``strip``, drawn from column ``x``) with a gap between two of them joined
+    when re-sending the gap's characters costs fewer bytes than moving over them: the gap lies in one segment
+    drawn in the style the cell before it has (no colour change either way). That is a gap of one or two
+    ASCII cells; a block character (3 bytes) never beats the 3-byte move. curses weighs moves the same way."""
+    segments = list(strip)
+    starts = [0, *accumulate(map(len, pieces(strip)[0]))]
+    out = [ranges[0]]
+    for lo, hi in ranges[1:]:
+        g1, g2 = out[-1][1] - x, lo - x
+        if g2 - g1 >= _BRIDGEABLE:  # never cheaper to re-send (most gaps): no need to look at the cells
+            out.append((lo, hi))
+            continue
+        i = bisect_right(starts, g1) - 1  # the segment holding the gap's first cell
+        if g1 > 0 and g2 <= starts[i + 1]:
+            text, style, _ = segments[i]
+            before = style if g1 > starts[i] else segments[i - 1].style
+            if (before is style or before == style) and \
+                    len(text[g1 - starts[i]:g2 - starts[i]].encode()) < _move_cost(g2 - g1):
+                out[-1] = (out[-1][0], hi)
+                continue
+        out.append((lo, hi))
+    return out
+
+
+@lru_cache(maxsize=1024)  # the writer asks on every colour change, about the few dozen SGR strings a theme makes
+def _fg_only(sgr: str) -> bool:
+    """SGR parameters that set only a foreground colour (``31``, ``91``, ``38;5;n``, ``38;2;r;g;b``)."""
+    if sgr.startswith("38;"):
+        return sgr.count(";") == (2 if sgr.startswith("38;5;") else 4)
+    return len(sgr) == 2 and sgr[0] in "39" and sgr[1] != "9"
+
+
+def _render_segments(self: ChopsUpdate, console: Console) -> str:
+    """``ChopsUpdate.render_segments`` (Textual 8.2) with three savings, each a few bytes per changed span:
+
+    * each span is cropped on the left as well as the right (Textual re-sends from the widget's left edge);
+    * the colour state is tracked across segments and spans (cursor moves keep it), so a style is sent only
+      when it changes (without a reset when only the foreground colour changes) and there is one reset at the
+      end instead of one after every segment;
+    * no line feed between spans, and a span to the right on the same row is reached with a short relative
+      move (``CSI n C``, 3-5 bytes) instead of an absolute one (``CSI row;col H``, 6-9 bytes). The cursor is
+      never assumed after the last column (terminals differ in how they hold it there).
+    """
+    out: list[str] = []
+    append = out.append
+    color_system = console._color_system or ColorSystem.TRUECOLOR
+    state = ""  # the SGR parameters in force; "" after a reset
+    fg_only = _fg_only
+    cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
+    shadow = _shadows.get(console)
+    widget_lines = isinstance(self, WidgetChops)
+
+    def move(x: int, y: int) -> None:
+        if cursor is not None and cursor[1] == y and x >= cursor[0]:
+            n = x - cursor[0]
+            if n:
+                append(f"\x1b[{n}C" if n > 1 else "\x1b[C")
+        else:
+            append(f"\x1b[{y + 1};{x + 1}H")  # what Control.move_to(x, y) sends, without building a Control
+
+    def emit_segment(text: str, style: Style | None) -> None:
+        nonlocal state
+        if style is None:
+            ansi = ""
+        else:
+            if style._link:  # rare: Textual's own rendering, which resets after itself
+                if state:
+                    append("\x1b[0m")
+                    state = ""
+                append(Strip.render_style(style, text, color_system))
+                return
+            ansi = style._ansi if style._ansi is not None else Strip.render_ansi(style, color_system)
+        if ansi != state:
+            if not ansi:
+                append("\x1b[0m")
+            elif not state or (fg_only(state) and fg_only(ansi)):  # a new colour replaces the old: no reset
+                append(f"\x1b[{ansi}m")
+            else:
+                append(f"\x1b[0;{ansi}m")
+            state = ansi
+        append(text)
+
+    def emit(strip: Strip) -> None:
+        for text, style, _ in strip:
+            emit_segment(text, style)
+
+    chops = self.chops
+    chop_ends = self.chop_ends
+    spans = self.spans
+    i, count_spans = 0, len(spans)
+    while i < count_spans:  # one row at a time: its spans, then each chop's segments walked once for them all
+        y = spans[i][0]
+        j = i
+        while j < count_spans and spans[j][0] == y:
+            j += 1
+        row = spans[i:j]
+        i = j
+        ends = chop_ends[y]
+        last = ends[-1]
+        for end, (x, strip) in zip(ends, chops[y].items(), strict=False):
+            if strip is None:
+                continue
+            ranges = [(x1 if x1 > x else x, x2 if x2 < end else end) for _, x1, x2 in row if x1 < end and x2 > x]
+            if not ranges:
+                continue
+            wide = strip.cell_length != characters(strip)
+            if shadow is not None:
+                if wide:
+                    shadow.forget_row(y)  # the shadow counts characters as cells: this row is not followed
+                else:
+                    shadow.wrote(y, x, end, strip, ranges, widget_lines)
+            if len(ranges) > 1 and not wide and any(b[0] - a[1] < _BRIDGEABLE for a, b in pairwise(ranges)):
+                ranges = _bridged(strip, x, ranges)
+            if len(ranges) == 1 and ranges[0] == (x, end):
+                move(x, y)
+                emit(strip)
+                cursor = (end, y) if end < last else None
+                continue
+            if wide:  # crop by cells
+                for lo, hi in ranges:
+                    move(lo, y)
+                    emit(strip.crop(lo - x, hi - x))
+                    cursor = (hi, y) if hi < last else None
+                continue
+            # The cells [lo, hi) of each range, in one walk over the chop's segments.
+            k, n = 0, len(ranges)
+            lo, hi = ranges[0]
+            move(lo, y)
+            pos = x
+            for text, style, _ in strip:
+                seg_end = pos + len(text)
+                while seg_end > lo:  # this segment reaches into range k
+                    a, b = lo if lo > pos else pos, hi if hi < seg_end else seg_end  # (no max/min calls: per piece)
+                    emit_segment(text if a == pos and b == seg_end else text[a - pos:b - pos], style)
+                    if seg_end < hi:
+                        break  # range k goes on in the next segment
+                    cursor = (hi, y) if hi < last else None
+                    k += 1
+                    if k == n:
+                        break
+                    lo, hi = ranges[k]
+                    move(lo, y)
+                if k == n:
+                    break
+                pos = seg_end
+    if state:
+        append("\x1b[0m")
+    return "".join(out)
+
+
+class Shadow:
+    """What the terminal shows, cell by cell (a character and a style per cell), so that a full repaint sends only
+    the cells that differ from it, as curses has always done.
+
+    Why: after any layout change (an app starting or stopping, a drill-down, Esc back, a theme) Textual repaints
+    every cell of the screen, each segment with its own colour codes and a reset: ~60 KB at 200x60 on the trn2
+    demo, as much as several seconds of ordinary updates. The writer records every cell it sends (a slice
+    assignment per segment); a row it cannot follow (wide characters) is forgotten and sent whole next time.
+    Anything else that may change the terminal (a resize, resuming after Ctrl+Z) calls ``forget``.
+    """
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.chars: list[list[str] | None] = [None] * height
+        """Per row, its characters; None while the row is not known (nothing sent yet, or forgotten)."""
+        self.styles: list[list[Style | None]] = [[] for _ in range(height)]
+        self._written: dict[int, list[_Write]] = {}
+        """Per row, what was written to it and is not in ``chars`` yet, oldest first."""
+
+    def row(self, y: int) -> list[str] | None:
+        if y >= self.height:
+            return None
+        if y in self._written:
+            self._take(y)
+        return self.chars[y]
+
+    def forget_row(self, y: int) -> None:
+        if y < self.height:
+            self.chars[y] = None
+            self._written.pop(y, None)
+
+    def wrote(self, y: int, x: int, end: int, strip: Strip, ranges: list[tuple[int, int]],
+              widget_line: bool) -> None:
+        """The cells ``ranges`` (screen columns) of ``strip``, drawn from ``x`` to ``end`` on row ``y``, were sent.
+
+        Kept as they are and taken into ``chars`` only when the row is next read (a full repaint, a Textual
+        update): on the dashboard that is rare, and following every segment of every update cell by cell was
+        ~30% of the writer's time. A widget's line written again at the same place (``WidgetChops``, one after
+        the other on the row) replaces the one before, its cells added to its ranges: at every cell the earlier
+        one wrote, the newer line holds what the terminal shows (see ``WidgetChops``). So a row holds an entry
+        per widget on it, and a few more, whatever the time between two reads."""
+        if y >= self.height or self.chars[y] is None:
+            return  # a row not followed stays so until a full repaint makes it known
+        if end > self.width:  # past the edge the shadow had (a resize under way): not followed
+            self.forget_row(y)
+            return
+        writes = self._written.get(y)
+        if writes is None:
+            writes = self._written[y] = []
+        elif widget_line:
+            for w in reversed(writes):  # the same line's last write, unless something was drawn over it since
+                if w.x == x and w.end == end and w.widget_line:
+                    w.strip = strip
+                    w.cells.update(ranges)
+                    if len(w.cells) > _KEEP_RANGES:
+                        w.cells = set(_union(w.cells, x, end))
+                    return
+                if w.x < end and w.end > x:
+                    break
+        writes.append(_Write(x, end, strip, set(ranges), widget_line))
+
+    def _take(self, y: int) -> None:
+        """Bring row ``y`` up to date with what was written to it since it was last read."""
+        writes = self._written.pop(y)
+        row, styles = self.chars[y], self.styles[y]
+        if row is None:
+            return
+        for w in writes:
+            segments = list(w.strip)
+            starts = list(accumulate(map(len, pieces(w.strip)[0]), initial=w.x))  # and the end
+            for lo, hi in _union(w.cells, w.x, w.end):
+                i = bisect_right(starts, lo) - 1
+                while lo < hi and i < len(segments):
+                    text, style, _ = segments[i]
+                    seg_end = starts[i + 1]
+                    b = hi if hi < seg_end else seg_end
+                    row[lo:b] = text[lo - starts[i]:b - starts[i]]
+                    styles[lo:b] = repeat(style, b - lo)
+                    lo, i = b, i + 1
+
+    def changed(self, y: int, x: int, strip: Strip, gap: int = SPAN_GAP) -> list[tuple[int, int]]:
+        """Column ranges (relative to ``x``) where ``strip``, drawn at (``x``, ``y``), differs from the terminal;
+        the whole strip when that row is not known. The row becomes known (the caller sends what differs)."""
+        texts = list(map(_text, strip))
+        text = "".join(texts)
+        width = strip.cell_length
+        row = self.row(y)
+        if len(text) != width or x + width > self.width:  # wide characters: not followed cell by cell
+            self.chars[y] = None
+            return [(0, width)] if width else []
+        new_styles = list(chain.from_iterable(map(repeat, map(_style, strip), map(len, texts))))
+        if row is None:
+            if x or width != self.width:  # part of a row: the rest stays unknown
+                return [(0, width)] if width else []
+            self.chars[y] = row = [" "] * self.width
+            self.styles[y] = [None] * self.width
+            row[x:x + width] = text
+            self.styles[y][x:x + width] = new_styles
+            return [(0, width)] if width else []
+        old_styles = self.styles[y][x:x + width]
+        # Styles by identity first (in C): ``!=`` on two Styles is a Python call, and a full repaint compares
+        # ~12,000 cells, nearly all holding the very style object the shadow holds. Equal copies are cleared after.
+        other = bytearray(map(is_not, old_styles, new_styles))
+        if any(other):
+            for i in compress(range(width), other):
+                if old_styles[i] == new_styles[i]:
+                    other[i] = 0
+        mask = bytes(map(or_, map(ne, row[x:x + width], text), other))
+        return [m.span() for m in _runs(gap).finditer(mask)]
+
+
+class _Write:
+    """A chop the writer sent and the shadow has not taken in yet: ``strip`` drawn at ``x`` up to ``end``, the
+    column ranges of it that were sent (a set that may overlap: a busy line rewrites the same few), and whether
+    it is a widget's own line (``WidgetChops``), which a newer one at the same place may replace."""
+
+    __slots__ = ("cells", "end", "strip", "widget_line", "x")
+
+    def __init__(self, x: int, end: int, strip: Strip, cells: set[tuple[int, int]], widget_line: bool) -> None:
+        self.x, self.end, self.strip, self.cells, self.widget_line = x, end, strip, cells, widget_line
+
+
+_KEEP_RANGES = 256
+"""A widget line's written ranges are merged into disjoint runs once there are this many different ones."""
+
+
+def _union(ranges: Iterable[tuple[int, int]], x: int, end: int) -> list[tuple[int, int]]:
+    """``ranges`` (columns within ``[x, end)``, in any order, overlapping) as sorted disjoint runs."""
+    mask = bytearray(end - x)
+    for lo, hi in ranges:
+        mask[lo - x:hi - x] = _ones(hi - lo)
+    return [(m.start() + x, m.end() + x) for m in _runs(1).finditer(mask)]
+
+
+_shadows: WeakKeyDictionary[Console, Shadow] = WeakKeyDictionary()
+"""The terminal behind each console (an app has one)."""
+
+
+def forget(console: Console) -> None:
+    """The terminal's content is no longer known (it was resized, or the app was suspended): the next full
+    repaint sends every cell."""
+    _shadows.pop(console, None)
+
+
+def _render_layout(self: LayoutUpdate, console: Console) -> str:
+    """``LayoutUpdate.render_segments`` (a full repaint) as the cells that differ from what the terminal shows,
+    sent by the partial-update writer."""
+    region = self.region
+    shadow = _shadows.get(console)
+    if shadow is None or (shadow.width, shadow.height) != (region.right, region.bottom):
+        shadow = _shadows[console] = Shadow(region.right, region.bottom)
+    chops: dict[int, dict[int, Strip]] = {}
+    ends: dict[int, list[int]] = {}
+    spans: list[tuple[int, int, int]] = []
+    x = region.x
+    for y, line in enumerate(self.strips, region.y):
+        strip = Strip.join(line)
+        chops[y] = {x: strip}
+        ends[y] = [x + strip.cell_length]
+        spans += [(y, x + x1, x + x2) for x1, x2 in shadow.changed(y, x, strip)]
+    if not spans:
+        return ""
+    return _render_segments(ExactChops(chops, spans, ends), console)  # type: ignore[arg-type]
+
+
+def _narrowed(update: ChopsUpdate, shadow: Shadow) -> ChopsUpdate:
+    """``update`` (Textual's: whole regions of widgets that moved or were refreshed) with its spans narrowed to
+    the cells that differ from the terminal. After a panel's height changes, Textual repaints everything below
+    it: ~60 KB at 200x60, of which only a few hundred cells really change."""
+    spans: list[tuple[int, int, int]] = []
+    rows: dict[int, list[tuple[int, int, int]]] = {}
+    for span in update.spans:
+        rows.setdefault(span[0], []).append(span)
+    for y, row in rows.items():
+        if shadow.row(y) is None:
+            spans += row
+            continue
+        differ: list[tuple[int, int]] = []
+        for (x, strip), end in zip(update.chops[y].items(), update.chop_ends[y], strict=False):
+            if strip is not None and any(x1 < end and x2 > x for _, x1, x2 in row):
+                differ += [(x + a, x + b) for a, b in shadow.changed(y, x, strip)]
+        spans += [(y, lo, hi) for _, x1, x2 in row for a, b in differ
+                  if (lo := max(a, x1)) < (hi := min(b, x2))]
+    return ChopsUpdate(update.chops, spans, update.chop_ends)
+
+
+_TEXTUALS_WRITER = ChopsUpdate.render_segments
+_TEXTUALS_LAYOUT_WRITER = LayoutUpdate.render_segments
+_fallback = False
+
+
+def _writer(self: ChopsUpdate, console: Console) -> str:
+    """Ours, or Textual's own if ours ever fails: pyproject allows newer Textual releases, whose private
+    ``ChopsUpdate`` may change shape. A screen drawn with more bytes beats a traceback."""
+    global _fallback
+    if not _fallback:
+        try:
+            shadow = _shadows.get(console)
+            exact = shadow is None or isinstance(self, ExactChops)
+            return _render_segments(self if exact else _narrowed(self, shadow), console)  # type: ignore[arg-type]
+        except Exception:
+            _fallback = True
+            _shadows.clear()
+    return _TEXTUALS_WRITER(self, console)
+
+
+def _layout_writer(self: LayoutUpdate, console: Console) -> str:
+    """Ours (only what differs from the terminal), or Textual's full repaint once either writer has failed."""
+    global _fallback
+    if not _fallback:
+        try:
+            return _render_layout(self, console)
+        except Exception:
+            _fallback = True
+            _shadows.clear()
+    return _TEXTUALS_LAYOUT_WRITER(self, console)
+
+
+def install() -> None:
+    """Replace Textual's terminal writers (idempotent), if ``ChopsUpdate`` and ``LayoutUpdate`` still have the
+    shape they were written for (Textual 8.2: ``chops``, ``spans``, ``chop_ends``; ``strips``, ``region``)."""
+    if (set(inspect.signature(ChopsUpdate.__init__).parameters) >= {"chops", "spans", "chop_ends"}
+            and set(inspect.signature(LayoutUpdate.__init__).parameters) >= {"strips", "region"}):
+        ChopsUpdate.render_segments = _writer  # type: ignore[method-assign]
+        LayoutUpdate.render_segments = _layout_writer  # type: ignore[method-assign]
+
+
+install()

@@ -1,0 +1,616 @@
+"""The timeline pane: a captured system trace (neuron-det, Neuron Explorer, PyTorch/JAX profilers) in the terminal.
+
+Built from a loaded ``TraceStore`` or a path (loaded in a worker thread; the screen says "loading" meanwhile).
+Keys: zoom ``+``/``-`` (and the wheel), pan ``←``/``→`` or ``h``/``l``, fit ``0``, start/end ``Home``/``End``,
+lines ``↑``/``↓`` (``j``/``k``), ``Enter`` selects (or a click), ``ctrl+←/→`` previous/next event on the line,
+``o`` cycles the grouping, ``/`` searches (``<``/``>`` previous/next match), ``F`` filters in the Neuron syntax,
+``e``/``E`` next/previous error, ``u`` the list of unfinished (hang) events, ``L`` follows a flow, ``r`` plays
+the trace from the playhead (``s``/``S`` faster/slower, ``R`` removes the playhead), ``Esc`` clears.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from neuron_top.textsafe import clean
+from neuron_top.trace.filters import FilterError, Filters
+from neuron_top.trace.loaders import TraceError, load_trace
+from neuron_top.trace.model import GROUPING_LABELS, TimelineModel
+from neuron_top.trace.store import TraceStore
+from neuron_top.trace.summary import format_duration
+from neuron_top.tui.widgets.tracks import Timeline
+
+TICK = 0.05
+"""Seconds between playhead steps while the replay plays (the one timer, only while playing)."""
+
+
+class TraceLoaded(Message):
+    """The worker finished loading (posted from the loader thread)."""
+
+    def __init__(self, store: TraceStore | None, error: str = "") -> None:
+        super().__init__()
+        self.store = store
+        self.error = error
+
+
+def parse_filter_text(text: str) -> Filters:
+    """``nc=0-3 type=hardware,^cc_exec inst=i-abc`` (keys: nc/core/cores, type/types, inst/instance/instances).
+
+    A bare value made of digits, commas and dashes is a NeuronCore filter.
+    """
+    cores = types = insts = ""
+    for tok in text.split():
+        key, sep, val = tok.partition("=")
+        k = key.lower()
+        if not sep:
+            if all(c.isdigit() or c in ",-" for c in tok):
+                cores = tok
+                continue
+            if tok.startswith("i-"):
+                insts = tok
+                continue
+            types = tok
+            continue
+        if k in ("nc", "core", "cores"):
+            cores = val
+        elif k in ("type", "types", "event", "events"):
+            types = val
+        elif k in ("inst", "instance", "instances"):
+            insts = val
+        else:
+            raise FilterError(f"unknown filter {key!r}: use nc=, type= or inst=")
+    return Filters.parse(cores, types, insts)
+
+
+def filter_text(f: Filters) -> str:
+    parts = []
+    if f.cores is not None:
+        parts.append("nc=" + f.describe().split(";")[0].removeprefix("NC "))
+    if f.types is not None:
+        t = f.types
+        names = (
+            (["hardware"] if t.hardware else []) + (["software"] if t.software else []) + sorted(t.include)
+        )
+        parts.append("type=" + ",".join(names + [f"^{x}" for x in sorted(t.exclude)]))
+    if f.instances is not None:
+        parts.append("inst=" + ",".join(sorted(f.instances)))
+    return " ".join(parts)
+
+
+class TimelineScreen(Screen[None]):
+    """The system-trace timeline, a second pane of the app."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("plus,equals_sign", "zoom(2)", "zoom in"),
+        Binding("minus", "zoom(0.5)", "zoom out"),
+        Binding("0", "fit", "fit all"),
+        Binding("left,h", "pan(-0.25)", "pan left"),
+        Binding("right,l", "pan(0.25)", "pan right"),
+        Binding("shift+left", "pan(-1)", "page left", show=False),
+        Binding("shift+right", "pan(1)", "page right", show=False),
+        Binding("home", "start", "start", show=False),
+        Binding("end", "end", "end", show=False),
+        Binding("up,k", "line(-1)", "line up", show=False),
+        Binding("down,j", "line(1)", "line down", show=False),
+        Binding("pageup", "line(-10)", "page up", show=False),
+        Binding("pagedown", "line(10)", "page down", show=False),
+        Binding("enter", "select", "select"),
+        Binding("ctrl+left", "step(-1)", "previous event on line", show=False),
+        Binding("ctrl+right", "step(1)", "next event on line", show=False),
+        Binding("o", "grouping", "grouping"),
+        Binding("slash", "search", "search"),
+        Binding("greater_than_sign", "match(1)", "next match", show=False),
+        Binding("less_than_sign", "match(-1)", "previous match", show=False),
+        Binding("F", "filters", "filters"),
+        Binding("e", "error(1)", "next error"),
+        Binding("E", "error(-1)", "previous error", show=False),
+        Binding("u", "hangs", "unfinished (hang) list"),
+        Binding("L", "flow", "follow flow", show=False),
+        Binding("r", "play", "play/pause replay"),
+        Binding("s", "speed(2)", "replay faster", show=False),
+        Binding("S", "speed(0.5)", "replay slower", show=False),
+        Binding("R", "stop", "remove playhead", show=False),
+        Binding("escape", "clear", "clear", show=False),
+    ]
+    DEFAULT_CSS = """
+    TimelineScreen { layout: vertical; }
+    TimelineScreen #trace-info { height: 1; background: $panel; color: $text; padding: 0 1; }
+    TimelineScreen #trace-body { height: 1fr; }
+    TimelineScreen #trace-side { width: 44; display: none; background: $panel; }
+    TimelineScreen #trace-side.-visible { display: block; }
+    TimelineScreen #trace-hangs { height: 1fr; display: none; }
+    TimelineScreen #trace-hangs.-visible { display: block; }
+    TimelineScreen #trace-replay { height: auto; max-height: 50%; display: none; padding: 0 1; }
+    TimelineScreen #trace-replay.-visible { display: block; }
+    TimelineScreen #trace-details { height: auto; max-height: 12; display: none; background: $panel;
+                                    padding: 0 1; border-top: solid $primary; }
+    TimelineScreen #trace-details.-visible { display: block; }
+    TimelineScreen Input { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+    TimelineScreen Input.-visible { display: block; }
+    TimelineScreen #trace-status { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    TimelineScreen #trace-loading { height: 1fr; content-align: center middle; color: $text-muted; }
+    """
+
+    def __init__(
+        self,
+        source: TraceStore | str | Path,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name)
+        self.store: TraceStore | None = source if isinstance(source, TraceStore) else None
+        self.path = None if isinstance(source, TraceStore) else Path(source)
+        self.model: TimelineModel | None = None
+        self.clock = clock
+        self.matches: list[int] = []
+        self.match_text = ""
+        self.speed = 1.0
+        """Trace nanoseconds per wall nanosecond while playing."""
+        self.playing = False
+        self._timer: Timer | None = None
+        self._last_tick = 0.0
+        self.error = ""
+        self.title = "trace"
+        self.sub_title = ""
+
+    # -- building -----------------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static(id="trace-info")
+        with Horizontal(id="trace-body"):
+            if self.store is None:
+                yield Static("loading trace…", id="trace-loading")
+            else:
+                self.model = TimelineModel(self.store)
+                yield Timeline(self.model, id="timeline")
+            with Vertical(id="trace-side"):
+                yield OptionList(id="trace-hangs")
+                yield Static(id="trace-replay")
+        yield Static(id="trace-details")
+        yield Input(
+            placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search"
+        )
+        yield Input(
+            placeholder="filters: nc=0-3 type=hardware,^cc_exec inst=i-abc123 (empty: none)",
+            id="trace-filter",
+        )
+        yield Static(id="trace-status")
+
+    def on_mount(self) -> None:
+        if self.store is None:
+            self._load()
+        else:
+            self._ready()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="trace-load", description="load trace")
+    def _load(self) -> None:
+        assert self.path is not None
+        try:
+            store = load_trace(self.path)
+        except TraceError as e:
+            self.post_message(TraceLoaded(None, str(e)))
+            return
+        self.post_message(TraceLoaded(store))
+
+    async def on_trace_loaded(self, message: TraceLoaded) -> None:
+        loading = self.query("#trace-loading")
+        if message.store is None:
+            self.error = message.error
+            for w in loading:
+                w.update(Text(clean(message.error, 400)))  # type: ignore[attr-defined]
+            self._update_info()
+            return
+        self.store = message.store
+        self.model = TimelineModel(self.store)
+        await loading.remove()
+        await self.query_one("#trace-body").mount(Timeline(self.model, id="timeline"), before="#trace-side")
+        self._ready()
+
+    def _ready(self) -> None:
+        tl = self.query_one(Timeline)
+        tl.focus()
+        self.speed = max(tl.model.store.span / 10e9, 1e-6)  # the whole trace plays in ~10 s
+        self._update_info()
+        self._update_status()
+
+    # -- helpers ------------------------------------------------------------------------------------------------
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    def _update_info(self) -> None:
+        info = self.query_one("#trace-info", Static)
+        label = GROUPING_LABELS.get(self.model.grouping, "") if self.model else ""
+        if self.store is None:
+            name = self.path.name if self.path else "trace"
+            info.update(Text(clean(f"{name}: {self.error or 'loading…'}", 300)))
+            self.title = f"trace {clean(name)}"
+            return
+        st = self.store
+        name = Path(st.path).name or "trace"
+        self.title = f"trace {clean(name)}"
+        self.sub_title = f"grouping: {label}"
+        text = (
+            f"{name} · {st.format} · {len(st)} events · {len(st.tracks)} tracks · "
+            f"{format_duration(st.span)} · grouping: {label}"
+        )
+        if self.model and self.model.filters.active:
+            text += f" · filter: {self.model.filters.describe()}"
+        info.update(Text(clean(text, 400)))
+
+    def _update_status(self) -> None:
+        if self.model is None:
+            return
+        tl = self.timeline
+        st = self.model.store
+        parts = [
+            f"grouping: {GROUPING_LABELS[self.model.grouping]} (o)",
+            f"errors: {len(self.model.errors())} (e/E)",
+            f"unfinished: {len(self.model.unfinished())} (u)",
+        ]
+        if self.match_text:
+            parts.append(f"/{self.match_text}: {len(self.matches)} matches (< >)")
+        if tl.playhead is not None:
+            state = "playing" if self.playing else "paused"
+            parts.append(
+                f"replay {state} @ +{format_duration(tl.playhead - st.t_min)} ×{self.speed:.3g} (r s/S)"
+            )
+        else:
+            parts.append("replay: r")
+        self.query_one("#trace-status", Static).update(Text(clean(" │ ".join(parts), 400)))
+
+    def on_timeline_changed(self, message: Timeline.Changed) -> None:
+        self._update_status()
+
+    def on_timeline_selected(self, message: Timeline.Selected) -> None:
+        details = self.query_one("#trace-details", Static)
+        if message.counter is not None:
+            details.update(self._counter_details(message.counter, message.sample))
+            details.add_class("-visible")
+        elif message.event is None:
+            details.remove_class("-visible")
+        else:
+            details.update(self._event_details(message.event))
+            details.add_class("-visible")
+
+    def _event_details(self, ev: int) -> Text:
+        st = self.model.store  # type: ignore[union-attr]
+        info = st.info(ev)
+        tr = info.track
+        t = Text()
+        t.append(clean(info.name, 300), style="bold")
+        if info.error:
+            t.append("  ERROR ", style="bold reverse")
+        if info.unfinished:
+            t.append("  UNFINISHED: never ended, a hang? ", style="bold reverse")
+        t.append("\n")
+        where = f"{tr.process} / {tr.label}"
+        if info.core is not None and tr.label != f"NC {info.core}":
+            where += f" · NC {info.core}"
+        if tr.instance and tr.instance not in tr.process:
+            where += f" · {tr.instance}"
+        t.append(clean(where, 300) + "\n")
+        t.append(
+            f"start +{format_duration(info.start - st.t_min)} ({info.start / 1000:.1f} µs) · "
+            f"duration {format_duration(info.dur)} · phase {clean(info.phase)} · cat {clean(info.cat, 60) or '-'}\n"
+        )
+        flows = st.flows.get(ev, [])
+        if flows:
+            t.append(f"flows: {len(flows)} linked event(s), L follows\n")
+        for k, v in list(info.args.items())[:24]:
+            t.append(f"  {clean(k, 60)}: ", style="bold")
+            t.append(clean(v if isinstance(v, str) else repr(v), 200) + "\n")
+        t.rstrip()
+        return t
+
+    def _counter_details(self, counter: int, sample: int | None) -> Text:
+        st = self.model.store  # type: ignore[union-attr]
+        c = st.counters[counter]
+        t = Text()
+        t.append(clean(c.name, 200), style="bold")
+        if sample is None:
+            t.append("\nno sample at this time")
+            return t
+        t.append(
+            f"\n+{format_duration(c.ts[sample] - st.t_min)}: {c.val[sample]:,.6g} {clean(c.unit)}".rstrip()
+        )
+        if c.breakdown is not None and sample < len(c.breakdown):
+            total = c.val[sample] or 1.0
+            for cat, v in sorted(c.breakdown[sample].items(), key=lambda kv: -kv[1]):
+                t.append(f"\n  {clean(cat, 60)}: {v:,.6g} {clean(c.unit)} ({100 * v / total:.1f}%)")
+        return t
+
+    def _ensure(self) -> Timeline:
+        if self.model is None:
+            raise SkipAction()
+        return self.timeline
+
+    # -- actions ------------------------------------------------------------------------------------------------
+    def action_zoom(self, factor: float) -> None:
+        tl = self._ensure()
+        tl.zoom(factor, tl.playhead)
+
+    def action_pan(self, fraction: float) -> None:
+        self._ensure().pan(fraction)
+
+    def action_fit(self) -> None:
+        self._ensure().fit()
+
+    def action_start(self) -> None:
+        self._ensure().go_start()
+
+    def action_end(self) -> None:
+        self._ensure().go_end()
+
+    def action_line(self, delta: int) -> None:
+        self._ensure().move_cursor(delta)
+
+    def action_select(self) -> None:
+        self._ensure().select_at_cursor()
+
+    def action_step(self, direction: int) -> None:
+        self._ensure().step_on_line(direction > 0)
+
+    def action_grouping(self) -> None:
+        tl = self._ensure()
+        assert self.model is not None
+        self.model.cycle_grouping()
+        tl.model_changed()
+        if tl.selected is not None:
+            tl.select(tl.selected)
+        self._update_info()
+        self._update_status()
+
+    def action_search(self) -> None:
+        self._ensure()
+        box = self.query_one("#trace-search", Input)
+        box.add_class("-visible")
+        box.value = self.match_text
+        box.focus()
+
+    def action_filters(self) -> None:
+        self._ensure()
+        box = self.query_one("#trace-filter", Input)
+        box.add_class("-visible")
+        assert self.model is not None
+        box.value = filter_text(self.model.filters)
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        box = event.input
+        if box.id == "trace-search":
+            self._apply_search(event.value)
+        elif box.id == "trace-filter":
+            try:
+                filters = parse_filter_text(event.value)
+            except FilterError as e:
+                self.notify(str(e), severity="error", title="filter")
+                return
+            assert self.model is not None
+            self.model.set_filters(filters)
+            self.timeline.model_changed()
+            if self.match_text:
+                self.matches = self.model.search(self.match_text)
+                self.timeline.set_matches(self.matches)
+            self._update_info()
+            self._update_status()
+        box.remove_class("-visible")
+        self.timeline.focus()
+
+    def _apply_search(self, text: str) -> None:
+        assert self.model is not None
+        self.match_text = text.strip()
+        self.matches = self.model.search(self.match_text) if self.match_text else []
+        tl = self.timeline
+        tl.set_matches(self.matches)
+        if self.matches:
+            self._jump(self.matches, forward=True)
+        elif self.match_text:
+            self.notify(f"no event name contains {clean(self.match_text, 60)!r}", severity="warning")
+        self._update_status()
+
+    def _jump(self, events: list[int], forward: bool) -> None:
+        tl = self.timeline
+        assert self.model is not None
+        ev = self.model.step(
+            events, tl.selected if tl.selected in events else None, tl.cursor_time(), forward
+        )
+        if ev is not None:
+            tl.select(ev)
+
+    def action_match(self, direction: int) -> None:
+        self._ensure()
+        if not self.matches:
+            self.notify("no search matches: / to search", severity="information")
+            return
+        self._jump(self.matches, direction > 0)
+
+    def action_error(self, direction: int) -> None:
+        self._ensure()
+        assert self.model is not None
+        errs = self.model.errors()
+        if not errs:
+            self.notify("no error events", severity="information")
+            return
+        self._jump(errs, direction > 0)
+
+    def action_hangs(self) -> None:
+        self._ensure()
+        assert self.model is not None
+        side = self.query_one("#trace-side")
+        hangs = self.query_one("#trace-hangs", OptionList)
+        if hangs.has_class("-visible"):
+            hangs.remove_class("-visible")
+            self._side_visibility()
+            self.timeline.focus()
+            return
+        st = self.model.store
+        hangs.clear_options()
+        events = self.model.unfinished()
+        if not events:
+            hangs.add_option(Option(Text("no unfinished events"), id="none", disabled=True))
+        for ev in events:
+            core = st.core_of(ev)
+            label = Text(clean(st.name_of(ev), 60), style="bold")
+            label.append(f"\n  {'NC ' + str(core) if core is not None else clean(st.track_of(ev).label, 30)}")
+            label.append(f" @ +{format_duration(st.start[ev] - st.t_min)}")
+            hangs.add_option(Option(label, id=f"ev{ev}"))
+        hangs.add_class("-visible")
+        side.add_class("-visible")
+        hangs.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        oid = event.option.id or ""
+        if oid.startswith("ev"):
+            self.timeline.select(int(oid[2:]))
+            self.timeline.focus()
+
+    def action_flow(self) -> None:
+        tl = self._ensure()
+        st = tl.model.store
+        if tl.selected is None:
+            self.notify("select an event first (Enter or click)", severity="information")
+            return
+        linked = st.flows.get(tl.selected, [])
+        if not linked:
+            self.notify("this event has no flow", severity="information")
+            return
+        # follow forward in time when possible, else back
+        later = [e for e in linked if st.start[e] >= st.start[tl.selected]]
+        target = min(later, key=lambda e: st.start[e]) if later else max(linked, key=lambda e: st.start[e])
+        tl.select(target)
+
+    # -- replay -------------------------------------------------------------------------------------------------
+    def action_play(self) -> None:
+        tl = self._ensure()
+        if tl.playhead is None or tl.playhead >= tl.model.store.t_max:
+            tl.set_playhead(tl.t0)
+        self.playing = not self.playing
+        if self.playing:
+            self._last_tick = self.clock()
+            if self._timer is None:
+                self._timer = self.set_interval(TICK, self.tick, name="trace-replay")
+            else:
+                self._timer.resume()
+        elif self._timer is not None:
+            self._timer.pause()
+        self._show_replay()
+        self._update_status()
+
+    def action_speed(self, factor: float) -> None:
+        self._ensure()
+        self.speed = min(max(self.speed * factor, 1e-9), 1e9)
+        self._update_status()
+
+    def action_stop(self) -> None:
+        tl = self._ensure()
+        self.playing = False
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        tl.set_playhead(None)
+        self.query_one("#trace-replay").remove_class("-visible")
+        self._side_visibility()
+        self._update_status()
+
+    def tick(self) -> None:
+        """Advance the playhead by the wall time since the last tick times the speed (clock injected for tests)."""
+        if not self.playing or self.model is None:
+            return
+        now = self.clock()
+        dt = max(now - self._last_tick, 0.0)
+        self._last_tick = now
+        tl = self.timeline
+        st = self.model.store
+        t = (tl.playhead if tl.playhead is not None else tl.t0) + int(dt * 1e9 * self.speed)
+        if t >= st.t_max:
+            t = st.t_max
+            self.playing = False
+            if self._timer is not None:
+                self._timer.pause()
+        tl.set_playhead(t)
+        self._show_replay()
+        self._update_status()
+
+    def active_at(self, t: int) -> list[tuple[str, list[str]]]:
+        """Per NeuronCore (or per track when the trace has no cores), the nested events active at ``t``."""
+        assert self.model is not None
+        st = self.model.store
+        out: dict[str, list[str]] = {}
+        tracks = [st.tracks[ln.track] for ln in self.model.lines if ln.kind == "row" and ln.row == 0]
+        with_core = [tr for tr in tracks if tr.core is not None]
+        use = sorted(with_core, key=lambda tr: (tr.core, tr.id)) if with_core else tracks
+        for tr in use[:64]:
+            key = f"NC {tr.core}" if tr.core is not None else tr.label
+            names = out.setdefault(key, [])
+            for r in range(len(tr.rows)):
+                ev = self.model.row_index(tr.id, r).at(t)
+                if ev is not None:
+                    names.append(st.name_of(ev))
+        return list(out.items())
+
+    def _show_replay(self) -> None:
+        tl = self.timeline
+        panel = self.query_one("#trace-replay", Static)
+        if tl.playhead is None:
+            return
+        st = tl.model.store
+        text = Text(f"at +{format_duration(tl.playhead - st.t_min)}\n", style="bold")
+        for key, names in self.active_at(tl.playhead):
+            text.append(f"{clean(key, 24)}: ", style="bold")
+            text.append((clean(" > ".join(names), 200) if names else "idle") + "\n")
+        text.rstrip()
+        panel.update(text)
+        panel.add_class("-visible")
+        self._side_visibility()
+
+    def _side_visibility(self) -> None:
+        side = self.query_one("#trace-side")
+        shown = self.query_one("#trace-hangs").has_class("-visible") or self.query_one(
+            "#trace-replay"
+        ).has_class("-visible")
+        side.set_class(shown, "-visible")
+
+    def action_clear(self) -> None:
+        """Esc: close an input, then the hang list, then the selection; otherwise let the app have Esc."""
+        if self.model is None:
+            raise SkipAction()
+        for box in self.query(Input):
+            if box.has_class("-visible"):
+                box.remove_class("-visible")
+                self.timeline.focus()
+                return
+        hangs = self.query_one("#trace-hangs")
+        if hangs.has_class("-visible"):
+            hangs.remove_class("-visible")
+            self._side_visibility()
+            self.timeline.focus()
+            return
+        tl = self.timeline
+        if tl.selected is not None or self.query_one("#trace-details").has_class("-visible"):
+            tl.select(None)
+            return
+        if self.match_text:
+            self.match_text = ""
+            self.matches = []
+            tl.set_matches([])
+            self._update_status()
+            return
+        raise SkipAction()

@@ -1,0 +1,126 @@
+"""Theme files (TOML) turned into Textual ``Theme`` objects.
+
+Looked up in order: ``$NEURON_TOP_THEMES``, ``~/.config/neuron-top/themes``, the repository's top-level
+``themes/`` (a clone or editable install) and ``<prefix>/share/neuron-top/themes`` (a wheel install). A theme file
+that cannot be read or has bad colours is reported once and skipped; it never stops the app.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_THEME = "neuron-dark"
+_COLOUR_KEYS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
+                "surface", "panel", "boost")
+
+
+def theme_dirs() -> list[Path]:
+    dirs = []
+    if os.environ.get("NEURON_TOP_THEMES"):
+        dirs.append(Path(os.environ["NEURON_TOP_THEMES"]))
+    dirs.append(Path.home() / ".config" / "neuron-top" / "themes")
+    dirs.append(Path(__file__).resolve().parents[2] / "themes")
+    dirs.append(Path(sys.prefix) / "share" / "neuron-top" / "themes")
+    return dirs
+
+
+@dataclass
+class ThemeSet:
+    themes: dict[str, Theme] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    """One line per theme file that was skipped, e.g. "themes/x.toml: error: 'reed' is not a colour"."""
+
+    def install(self, app: App, wanted: str) -> None:
+        """Register the themes with ``app``, say which files were skipped, and switch to ``wanted`` (the default
+        theme, with a warning, when there is no such theme)."""
+        for t in self.themes.values():
+            app.register_theme(t)
+        for problem in self.problems:
+            app.notify(problem, title="theme file skipped", severity="warning", timeout=8, markup=False)
+        if wanted in app.available_themes:
+            app.theme = wanted
+        else:
+            app.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning", markup=False)
+            app.theme = DEFAULT_THEME if DEFAULT_THEME in app.available_themes else "textual-dark"
+
+    def after(self, app: App) -> str:
+        """The theme the ``t`` key switches to: the next of ours (of Textual's when none loaded), in name order."""
+        names = sorted(self.themes) or sorted(app.available_themes)
+        i = names.index(app.theme) if app.theme in names else -1
+        return names[(i + 1) % len(names)]
+
+
+def _check_colour(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a colour")
+    if not value.startswith("ansi_"):
+        try:
+            Color.parse(value)
+        except ColorParseError:
+            raise ValueError(f"{value!r} is not a colour") from None
+    return value
+
+
+def load_theme(path: Path) -> Theme:
+    """Parse one theme file; raises ValueError with a readable message."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"not valid TOML: {exc}") from None
+    name = data.get("name") or path.stem
+    if not isinstance(name, str):
+        raise ValueError("name must be a string")
+    if "primary" not in data:
+        raise ValueError("primary colour missing")
+    colours = {}
+    for key in _COLOUR_KEYS:
+        if key in data:
+            try:
+                colours[key] = _check_colour(data[key])
+            except ValueError as exc:
+                raise ValueError(f"{key}: {exc}") from None
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
+        raise ValueError("[variables] must map names to strings")
+    unknown = set(data) - {*_COLOUR_KEYS, "name", "dark", "ansi", "variables"}
+    if unknown:
+        raise ValueError(f"unknown keys: {', '.join(sorted(unknown))}")
+    dark, ansi, variables = bool(data.get("dark", True)), bool(data.get("ansi", False)), dict(variables)
+    if ansi:
+        # Textual's own CSS reads these in ANSI mode (Screen:inline) and its ANSI themes define them; a theme
+        # without them stops the app at start-up with "undefined variable '$ansi-background'".
+        variables.setdefault("ansi-background", "ansi_black" if dark else "ansi_white")
+        variables.setdefault("ansi-foreground", "ansi_white" if dark else "ansi_black")
+    return Theme(name=name, dark=dark, ansi=ansi, variables=variables, **colours)
+
+
+def load_themes(dirs: list[Path] | None = None) -> ThemeSet:
+    out = ThemeSet()
+    for d in dirs if dirs is not None else theme_dirs():
+        if not d.is_dir():
+            continue
+        for path in sorted(d.glob("*.toml")):
+            try:
+                theme = load_theme(path)
+            except ValueError as exc:
+                out.problems.append(f"{path}: {exc}")
+                continue
+            out.themes.setdefault(theme.name, theme)
+    return out

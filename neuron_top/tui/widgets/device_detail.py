@@ -1,0 +1,54 @@
+"""One Neuron device in depth: ECC, its cores, memory per core."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.strip import Strip
+
+from neuron_top import fmt
+from neuron_top.snapshot import finite, k8s_label
+from neuron_top.tui.widgets.panel import Panel
+from neuron_top.view import View
+
+
+class DeviceDetail(Panel):
+    def __init__(self, device: int, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.device = device
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        snap, d = view.snapshot, self.device
+        size = snap.hardware.neuron_device_memory_size
+        lines = [self.title_strip(f"Neuron device ND{d}", width, f"{fmt.human_bytes(size)} device memory")]
+        if d in snap.k8s_devices:
+            lines.append(Strip([Segment(f" pod {k8s_label(snap.k8s_devices[d])}", self.style("label"))]))
+        ecc = {e.device: e for e in snap.ecc}.get(d)
+        total = view.history.ecc_totals.get(d, ecc)
+        lines.append(Strip([Segment(" ECC events (neuron-monitor reports each period's events)", self.style("label"))]))
+        if ecc is None:
+            lines.append(Strip([Segment("   no ECC data for this device", self.style("dim"))]))
+        else:
+            for name, attr in (("DRAM corrected", "mem_corrected"), ("DRAM uncorrected", "mem_uncorrected"),
+                               ("SRAM corrected", "sram_corrected"), ("SRAM uncorrected", "sram_uncorrected")):
+                v, t = getattr(ecc, attr), getattr(total, attr)
+                st = self.style("bad") if "uncorrected" in attr and t else self.style("value")
+                lines.append(Strip([Segment(f"   {name:<18} since start {t:>8}   in the last report {v:>6}", st)]))
+        lines.append(Strip([Segment(" NeuronCores", self.style("label"))]))
+        cpd = snap.cores_per_device
+        used_total = 0
+        for nc in range(cpd):
+            i = d * cpd + nc
+            c = snap.all.cores.get(i)
+            u = finite(c.neuroncore_utilization) if c is not None else None
+            mem = snap.all.core_memory.get(i, {})
+            used = sum(mem.values())
+            used_total += used
+            pct_mem = f" ({used / size * 100:.1f}% of device)" if size else ""
+            segs = [Segment(f"   NC{nc} (core {i}) ", self.style("label")), *self.bar(u, 20),
+                    Segment(f" {fmt.pct(u, 6)}  memory {fmt.human_bytes(used)}{pct_mem}", self.style("value"))]
+            lines.append(Strip(segs))
+        if size:
+            lines.append(Strip([Segment(f" device memory used {fmt.human_bytes(used_total)} of "
+                                        f"{fmt.human_bytes(size)} ({used_total / size * 100:.1f}%)",
+                                        self.style("value"))]))
+        return lines

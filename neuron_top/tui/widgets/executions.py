@@ -1,0 +1,155 @@
+"""Executions and errors per app: what completed, what failed and how, per second of the report's period.
+
+The counters in a report cover one period, so rates are count / period. Error types the runtime adds later
+(keys this version does not know) get a column too: an unknown error is still an error.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from neuron_top import fmt
+from neuron_top.snapshot import ERROR_TYPES, AppView
+from neuron_top.textsafe import clean
+from neuron_top.tui.render.light import LightStrip
+from neuron_top.tui.widgets.cells import app_title, cell, label_width, num, wrap_words
+from neuron_top.tui.widgets.panel import Panel
+from neuron_top.tui.widgets.sparkline import StepCells, peak
+from neuron_top.view import View
+
+WIDE = 150
+"""From this width on an app takes one line (executions and errors side by side); below it two."""
+RATES = (("completed", "done/s", "done/s"), ("completed_with_err", "w/ err/s", "err/s"),
+         ("completed_with_num_err", "num err/s", "nerr/s"))
+COUNTS = (("timed_out", "timed out", "timeout"), ("incorrect_input", "bad input", "bad in"),
+          ("failed_to_queue", "no queue", "noqueue"))
+_ERROR_SHORT = {"numerical": "numeric", "transient": "transnt", "hardware": "hw"}
+
+
+def error_types(apps: tuple[AppView, ...]) -> list[str]:
+    """The documented error types, then any other key some app reports, sorted."""
+    extra = sorted({k for a in apps for k in a.error_summary if k not in ERROR_TYPES})
+    return [*ERROR_TYPES, *extra]
+
+
+class ExecPanel(Panel):
+    """Every app on the "all" tab, else the selected app, with a completed/s sparkline each."""
+
+    STEADY = True
+
+    TITLE = "Executions and errors"
+    COMPONENT_CLASSES = {"exec--spark"}
+    DEFAULT_CSS = """
+    ExecPanel > .exec--spark { color: $success; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._cells = StepCells()
+
+    def _spark(self, view: View, pid: object, spark_w: int) -> str:
+        """Completed/s history, scaled to its own busiest cell."""
+        key = ("exec", pid)
+        values = self._cells.values(view.history, key, spark_w)
+        return self._cells.text(key, spark_w, peak(values))
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        app = view.app
+        apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
+        wide = width >= WIDE
+        types = error_types(apps)
+        label_w, val_w = (16, 10) if wide else (12, 9 if width >= 100 else 8)
+        values_w = val_w * (len(RATES) + len(COUNTS) + (len(types) if wide else 0))
+        label_w = label_width(apps, label_w, min(28, width - values_w - 1 - 12))  # the sparkline keeps 12
+        errs_total = sum(sum(a.error_summary.values()) for a in apps)
+        right = app_title(app)
+        lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,
+                                  f"{right} · {errs_total} errors" if width >= 60 else right)]
+        exec_heads = [h if wide else s for _, h, s in (*RATES, *COUNTS)]
+        err_heads = [clean(t, 20) if wide else _ERROR_SHORT.get(t, clean(t, 20)) for t in types]
+        n_exec = len(exec_heads)
+        used = label_w + val_w * (n_exec + (len(types) if wide else 0))
+        spark_w = width - used - 1
+        if spark_w < 8:
+            spark_w = 0
+        # The column heads change only with the columns: the same strips every report (the diff skips them).
+        lines += self.memo(("head", label_w, val_w, wide, spark_w, tuple(err_heads)),
+                           lambda: self._heads(exec_heads, err_heads, label_w, val_w, wide, spark_w))
+        if not apps:
+            lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
+            return lines
+        quiet: list[AppView] = []
+        for a in apps:
+            if app.is_all and len(apps) > 1 and self._quiet(view, a):
+                quiet.append(a)
+                continue
+            period = a.period
+            segs = [cell(" " + clean(a.label, 40), label_w - 1, self.style("value")), Segment(" ")]
+            for key, _, _ in RATES:
+                n = a.exec_summary.get(key)
+                bad = key != "completed" and bool(n)
+                segs.append(self.num(self._rate(n, period), val_w, self._style(n, bad, key == "completed")))
+            for key, _, _ in COUNTS:
+                n = a.exec_summary.get(key)
+                segs.append(self.num("-" if n is None else str(n), val_w, self._style(n, bool(n))))
+            if wide:
+                segs += self._errors(a, types, period, val_w)
+            if spark_w:
+                pid: object = "all" if a.is_all else a.pid
+                segs += self.per_step(view.history, ("exec", pid, spark_w), lambda pid=pid: [
+                    Segment(" "), Segment(self._spark(view, pid, spark_w), self.component("exec--spark"))])
+            lines.append(LightStrip(segs))
+            if not wide:  # the error rates under the app: all zero on most reports
+                shown = tuple((self._rate(n := a.error_summary.get(t), period), bool(n)) for t in types)
+                lines.append(self.memo(("errors", label_w, val_w, shown), lambda a=a, period=period: LightStrip(
+                    [cell("", label_w), *self._errors(a, types, period, val_w)])))
+        if quiet:
+            style = self.style("dim")
+            lines += [LightStrip([Segment(line, style)]) for line in
+                      wrap_words(f" idle, no errors ({len(quiet)}): ", [clean(a.label, 40) for a in quiet],
+                                 width)]
+        return lines
+
+    def _heads(self, exec_heads: list[str], err_heads: list[str], label_w: int, val_w: int, wide: bool,
+               spark_w: int) -> list[Strip]:
+        label = self.style("label")
+        head = [cell(" App", label_w, label), *(num(h, val_w, label) for h in exec_heads)]
+        if wide:
+            head += [num(h, val_w, label) for h in err_heads]
+        if spark_w:
+            head += [Segment(" "), cell("completed/s history" if spark_w >= 19 else "done/s hist", spark_w,
+                                        self.component("exec--spark"))]
+        if wide:
+            return [LightStrip(head)]
+        return [LightStrip(head), LightStrip([cell("  errors/s", label_w, label), *(num(h, val_w, label) for h in err_heads)])]
+
+    def _errors(self, a: AppView, types: list[str], period: float | None, val_w: int) -> list[Segment]:
+        """One cell per error type: its rate, red when not zero."""
+        return [self.num(self._rate(n := a.error_summary.get(t), period), val_w, self._style(n, bool(n)))
+                for t in types]
+
+    @staticmethod
+    def _quiet(view: View, a: AppView) -> bool:
+        """No executions and no errors, now and in all kept history: listed by name on one line, not as rows of
+        zeros (a 32-runtime machine that waits for work would otherwise fill the screen)."""
+        if any(a.exec_summary.values()) or any(a.error_summary.values()):
+            return False
+        h = view.history
+        return not any(v for key in (("exec", a.pid), ("errors", a.pid)) for v in h.series(key))
+
+    @staticmethod
+    def _rate(n: int | None, period: float | None) -> str:
+        if n is None:
+            return "-"
+        if period is None:
+            return str(n)  # no period: the raw count of the report
+        return fmt.rate(n / period)
+
+    def _style(self, n: int | None, bad: bool, good: bool = False) -> Style:
+        if bad:
+            return self.style("high")
+        if good and n:
+            return self.style("low")
+        return self.style("value" if n else "dim")

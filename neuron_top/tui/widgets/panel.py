@@ -1,0 +1,323 @@
+"""The base of every dashboard panel: many rows drawn as cached Strips by one widget.
+
+Why: hundreds of small widgets (a ProgressBar per core) cost ~30x more CPU than one widget that draws its rows
+with ``render_line``. A panel builds its strips once per (view, width, theme) and then only hands them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+from neuron_top.history import History
+from neuron_top.tui.render.light import LightStrip
+from neuron_top.tui.render.paint import paint
+from neuron_top.tui.render.spans import changed_lines
+from neuron_top.tui.widgets.cells import num
+from neuron_top.tui.widgets.sparkline import STEP
+from neuron_top.view import View
+
+BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
+_NOT_MADE = object()
+M = TypeVar("M")
+LOAD_BANDS = ("low", "mid", "high")
+"""The load colours, by ``load_band``."""
+SHRINK_AFTER = 60
+"""Builds (reports) a panel stays at a lower height before it shrinks: longer than a batch job's pause."""
+
+
+def settle_size(widget: Any, size: Size, virtual_size: Size, container_size: Size) -> bool:
+    """``Widget._size_updated`` for a widget laid out by the layout under way, without asking for another.
+
+    Why: after a layout Textual hands every widget its new size with ``layout=True``, so a widget whose virtual
+    size changed (a panel that grew by a row, and every container around it) asks for a second layout of the
+    whole screen, which finds the same sizes: 8-13 ms more on each of the demo's start-up height changes. That
+    request comes from the ``virtual_size`` reactive; a scrollbar that must appear or go asks for its own layout
+    (``show_vertical_scrollbar`` and ``show_horizontal_scrollbar``), so nothing is lost. ``widget`` is
+    ``super()`` of the calling widget."""
+    return widget._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[no-any-return]
+
+
+def load_band(pct: float) -> int:
+    """Which of ``LOAD_BANDS`` colours ``pct``: under 50, under 80, the rest."""
+    return 0 if pct < 50 else 1 if pct < 80 else 2
+
+
+def bar_fill(pct: float, width: int) -> tuple[int, int]:
+    """The whole cells and the eighths of the next cell a bar ``width`` cells long fills at ``pct`` (clamped to
+    0-100 by comparisons, not max/min calls: it runs for every core; NaN fills nothing)."""
+    frac = ((pct if pct <= 100.0 else 100.0) if pct >= 0.0 else 0.0) / 100.0 * width
+    full = int(frac)
+    return full, int((frac - full) * 8)
+
+
+class Panel(Widget, can_focus=True):
+    """Subclasses implement ``build(view, width) -> list[Strip]``; the first strip is usually ``title_strip``."""
+
+    COMPONENT_CLASSES = {
+        "panel--title", "panel--title-focus", "panel--label", "panel--dim", "panel--low", "panel--mid",
+        "panel--high", "panel--bad", "panel--value", "panel--cursor", "panel--track",
+    }
+    DEFAULT_CSS = """
+    Panel {
+        height: auto;
+        width: 1fr;
+    }
+    Panel > .panel--title { background: $primary-muted; color: $text; text-style: bold; }
+    Panel > .panel--title-focus { background: $primary; color: $text; text-style: bold; }
+    Panel > .panel--label { color: $text-muted; }
+    Panel > .panel--dim { color: $text-disabled; }
+    Panel > .panel--low { color: $success; }
+    Panel > .panel--mid { color: $warning; }
+    Panel > .panel--high { color: $error; }
+    Panel > .panel--bad { color: $text; background: $error; text-style: bold; }
+    Panel > .panel--value { color: $text; }
+    Panel > .panel--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    Panel > .panel--track { color: $surface-lighten-2; }
+    """
+
+    TITLE = ""
+    STEADY = False
+    """Keep the tallest height seen lately (``_steady``): for panels with a row per app."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._view: View | None = None
+        self._content: object = None
+        """What ``content`` returned for the build under way (or the last one)."""
+        self._cache_key: tuple[object, ...] | None = None
+        self._strips: list[Strip] = []
+        self._base_style = Style()
+        """``rich_style`` as of the last build: reading it walks the DOM, too slow once per line."""
+        self._styles: dict[str, Style] = {}
+        self._styles_theme = ""
+        self._width = 0
+        """The width the strips were built for."""
+        self._shape: tuple[object, ...] | None = None
+        self._memo: dict[object, object] = {}
+        """What ``memo`` made in the last build, by key; the next build fills ``_memo_next``."""
+        self._memo_next: dict[object, object] = {}
+        self._memo_context: tuple[object, ...] | None = None
+        self._parts: dict[object, object] = {}
+        """``part``'s cache: kept across builds, emptied with the memo."""
+        self._step_at: tuple[object, ...] | None = None
+        self._step_parts: dict[object, object] = {}
+        """``per_step``'s cache: what was made at the history step ``_step_at``."""
+        self._tallest = 0
+        self._lower = 0
+        """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
+
+    # --- subclass API ---
+    def build(self, view: View, width: int) -> list[Strip]:
+        raise NotImplementedError
+
+    def cache_extra(self) -> tuple[object, ...]:
+        """Extra state that changes what is drawn (a cursor position, an expansion)."""
+        return ()
+
+    def content(self, view: View, width: int) -> object:
+        """Everything ``build`` draws from ``view`` (besides the selection, view options and ``cache_extra``),
+        compared with ``==``; or None (the default): every new view is built. A panel whose data most reports
+        leave alone (memory) returns it, and then an equal report costs the comparison, not a build and a diff
+        of all its lines. Computed before every build (``build`` may read it back from ``self._content``)."""
+        return None
+
+    def memo(self, key: Hashable, make: Callable[[], M]) -> M:
+        """``make()``, or what it returned for an equal ``key`` in the previous build: the same Strip objects, which
+        the diff then skips at once. For rows that most reports leave alone (error counters, ECC, memory
+        categories): building them again cost as much as the rows that change. ``key`` must hold everything
+        ``make`` draws from; width, theme and focus are taken care of (the memo starts afresh when they change)."""
+        made = self._memo.get(key, _NOT_MADE)
+        if made is _NOT_MADE:
+            made = make()
+        self._memo_next[key] = made
+        return made  # type: ignore[return-value]
+
+    def part(self, key: Hashable, make: Callable[..., M], *args: object) -> M:
+        """``make(*args)``, kept by ``key`` across builds: for pieces that recur anywhere in a panel (a core's bar
+        and value at a given percent), unlike ``memo`` rows, which are kept for their own place. Emptied when the
+        width, theme or focus change, and when it grows past a few thousand pieces. ``make`` and its ``args`` come
+        apart, not as a lambda: the core grid and the value cells ask ~160 times a report and nearly always find
+        the piece, so a closure made for each call would be made for nothing."""
+        made = self._parts.get(key, _NOT_MADE)
+        if made is _NOT_MADE:
+            if len(self._parts) >= 4096:
+                self._parts.clear()
+            made = self._parts[key] = make(*args)
+        return made  # type: ignore[return-value]
+
+    def num(self, text: str, width: int, style: Style | None = None) -> Segment:
+        """``cells.num`` kept by ``part``: a value cell as drawn before, when it reads the same. The latency and
+        execution rows draw ~200 of them a report, most of them the same text as in an earlier report, and
+        fitting each (measuring its cells, padding it) cost three times the lookup."""
+        return self.part(("num", text, width, style), num, text, width, style)
+
+    def per_step(self, history: History, key: Hashable, make: Callable[[], M]) -> M:
+        """``make()``, kept while ``history`` stays at the same step (``STEP`` reports): for the stepped history
+        sparklines, which only move every other report. Each latency row drew its two sparklines again on every
+        report, a quarter of that panel's cost. ``key`` must hold everything else ``make`` draws from (width, app,
+        series); a new history, a clear, the theme, the width or the focus start afresh."""
+        at = (history, history.clears, history.pushed // STEP)
+        if at != self._step_at:
+            self._step_at, self._step_parts = at, {}
+        made = self._step_parts.get(key, _NOT_MADE)
+        if made is _NOT_MADE:
+            made = self._step_parts[key] = make()
+        return made  # type: ignore[return-value]
+
+    # --- styles ---
+    def style(self, name: str) -> Style:
+        """A component style, cached per theme (a build asks for thousands of them; ``_lines`` drops the
+        cache when the theme changes)."""
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.get_component_rich_style(f"panel--{name}", partial=True)
+        return style
+
+    def component(self, name: str) -> Style:
+        """A subclass's own component style (``latency--p50``), cached per theme like ``style``: drawing a
+        row asked Textual for it, a walk of the DOM, every time."""
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.get_component_rich_style(name)
+        return style
+
+    def load_style(self, pct: float | None) -> Style:
+        if pct is None:
+            return self.style("dim")
+        return self.style(LOAD_BANDS[load_band(pct)])
+
+    def title_strip(self, text: str, width: int, right: str = "") -> Strip:
+        """The title line; the same Strip while it reads the same (the diff then skips it at once)."""
+        style = self.style("title-focus" if self.has_focus else "title")
+        body = f" {text}"
+        return self.part(("title", body, width, right, style), lambda: LightStrip(
+            [Segment((body + " " * max(width - len(body) - len(right) - 1, 1) + right + " ")[:width], style)]))
+
+    def bar(self, pct: float | None, width: int) -> list[Segment]:
+        """A horizontal bar with eighth-cell resolution, coloured by load; a gap when there is no data."""
+        if width <= 0:
+            return []
+        return self.filled_bar(None if pct is None else (*bar_fill(pct, width), load_band(pct)), width)
+
+    def filled_bar(self, fill: tuple[int, int, int] | None, width: int) -> list[Segment]:
+        """``bar`` from what it draws of a percent: (whole cells, eighths, load band), or None for no data."""
+        if width <= 0:
+            return []
+        if fill is None:
+            return [Segment("·" * width, self.style("dim"))]
+        full, eighths, band = fill
+        part = BAR_EIGHTHS[eighths] if full < width else ""
+        filled = "█" * full + (part if part.strip() else "")
+        rest = width - len(filled)
+        return [Segment(filled, self.style(LOAD_BANDS[band])), Segment("─" * rest, self.style("track"))]
+
+    # --- Textual plumbing ---
+    def _lines(self, width: int) -> list[Strip]:
+        view = self.view
+        if view is None:
+            return []
+        shape = (view.pid, view.flops, view.physical, width, *self.cache_extra())
+        content = self.content(view, width)
+        key = (view.tick if content is None else content, self.app.theme, self.has_focus, *shape)
+        if key != self._cache_key:
+            self._content = content
+            if self.app.theme != self._styles_theme:
+                self._styles.clear()
+                self._styles_theme = self.app.theme
+            if "base" not in self._styles:  # once per theme: computing it walks the DOM (~0.1 ms)
+                self._styles["base"] = self.rich_style
+            self._base_style = self._styles["base"]
+            context = (width, self.app.theme, self.has_focus)
+            if context != self._memo_context:
+                self._memo, self._memo_context = {}, context
+                self._parts = {}
+                self._step_at = None
+            self._memo_next = {}
+            self._strips = self._steady(shape, self.build(view, width), width)
+            self._memo = self._memo_next
+            self._width = width
+            self._cache_key = key
+        return self._strips
+
+    def _steady(self, shape: tuple[object, ...], strips: list[Strip], width: int) -> list[Strip]:
+        """``strips`` padded with blank lines to the tallest height shown lately for the same ``shape`` (selection,
+        view options, width, expansion).
+
+        Why: when an app stops, the panels with a row per app would shrink and everything below them would move.
+        Each height change costs a layout of the whole screen (10-80 ms) and repaints every moved line. A batch
+        job that comes and goes would do that every few dozen seconds. The height shrinks only once it has been
+        lower for ``SHRINK_AFTER`` builds in a row; a new shape starts afresh."""
+        if not self.STEADY:
+            return strips
+        if shape != self._shape:
+            self._shape, self._tallest, self._lower = shape, len(strips), 0
+            return strips
+        if len(strips) >= self._tallest:
+            self._tallest, self._lower = len(strips), 0
+            return strips
+        self._lower += 1
+        if self._lower >= SHRINK_AFTER:
+            self._tallest, self._lower = len(strips), 0
+            return strips
+        return strips + [Strip.blank(width, self._base_style)] * (self._tallest - len(strips))
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return settle_size(super(), size, virtual_size, container_size)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return max(len(self._lines(width)), 1)
+
+    @property
+    def view(self) -> View | None:
+        """What to draw; replaced as a whole on every update. Setting it repaints the cells that changed.
+
+        A plain property, not a reactive: a reactive's set looks up validators and watchers by name, enters the
+        widget's message-pump context and counts the watcher's parameters, and the screen's ``data_bind`` added
+        a second reactive set per panel; for seven panels on every report that was ~4% of an update."""
+        return self._view
+
+    @view.setter
+    def view(self, new: View | None) -> None:
+        old, self._view = self._view, new
+        if new is not old and self.is_mounted:  # before that, the first layout draws it
+            self._view_changed()
+
+    def _view_changed(self) -> None:
+        before = self._strips
+        after = self._lines(self.size.width or 80)
+        if after is before:  # nothing new to draw (``content`` unchanged)
+            return
+        if len(after) != len(before):
+            self.refresh(layout=True)
+            return
+        # Repaint only the cells that changed (see spans.py): fewer bytes over SSH, less compositing.
+        paint(self, changed_lines(before, after), self._line)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def _line(self, y: int) -> Strip:
+        """``render_line`` for a line of the strips just built (no cache-key check: that walks the DOM)."""
+        strip = self._strips[y]
+        n = strip.cell_length
+        if n == self._width:  # what crop_extend would return, without its caches
+            return strip
+        if n < self._width:  # many rows end before the panel's edge: padded as crop_extend pads them
+            return LightStrip([*strip, Segment(" " * (self._width - n), self._base_style)], self._width)
+        return strip.crop_extend(0, self._width, self._base_style)
+
+    def render_line(self, y: int) -> Strip:
+        lines = self._lines(self.size.width)
+        if y < len(lines):
+            return lines[y].crop_extend(0, self.size.width, self._base_style)
+        return Strip.blank(self.size.width, self._base_style if self._cache_key is not None else self.rich_style)
