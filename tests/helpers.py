@@ -42,6 +42,6 @@ async def feed(pilot, snapshots=None) -> None:
     app = pilot.app
     for s in snapshots if snapshots is not None else app.test_snapshots:
         app.accept_snapshot(s)
-    app.source_line = app._src(state="live", name="test", last_report=1000.0)
+    app.session.set_status(state="live", name="test", last_report=1000.0)
     app._update_header()
     await pilot.pause()

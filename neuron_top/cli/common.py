@@ -8,8 +8,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,38 +73,29 @@ def _recorder(path: str | None):
 
 def print_once(source, as_json: bool) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit."""
-    from neuron_top.decode import DecodeError
+    from neuron_top.feed import Feed, Report, SkippedInput, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
-    from neuron_top.snapshot import snapshot_from
-    from neuron_top.sources.base import RawReport, Skipped, Status
 
     info = SourceInfo(name=source.name, state="live")
-    stop = threading.Event()
+    feed = Feed(source)
     last_status = ""
     try:
-        for item in source.items(stop):
-            if isinstance(item, Skipped):
-                info.skipped += item.count
-                info.skipped_reasons[item.reason] = info.skipped_reasons.get(item.reason, 0) + item.count
-            elif isinstance(item, Status):
-                info.state = item.state.value
-                last_status = item.message
-                if item.state.value in ("ended", "failed"):
+        for event in feed.events():
+            if isinstance(event, SkippedInput):
+                info.skipped = event.total
+                info.skipped_reasons = dict(feed.skip_reasons)
+            elif isinstance(event, StatusChanged):
+                info.state = event.status.state.value
+                last_status = event.status.message
+                if info.state in ("ended", "failed"):
                     break
-            elif isinstance(item, RawReport):
-                try:
-                    snap = snapshot_from(item.data, item.ts or time.time(), 1)
-                except DecodeError as exc:
-                    info.skipped += 1
-                    info.skipped_reasons[str(exc)] = info.skipped_reasons.get(str(exc), 0) + 1
-                    continue
+            elif isinstance(event, Report):
                 info.reports = 1
-                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
+                _write(to_json(event.snapshot, info) + b"\n" if as_json else text(event.snapshot, info).encode())
                 return 0
     finally:
-        stop.set()
-        source.close()
+        feed.close()
     raise UsageError(f"no report from {clean(source.name)}: {clean(last_status) or 'the stream ended'}"
                      + (f" ({info.skipped} bad input skipped)" if info.skipped else ""))
 

@@ -33,7 +33,8 @@ from typing import Any, Protocol, TextIO
 
 import msgspec
 
-from neuron_top.sources.base import RawReport, Skipped, Source, State, Status
+from neuron_top.feed import Feed, RecordingError, SkippedInput, StatusChanged
+from neuron_top.sources.base import Source, State
 from neuron_top.sources.framing import split_concatenated
 from neuron_top.textsafe import clean
 
@@ -248,23 +249,24 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
         print(f"neuron-top: cannot record to {clean(str(path))}: {clean(exc.strerror or str(exc))}", file=err)
         return 1
     restore = install_signal_handlers(writer, stop) if handle_signals else (lambda: None)
-    items: queue.Queue[object] = queue.Queue(maxsize=64)
+    # The feed runs in a thread (it writes each report as it comes), so a signal stops the recording at once
+    # even while the source waits for its next report; this thread only reports what happened.
+    feed = Feed(source, writer, decode=False)
+    events: queue.Queue[object] = queue.Queue(maxsize=64)
 
     def pump() -> None:
         try:
-            for item in source.items(stop):
+            for event in feed.events(stop):
                 while not stop.is_set():
                     try:
-                        items.put(item, timeout=0.2)
+                        events.put(event, timeout=0.2)
                         break
                     except queue.Full:
                         continue
                 if stop.is_set():
                     break
-        except Exception as exc:  # a source must never take the recorder down without a word
-            items.put(Status(State.FAILED, f"source failed: {clean(repr(exc), 200)}"))
         finally:
-            items.put(_END)
+            events.put(_END)
 
     thread = threading.Thread(target=pump, name="record source", daemon=True)
     thread.start()
@@ -272,22 +274,21 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     try:
         while not stop.is_set():  # never stop.wait() here: the signal handler sets it on this thread
             try:
-                item = items.get(timeout=0.2)
+                event = events.get(timeout=0.2)
             except queue.Empty:
                 continue
-            if item is _END:
+            if event is _END:
                 break
-            if isinstance(item, RawReport):
-                if not writer.write(item.data, item.ts):
-                    skipped += 1
-            elif isinstance(item, Skipped):
-                skipped += item.count
-            elif isinstance(item, Status) and item.state in (State.FAILED, State.RESTARTING):
-                failed = item.message if item.state is State.FAILED else failed
-                print(f"neuron-top: {clean(item.message)}", file=err)
-    except OSError as exc:
-        print(f"neuron-top: recording to {clean(str(path))} failed: {clean(exc.strerror or str(exc))}", file=err)
-        rc = 1
+            if isinstance(event, SkippedInput):
+                skipped = event.total
+            elif isinstance(event, RecordingError):
+                print(f"neuron-top: recording to {clean(str(path))} failed: {event.reason}", file=err)
+                rc = 1
+                break
+            elif isinstance(event, StatusChanged) and event.status.state in (State.FAILED, State.RESTARTING):
+                st = event.status
+                failed = st.message if st.state is State.FAILED else failed
+                print(f"neuron-top: {clean(st.message)}", file=err)
     finally:
         stop.set()
         source.close()

@@ -10,10 +10,11 @@ from textual import work
 from textual.binding import Binding
 from textual.widgets import Input
 
-from neuron_top.alerts import new_uncorrected
+from neuron_top.feed import RecordingError, SkippedInput, StatusChanged
 from neuron_top.history import History
 from neuron_top.recording.player import ReplayController
 from neuron_top.selection import Selection
+from neuron_top.session import Session, SourceStatus, Update
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.sources.base import Source
 from neuron_top.tui.age import AgeClock
@@ -22,7 +23,7 @@ from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
 from neuron_top.tui.themes import DEFAULT_THEME, load_themes
-from neuron_top.tui.widgets.header import HeaderBar, SourceLine
+from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
@@ -59,10 +60,11 @@ class NeuronTopApp(TerminalApp):
         self.replay = replay
         self.replay_name = replay_name
         self.traces = traces or []
-        self.collector = Collector(source, self.post_message, recorder) if source is not None else None
-        self.history = History(history)
-        self.latest: Snapshot | None = None
-        self.prev: Snapshot | None = None
+        self.collector = Collector(source, self.post_message, recorder) if source is not None else None  # type: ignore[arg-type]
+        self.session = Session(getattr(source, "name", "") or replay_name,
+                               "demo" if demo else "replay" if replay is not None else "starting",
+                               history=history, clock=clock)
+        """The one source this app shows: its history, latest snapshots and status."""
         self.tick = 0
         self.flops = False
         self.physical = False
@@ -71,8 +73,6 @@ class NeuronTopApp(TerminalApp):
         self._age = AgeClock(lambda: self.call_later(self._tick_clock))
         self.demo = demo
         self.selection = Selection(tag)
-        self.source_line = SourceLine(name=getattr(source, "name", "") or replay_name,
-                                      state="demo" if demo else "replay" if replay is not None else "starting")
         self._themes = load_themes()
         self._wanted_theme = theme or DEFAULT_THEME
 
@@ -102,49 +102,62 @@ class NeuronTopApp(TerminalApp):
         if self.collector is not None:
             self.collector.close()
 
-    # --- data in ---
+    # --- the session's state, read by screens ---
+    @property
+    def history(self) -> History:
+        return self.session.history
+
+    @property
+    def latest(self) -> Snapshot | None:
+        return self.session.latest
+
+    @property
+    def prev(self) -> Snapshot | None:
+        return self.session.prev
+
+    @property
+    def source_line(self) -> SourceStatus:
+        return self.session.status
+
+    # --- data in: every message from the worker is a feed event applied to the session ---
     def on_report_arrived(self, message: ReportArrived) -> None:
         self.accept_snapshot(message.snapshot)
 
     def accept_snapshot(self, snap: Snapshot, publish: bool = True) -> None:
-        """Every snapshot, live or replayed, comes through here: history, ECC alerts, then the screen."""
-        self.history.push(snap)
-        devs = new_uncorrected(snap)
+        """Every snapshot, live or replayed, comes through here: the session, ECC alerts, then the screen."""
+        self.react(self.session.accept(snap), publish)
+
+    def react(self, update: Update, publish: bool = True) -> None:
+        """Show what applying an event to the session changed: an alert, a notice, the header, the panels."""
+        devs = update.uncorrected
         if devs:
             where = ", ".join(f"ND{d}" for d in devs[:8]) + (f" and {len(devs) - 8} more" if len(devs) > 8 else "")
             self.notify(f"uncorrected ECC error on {where}", title="ECC", severity="error", timeout=30)
-        self.prev, self.latest = self.latest, snap
-        if self.replay is None:
-            self.source_line = self._src(last_report=self.clock())
-            self._age.report_came()
-        if publish and not self.paused:
-            self.publish()
+        if update.notice:
+            self.notify(update.notice, title=update.title, markup=False, severity=update.severity,  # type: ignore[arg-type]
+                        timeout=10 if update.status else 15)
+        if update.snapshot:
+            if self.replay is None:
+                self._age.report_came()
+            if publish and not self.paused:
+                self.publish()
+                return
+        if update.status:
+            self._update_header()
 
     def set_position(self, text: str) -> None:
         """Replay: where we are, for the header."""
-        self.source_line = self._src(position=text)
+        self.session.set_status(position=text)
         self._update_header()
 
     def on_input_skipped(self, message: InputSkipped) -> None:
-        self.source_line = self._src(skipped=message.total)
-        self._update_header()
+        self.react(self.session.apply(SkippedInput(message.skipped, message.total)))
 
     def on_source_changed(self, message: SourceChanged) -> None:
-        st = message.status
-        state = "demo" if self.demo and st.state.value == "demo" else st.state.value
-        self.source_line = self._src(state=state, message=st.message)
-        if st.state.value in ("ended", "restarting", "failed"):
-            self.notify(st.message + (f"\n{st.detail}" if st.detail else ""), title=st.state.value, markup=False,
-                        severity="error" if st.state.value == "failed" else "warning", timeout=10)
-        self._update_header()
+        self.react(self.session.apply(StatusChanged(message.status)))
 
     def on_recording_failed(self, message: RecordingFailed) -> None:
-        self.notify(f"recording stopped: {message.reason}", severity="error", timeout=15, markup=False)
-
-    def _src(self, **changes: object) -> SourceLine:
-        from dataclasses import replace
-
-        return replace(self.source_line, **changes)  # type: ignore[arg-type]
+        self.react(self.session.apply(RecordingError(message.reason)))
 
     def _tick_clock(self) -> None:
         """The header's "updated Ns ago", every second while no report comes (not while paused)."""
@@ -194,7 +207,7 @@ class NeuronTopApp(TerminalApp):
     # --- actions ---
     def action_pause(self) -> None:
         self.paused = not self.paused
-        self.source_line = self._src(paused=self.paused)
+        self.session.set_status(paused=self.paused)
         if not self.paused:
             self.publish()
             self._age.again()  # the age counts on (a source that ended while paused sends nothing more)

@@ -129,7 +129,7 @@ def test_reports_run_together_on_one_line_are_each_shown_and_recorded(tmp_path: 
 def test_an_unexpected_decoder_error_skips_that_report_and_keeps_the_source(monkeypatch) -> None:
     """Not only DecodeError: anything the decoder raises (it raised UnicodeDecodeError for bytes that are not
     UTF-8) is counted as a skipped report, and the next reports still arrive."""
-    from neuron_top.tui import collector
+    from neuron_top import feed as collector
 
     real = collector.snapshot_from
     calls = {"n": 0}

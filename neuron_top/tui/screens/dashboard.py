@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -12,6 +12,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from neuron_top.tui.host import SessionHost
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.ecc import EccPanel
 from neuron_top.tui.widgets.executions import ExecPanel
@@ -116,19 +117,19 @@ class DashboardScreen(Screen):
     def on_core_grid_open_core(self, message: CoreGrid.OpenCore) -> None:
         from neuron_top.tui.screens.detail import CoreScreen
 
-        self.app.open_screen(CoreScreen(message.index, self._label()))  # type: ignore[attr-defined]
+        cast(SessionHost, self.app).open_screen(CoreScreen(message.index, self._label()))
 
     def on_core_grid_open_device(self, message: CoreGrid.OpenDevice) -> None:
         from neuron_top.tui.screens.detail import DeviceScreen
 
-        self.app.open_screen(DeviceScreen(message.device, self._label()))  # type: ignore[attr-defined]
+        cast(SessionHost, self.app).open_screen(DeviceScreen(message.device, self._label()))
 
     def _label(self) -> str:
         return "all apps" if self.view is None or self.view.pid is None else self.view.app.label
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        error = self.app.set_filter(event.value)  # type: ignore[attr-defined]
+        error = cast(SessionHost, self.app).set_filter(event.value)
         event.input.set_class(error is not None, "-error")
         event.input.border_title = f"invalid regex: {error}" if error else None
 

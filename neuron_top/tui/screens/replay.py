@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import cast
 
 from textual import work
 from textual.app import ComposeResult
@@ -20,6 +21,7 @@ from textual.worker import Worker, get_current_worker
 from neuron_top.history import History
 from neuron_top.recording.player import ReplayController, parse_goto
 from neuron_top.textsafe import clean
+from neuron_top.tui.host import SessionHost
 from neuron_top.tui.screens.dashboard import DashboardScreen
 from neuron_top.tui.widgets.scrubber import Scrubber, clock_text
 
@@ -125,29 +127,34 @@ class ReplayScreen(DashboardScreen):
     def on_unmount(self) -> None:
         self.controller.stop_scan()
 
+    @property
+    def host(self) -> SessionHost:
+        """The app, as this screen drives it: its session, publishing, the header's position."""
+        return cast(SessionHost, self.app)
+
     # --- showing ---
     def show_position(self, rebuild: bool = False, passed: list[int] | None = None) -> None:
         """Draw the report at the position. ``rebuild``: after a jump, history is the window before it;
         ``passed``: reports played since the last frame, all pushed into history, one frame drawn."""
         c = self.controller
-        app = self.app
+        host = self.host
+        session = host.session
         if rebuild and len(c):
             self._generation += 1
             window = c.window(c.position, HISTORY_WINDOW, budget=SEEK_BUDGET)
-            app.history.clear()  # type: ignore[attr-defined]
-            for snap in window:
-                app.accept_snapshot(snap, publish=False)  # type: ignore[attr-defined]
+            if window:
+                session.rebuild(window)
             if len(window) < min(HISTORY_WINDOW, c.position + 1) and window:
-                self.rebuild_history(self._generation, c.position, app.history.maxlen)  # type: ignore[attr-defined]
+                self.rebuild_history(self._generation, c.position, session.history.maxlen)
         elif passed:
             # Every report played goes into history, unless the machine cannot decode them all in time: then
             # the newest that fit in the frame budget do (playback keeps pace; the history thins out).
             for snap in c.window(passed[-1], len(passed), budget=FRAME_BUDGET if len(passed) > 1 else None):
-                app.accept_snapshot(snap, publish=False)  # type: ignore[attr-defined]
-        if app.latest is not None:  # type: ignore[attr-defined]
+                host.react(session.accept(snap), publish=False)
+        if session.latest is not None:
             self._shown = True
-        app.set_position(self._position_text())  # type: ignore[attr-defined]
-        app.publish()  # type: ignore[attr-defined]
+        host.set_position(self._position_text())
+        host.publish()
         self._update_scrubber()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history", description="rebuilding history")
@@ -171,8 +178,8 @@ class ReplayScreen(DashboardScreen):
             snap = c.snapshot(i)
             if snap is not None:
                 message.history.push(snap)
-        self.app.history = message.history  # type: ignore[attr-defined]
-        self.app.publish()  # type: ignore[attr-defined]
+        self.host.session.adopt(message.history)
+        self.host.publish()
 
     def _position_text(self) -> str:
         c = self.controller
@@ -240,7 +247,7 @@ class ReplayScreen(DashboardScreen):
         if not self._shown and len(idx):
             self.show_position(rebuild=True)
         elif changed or not getattr(idx, "done", True):
-            self.app.set_position(self._position_text())  # type: ignore[attr-defined]
+            self.host.set_position(self._position_text())
             self._update_scrubber()
         if grew and self._scanner is not None and self._scanner.is_finished:
             self._scanner = self.scan_markers()  # carries on from where it stopped
@@ -257,7 +264,7 @@ class ReplayScreen(DashboardScreen):
     # --- actions ---
     def action_play_pause(self) -> None:
         self.controller.toggle()
-        self.app.set_position(self._position_text())  # type: ignore[attr-defined]
+        self.host.set_position(self._position_text())
         self._schedule()
 
     def action_step(self, n: int) -> None:
@@ -284,7 +291,7 @@ class ReplayScreen(DashboardScreen):
 
     def action_speed(self, direction: int) -> None:
         self.controller.set_speed(direction)
-        self.app.set_position(self._position_text())  # type: ignore[attr-defined]
+        self.host.set_position(self._position_text())
         self._schedule()
 
     def action_marker(self, direction: int) -> None:

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.segment import Segment
 from rich.style import Style
 from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import __version__, fmt
+from neuron_top.session import SourceStatus
 from neuron_top.snapshot import Snapshot
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.spans import LineDiff
-
-
-@dataclass(frozen=True, slots=True)
-class SourceLine:
-    """The source part of the header."""
-
-    name: str = ""
-    state: str = "starting"
-    message: str = ""
-    skipped: int = 0
-    paused: bool = False
-    position: str = ""
-    """Replay: "report 120/10000 · 12:03:04 · 2x"."""
-    last_report: float | None = None
-    """time.monotonic() of the last report, for its age."""
 
 
 class HeaderBar(LineDiff):
@@ -43,7 +27,7 @@ class HeaderBar(LineDiff):
     """
 
     snapshot: reactive[Snapshot | None] = reactive(None, repaint=False)
-    source: reactive[SourceLine] = reactive(SourceLine, repaint=False)
+    source: reactive[SourceStatus] = reactive(SourceStatus, repaint=False)
     now: reactive[float] = reactive(0.0, repaint=False)
     """Set once a second by the app so the age of the last report moves without a timer here."""
 
@@ -53,7 +37,7 @@ class HeaderBar(LineDiff):
         self._shown: tuple[object, ...] | None = None
         """``_says`` of what ``show`` last repainted."""
 
-    def show(self, snapshot: Snapshot | None, source: SourceLine, now: float) -> None:
+    def show(self, snapshot: Snapshot | None, source: SourceStatus, now: float) -> None:
         """All three at once, with one repaint (each watcher would redraw and diff both lines), and none when
         what the lines say is the same: every report brings a new snapshot and a new report time, and the clock
         ticks every second, but the machine, the source and "updated 0s ago" rarely change."""
@@ -68,7 +52,7 @@ class HeaderBar(LineDiff):
             self.repaint_changed()
 
     @staticmethod
-    def _says(snap: Snapshot | None, src: SourceLine, now: float) -> tuple[object, ...]:
+    def _says(snap: Snapshot | None, src: SourceStatus, now: float) -> tuple[object, ...]:
         """Everything ``draw_line`` takes from its inputs, as cheap values (width and theme repaint anyway)."""
         machine = None if snap is None else (snap.instance, snap.hardware, snap.has_neuron, snap.device_count,
                                              snap.core_count, len(snap.group_statuses))
@@ -95,7 +79,7 @@ class HeaderBar(LineDiff):
                                          self.get_component_rich_style(f"header--{name}", partial=True))
         return style
 
-    def _state_style(self, src: SourceLine) -> Style:
+    def _state_style(self, src: SourceStatus) -> Style:
         s = src.state.lower()
         if s in ("live", "replay", "demo"):
             return self._style("state-ok")
@@ -144,6 +128,6 @@ class HeaderBar(LineDiff):
         return Strip([Segment(" " + " · ".join(parts), self._style("dim"))]).crop_extend(0, w, self._style("base"))
 
 
-def _age(src: SourceLine, now: float) -> str | None:
+def _age(src: SourceStatus, now: float) -> str | None:
     """How long ago the last report came, as the header says it; None before the first."""
     return None if src.last_report is None else fmt.duration(max(now - src.last_report, 0.0))

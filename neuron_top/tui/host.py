@@ -1,0 +1,34 @@
+"""What screens may ask of the app that shows a session: typed, so screens need not import the app (which
+imports them) nor poke at its attributes."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from neuron_top.session import Session, Update
+
+
+class SessionHost(Protocol):
+    """The app, as a screen that drives its session (replay) sees it."""
+
+    session: Session
+
+    def publish(self) -> None:
+        """Hand the session's latest view to every screen and the header."""
+        ...
+
+    def react(self, update: Update, publish: bool = True) -> None:
+        """Show what a session change did (alerts, notices, header, panels)."""
+        ...
+
+    def set_position(self, text: str) -> None:
+        """Replay: where in the recording the session is, for the header."""
+        ...
+
+    def open_screen(self, screen: Any) -> None:
+        """Push a drill-down screen and give it the current view."""
+        ...
+
+    def set_filter(self, text: str) -> str | None:
+        """Filter apps by a tag regex; returns the error for an invalid one."""
+        ...
