@@ -1,6 +1,6 @@
 """How long each panel takes to build its strips for one report (the per-report cost; cached frames are free).
 
-Data: the 32-runtime trn1n.32xlarge fixture from ../shared (every app on the "all" tab), at 200 columns, the
+Data: the 32-runtime trn1n.32xlarge report in tests/fixtures/neuron-monitor (every app on the "all" tab), at 200 columns, the
 memory tree fully expanded. Baseline, measured in the same run: ``once.text`` for the same snapshot, the plain
 text of every panel. Prints, per panel, the median of N "build and draw one screenful (60 rows)" and its ratio
 to the baseline; then, for the tree, what a cursor move and a new report with the same numbers cost.

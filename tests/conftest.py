@@ -1,4 +1,5 @@
-"""Shared test helpers: where the fixtures are, and how to skip when the development workplace's are absent."""
+"""Shared test helpers: where the fixtures are (``tests/data`` written by hand, ``tests/fixtures`` copied from
+public repositories, each folder with its SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-SHARED = (ROOT / ".." / "shared").resolve()
-SHARED_REPORTS = SHARED / "fixtures" / "neuron-monitor"
-SHARED_TRACES = SHARED / "fixtures" / "traces"
+FIXTURES = ROOT / "tests" / "fixtures"
+REPORTS = FIXTURES / "neuron-monitor"
+"""Real neuron-monitor reports (one JSON document per file, a stream, a truncated one)."""
+PROMETHEUS = FIXTURES / "prometheus"
+"""Real neuron-monitor-prometheus.py scrapes (Prometheus text exposition)."""
+GUIDE = FIXTURES / "neuron-monitor-guide"
+"""The neuron-monitor user guide and an example configuration in its format."""
+
+# Real traces still come from the development workplace's ../shared until they are copied under tests/fixtures.
+SHARED_TRACES = (ROOT / ".." / "shared").resolve() / "fixtures" / "traces"
 SKIP_SHARED = "../shared fixtures not present (they exist only in the development workplace)"
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Without ../shared the snapshot tests of real fixtures skip, so their SVGs go unused; syrupy would fail
-    the run for that. In a plain clone unused snapshots only warn; in the workplace they still fail."""
-    if not SHARED_REPORTS.exists() and hasattr(config.option, "warn_unused_snapshots"):
-        config.option.warn_unused_snapshots = True
-
-
 def shared(path: Path) -> Path:
-    """A path under ../shared, or skip the test with a clear reason."""
+    """A path under ../shared (the trace tests), or skip the test with a clear reason."""
     if not path.exists():
         pytest.skip(SKIP_SHARED)
     return path

@@ -1,10 +1,8 @@
-"""Views for the panel tests: from the hand-written stream in tests/data and from the ../shared fixtures."""
+"""Views for the panel tests: from the hand-written stream in tests/data and from the real reports in tests/fixtures."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from neuron_top.decode import decode_report
 from neuron_top.history import History
@@ -13,9 +11,7 @@ from neuron_top.view import View
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-SHARED = next((p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()),
-              REPO.parent / "shared")
-"""<repo>/../shared (a git worktree one level deeper finds it at <repo>/../../shared)."""
+REPORTS = REPO / "tests" / "fixtures" / "neuron-monitor"
 STREAM = DATA / "panels_stream.ndjson"
 """Four reports by hand: app 1001 tagged "[red]boom" (a model name with an escape sequence, latency idle in
 report 2, generic and unknown "compiler" errors), app 1002 "idle-app" (always idle), and device 1 whose
@@ -44,13 +40,6 @@ def hand_view(pid: int | None = None) -> View:
     return view_of(snapshots(), pid)
 
 
-def shared_fixture(name: str) -> Path:
-    path = SHARED / "fixtures" / "neuron-monitor" / name
-    if not path.exists():
-        pytest.skip("../shared fixtures not present (only in the development workplace)")
-    return path
-
-
 def fixture_view(name: str, pid: int | None = None) -> View:
-    report, problems = decode_report(shared_fixture(name).read_bytes())
+    report, problems = decode_report((REPORTS / name).read_bytes())
     return view_of([Snapshot(report, 1700000000.0, problems=problems)], pid)

@@ -26,7 +26,7 @@ from neuron_top.tui.widgets.panel import Panel
 from neuron_top.tui.widgets.vcpu import VcpuPanel
 from neuron_top.view import View
 from tests.panel_app import PanelApp, sync
-from tests.panel_views import SHARED, fixture_view, hand_view, snapshots, view_of
+from tests.panel_views import REPORTS, fixture_view, hand_view, snapshots, view_of
 
 TRN1N = "trn1n_32xlarge_32runtimes_cwagent_test.json"
 INF2 = "inf2_xlarge_rt2.30.51_trimmed_pantheon.json"
@@ -481,8 +481,7 @@ def test_app_screen_bindings_have_descriptions() -> None:
 # --- whatever the data, nothing crashes ---
 
 def _all_fixture_names() -> list[str]:
-    folder = SHARED / "fixtures" / "neuron-monitor"
-    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+    return sorted(p.name for p in REPORTS.glob("*.json"))
 
 
 WEIRD: dict[str, Any] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import SHARED_REPORTS, shared
+from tests.conftest import REPORTS
 from tests.helpers import demo_snapshots, feed, file_snapshots, make_app
 
 SIZES = [(80, 24), (120, 40), (200, 60)]
@@ -27,13 +27,13 @@ def test_demo_trn2(snap_compare, size) -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_trn1n_32_runtimes(snap_compare, size) -> None:
-    snaps = file_snapshots(shared(SHARED_REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json"), 3)
+    snaps = file_snapshots(REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json", 3)
     assert _run(snap_compare, snaps, size)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_inf2(snap_compare, size) -> None:
-    snaps = file_snapshots(shared(SHARED_REPORTS / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json"), 3)
+    snaps = file_snapshots(REPORTS / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json", 3)
     assert _run(snap_compare, snaps, size)
 
 

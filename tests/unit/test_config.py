@@ -16,8 +16,7 @@ from neuron_top.config import (
     parse_config,
     parse_period,
 )
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+from tests.conftest import GUIDE
 
 GUIDE_EXAMPLE = {
     "period": "1s",
@@ -185,11 +184,7 @@ def test_default_config_is_every_group_every_5_seconds() -> None:
     assert len(periods) == 7 and set(periods.values()) == {5.0}
 
 
-@pytest.mark.shared
-def test_shared_example_config_loads() -> None:
-    path = SHARED / "reference" / "monitor.conf.example.json"
-    if not path.is_file():
-        pytest.skip("../shared fixtures not present (only in the development workplace)")
-    config = load_config(path)
+def test_example_config_loads() -> None:
+    config = load_config(GUIDE / "monitor.conf.example.json")
     assert config.group_periods()["neuron_hw_counters"] == 2.0
     assert config.base_period() == 1.0

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from neuron_top import schema
 from neuron_top.decode import DecodeError, decode_report
-from tests.conftest import DATA, SHARED_REPORTS, shared
+from tests.conftest import DATA, REPORTS
 
 JSON_FIXTURES = [
     "wandb_trn1_2xlarge_0.json", "wandb_trn1_2xlarge_1.json", "wandb_trn1_2xlarge_2.json",
@@ -23,8 +23,8 @@ JSON_FIXTURES = [
 
 
 @pytest.mark.parametrize("name", JSON_FIXTURES)
-def test_every_shared_report_decodes(name: str) -> None:
-    data = shared(SHARED_REPORTS / name).read_bytes()
+def test_every_real_report_decodes(name: str) -> None:
+    data = (REPORTS / name).read_bytes()
     report, problems = decode_report(data)
     assert problems == ()
     assert isinstance(report, schema.Report)
@@ -34,13 +34,13 @@ def test_every_shared_report_decodes(name: str) -> None:
 
 
 def test_stream_fixture_decodes_line_by_line() -> None:
-    lines = shared(SHARED_REPORTS / "wandb_trn1_2xlarge_stream.ndjson").read_bytes().splitlines()
+    lines = (REPORTS / "wandb_trn1_2xlarge_stream.ndjson").read_bytes().splitlines()
     reports = [decode_report(line)[0] for line in lines if line.strip()]
     assert len(reports) == 3
 
 
 def test_truncated_report_is_a_clear_message() -> None:
-    text = shared(SHARED_REPORTS / "issue633_inf1_container_no_devices_TRUNCATED.txt").read_bytes()
+    text = (REPORTS / "issue633_inf1_container_no_devices_TRUNCATED.txt").read_bytes()
     body = next(line for line in text.splitlines() if line.startswith(b"{"))
     with pytest.raises(DecodeError, match="truncated report"):
         decode_report(body)

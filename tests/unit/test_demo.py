@@ -30,8 +30,8 @@ from neuron_top.sources.demo import (
     iter_reports,
     trn2_benchmark_report,
 )
+from tests.conftest import GUIDE
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
 
 # Every field name of the neuron-monitor user guide (report part), plus the newer ones seen in real output.
@@ -147,13 +147,9 @@ def test_every_field_of_the_guide_appears() -> None:
     assert GUIDE_FIELDS - seen == set()
 
 
-@pytest.mark.shared
 def test_every_field_in_the_guide_text_appears() -> None:
     """Cross-check against the guide itself: every ``"key":`` in its JSON output section."""
-    guide = SHARED / "reference" / "neuron-monitor-user-guide.rst"
-    if not guide.exists():
-        pytest.skip("../shared fixtures not present (only in the development workplace)")
-    text = guide.read_text(encoding="utf-8")
+    text = (GUIDE / "neuron-monitor-user-guide.rst").read_text(encoding="utf-8")
     text = text[text.index("The JSON output format"):text.index("Companion scripts")]
     named = {k for k in re.findall(r'"(\w+)"\s*:', text) if not k.isdigit()} - {"metric_group", "sg_00", "subgraph_name",
                                                                                      "neurondevice_index"}

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,8 +17,7 @@ from neuron_top.sources.framing import (
     brace_depth,
     split_concatenated,
 )
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+from tests.conftest import REPORTS
 
 
 def frame(data: bytes, chunk: int | None = None) -> list[bytes | Skipped]:
@@ -133,11 +130,8 @@ def test_oversized_pretty_report_is_dropped() -> None:
     assert docs(out)[-1] == REPORT
 
 
-@pytest.mark.shared
-def test_shared_fixtures_frame_as_one_document_each() -> None:
-    folder = SHARED / "fixtures" / "neuron-monitor"
-    if not folder.is_dir():
-        pytest.skip("../shared fixtures not present (only in the development workplace)")
+def test_real_fixtures_frame_as_one_document_each() -> None:
+    folder = REPORTS
     for path in sorted(folder.glob("*.json")):
         out = frame(path.read_bytes(), chunk=4096)
         assert len(docs(out)) == 1, path.name

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from neuron_top.output.text import SourceInfo, as_json, text
-from tests.conftest import DATA, SHARED_REPORTS, load_snapshot, shared
+from tests.conftest import DATA, REPORTS, load_snapshot
 
 
 def test_text_has_every_section() -> None:
@@ -39,7 +39,7 @@ def test_json_round_trips() -> None:
 @pytest.mark.parametrize("name", ["trn1n_32xlarge_32runtimes_cwagent_test.json", "inf2_xlarge_rt2.30.51_trimmed_pantheon.json",
                                   "trn1_2xlarge_first_record_no_runtime_allsmi.json"])
 def test_real_reports_render(name: str) -> None:
-    snap = load_snapshot(shared(SHARED_REPORTS / name))
+    snap = load_snapshot(REPORTS / name)
     out = text(snap, SourceInfo(name, "replay"))
     assert "NeuronCores" in out
     msgspec.json.decode(as_json(snap, SourceInfo(name, "replay")))

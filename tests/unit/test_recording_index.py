@@ -15,8 +15,7 @@ import zstandard
 from neuron_top.recording.index import RecordingIndex, RecordingSource, SpooledIndex, open_recording
 from neuron_top.recording.writer import RecordingWriter, write_range
 from neuron_top.sources.base import RawReport, Skipped, State, Status
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+from tests.conftest import REPORTS
 
 
 def report(i: int, period: float = 1.0) -> bytes:
@@ -368,11 +367,8 @@ def test_source_seek(tmp_path: Path) -> None:
     assert seen == [0, 1, 2, 7, 8, 9]
 
 
-@pytest.mark.shared
 def test_real_fixtures_index() -> None:
-    fixtures = SHARED / "fixtures" / "neuron-monitor"
-    if not fixtures.is_dir():
-        pytest.skip("../shared fixtures not present (only in the development workplace)")
+    fixtures = REPORTS
     for path in sorted(fixtures.glob("*.json")):
         with index_of(path) as ix:
             assert len(ix) == 1, path.name

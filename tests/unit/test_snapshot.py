@@ -8,7 +8,7 @@ import pytest
 from neuron_top.decode import decode_report
 from neuron_top.snapshot import Snapshot
 from neuron_top.textsafe import clean
-from tests.conftest import DATA, SHARED_REPORTS, load_snapshot, shared
+from tests.conftest import DATA, REPORTS, load_snapshot
 
 
 def small() -> Snapshot:
@@ -24,7 +24,7 @@ def test_apps_keyed_by_pid_with_printable_labels() -> None:
 
 
 def test_duplicate_tags_are_disambiguated_by_pid() -> None:
-    s = load_snapshot(shared(SHARED_REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json"))
+    s = load_snapshot(REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json")
     assert len(s.apps) == 4
     assert len({a.label for a in s.apps}) == 4
     assert all(a.label.startswith("1:") for a in s.apps)
@@ -67,7 +67,7 @@ def test_models_subgraphs_and_extra_fields() -> None:
 
 
 def test_subgraph_core_is_local_to_its_device() -> None:
-    s = load_snapshot(shared(SHARED_REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json"))
+    s = load_snapshot(REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json")
     app = next(a for a in s.apps if a.tag == "541")  # its memory is on global core 3 = ND1 NC1
     assert {c for m in app.models for c in m.cores(s.cores_per_device)} == {3}
     assert set(k for k, v in app.core_memory.items() if sum(v.values())) == {3}
@@ -87,7 +87,7 @@ def test_k8s_maps() -> None:
 
 
 def test_32_runtimes_merge_cores_without_double_counting() -> None:
-    s = load_snapshot(shared(SHARED_REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json"))
+    s = load_snapshot(REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json")
     assert len(s.apps) == 32
     assert s.device_count == 16 and s.core_count == 32
     for i, c in s.all.cores.items():
