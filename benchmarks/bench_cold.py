@@ -4,10 +4,9 @@ counted by valgrind's cache simulator.
     python benchmarks/bench_cold.py [--updates 12] [--other OTHER_TREE] [--phases]
 
 Why: the running dashboard does its work once a second, and by then its code and data have left the CPU's caches.
-In the tmux benchmark the app's thread spends ~2x the CPU time the same update takes in a tight loop (a trn2
-report decodes in 0.15 ms back to back, 0.4-0.65 ms after a sleep), and on this shared machine, when other
-tenants are busy, the whole app costs up to twice as much (0.6% of a core in quiet minutes, 1.13-1.29% in busy
-ones) while ``top`` costs 1.3x as much in the same minutes. What makes an update cost more when the caches are
+In the tmux benchmark the app's thread spends more CPU time on an update than the same update takes in a tight
+loop, and on this shared machine, when other tenants are busy, the whole app costs up to twice as much while
+``top`` grows far less in the same minutes. What makes an update cost more when the caches are
 cold is how much memory it touches; that is what this counts, and unlike timings it does not move with the
 machine.
 

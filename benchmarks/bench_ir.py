@@ -3,11 +3,10 @@ cannot move.
 
     python benchmarks/bench_ir.py [--updates 40] [--other OTHER_TREE]
 
-Why: this shared 2-core machine changes speed by up to 1.8x within an hour, and in-process timings of one update
-(~7 ms) differ by more from run to run than most single optimisations save. ``valgrind --tool=callgrind`` counts
-the instructions the interpreter executes instead; with ``PYTHONHASHSEED=0`` two runs of the same code agreed to
-~0.1% in the fifth session but differed by up to 4% in the eighth, so compare the two trees of one run
-(``--other``), not counts from different runs.
+Why: this shared 2-core machine changes speed within the hour, and in-process timings of one update differ by
+more from run to run than most single optimisations save. ``valgrind --tool=callgrind`` counts
+the instructions the interpreter executes instead; even with ``PYTHONHASHSEED=0`` two runs of the same code can
+differ by a few percent, so compare the two trees of one run (``--other``), not counts from different runs.
 
 What is counted: the in-process dashboard (``App.run_test`` at 200x60, the trn2.48xlarge demo, seed 7) is fed 60
 reports (a full history, past the demo's start-up), then ``--updates`` more, each handled synchronously as the

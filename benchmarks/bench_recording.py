@@ -5,7 +5,7 @@ report line (~120 KB: 64 logical NeuronCores with their physical cores, several 
 repeated with a varying ``neuron_top.ts``. Indexing is compared with the plainest way to find lines in Python,
 ``for line in f`` over the same file in the same run (medians of several runs, page cache warm for both).
 
-    python benchmarks/bench_recording.py                 # ~1 GB, the numbers in RESULTS_recording.md
+    python benchmarks/bench_recording.py                 # ~1 GB, the figures in BENCHMARKS.md
     python benchmarks/bench_recording.py --size-mb 100   # a quick run
 """
 

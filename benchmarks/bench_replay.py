@@ -14,7 +14,7 @@ second apart. Then:
   second (read from the header) against the 100 expected. The marker scan runs meanwhile, as it does for users.
 * memory: peak RSS (``VmHWM``) of the TUI process at the end of that run.
 
-    python benchmarks/bench_replay.py                  # 10,000 reports, ~1.1 GB (RESULTS_replay.md)
+    python benchmarks/bench_replay.py                  # 10,000 reports, ~1.1 GB (the figures in BENCHMARKS.md)
     python benchmarks/bench_replay.py --reports 1000   # a quick run
 """
 
