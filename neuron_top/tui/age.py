@@ -1,7 +1,7 @@
 """When the header looks again at how old the last report is ("updated Ns ago").
 
 Why not a clock that ticks every second: at one report a second it woke the UI thread a second time each second
-only to find "0s ago" unchanged, ~5% of the dashboard's CPU (``bench_ab.py``, trn2 demo: medians 0.96x and 0.93x
+only to find "0s ago" unchanged, a measurable share of the dashboard's CPU (``bench_ab.py`` against a tree
 without it). Here the next look is ``AGE_GRACE`` seconds after each report, then every ``AGE_TICK`` seconds until
 the next one: while reports come on time the UI thread is not woken for it at all, and a late report shows its age
 as it grows, as before.

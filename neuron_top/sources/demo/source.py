@@ -65,8 +65,8 @@ BATCH = 10
 """Reports the demo simulates in one go (after the first, which is made alone so that it shows at once).
 
 Why: the simulator runs once a second, and each time its code and data have left the CPU's caches: in the
-running app a report cost 1.1-1.4 ms of CPU made alone and 0.6-0.9 ms made ten in a row (``thread_time``,
-trn2.48xlarge, a second's sleep between rounds). That is ~0.05% of a core in an app whose whole budget is 1%.
+running app a report made alone costs about twice what it costs made in a row with others (``thread_time``,
+trn2.48xlarge, a second's sleep between rounds), a visible share of an app whose whole budget is 1% of a core.
 The reports do not depend on the clock, so making them early changes nothing that is shown; ten trn2 reports
 are ~1.2 MB."""
 

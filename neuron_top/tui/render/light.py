@@ -2,8 +2,8 @@
 
 Why: ``Strip.__init__`` (Textual 8.2) makes seven ``FIFOCache`` objects, each with its dict, for crops, styles,
 filters and the like. The dashboard builds ~65 strips a report and asks almost none of them for any of that:
-the diff reads their segments, the writer walks them. Made with their caches 1.03 us a strip, without 0.21 us,
-and eight fewer objects each for the garbage collector.
+the diff reads their segments, the writer walks them. Without the caches a strip costs a fifth as much to
+make, and has eight fewer objects for the garbage collector.
 """
 
 from __future__ import annotations
