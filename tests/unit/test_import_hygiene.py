@@ -27,3 +27,14 @@ def test_core_does_not_import_textual_or_rich() -> None:
             + "print(','.join(bad))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_import_contracts_name_every_core_module() -> None:
+    """A new core module must be under the import-linter contracts, or the contracts would not hold it."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    top = {m.name for m in pkgutil.iter_modules(neuron_top.__path__, "neuron_top.")}
+    core = top - {UI, "neuron_top.cli", "neuron_top.__main__"}
+    for contract in contracts[:2]:
+        assert set(contract["source_modules"]) == core, contract["name"]
