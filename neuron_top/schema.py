@@ -195,6 +195,8 @@ class InstanceInfo(_S, frozen=True, kw_only=True):
     instance_region: str | None = None
     ami_id: str | None = None
     subnet_id: str | None = None
+    ultraserver_id: str | None = None
+    """Newer neuron-monitor on Trn2 UltraServers; AWS's exporter adds it to its instance labels when present."""
     error: str | None = None
 
 

@@ -114,9 +114,25 @@ def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, t
     for t in traces:
         if not Path(t).exists():
             raise UsageError(f"trace file not found: {t}")
-    app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None), recorder=recorder,
-                       history=getattr(ns, "history", 600), demo=demo, traces=traces, replay=replay,
-                       replay_name=replay_name, notes=list(notes))
-    app.run()
+    server = exporter = None
+    if getattr(ns, "export", None) and source is None:
+        raise UsageError("--export serves live reports (neuron-monitor, a pipe, --command or the demo), not a replay")
+    if getattr(ns, "export", None) and source is not None:
+        from neuron_top.export import Exporter
+        from neuron_top.export.server import ListenError, serve
+
+        exporter = Exporter(source=source.name)
+        try:
+            server = serve(ns.export, exporter)  # before the screen: a busy port is a one-line error
+        except ListenError as exc:
+            raise UsageError(str(exc).replace("--listen", "--export")) from None
+    try:
+        app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None),
+                           recorder=recorder, history=getattr(ns, "history", 600), demo=demo, traces=traces,
+                           replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter)
+        app.run()
+    finally:
+        if server is not None:
+            server.stop()
     return app.return_code or 0
 

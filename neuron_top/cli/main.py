@@ -26,7 +26,7 @@ from neuron_top.cli.common import (
 from neuron_top.textsafe import clean
 
 INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
-COMMANDS = ("demo", "replay", "trace", "record")
+COMMANDS = ("demo", "replay", "trace", "record", "export")
 
 
 
@@ -35,6 +35,8 @@ def _common_ui(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theme", metavar="NAME", help="colour theme (see themes/; t cycles them at run time)")
     p.add_argument("--trace", metavar="FILE", action="append", help="also open a system trace in the timeline pane")
     p.add_argument("--history", type=int, default=600, metavar="N", help="reports kept for sparklines (600)")
+    p.add_argument("--export", metavar="[HOST:]PORT",
+                   help="also serve the reports on http://HOST:PORT/metrics for Prometheus (as neuron-top export)")
 
 
 def _once(p: argparse.ArgumentParser) -> None:
@@ -46,7 +48,7 @@ def main_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="neuron-top",
         description="A terminal dashboard for AWS Neuron (Inferentia, Trainium). Reads neuron-monitor; without "
-        "it, a built-in collector. Subcommands: demo, replay, trace, record (see neuron-top CMD --help).",
+        "it, a built-in collector. Subcommands: demo, replay, trace, record, export (see neuron-top CMD --help).",
     )
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
     p.add_argument("--tag", metavar="REGEX", help="show only apps whose tag matches (/ changes it at run time)")
@@ -111,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args and args[0] in COMMANDS:
             cmd, rest = args[0], args[1:]
+            if cmd == "export":
+                from neuron_top.cli.export_cmd import export_main, export_parser
+
+                return export_main(export_parser().parse_args(rest))
             parser = {"demo": demo_parser, "replay": replay_parser, "trace": trace_parser,
                       "record": record_parser}[cmd]()
             ns = parser.parse_args(rest)

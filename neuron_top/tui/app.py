@@ -18,7 +18,7 @@ from neuron_top.session import Session, SourceStatus, Update
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.sources.base import Source
 from neuron_top.tui.age import AgeClock
-from neuron_top.tui.collector import Collector
+from neuron_top.tui.collector import Collector, FeedSink
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
@@ -51,7 +51,7 @@ class NeuronTopApp(TerminalApp):
                  recorder: object | None = None, history: int = 600, demo: bool = False,
                  replay: ReplayController | None = None, replay_name: str = "",
                  traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
-                 notes: list[str] | None = None) -> None:
+                 notes: list[str] | None = None, exporter: FeedSink | None = None) -> None:
         super().__init__()
         self.clock = clock
         self._notes = notes or []
@@ -60,7 +60,9 @@ class NeuronTopApp(TerminalApp):
         self.replay = replay
         self.replay_name = replay_name
         self.traces = traces or []
-        self.collector = Collector(source, self.post_message, recorder) if source is not None else None  # type: ignore[arg-type]
+        self.collector = (Collector(source, self.post_message, recorder, sink=exporter)  # type: ignore[arg-type]
+                          if source is not None else None)
+        """``exporter`` (``--export``): the Prometheus exporter, fed every event on the collector's thread."""
         self.session = Session(getattr(source, "name", "") or replay_name,
                                "demo" if demo else "replay" if replay is not None else "starting",
                                history=history, clock=clock)

@@ -6,8 +6,10 @@ thread, so the UI thread only draws.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from textual.message import Message
 
@@ -29,14 +31,21 @@ def message_for(event: FeedEvent) -> Message:
     raise TypeError(f"not a feed event: {event!r}")
 
 
+class FeedSink(Protocol):
+    """Something else fed every event on this thread: the Prometheus exporter of ``--export``."""
+
+    def apply(self, event: FeedEvent) -> None: ...
+
+
 class Collector:
-    """Drains ``source`` into ``post``. ``run`` blocks; call it from a thread worker."""
+    """Drains ``source`` into ``post`` (and ``sink``). ``run`` blocks; call it from a thread worker."""
 
     def __init__(self, source: Source, post: Callable[[Message], object], recorder: Recorder | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, sink: FeedSink | None = None) -> None:
         self.feed = Feed(source, recorder, clock=clock)
         self.source = source
         self.post = post
+        self.sink = sink
 
     @property
     def recorder(self) -> Recorder | None:
@@ -52,8 +61,12 @@ class Collector:
         return self.feed.reports
 
     def run(self) -> None:
-        post = self.post
+        post, sink = self.post, self.sink
         for event in self.feed.events():
+            if sink is not None:
+                # an exporter bug must not stop the dashboard; its report age then grows in every scrape
+                with contextlib.suppress(Exception):
+                    sink.apply(event)
             post(message_for(event))
 
     def close(self) -> None:

@@ -1,0 +1,144 @@
+"""``neuron-top export`` as a user runs it: a real process fed by ``demo --emit`` through a pipe, scraped over
+HTTP on a free loopback port, stopped with SIGTERM; a busy port is a one-line error."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.conftest import ROOT
+
+NEURON_TOP = [sys.executable, "-m", "neuron_top"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str, accept: str | None = None, timeout: float = 5.0) -> tuple[str, str]:
+    req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.headers["Content-Type"], r.read().decode()
+
+
+def wait_for(url: str, want: str, timeout: float = 20.0) -> str:
+    end = time.monotonic() + timeout
+    body = ""
+    while time.monotonic() < end:
+        try:
+            body = get(url)[1]
+            if want in body:
+                return body
+        except (urllib.error.URLError, ConnectionError, OSError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{want!r} never appeared; last body:\n{body[:2000]}")
+
+
+@pytest.fixture
+def exporter_on_demo():
+    port = free_port()
+    demo = subprocess.Popen([*NEURON_TOP, "demo", "--emit", "--seed", "5", "--period", "0.2"], cwd=ROOT,
+                            stdout=subprocess.PIPE)
+    exp = subprocess.Popen([*NEURON_TOP, "export", "--listen", f"127.0.0.1:{port}"], cwd=ROOT, stdin=demo.stdout,
+                           stderr=subprocess.PIPE, text=True)
+    assert demo.stdout is not None
+    demo.stdout.close()
+    try:
+        yield port, exp
+    finally:
+        for p in (exp, demo):
+            if p.poll() is None:
+                p.kill()
+            p.wait(timeout=10)
+        if exp.stderr:
+            exp.stderr.close()
+
+
+def test_demo_piped_into_export_serves_both_formats_and_stops_on_sigterm(exporter_on_demo) -> None:
+    port, exp = exporter_on_demo
+    url = f"http://127.0.0.1:{port}/metrics"
+    body = wait_for(url, "neurontop_reports_total 3.0")
+    names = {f.name for f in text_string_to_metric_families(body)}
+    assert {"neuroncore_utilization", "neuroncore_utilization_ratio", "execution_status", "instance_info",
+            "neuron_hardware_info", "process_cpu_seconds", "neurontop_source_up"} & names >= {
+        "neuroncore_utilization_ratio", "execution_status", "instance_info", "neuron_hardware_info",
+        "neurontop_source_up"}
+    ctype, om = get(url, accept="application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
+    assert ctype.startswith("application/openmetrics-text") and om.endswith("# EOF\n")
+    assert {f.name for f in om_parse(om)} >= {"execution_status", "instance", "neuron_hardware"}
+    assert get(f"http://127.0.0.1:{port}/")[1].startswith("<html>")
+    with pytest.raises(urllib.error.HTTPError):
+        get(f"http://127.0.0.1:{port}/nothing")
+    exp.send_signal(signal.SIGTERM)
+    assert exp.wait(timeout=10) == 0
+    err = exp.stderr.read()
+    assert f"serving http://127.0.0.1:{port}/metrics from stdin" in err
+    assert "Traceback" not in err
+
+
+def test_export_keeps_serving_after_the_pipe_ends_and_says_the_source_is_down() -> None:
+    port = free_port()
+    reports = subprocess.run([*NEURON_TOP, "demo", "--emit", "--seed", "2", "--count", "2", "--period", "0.01"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    exp = subprocess.Popen([*NEURON_TOP, "export", "--listen", f"127.0.0.1:{port}", "--no-process-metrics"],
+                           cwd=ROOT, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=False)
+    try:
+        assert exp.stdin is not None
+        exp.stdin.write(reports + b'not json at all\n')
+        exp.stdin.close()
+        body = wait_for(f"http://127.0.0.1:{port}/metrics", "neurontop_source_up 0.0")
+        assert "neurontop_reports_total 2.0" in body
+        assert "neurontop_input_skipped_total 1.0" in body
+        assert "neuroncore_utilization_ratio{" in body  # the last values stay, as AWS's script keeps them
+        assert "process_cpu_seconds_total" not in body
+        assert exp.poll() is None
+    finally:
+        exp.send_signal(signal.SIGINT)
+        assert exp.wait(timeout=10) == 0
+        assert exp.stderr is not None
+        err = exp.stderr.read().decode()
+        exp.stderr.close()
+    assert "Traceback" not in err
+
+
+def test_busy_port_is_a_one_line_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = subprocess.run([*NEURON_TOP, "export", "--listen", f"127.0.0.1:{port}"], cwd=ROOT,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+                             env={**os.environ, "PATH": "/nonexistent"})
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"neuron-top: cannot listen on 127.0.0.1:{port}: address already in use (another exporter on this port?)"]
+
+
+@pytest.mark.parametrize("spec", ["nope", "127.0.0.1:99999", "host:"])
+def test_bad_listen_address_is_a_one_line_error(spec: str) -> None:
+    out = subprocess.run([*NEURON_TOP, "export", "--listen", spec], cwd=ROOT, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "is not [HOST:]PORT" in out.stderr
+
+
+def test_parse_listen() -> None:
+    from neuron_top.export.server import parse_listen
+
+    assert parse_listen("8000") == ("", 8000)
+    assert parse_listen(":9100") == ("", 9100)
+    assert parse_listen("127.0.0.1:0") == ("127.0.0.1", 0)
+    assert parse_listen("[::1]:8000") == ("::1", 8000)
