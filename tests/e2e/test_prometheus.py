@@ -1,0 +1,197 @@
+"""A real Prometheus (Debian's ``prometheus`` package) scraping ``neuron-top demo --emit | neuron-top export``
+every second: AWS's Grafana dashboard's queries, the label names, our alert rules loaded; and promtool on the
+rules file. One Prometheus for the module, on free loopback ports, with a temporary config and storage."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+RULES = ROOT / "deploy" / "prometheus" / "neuron-top.rules.yml"
+RULE_TESTS = ROOT / "deploy" / "prometheus" / "neuron-top.rules.test.yml"
+DASHBOARD = ROOT / "tests" / "fixtures" / "grafana" / "neuron-monitor-grafana.json"
+AWS_LABELS = {"instance_name", "instance_id", "instance_type", "availability_zone", "region", "subnet_id"}
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name) or (f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None)
+    if path is None:
+        pytest.skip(f"{name} is not installed (Debian: apt-get install prometheus; .ci/run installs it)")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    out = []
+
+    def walk(panels: list[dict]) -> None:
+        for p in panels:
+            out.extend((p.get("title", ""), t["expr"]) for t in p.get("targets") or () if t.get("expr"))
+            walk(p.get("panels") or [])
+
+    walk(json.loads(DASHBOARD.read_text())["panels"])
+    return out
+
+
+class Prom:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def api(self, path: str, **params: str) -> dict:
+        q = f"?{urllib.parse.urlencode(params)}" if params else ""
+        with urllib.request.urlopen(f"{self.url}/api/v1/{path}{q}", timeout=10) as r:
+            body = json.loads(r.read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict]:
+        return self.api("query", query=expr)["result"]
+
+
+def _stop(p: subprocess.Popen) -> None:
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
+    prometheus = tool("prometheus")
+    tmp = tmp_path_factory.mktemp("prometheus")
+    export_port, prom_port = free_port(), free_port()
+    shutil.copy(RULES, tmp / RULES.name)
+    (tmp / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        f"rule_files: [{RULES.name}]\n"
+        "scrape_configs:\n  - job_name: neuron\n"
+        f"    static_configs: [{{targets: ['127.0.0.1:{export_port}']}}]\n")
+    py = [sys.executable, "-m", "neuron_top"]
+    demo = subprocess.Popen([*py, "demo", "--emit", "--seed", "11"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    export = subprocess.Popen([*py, "export", "--listen", f"127.0.0.1:{export_port}"], cwd=ROOT,
+                              stdin=demo.stdout, stderr=subprocess.DEVNULL)
+    assert demo.stdout is not None
+    demo.stdout.close()
+    server = subprocess.Popen(
+        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
+         f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
+        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
+    url = f"http://127.0.0.1:{prom_port}"
+    try:
+        end = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > end:
+                pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield Prom(url)
+    finally:
+        for p in (server, export, demo):
+            _stop(p)
+        if os.environ.get("KEEP_PROMETHEUS_DATA") is None:
+            shutil.rmtree(tmp / "data", ignore_errors=True)
+
+
+def wait_until(check, timeout: float = 45.0, step: float = 0.5):  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result is True or time.monotonic() > end:
+            return result
+        time.sleep(step)
+
+
+def test_every_grafana_dashboard_query_returns_data(prom: Prom) -> None:
+    """AWS's dashboard, unchanged: each panel query answers with at least one series from our exporter."""
+    queries = dashboard_queries()
+    assert len(queries) >= 20
+
+    def empty() -> list[str] | bool:
+        missing = [f"{title}: {expr}" for title, expr in queries if not prom.query(expr)]
+        return missing or True
+
+    assert wait_until(empty) is True
+
+
+def test_dashboard_metrics_carry_aws_label_names(prom: Prom) -> None:
+    want = {
+        "neuroncore_utilization_ratio": AWS_LABELS | {"runtime_tag", "neuroncore"},
+        "neuron_runtime_vcpu_usage_ratio": AWS_LABELS | {"runtime_tag", "usage_type"},
+        "neuron_runtime_memory_used_bytes": AWS_LABELS | {"runtime_tag", "memory_location"},
+        "execution_status_total": AWS_LABELS | {"runtime_tag", "status_type"},
+        "execution_latency_seconds": AWS_LABELS | {"runtime_tag", "percentile"},
+        "system_vcpu_usage_ratio": AWS_LABELS | {"usage_type"},
+        "system_vcpu_count": AWS_LABELS,
+        "system_memory_used_bytes": AWS_LABELS,
+        "system_memory_total_bytes": AWS_LABELS,
+        "instance_info": AWS_LABELS,
+        "hardware_ecc_events_total": AWS_LABELS | {"event_type", "neuron_device_index"},
+    }
+    assert wait_until(lambda: all(prom.query(name) for name in want)) is True
+    for name, labels in want.items():
+        for series in prom.query(name):
+            assert set(series["metric"]) - {"__name__", "job", "instance"} == labels, name
+
+
+def test_target_is_healthy_and_our_rules_load(prom: Prom) -> None:
+    def scraped() -> bool:
+        targets = prom.api("targets")["activeTargets"]
+        return bool(targets) and all(t["health"] == "up" for t in targets)
+
+    assert wait_until(scraped, timeout=20) is True
+    assert all(t["lastError"] == "" for t in prom.api("targets")["activeTargets"])
+    rules = [r for g in prom.api("rules")["groups"] for r in g["rules"]]
+    assert len(rules) == 7 and all(r["health"] == "ok" for r in rules), rules
+    assert prom.query("neurontop_source_up")[0]["value"][1] == "1"
+    # the demo's trn2.48xlarge: 16 devices, each with device memory in use
+    assert len(prom.query("neurontop_device_memory_used_bytes")) == 16
+
+
+def test_promtool_checks_the_rules() -> None:
+    out = subprocess.run([tool("promtool"), "check", "rules", str(RULES)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "SUCCESS: 7 rules found" in out.stdout
+
+
+def test_promtool_rule_unit_tests_cover_every_rule_firing_and_not() -> None:
+    out = subprocess.run([tool("promtool"), "test", "rules", str(RULE_TESTS)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    alerts = re.findall(r"(?m)^\s*- alert: (\w+)", RULES.read_text())
+    cases: dict[str, set[str]] = {}
+    lines = RULE_TESTS.read_text().splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*alertname: (\w+)", line)
+        if m:
+            nxt = lines[i + 1].strip()
+            cases.setdefault(m.group(1), set()).add("silent" if nxt == "exp_alerts: []" else "fires")
+    assert len(alerts) == 7
+    assert {a: cases.get(a) for a in alerts} == {a: {"silent", "fires"} for a in alerts}
