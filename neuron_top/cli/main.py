@@ -26,7 +26,7 @@ from neuron_top.cli.common import (
 from neuron_top.textsafe import clean
 
 INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
-COMMANDS = ("demo", "replay", "trace", "record", "export")
+COMMANDS = ("demo", "replay", "trace", "record", "export", "health")
 
 
 
@@ -48,7 +48,7 @@ def main_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="neuron-top",
         description="A terminal dashboard for AWS Neuron (Inferentia, Trainium). Reads neuron-monitor; without "
-        "it, a built-in collector. Subcommands: demo, replay, trace, record, export (see neuron-top CMD --help).",
+        "it, a built-in collector. Subcommands: demo, replay, trace, record, export, health (see neuron-top CMD --help).",
     )
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
     p.add_argument("--tag", metavar="REGEX", help="show only apps whose tag matches (/ changes it at run time)")
@@ -117,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from neuron_top.cli.export_cmd import export_main, export_parser
 
                 return export_main(export_parser().parse_args(rest))
+            if cmd == "health":
+                from neuron_top.cli.health_cmd import health_main, health_parser
+
+                return health_main(health_parser().parse_args(rest))
             parser = {"demo": demo_parser, "replay": replay_parser, "trace": trace_parser,
                       "record": record_parser}[cmd]()
             ns = parser.parse_args(rest)

@@ -11,7 +11,7 @@ import socket
 import pytest
 
 from neuron_top.cli.common import UsageError, run_tui
-from neuron_top.export import ExportOptions, Exporter
+from neuron_top.export import Exporter, ExportOptions
 from neuron_top.sources.demo import generate
 from neuron_top.sources.stream import StreamSource
 from neuron_top.tui.collector import Collector
