@@ -164,9 +164,10 @@ class _Family:
             out.append(f"# HELP {name} {self.help}\n# TYPE {name} {kind}\n")
         else:
             out.append(f"# HELP {sample} {self.help}\n# TYPE {sample} gauge\n")
+        fmt, cache = _fmt, _FMT
         for rows in self.rows.values():
-            for lt, v in rows.items():
-                out.append(f"{sample}{{{lt}}} {_fmt(v)}\n" if lt else f"{sample} {_fmt(v)}\n")  # type: ignore[arg-type]
+            out.extend([f"{sample}{{{lt}}} {cache.get(v) or fmt(v)}\n" if lt else f"{sample} {fmt(v)}\n"
+                        for lt, v in rows.items()])
 
 
 class Exporter:
