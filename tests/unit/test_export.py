@@ -19,18 +19,14 @@ from neuron_top.feed import SkippedInput, StatusChanged
 from neuron_top.snapshot import snapshot_from
 from neuron_top.sources.base import Skipped, State, Status
 from neuron_top.sources.demo import generate
-from tests.conftest import ROOT, SHARED
+from tests.conftest import FIXTURES, PROMETHEUS, REPORTS
 from tests.export_reference import NaiveExporter
 
-RECONSTRUCTED = ROOT / "tests" / "fixtures" / "prometheus-reports"
-SCRAPES = ROOT / "tests" / "fixtures" / "prometheus"
+RECONSTRUCTED = FIXTURES / "prometheus-reports"
 
 
 def scrape(name: str) -> str:
-    for folder in (SCRAPES, SHARED / "fixtures" / "prometheus"):
-        if (folder / name).exists():
-            return (folder / name).read_text()
-    pytest.skip(f"{name}: real scrape fixture not present")
+    return (PROMETHEUS / name).read_text()
 
 
 def families(text: str) -> dict[str, tuple[str, str, dict[frozenset, float]]]:
@@ -142,10 +138,7 @@ def test_text_is_what_prometheus_client_writes(openmetrics: bool) -> None:
 
 
 def test_real_32_runtime_report_matches_prometheus_client() -> None:
-    path = SHARED / "fixtures" / "neuron-monitor" / "trn1n_32xlarge_32runtimes_cwagent_test.json"
-    if not path.exists():
-        pytest.skip("../shared fixtures not present")
-    snap = snapshot_from(path.read_bytes(), 1000.0, 1)
+    snap = snapshot_from((REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json").read_bytes(), 1000.0, 1)
     naive = NaiveExporter()
     naive.apply(snap.report)
     exp = Exporter(ExportOptions(process_metrics=False), clock=clock)
