@@ -156,8 +156,14 @@ def _quiet_stdout() -> None:
 
 
 
+def _check_export(ns: argparse.Namespace) -> None:
+    if getattr(ns, "export", None) and (ns.once or ns.json or getattr(ns, "emit", False)):
+        raise UsageError("--export serves metrics while the dashboard runs; for no screen use: neuron-top export")
+
+
 def run_live(ns: argparse.Namespace) -> int:
     _check_tag(ns.tag)
+    _check_export(ns)
     source, notes = live_source(ns)
     if ns.once or ns.json:
         return print_once(source, ns.json)
@@ -168,6 +174,7 @@ def run_demo(ns: argparse.Namespace) -> int:
     from neuron_top.sources.demo import DemoSource, emit_main
 
     _check_tag(ns.tag)
+    _check_export(ns)
     cfg = _load_config(ns.config, ns.tag)
     periods = cfg.group_periods() if cfg is not None else None
     period = cfg.base_period() if cfg is not None else ns.period
