@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client.utils import floatToGoString
 
@@ -132,9 +133,9 @@ class _Family:
         """The OpenMetrics name: without ``_total`` for a counter, without ``_info`` for an info."""
         self.kind = kind
         self.help = help
-        self.rows: dict[str | None, dict[str, object]] = {}
+        self.rows: dict[str | None, dict[str, Any]] = {}
 
-    def row(self, tag: str | None) -> dict[str, object]:
+    def row(self, tag: str | None) -> dict[str, Any]:
         r = self.rows.get(tag)
         if r is None:
             r = self.rows[tag] = {}
@@ -149,14 +150,14 @@ class _Family:
             if openmetrics:
                 out.append(f"# HELP {name} {self.help}\n# TYPE {name} counter\n")
                 for rows in self.rows.values():
-                    for lt, (v, c) in rows.items():  # type: ignore[misc]
+                    for lt, (v, c) in rows.items():
                         out.append(f"{total}{{{lt}}} {_fmt(v)}\n{created}{{{lt}}} {_fmt(c)}\n")
                 return
             out.append(f"# HELP {total} {self.help}\n# TYPE {total} counter\n")
-            out.extend(f"{total}{{{lt}}} {_fmt(v[0])}\n"  # type: ignore[index]
+            out.extend(f"{total}{{{lt}}} {_fmt(v[0])}\n"
                        for rows in self.rows.values() for lt, v in rows.items())
             out.append(f"# HELP {created} {self.help}\n# TYPE {created} gauge\n")
-            out.extend(f"{created}{{{lt}}} {_fmt(v[1])}\n"  # type: ignore[index]
+            out.extend(f"{created}{{{lt}}} {_fmt(v[1])}\n"
                        for rows in self.rows.values() for lt, v in rows.items())
             return
         sample = name + "_info" if kind == "info" else name
@@ -421,7 +422,7 @@ class Exporter:
                     now = now if now is not None else self.clock()
                     row[lt] = [v, now]
                 else:
-                    cur[0] += v  # type: ignore[index]
+                    cur[0] += v
         lat = g.latency_stats
         for fam_name, pcts in (("execution_latency_seconds", lat.total_latency if lat else None),
                                ("neurontop_execution_device_latency_seconds", lat.device_latency if lat else None)):
@@ -462,7 +463,7 @@ class Exporter:
                     now = now if now is not None else self.clock()
                     row[lt] = [v, now]
                 else:
-                    cur[0] += v  # type: ignore[index]
+                    cur[0] += v
 
     def _vcpu_usage(self, g: schema.VcpuUsage) -> None:
         if g.usage_data is not None:

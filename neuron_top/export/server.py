@@ -105,9 +105,9 @@ class MetricsServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = str(self.server_address[0]), int(self.server_address[1])
         shown = "localhost" if host in ("", "0.0.0.0", "::") else host
-        if ":" in str(shown):
+        if ":" in shown:
             shown = f"[{shown}]"
         return f"http://{shown}:{port}/metrics"
 

@@ -114,6 +114,25 @@ def test_export_keeps_serving_after_the_pipe_ends_and_says_the_source_is_down() 
     assert "Traceback" not in err
 
 
+def test_record_keeps_every_report_the_exporter_read(tmp_path) -> None:
+    port = free_port()
+    rec = tmp_path / "run.jsonl"
+    reports = subprocess.run([*NEURON_TOP, "demo", "--emit", "--seed", "2", "--count", "3", "--period", "0.01"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    exp = subprocess.Popen([*NEURON_TOP, "export", "--listen", f"127.0.0.1:{port}", "--record", str(rec)],
+                           cwd=ROOT, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert exp.stdin is not None
+        exp.stdin.write(reports)
+        exp.stdin.close()
+        wait_for(f"http://127.0.0.1:{port}/metrics", "neurontop_reports_total 3.0")
+    finally:
+        exp.send_signal(signal.SIGTERM)
+        assert exp.wait(timeout=10) == 0
+    lines = rec.read_bytes().splitlines()
+    assert len(lines) == 3 and all(b'"neuron_top":{"ts":' in line for line in lines)
+
+
 def test_busy_port_is_a_one_line_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
