@@ -71,7 +71,7 @@ class NaiveExporter:
     def apply(self, report: schema.Report) -> None:
         if self.inst is None and report.instance_info is not None:
             info = report.instance_info
-            self.inst = {k: str(getattr(info, f)) for k, f in INSTANCE}
+            self.inst = {k: "" if getattr(info, f) is None else str(getattr(info, f)) for k, f in INSTANCE}
             if info.ultraserver_id is not None:
                 self.inst["ultraserver_id"] = str(info.ultraserver_id)
         if not self.made:
@@ -104,8 +104,8 @@ class NaiveExporter:
         hw = report.neuron_hardware_info
         if hw is not None and not self.hw_done:
             self.hw_done = True
-            labels = {"neuron_device_count": str(hw.neuron_device_count),
-                      "neuroncore_per_device_count": str(hw.neuroncore_per_device_count), **inst}
+            labels = {k: "" if getattr(hw, k) is None else str(getattr(hw, k))
+                      for k in ("neuron_device_count", "neuroncore_per_device_count")} | inst
             if hw.neuron_device_memory_size is not None:
                 labels["neuron_device_memory_size"] = str(hw.neuron_device_memory_size)
             self.hardware.info(labels)

@@ -278,7 +278,7 @@ class Exporter:
 
     # --- inside: labels ---------------------------------------------------------------------------------------
     def _set_instance(self, info: schema.InstanceInfo) -> None:
-        pairs = [(label, str(getattr(info, field))) for label, field in INSTANCE_LABELS]
+        pairs = [(label, _text(getattr(info, field))) for label, field in INSTANCE_LABELS]
         if info.ultraserver_id is not None:
             pairs.append(("ultraserver_id", str(info.ultraserver_id)))
         self._instance = tuple(pairs)
@@ -289,8 +289,8 @@ class Exporter:
 
     def _set_hardware(self, hw: schema.HardwareInfo) -> None:
         self._hardware_done = True
-        pairs = [("neuron_device_count", str(hw.neuron_device_count)),
-                 ("neuroncore_per_device_count", str(hw.neuroncore_per_device_count))]
+        pairs = [("neuron_device_count", _text(hw.neuron_device_count)),
+                 ("neuroncore_per_device_count", _text(hw.neuroncore_per_device_count))]
         if hw.neuron_device_memory_size is not None:
             pairs.append(("neuron_device_memory_size", str(hw.neuron_device_memory_size)))
         self._fams["neuron_hardware"].row(None)[_label_text((*(self._instance or ()), *pairs))] = 1.0
@@ -568,6 +568,12 @@ class Exporter:
                            f"# HELP {name}_created {help}\n# TYPE {name}_created gauge\n"
                            f"{name}_created {_fmt(created)}\n")
         return "".join(out)
+
+
+def _text(value: object) -> str:
+    """A label value from a report field: AWS's ``str(value)``, except that a missing field is empty rather than
+    "None" (AWS's script fails on a report without it; the built-in collector has no zone, region or subnet)."""
+    return "" if value is None else str(value)
 
 
 def _core_key(k: str) -> str | None:

@@ -287,6 +287,18 @@ def test_instance_and_hardware_info_come_from_the_first_report() -> None:
     assert value(exp, "instance_info", instance_id="i-2") is None
 
 
+def test_missing_instance_fields_are_empty_labels() -> None:
+    """The built-in collector's instance_info has no zone, region or subnet: empty values, not "None"."""
+    rep = _report(_runtime("7"))
+    rep["instance_info"] = {"instance_name": "host1", "error": ""}
+    exp = Exporter(ExportOptions(process_metrics=False))
+    feed(exp, rep)
+    text = exp.render().decode()
+    assert 'instance_info{availability_zone="",instance_id="",instance_name="host1",instance_type="",region="",' \
+           'subnet_id=""} 1.0' in text
+    assert '"None"' not in text.replace('memory_location="None"', "")
+
+
 def test_ultraserver_id_joins_the_instance_labels() -> None:
     rep = _report(_runtime("7"))
     rep["instance_info"]["ultraserver_id"] = "us-1"
