@@ -11,7 +11,10 @@ Owned by one thread (the UI's): feed threads hand over immutable events, never t
 
 from __future__ import annotations
 
+import signal
+import statistics
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -23,14 +26,30 @@ from neuron_top.snapshot import Snapshot
 __all__ = ["Session", "SourceStatus", "Update"]
 
 
+STALE_PERIODS = 3
+"""A live source with no report for this many report periods is STALE."""
+MIN_STALE_SECONDS = 3.0
+"""Never STALE sooner than this (reports piped in a burst have next to no period)."""
+DEFAULT_PERIOD = 5.0
+"""neuron-monitor's default period: what is expected before the reports say otherwise."""
+LEARN = 8
+"""Arrival intervals kept to learn a source's pace (their median, so one late report does not move it)."""
+WATCHED = ("live", "demo")
+"""States in which reports are expected to keep coming (and can therefore be late)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SourceStatus:
-    """Where data comes from and how it is doing: what the header's source part says."""
+    """Where data comes from and how it is doing: what the header's source part says.
+
+    ``Session.shown(now)`` gives the status as it stands at ``now`` (``state`` "stale" or "no data" when the
+    reports say so); the header only formats it."""
 
     name: str = ""
     """e.g. "neuron-monitor", "stdin", "demo trn2.48xlarge", "run.jsonl"."""
     state: str = "starting"
-    """"starting", "live", "replay", "demo", "ended", "restarting", "failed"."""
+    """"starting", "live", "replay", "demo", "ended", "restarting", "failed"; from ``Session.shown`` also
+    "stale" (a live source late by ``STALE_PERIODS`` periods) and "no data" (input came, none of it a report)."""
     message: str = ""
     detail: str = ""
     """Extra text such as the last lines of neuron-monitor's stderr."""
@@ -41,6 +60,34 @@ class SourceStatus:
     """Replay: "report 120/10000 · 12:03:04 · 2x"."""
     last_report: float | None = None
     """Monotonic time of the last report, for its age."""
+    exit_status: int | None = None
+    """The exit status of the command or neuron-monitor that ended, restarted or failed (negative: the signal
+    that killed it); None while it runs or when there is none."""
+    uncorrected: tuple[int, ...] = ()
+    """Devices with an uncorrected ECC error since the user last acknowledged: sticky, so one report's event is
+    not lost once its toast is gone."""
+    source_filter: str = ""
+    """A filter applied by the source itself (neuron-monitor's ``tag_filter`` from ``-c``): runtimes it leaves
+    out never reach us, unlike the screen's ``/`` filter; the header says so."""
+    recording: str = ""
+    """What is being recorded and how it goes (issue 23's indicator), shown as its own header field."""
+    expected: float | None = None
+    """From ``Session.shown``: the seconds between reports the source is expected to keep to."""
+    reports: int = 0
+    """From ``Session.shown``: reports received so far."""
+
+    @property
+    def exit_text(self) -> str:
+        """``exit 3``, ``SIGKILL``; empty when no process ended."""
+        code = self.exit_status
+        if code is None:
+            return ""
+        if code >= 0:
+            return f"exit {code}"
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +129,8 @@ class Session:
         self.replaying = state == "replay"
         self.reports = 0
         """Snapshots accepted since the session began (a replay counts what it showed)."""
+        self._arrivals: deque[float] = deque(maxlen=LEARN + 1)
+        """Clock times of the last reports, to learn the source's pace."""
 
     # --- fed ---
     def apply(self, event: FeedEvent) -> Update:
@@ -99,7 +148,8 @@ class Session:
             st = event.status
             value = st.state.value
             state = "demo" if self.demo and value == "demo" else value
-            self.set_status(state=state, message=st.message, detail=st.detail)
+            self.set_status(state=state, message=st.message, detail=st.detail,
+                            exit_status=st.exit_status)
             if value in ("ended", "restarting", "failed"):
                 text = st.message + (f"\n{st.detail}" if st.detail else "")
                 return Update(status=True, notice=text, severity="error" if value == "failed" else "warning",
@@ -115,8 +165,13 @@ class Session:
         self.prev, self.latest = self.latest, snap
         self.reports += 1
         if not self.replaying:
-            self.set_status(last_report=self.clock())
-        return Update(snapshot=True, uncorrected=tuple(new_uncorrected(snap)))
+            now = self.clock()
+            self._arrivals.append(now)
+            self.set_status(last_report=now)
+        devices = tuple(new_uncorrected(snap))
+        if devices:
+            self.set_status(uncorrected=tuple(sorted({*self.status.uncorrected, *devices})))
+        return Update(snapshot=True, uncorrected=devices, status=bool(devices))
 
     def rebuild(self, window: Iterable[Snapshot]) -> None:
         """After a seek: the history becomes ``window`` (oldest first); latest is its last snapshot."""
@@ -129,6 +184,49 @@ class Session:
     def adopt(self, history: History) -> None:
         """A history rebuilt elsewhere (a worker decoding a seek's window) replaces this one."""
         self.history = history
+
+    def acknowledge(self) -> tuple[int, ...]:
+        """The user saw the uncorrected ECC errors: the sticky mark goes (until the next one). Returns the devices
+        it named."""
+        devices = self.status.uncorrected
+        if devices:
+            self.set_status(uncorrected=())
+        return devices
+
+    # --- read ---
+    def expected_period(self) -> float:
+        """Seconds between reports this source is expected to keep to: the longer of the report's own period (its
+        metric groups') and the median of the last arrival intervals; neuron-monitor's default before either is
+        known. The longer, so that a slow group or a slow link is not called STALE."""
+        known = [p for p in (self.latest.period() if self.latest is not None else None,
+                             self._learned()) if p is not None and p > 0]
+        return max(known) if known else DEFAULT_PERIOD
+
+    def _learned(self) -> float | None:
+        a = self._arrivals
+        if len(a) < 2:
+            return None
+        return statistics.median(b - x for x, b in zip(a, list(a)[1:], strict=False))
+
+    def stale_after(self) -> float:
+        """Seconds without a report after which a live source is STALE."""
+        return max(STALE_PERIODS * self.expected_period(), MIN_STALE_SECONDS)
+
+    def shown(self, now: float | None = None) -> SourceStatus:
+        """The status as the header should say it at ``now`` (the session's clock by default).
+
+        A live (or demo) source whose last report is older than ``stale_after`` is "stale": the data on screen
+        is old, whatever the process says. A source that has sent input but not one report is "no data" (the
+        header then says how many lines it skipped), not "starting". Everything else is the status as set."""
+        st = self.status
+        state = st.state
+        if state in WATCHED and st.last_report is not None and not self.replaying:
+            at = self.clock() if now is None else now
+            if at - st.last_report > self.stale_after():
+                state = "stale"
+        elif state == "starting" and self.reports == 0 and st.skipped:
+            state = "no data"
+        return replace(st, state=state, expected=self.expected_period(), reports=self.reports)
 
     def set_status(self, **changes: object) -> SourceStatus:
         """Change some fields of the status (a new immutable value); returns it."""

@@ -53,6 +53,9 @@ class Status:
     message: str = ""
     detail: str = field(default="", compare=False)
     """Extra text such as the last lines of neuron-monitor's stderr."""
+    exit_status: int | None = None
+    """The exit status of the process that ended (negative: killed by that signal), when one did: the header
+    shows it next to ENDED/FAILED/RESTARTING, not only in a message that may be cut."""
 
 
 Item = RawReport | Skipped | Status

@@ -153,6 +153,7 @@ class MonitorSource(ChildSource):
                 f"neuron-monitor {describe_exit(end.code)} after {ran:.0f} s and {plural(end.reports, 'report')}; "
                 f"restarting in {delay:g} s",
                 detail=end.detail,
+                exit_status=end.code,
             )
             self._wait(delay, stop)
 

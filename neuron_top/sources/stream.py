@@ -425,7 +425,8 @@ class CommandSource(ChildSource):
 
     A plain command is split with ``shlex``; one using shell syntax (pipes, ``&&``, ``$VAR``) runs under
     ``/bin/sh -c`` (``shell=None`` decides; pass True/False to force). When the command exits the source ends:
-    ``ENDED``, or ``FAILED`` when it failed before sending a single report. It is not restarted (that is
+    ``ENDED`` when it exited with status 0, else ``FAILED`` (an ssh connection that dropped after an hour of
+    reports failed too), with the exit status in the ``Status``. It is not restarted (that is
     ``MonitorSource``'s job for a local neuron-monitor).
     """
 
@@ -456,9 +457,10 @@ class CommandSource(ChildSource):
         if end is None:
             return
         yield Status(
-            State.FAILED if end.reports == 0 and end.code != 0 else State.ENDED,
+            State.ENDED if end.code == 0 else State.FAILED,
             f"stream ended: {self.name} {describe_exit(end.code)} after {plural(end.reports, 'report')}",
             detail=end.detail,
+            exit_status=end.code,
         )
 
 

@@ -92,6 +92,7 @@ def test_a_monitor_that_dies_is_restarted_with_backoff_and_its_stderr_is_shown(
         restarts[0].message
         == "neuron-monitor exited with status 3 after 0 s and 2 reports; restarting in 1 s"
     )
+    assert restarts[0].exit_status == 3
     assert "neuron-monitor run 0 starting" in restarts[0].detail
     assert "neuron-monitor run 3 starting" in restarts[3].detail
     assert sleeps == [1.0, 2.0, 4.0]  # the 4th wait is skipped: stop was set

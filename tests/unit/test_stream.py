@@ -118,6 +118,18 @@ def test_command_that_exits_non_zero_at_once_fails_with_its_stderr(tmp_path: Pat
     assert "Connection refused" in end.detail
 
 
+def test_a_command_that_fails_after_reports_is_failed_with_its_exit_status(tmp_path: Path) -> None:
+    """An ssh link that drops after reports failed too: FAILED, and the exit status travels in the Status (the
+    header shows it, not only the message a narrow terminal cuts)."""
+    script = tmp_path / "drop.py"
+    script.write_text(f"import sys\nsys.stdout.buffer.write({REPORT!r} + b'\\n')\nsys.exit(255)\n")
+    items = collect(CommandSource(f"{sys.executable} {script}"))
+    assert states(items) == [State.STARTING, State.LIVE, State.FAILED]
+    end = items[-1]
+    assert isinstance(end, Status) and end.exit_status == 255
+    assert "exited with status 255 after 1 report" in end.message
+
+
 def test_missing_command_fails_without_raising() -> None:
     items = collect(CommandSource("/nonexistent/neuron-monitor --flag"))
     assert states(items) == [State.FAILED]
