@@ -63,3 +63,8 @@ def duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 error``, ``2 errors``, ``1,234 lines`` (``many`` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"

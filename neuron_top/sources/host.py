@@ -34,8 +34,8 @@ import msgspec
 import psutil
 
 from neuron_top.config import RUNTIME_METRICS, SYSTEM_METRICS, MonitorConfig, default_config
+from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, RawReport, State, Status, pause
-from neuron_top.sources.stream import plural
 from neuron_top.sources.sysfs import (
     SYSFS_ROOT,
     Device,

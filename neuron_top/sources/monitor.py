@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from neuron_top.config import MonitorConfig, default_config, load_config
+from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, State, Status, pause
-from neuron_top.sources.stream import ChildProcess, ChildSource, Clock, describe_exit, plural
+from neuron_top.sources.stream import ChildProcess, ChildSource, Clock, describe_exit
 from neuron_top.textsafe import clean
 
 NEURON_BIN = Path("/opt/aws/neuron/bin")

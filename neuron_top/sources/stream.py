@@ -20,6 +20,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.sources.framing import ReportFramer
 from neuron_top.textsafe import clean
@@ -462,7 +463,3 @@ class CommandSource(ChildSource):
             detail=end.detail,
             exit_status=end.code,
         )
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -203,8 +203,10 @@ class NeuronTopApp(TerminalApp):
         self._update_header()
 
     def _update_header(self) -> None:
+        now = self.clock()
+        shown = self.session.shown(now)
         for h in self._on_screen(HeaderBar):
-            h.show(self.latest, self.source_line, self.clock())
+            h.show(self.latest, shown, now)
 
     # --- actions ---
     def action_pause(self) -> None:

@@ -1,4 +1,7 @@
-"""The two header lines: what machine, what hardware, where data comes from and how fresh it is."""
+"""The two header lines: what machine, what hardware, where data comes from and how fresh it is.
+
+The state itself (STALE, NO DATA, the exit status, the ECC mark) is decided in the core (``Session.shown``); this
+only says it, each thing once, cut with "…" to the width."""
 
 from __future__ import annotations
 
@@ -8,15 +11,17 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import __version__, fmt
+from neuron_top.fmt import plural
 from neuron_top.session import SourceStatus
 from neuron_top.snapshot import Snapshot
+from neuron_top.sources.stream import describe_exit
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.spans import LineDiff
 
 
 class HeaderBar(LineDiff):
     COMPONENT_CLASSES = {"header--title", "header--state-ok", "header--state-warn", "header--state-bad",
-                         "header--dim"}
+                         "header--dim", "header--text", "header--warn", "header--alarm", "header--rec"}
     DEFAULT_CSS = """
     HeaderBar { height: 2; background: $panel; color: $text; }
     HeaderBar > .header--title { color: $text; background: $primary; text-style: bold; }
@@ -24,6 +29,10 @@ class HeaderBar(LineDiff):
     HeaderBar > .header--state-warn { color: $text; background: $warning; text-style: bold; }
     HeaderBar > .header--state-bad { color: $text; background: $error; text-style: bold; }
     HeaderBar > .header--dim { color: $text-muted; }
+    HeaderBar > .header--text { color: $text; }
+    HeaderBar > .header--warn { color: $text-warning; }
+    HeaderBar > .header--alarm { color: $text; background: $error; text-style: bold; }
+    HeaderBar > .header--rec { color: $text-error; text-style: bold; }
     """
 
     snapshot: reactive[Snapshot | None] = reactive(None, repaint=False)
@@ -56,7 +65,8 @@ class HeaderBar(LineDiff):
         """Everything ``draw_line`` takes from its inputs, as cheap values (width and theme repaint anyway)."""
         machine = None if snap is None else (snap.instance, snap.hardware, snap.has_neuron, snap.device_count,
                                              snap.core_count, len(snap.group_statuses))
-        return (src.name, src.state, src.message, src.skipped, src.paused, src.position, _age(src, now), machine)
+        return (src.name, src.state, src.message, src.detail, src.skipped, src.paused, src.position, src.exit_status,
+                src.uncorrected, src.source_filter, src.recording, _age(src, now), machine)
 
     def watch_snapshot(self) -> None:
         self.repaint_changed()
@@ -79,34 +89,11 @@ class HeaderBar(LineDiff):
                                          self.get_component_rich_style(f"header--{name}", partial=True))
         return style
 
-    def _state_style(self, src: SourceStatus) -> Style:
-        s = src.state.lower()
-        if s in ("live", "replay", "demo"):
-            return self._style("state-ok")
-        if s in ("ended", "restarting", "starting"):
-            return self._style("state-warn")
-        return self._style("state-bad")
-
     def draw_line(self, y: int) -> Strip:
         w = self.size.width
         snap, src = self.snapshot, self.source
         if y == 0:
-            segs = [Segment(f" neuron-top {__version__} ", self._style("title"))]
-            state = src.state.upper() + (" · PAUSED" if src.paused else "")
-            segs.append(Segment(f" {state} ", self._state_style(src)))
-            text = f" {clean(src.name, 60)}"
-            if src.message:
-                text += f" · {clean(src.message, 80)}"
-            if src.position:
-                text += f" · {src.position}"
-            age = _age(src, self.now)
-            if age is not None:
-                text += f" · updated {age} ago"
-            if src.skipped:
-                text += f" · skipped {src.skipped}"
-            if snap is not None and snap.group_statuses:
-                text += f" · {len(snap.group_statuses)} group errors"
-            segs.append(Segment(text))
+            segs = [Segment(text, self._style(style)) for text, style in status_line(snap, src, self.now, w)]
             return Strip(segs).crop_extend(0, w, self._style("base"))
         if snap is None:
             waiting = Strip([Segment(" waiting for the first report…", self._style("dim"))])
@@ -125,7 +112,113 @@ class HeaderBar(LineDiff):
             parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc}{mem}")
         else:
             parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
-        return Strip([Segment(" " + " · ".join(parts), self._style("dim"))]).crop_extend(0, w, self._style("base"))
+        line = ellipsize(" " + " · ".join(parts), w)
+        return Strip([Segment(line, self._style("dim"))]).crop_extend(0, w, self._style("base"))
+
+
+STATE_STYLE = {"live": "state-ok", "replay": "state-ok", "demo": "state-ok", "starting": "state-warn",
+               "ended": "state-warn", "restarting": "state-warn", "stale": "state-warn", "no data": "state-warn"}
+"""The badge's colour by state; anything else (failed) is "state-bad"."""
+
+
+def ellipsize(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells with "…" as its last when it does not fit."""
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def status_line(snap: Snapshot | None, src: SourceStatus, now: float, width: int) -> list[tuple[str, str]]:
+    """The header's first line as (text, style name) pieces that fit ``width``.
+
+    Fixed pieces first: the title, the state badge (with the exit status), the sticky ECC mark and the recording
+    indicator. Then what is said about the source, each thing once (a piece another piece already contains is
+    left out: a command's name is in "reports from CMD"), most important first; the age and counts stay on the
+    line and the message is cut with "…" before they would go."""
+    title = f" neuron-top {__version__} " if width >= 100 else " neuron-top "
+    state = src.state
+    badge = state.upper()
+    if src.exit_text and state in ("ended", "failed", "restarting"):
+        badge += f" {src.exit_text}"
+    if src.paused:
+        badge += " · PAUSED"
+    fixed: list[tuple[str, str]] = [(title, "title"), (f" {badge} ", STATE_STYLE.get(state, "state-bad"))]
+    if src.uncorrected:
+        devs = ",".join(f"ND{d}" for d in src.uncorrected[:4]) + ("…" if len(src.uncorrected) > 4 else "")
+        fixed.append((" ", "base"))
+        fixed.append((f" ECC! {devs} (E) ", "alarm"))
+    if src.recording:
+        fixed.append((" ", "base"))
+        fixed.append((f" ● {clean(src.recording, 40)} ", "rec"))
+    # what is said: (text, style, priority: the lowest goes first when the line is full)
+    said: list[tuple[str, str, int]] = []
+    message = clean(src.message, 160)
+    if src.exit_status is not None and message:
+        message = message.replace(f" {describe_exit(src.exit_status)}", "")  # the badge says it
+    if state == "no data":
+        said.append((f"no valid report yet, {plural(src.skipped, 'line')} skipped", "warn", 9))
+    said.append((clean(src.name, 60), "text", 3))
+    said.append((message, "text", 4))
+    if state in ("failed", "restarting", "ended") and src.detail:
+        last = next((ln for ln in reversed(src.detail.splitlines()) if ln.strip()), "")
+        said.append((clean(last.strip(), 120), "warn", 5))
+    if src.position:
+        said.append((src.position, "text", 8))
+    if src.source_filter:
+        said.append((f"source filter {clean(src.source_filter, 40)}", "warn", 7))
+    age = _age(src, now)
+    if age is not None:
+        if state == "stale":
+            every = fmt.duration(src.expected or 0) if (src.expected or 0) >= 1 else f"{src.expected or 0:.1f}s"
+            said.append((f"no report for {age} (expected every {every})", "warn", 10))
+        else:
+            said.append((f"updated {age} ago", "text", 10))
+    if src.skipped and state != "no data":
+        said.append((f"{plural(src.skipped, 'line')} skipped", "text", 6))
+    if snap is not None and snap.group_statuses:
+        said.append((f"{plural(len(snap.group_statuses), 'group error')} (E)", "warn", 6))
+    said = _once(said)
+    room = width - sum(len(t) for t, _ in fixed)
+    said = _fit(said, room)
+    out = list(fixed)
+    for i, (text, style, _) in enumerate(said):
+        out.append((" · " if i else " ", "text"))
+        out.append((text, style))
+    return out
+
+
+def _once(parts: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """``parts`` without empty ones and without one whose text another part holds."""
+    texts = [t for t, _, _ in parts]
+    out = []
+    for i, (text, style, prio) in enumerate(parts):
+        if not text or any(text in other and (other != text or j < i) for j, other in enumerate(texts) if j != i):
+            continue
+        out.append((text, style, prio))
+    return out
+
+
+MIN_CUT = 12
+"""A piece is cut with "…" down to this many cells before it is left out."""
+
+
+def _fit(parts: list[tuple[str, str, int]], room: int) -> list[tuple[str, str, int]]:
+    """``parts`` (joined by " · " after one leading space) fitted into ``room`` cells: the lowest-priority piece
+    is cut with "…", then left out, until the rest fits."""
+    parts = list(parts)
+
+    def used() -> int:
+        return sum(len(t) for t, _, _ in parts) + 3 * max(len(parts) - 1, 0) + (1 if parts else 0)
+
+    while parts and used() > room:
+        i = min(range(len(parts)), key=lambda k: (parts[k][2], -k))
+        text, style, prio = parts[i]
+        over = used() - room
+        if len(text) - over >= MIN_CUT:
+            parts[i] = (ellipsize(text, len(text) - over), style, prio)
+        else:
+            del parts[i]
+    return parts
 
 
 def _age(src: SourceStatus, now: float) -> str | None:

@@ -1,0 +1,119 @@
+"""The header's first line: each thing said once, the state and exit status never cut, "…" where text is cut."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_top.feed import SkippedInput, StatusChanged
+from neuron_top.session import Session, SourceStatus
+from neuron_top.sources.base import Skipped, State, Status
+from neuron_top.tui.widgets.header import HeaderBar, status_line
+from tests.helpers import demo_snapshots, feed, make_app
+
+CMD = "ssh -o ConnectTimeout=5 ubuntu@trn2-node-17.example.internal neuron-monitor -c /etc/nm.json"
+
+
+def line(src: SourceStatus, width: int = 120, snap=None, now: float = 1003.0) -> str:
+    text = "".join(t for t, _ in status_line(snap, src, now, width))
+    assert len(text) <= width
+    return text
+
+
+def test_a_long_command_is_said_once_and_the_age_stays_on_the_line() -> None:
+    src = SourceStatus(name=CMD[:60], state="live", message=f"reports from {CMD[:60]} (pid 4242)",
+                       last_report=1000.0)
+    text = line(src)
+    assert text.count("ssh -o ConnectTimeout") == 1
+    assert "updated 3s ago" in text and "LIVE" in text
+    assert "…" in text  # the message is cut, not the age
+    assert "(pid 4242)" in line(src, 200)
+
+
+def test_a_failed_command_shows_its_exit_status_and_stderr_in_the_header_at_80_columns() -> None:
+    s = Session(CMD[:60], clock=lambda: 1000.0)
+    s.apply(StatusChanged(Status(State.FAILED, f"stream ended: {CMD[:60]} exited with status 255 after 0 reports",
+                                 "Warning: Permanently added\nssh: connect to host trn2-node-17 port 22: "
+                                 "Connection refused\n", exit_status=255)))
+    text = line(s.shown(), 80)
+    assert " FAILED exit 255 " in text
+    assert "exited with status 255" not in text  # the badge says it: not twice
+    wide = line(s.shown(), 200)
+    assert "Connection refused" in wide and wide.count("ssh -o ConnectTimeout") == 1
+
+
+def test_text_that_does_not_fit_is_cut_with_an_ellipsis() -> None:
+    src = SourceStatus(name="stdin", state="live", message="x" * 300, last_report=1000.0)
+    for width in (60, 80, 120):
+        text = line(src, width)
+        assert "…" in text and "updated 3s ago" in text
+
+
+def test_stale_is_amber_and_says_how_late() -> None:
+    src = SourceStatus(name="neuron-monitor", state="stale", last_report=900.0, expected=5.0)
+    pieces = status_line(None, src, 1000.0, 120)
+    assert (" STALE ", "state-warn") in pieces
+    assert "no report for 1m40s (expected every 5s)" in "".join(t for t, _ in pieces)
+
+
+def test_garbage_before_any_report_says_so() -> None:
+    s = Session("stdin", clock=lambda: 1000.0)
+    s.apply(StatusChanged(Status(State.STARTING, "waiting for reports on stdin")))
+    s.apply(SkippedInput(Skipped("not a report", count=5000), 5000))
+    text = line(s.shown(), 80)
+    assert "NO DATA" in text and "no valid report yet, 5,000 lines skipped" in text
+    s.apply(SkippedInput(Skipped("not a report"), 1))
+    assert "no valid report yet, 1 line skipped" in line(s.shown())
+
+
+def test_one_group_error_is_singular_and_the_ecc_mark_shows() -> None:
+    from neuron_top.snapshot import snapshot_from
+    from tests.conftest import DATA
+
+    snap = snapshot_from((DATA / "trn2_small.json").read_bytes(), 1.0, 1)
+    n = len(snap.group_statuses)
+    src = SourceStatus(name="t", state="live", uncorrected=(1, 3))
+    text = line(src, 160, snap)
+    assert f"{n} group error{'s' if n != 1 else ''} (E)" in text
+    assert " ECC! ND1,ND3 (E) " in text
+
+
+@pytest.mark.parametrize("width", [40, 80, 120, 200])
+def test_the_recording_indicator_has_its_own_field(width: int) -> None:
+    src = SourceStatus(name="neuron-monitor", state="live", recording="REC run.jsonl.zst", last_report=1000.0)
+    text = line(src, width)
+    assert "REC run.jsonl.zst" in text or width < 60
+
+
+async def test_the_header_turns_stale_when_reports_stop() -> None:
+    """The header of a running app: LIVE while reports come, STALE (amber) once three periods pass without one,
+    with no event at all (the age clock's look), LIVE again at the next report."""
+    now = [1000.0]
+    snaps = demo_snapshots("trn2.48xlarge", 7, 6)
+    app = make_app(clock=lambda: now[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.session.apply(StatusChanged(Status(State.LIVE, "reports from stdin")))
+        for s in snaps[:5]:
+            app.accept_snapshot(s)
+            now[0] += 1.0
+        await pilot.pause()
+        header = app.screen.query_one(HeaderBar)
+        assert " LIVE " in header.render_line(0).text
+        now[0] += 10.0
+        app._tick_clock()
+        await pilot.pause()
+        assert " STALE " in header.render_line(0).text and "no report for" in header.render_line(0).text
+        app.accept_snapshot(snaps[5])
+        await pilot.pause()
+        assert " LIVE " in header.render_line(0).text
+
+
+async def test_the_header_is_never_wider_than_the_screen_with_everything_on_it() -> None:
+    snaps = demo_snapshots("trn2.48xlarge", 7, 3)
+    app = make_app(snaps)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot)
+        app.session.set_status(message=CMD, skipped=12345, uncorrected=(3,), recording="REC x.jsonl")
+        app._update_header()
+        await pilot.pause()
+        text = app.screen.query_one(HeaderBar).render_line(0).text
+        assert len(text) == 80 and "ECC! ND3" in text and "updated" in text
