@@ -118,6 +118,9 @@ class ReportFramer:
         self._doc_len = 0
         self._depth = 0
         self._col0_rule = True
+        self._junk = 0
+        """Lines that were not reports, not yet handed out: a run of them becomes one ``Skipped`` (``_emit``)."""
+        self._junk_head = b""
 
     # -- input ---------------------------------------------------------------------------------------------
 
@@ -137,7 +140,10 @@ class ReportFramer:
                 lines[0] = b"".join(self._partial)
                 self._partial.clear()
                 self._partial_len = 0
-            self._lines(lines, out)
+            if not self._doc and b"{" not in chunk and (not lines or b"{" not in lines[0]):
+                self._junk_lines(lines)
+            else:
+                self._lines(lines, out)
         else:
             rest = chunk
         if rest and not self._overlong:
@@ -149,8 +155,32 @@ class ReportFramer:
                 self._partial_len = 0
                 self._overlong = True
                 self._abandon_doc(out)
-                out.append(Skipped(TOO_LARGE, sample(head)))
+                self._emit(out, Skipped(TOO_LARGE, sample(head)))
+        self._flush_junk(out)
         return out
+
+    def _junk_lines(self, lines: list[bytes]) -> None:
+        """Whole lines outside a document, none with a ``{``: none can be or start a report, so they are counted
+        at C speed, not framed one by one. A flood of log lines (a wrong ``--command``, an ssh banner loop) cost
+        a ``Skipped``, a sample and a feed event each; now a chunk costs one (``benchmarks/bench_garbage.py``)."""
+        bodies = [*filter(None, map(bytes.strip, lines))]
+        if not bodies:
+            return
+        if not self._junk:
+            head = bodies[0]
+            self._junk_head = (head[len(BOM):] if head.startswith(BOM) else head)[:SAMPLE_BYTES]
+        self._junk += len(bodies)
+
+    def _emit(self, out: list[Framed], item: Framed) -> None:
+        """``item`` into ``out``, after the run of skipped lines before it (so the order stays the input's)."""
+        if self._junk:
+            self._flush_junk(out)
+        out.append(item)
+
+    def _flush_junk(self, out: list[Framed]) -> None:
+        if self._junk:
+            out.append(Skipped(NOT_A_REPORT, sample(self._junk_head), self._junk))
+            self._junk, self._junk_head = 0, b""
 
     def _lines(self, lines: list[bytes], out: list[Framed]) -> None:
         """``_line`` for each line, with the common case inlined: a line inside a pretty-printed document whose
@@ -173,7 +203,7 @@ class ReportFramer:
             if b"{" in body or b"}" in body:
                 self._depth += brace_depth(body)
                 if self._depth <= 0:
-                    out.append(b"".join(doc))
+                    self._emit(out, b"".join(doc))
                     doc.clear()
                     self._doc_len = 0
                     self._depth = 0
@@ -188,6 +218,7 @@ class ReportFramer:
             self._line(line, out)
         self._overlong = False
         self._abandon_doc(out)
+        self._flush_junk(out)
         return out
 
     def flush_if_complete(self) -> list[Framed]:
@@ -212,6 +243,7 @@ class ReportFramer:
         self._partial_len = 0
         out: list[Framed] = []
         self._line(line, out)
+        self._flush_junk(out)
         return out
 
     @property
@@ -239,17 +271,19 @@ class ReportFramer:
         if not body:
             return
         if not body.startswith(b"{"):
-            out.append(Skipped(NOT_A_REPORT, sample(body)))
+            if not self._junk:
+                self._junk_head = body[:SAMPLE_BYTES]
+            self._junk += 1
             return
         if len(body) > self.max_report_bytes:
-            out.append(Skipped(TOO_LARGE, sample(body)))
+            self._emit(out, Skipped(TOO_LARGE, sample(body)))
             return
         if body.count(b"{") == body.count(b"}") and body.endswith(b"}"):
-            out.append(body)  # fast path: one report per line
+            self._emit(out, body)  # fast path: one report per line
             return
         depth = brace_depth(body)
         if depth <= 0:
-            out.append(body)  # balanced once braces inside strings are left out
+            self._emit(out, body)  # balanced once braces inside strings are left out
             return
         self._doc.append(body)
         self._doc_len = len(body)
@@ -269,18 +303,18 @@ class ReportFramer:
             self._doc.clear()
             self._doc_len = 0
             self._depth = 0
-            out.append(Skipped(TOO_LARGE, sample(first)))
+            self._emit(out, Skipped(TOO_LARGE, sample(first)))
             return
         self._depth += brace_depth(body)
         if self._depth <= 0:
-            out.append(b"".join(self._doc))
+            self._emit(out, b"".join(self._doc))
             self._doc.clear()
             self._doc_len = 0
             self._depth = 0
 
     def _abandon_doc(self, out: list[Framed]) -> None:
         if self._doc:
-            out.append(Skipped(TRUNCATED, sample(b"".join(self._doc[:4]))))
+            self._emit(out, Skipped(TRUNCATED, sample(b"".join(self._doc[:4]))))
             self._doc.clear()
             self._doc_len = 0
             self._depth = 0

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from textual import work
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.widgets import Input
 
 from neuron_top.feed import RecordingError, SkippedInput, StatusChanged
@@ -26,6 +27,9 @@ from neuron_top.tui.themes import DEFAULT_THEME, load_themes
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
+
+SKIP_HEADER_EVERY = 0.25
+"""Seconds between two header updates for skipped input alone."""
 
 
 class NeuronTopApp(TerminalApp):
@@ -75,6 +79,8 @@ class NeuronTopApp(TerminalApp):
         self._age = AgeClock(lambda: self.call_later(self._tick_clock))
         self.demo = demo
         self.selection = Selection(tag)
+        self._skip_timer: Timer | None = None
+        self._skip_pending = False
         self._themes = load_themes()
         self._wanted_theme = theme or DEFAULT_THEME
 
@@ -153,7 +159,22 @@ class NeuronTopApp(TerminalApp):
         self._update_header()
 
     def on_input_skipped(self, message: InputSkipped) -> None:
-        self.react(self.session.apply(SkippedInput(message.skipped, message.total)))
+        """Counted at once; the header says the count at most every ``SKIP_HEADER_EVERY`` seconds: a flood of
+        garbage brings a message per chunk read (dozens a second), and drawing the header for each cost more
+        than reading the flood."""
+        self.session.apply(SkippedInput(message.skipped, message.total))
+        if self._skip_timer is None:
+            self._update_header()
+            self._skip_timer = self.set_timer(SKIP_HEADER_EVERY, self._skip_header_due)
+        else:
+            self._skip_pending = True
+
+    def _skip_header_due(self) -> None:
+        self._skip_timer = None
+        if self._skip_pending:
+            self._skip_pending = False
+            self._update_header()
+            self._skip_timer = self.set_timer(SKIP_HEADER_EVERY, self._skip_header_due)
 
     def on_source_changed(self, message: SourceChanged) -> None:
         self.react(self.session.apply(StatusChanged(message.status)))

@@ -117,3 +117,28 @@ async def test_the_header_is_never_wider_than_the_screen_with_everything_on_it()
         await pilot.pause()
         text = app.screen.query_one(HeaderBar).render_line(0).text
         assert len(text) == 80 and "ECC! ND3" in text and "updated" in text
+
+
+async def test_a_flood_of_skipped_input_says_so_and_draws_the_header_a_few_times() -> None:
+    """Garbage on stdin: the header says "no valid report yet, N lines skipped" with the last count, but is not
+    drawn again for each of the hundreds of messages a flood brings (that cost a whole core)."""
+    import asyncio
+
+    from neuron_top.tui.messages import InputSkipped
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.session.apply(StatusChanged(Status(State.STARTING, "waiting for reports on stdin")))
+        header = app.screen.query_one(HeaderBar)
+        calls = []
+        update = app._update_header
+        app._update_header = lambda: (calls.append(1), update())  # type: ignore[method-assign]
+        for i in range(1, 301):
+            app.on_input_skipped(InputSkipped(Skipped("not a report", count=100), i * 100))
+        await pilot.pause()
+        assert len(calls) == 1
+        await asyncio.sleep(0.4)
+        await pilot.pause()
+        assert len(calls) == 2
+        text = header.render_line(0).text
+        assert " NO DATA " in text and "no valid report yet, 30,000 lines skipped" in text

@@ -270,3 +270,26 @@ def test_a_report_without_newline_arrives_while_the_pipe_stays_open() -> None:
     assert running.close()
     os.close(w)
     assert [i.data for i in running.got if isinstance(i, RawReport)] == [REPORT]
+
+
+def test_a_flood_of_garbage_is_read_and_skipped_in_bulk() -> None:
+    """8 MB of log lines and then one report: every line counted, but as a few hundred skipped items (one per
+    chunk read), not one each (which cost a feed event and a UI message per line: a whole core)."""
+    from neuron_top.feed import Feed, Report, SkippedInput
+
+    lines = 100_000
+    noise = b"".join(b"2026-01-01 WARN nrt: model not ready, retrying (attempt %06d)\n" % i for i in range(lines))
+    r, w = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(w, "wb") as f:
+            f.write(noise + REPORT + b"\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    events = list(Feed(StreamSource(r, "flood")).events())
+    writer.join()
+    skips = [e for e in events if isinstance(e, SkippedInput)]
+    assert skips[-1].total == lines and all(e.skipped.reason == NOT_A_REPORT for e in skips)
+    assert len(skips) <= len(noise) // 4096 + 2
+    assert isinstance(events[-2], Report)
