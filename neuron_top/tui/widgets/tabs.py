@@ -1,4 +1,8 @@
-"""The app tab bar: "all" plus one tab per Neuron application, like AWS neuron-top's bottom bar."""
+"""The app tab bar: "all" plus one tab per Neuron application, like AWS neuron-top's bottom bar.
+
+It scrolls to keep the selected tab in view (``‹ 12`` and ``40 ›`` count the tabs off either side); the first nine
+tabs carry their number key, every tab is reached by ``a``/``d``, the arrows, a click or the ``o`` picker. The
+right end says how many apps there are and the ``/`` filter in force, whatever the scroll."""
 
 from __future__ import annotations
 
@@ -9,8 +13,12 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from neuron_top.fmt import plural
 from neuron_top.snapshot import AppView
 from neuron_top.tui.render.spans import LineDiff
+
+LABEL_W = 6
+"""" Apps " before the tabs."""
 
 
 class AppTabs(LineDiff, can_focus=True):
@@ -20,14 +28,15 @@ class AppTabs(LineDiff, can_focus=True):
         Binding("enter", "open", "open app"),
     ]
 
-    COMPONENT_CLASSES = {"tabs--label", "tabs--tab", "tabs--selected", "tabs--error"}
+    COMPONENT_CLASSES = {"tabs--label", "tabs--tab", "tabs--selected", "tabs--error", "tabs--more"}
     DEFAULT_CSS = """
     AppTabs { height: 1; background: $panel; }
     AppTabs > .tabs--label { color: $primary; text-style: bold; }
     AppTabs > .tabs--tab { color: $text-muted; }
     AppTabs > .tabs--selected { color: $text; background: $primary-muted; text-style: bold; }
     AppTabs:focus > .tabs--selected { background: $primary; }
-    AppTabs > .tabs--error { color: $error; }
+    AppTabs > .tabs--error { color: $text-error; }
+    AppTabs > .tabs--more { color: $text-muted; text-style: bold; }
     """
 
     apps: reactive[tuple[AppView, ...]] = reactive(tuple, repaint=False)
@@ -53,6 +62,8 @@ class AppTabs(LineDiff, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._spans: list[tuple[int, int, int | None]] = []
+        self._first = 0
+        """The first tab drawn (the bar scrolls to keep the selected one in view)."""
         self._shown: tuple[tuple[str, int, bool], ...] | None = None
         """What the tabs showed of ``apps`` when last drawn for a new tuple."""
 
@@ -60,20 +71,66 @@ class AppTabs(LineDiff, can_focus=True):
         return self.get_component_rich_style(f"tabs--{name}", partial=True)
 
     def draw_line(self, y: int) -> Strip:
-        segs = [Segment(" Apps ", self._style("label"))]
-        x = 6
-        self._spans = []
-        for n, (label, pid, err) in enumerate((("all", None, False), *_tabs(self.apps)), start=1):
-            key = f"{n}" if n <= 9 else "·"
+        width = self.size.width
+        tabs = [("all", None, False), *_tabs(self.apps)]
+        texts = []
+        for n, (label, pid, _) in enumerate(tabs, start=1):
+            key = f"[{n}]" if n <= 9 else ""
             sel = pid == self.selected
-            text = f" [{key}]{'>' if sel else ' '}{label}{'<' if sel else ' '}"
-            style = self._style("selected" if sel else "error" if err else "tab")
+            texts.append(f" {key}{'>' if sel else ' '}{label}{'<' if sel else ' '}")
+        right = f" {plural(len(self.apps), 'app')}" + (f" · filter /{self.filter_text}/" if self.filter_text else "")
+        right = right if len(right) <= width // 2 else right[:max(width // 2 - 1, 0)] + "…"
+        room = max(width - LABEL_W - len(right), 0)
+        first, last = self._window(texts, room)
+        segs = [Segment(" Apps ", self._style("label"))]
+        x = LABEL_W
+        self._spans = []
+        if first:
+            more = f"‹{first} "
+            segs.append(Segment(more, self._style("more")))
+            self._spans.append((x, x + len(more), tabs[first - 1][1]))
+            x += len(more)
+        for i in range(first, last):
+            label, pid, err = tabs[i]
+            text = texts[i]
+            style = self._style("selected" if pid == self.selected else "error" if err else "tab")
             segs.append(Segment(text, style))
             self._spans.append((x, x + len(text), pid))
             x += len(text)
-        if self.filter_text:
-            segs.append(Segment(f"  filter /{self.filter_text}/", self._style("label")))
-        return Strip(segs).crop_extend(0, self.size.width, self.rich_style)
+        if last < len(tabs):
+            more = f" {len(tabs) - last}›"
+            segs.append(Segment(more, self._style("more")))
+            self._spans.append((x, x + len(more), tabs[last][1]))
+            x += len(more)
+        segs.append(Segment(" " * max(width - x - len(right), 0)))
+        segs.append(Segment(right, self._style("label" if self.filter_text else "tab")))
+        return Strip(segs).crop_extend(0, width, self.rich_style)
+
+    def _window(self, texts: list[str], room: int) -> tuple[int, int]:
+        """The tabs [first, last) drawn in ``room`` cells: from the first one shown last time, moved as little as
+        needed to keep the selected tab in view (with room kept for the ‹ › counts)."""
+        pids = self._pids()
+        sel = pids.index(self.selected) if self.selected in pids else 0
+        first = min(self._first, max(len(texts) - 1, 0))
+
+        def fits(a: int, b: int) -> bool:
+            marks = (len(f"‹{a} ") if a else 0) + (len(f" {len(texts) - b}›") if b < len(texts) else 0)
+            return sum(len(t) for t in texts[a:b]) + marks <= room
+
+        def end(a: int) -> int:
+            b = a
+            while b < len(texts) and fits(a, b + 1):
+                b += 1
+            return max(b, a + 1) if a < len(texts) else a
+
+        if sel < first:
+            first = sel
+        while first < sel and end(first) <= sel:
+            first += 1
+        while first > 0 and end(first - 1) == len(texts) and fits(first - 1, len(texts)):
+            first -= 1  # room to spare at the end (the bar grew, an app went): show more on the left
+        self._first = first
+        return first, end(first)
 
     def _pids(self) -> list[int | None]:
         return [None, *(a.pid for a in self.apps)]
