@@ -129,6 +129,8 @@ class Session:
         self.replaying = state == "replay"
         self.reports = 0
         """Snapshots accepted since the session began (a replay counts what it showed)."""
+        self.skip_reasons: dict[str, tuple[int, str]] = {}
+        """Skipped input by reason: how many items and the latest sample (the problems screen lists them)."""
         self._arrivals: deque[float] = deque(maxlen=LEARN + 1)
         """Clock times of the last reports, to learn the source's pace."""
 
@@ -142,6 +144,9 @@ class Session:
         if isinstance(event, Report):
             return self.accept(event.snapshot)
         if isinstance(event, SkippedInput):
+            item = event.skipped
+            seen, _ = self.skip_reasons.get(item.reason, (0, ""))
+            self.skip_reasons[item.reason] = (seen + item.count, item.sample)
             self.set_status(skipped=event.total)
             return Update(status=True)
         if isinstance(event, StatusChanged):

@@ -140,3 +140,13 @@ def test_uncorrected_ecc_stays_marked_until_acknowledged() -> None:
     assert s.status.uncorrected == (0, 1)
     assert s.acknowledge() == (0, 1)
     assert s.status.uncorrected == () and s.acknowledge() == ()
+
+
+def test_skipped_input_is_kept_by_reason_with_its_latest_sample() -> None:
+    s = Session("stdin", clock=Clock())
+    s.apply(SkippedInput(Skipped("not a report", "ssh banner", 3), 3))
+    s.apply(SkippedInput(Skipped("truncated report", '{"neuron_runtime_data": [', 1), 4))
+    s.apply(SkippedInput(Skipped("not a report", "WARN retrying", 2), 6))
+    assert s.skip_reasons == {"not a report": (5, "WARN retrying"),
+                              "truncated report": (1, '{"neuron_runtime_data": [')}
+    assert s.status.skipped == 6
