@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from textual import work
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Input
@@ -23,11 +24,14 @@ from neuron_top.tui.collector import Collector, FeedSink
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
+from neuron_top.tui.screens.problems import ProblemsBody
 from neuron_top.tui.themes import DEFAULT_THEME, load_themes
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
+DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app"})
+"""App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
 
@@ -47,6 +51,8 @@ class NeuronTopApp(TerminalApp):
         Binding("d", "tab(1)", "next app", show=False),
         Binding("t", "next_theme", "theme", show=False),
         Binding("T", "timeline", "timeline"),
+        Binding("E", "problems", "problems"),
+        Binding("o", "pick_app", "pick app"),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
         *[Binding(str(n), f"select({n})", f"app {n}", show=False) for n in range(1, 10)],
     ]
@@ -228,6 +234,11 @@ class NeuronTopApp(TerminalApp):
         shown = self.session.shown(now)
         for h in self._on_screen(HeaderBar):
             h.show(self.latest, shown, now)
+        for body in self._on_screen(ProblemsBody):
+            body.show(self.session, now)
+
+    def refresh_status(self) -> None:
+        self._update_header()
 
     # --- actions ---
     def action_pause(self) -> None:
@@ -238,7 +249,16 @@ class NeuronTopApp(TerminalApp):
             self._age.again()  # the age counts on (a source that ended while paused sends nothing more)
         self._update_header()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The dashboard's view keys act only while a dashboard (live or replay) is on top: in a drill-down screen
+        ``f``, ``v``, ``d`` or ``5`` changed the dashboard behind it, unseen. A screen that means something by
+        one of these keys binds it itself (its footer shows it); elsewhere the key does nothing."""
+        return action not in DASHBOARD_ACTIONS or isinstance(self.screen, DashboardScreen)
+
     def action_flops(self) -> None:
+        self.toggle_flops()
+
+    def toggle_flops(self) -> None:
         self.flops = not self.flops
         self.publish()
 
@@ -260,9 +280,12 @@ class NeuronTopApp(TerminalApp):
         self.selection.step(step, self.latest)
         self.publish()
 
-    def on_app_tabs_selected(self, message: AppTabs.Selected) -> None:
-        self.selection.pid = message.pid
+    def select_pid(self, pid: int | None) -> None:
+        self.selection.pid = pid
         self.publish()
+
+    def on_app_tabs_selected(self, message: AppTabs.Selected) -> None:
+        self.select_pid(message.pid)
         if message.open_detail and message.pid is not None:
             self.open_app(message.pid)
 
@@ -281,6 +304,23 @@ class NeuronTopApp(TerminalApp):
     def action_next_theme(self) -> None:
         self.theme = self._themes.after(self)
         self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file
+
+    def action_pick_app(self) -> None:
+        """Any app by name, however many there are (the tab bar shows a few of 300)."""
+        from neuron_top.tui.screens.picker import ALL, AppPicker
+
+        def chosen(result: int | str | None) -> None:
+            if result is not None:
+                self.select_pid(None if result == ALL else int(result))
+
+        self.push_screen(AppPicker(self.visible_apps(), self.pid), chosen)
+
+    def action_problems(self) -> None:
+        """What went wrong, in full: ECC, the source, metric-group errors, skipped input."""
+        from neuron_top.tui.screens.problems import ProblemsScreen
+
+        if not isinstance(self.screen, ProblemsScreen):
+            self.open_screen(ProblemsScreen())
 
     def action_help(self) -> None:
         from neuron_top.tui.screens.help import HelpScreen
@@ -311,6 +351,13 @@ class NeuronTopApp(TerminalApp):
         from neuron_top.tui.screens.app_detail import AppScreen
 
         self.open_screen(AppScreen(pid))
+
+    def pop_screen(self) -> AwaitComplete:
+        """Back to the screen below, whose header then says the status as it is now (it was not drawn while
+        covered: an ECC mark acknowledged above, a source that failed meanwhile)."""
+        done = super().pop_screen()
+        self.call_after_refresh(self._update_header)
+        return done
 
     def open_screen(self, screen: object) -> None:
         """Push a drill-down screen and give it the current view at once (it then follows updates)."""

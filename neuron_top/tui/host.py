@@ -32,3 +32,15 @@ class SessionHost(Protocol):
     def set_filter(self, text: str) -> str | None:
         """Filter apps by a tag regex; returns the error for an invalid one."""
         ...
+
+    def refresh_status(self) -> None:
+        """The session's status changed outside a feed event (an acknowledgement): redraw what shows it."""
+        ...
+
+    def toggle_flops(self) -> None:
+        """Utilization <-> FLOPS in every core view (the dashboard's grid, a drill-down's cells)."""
+        ...
+
+    def select_pid(self, pid: int | None) -> None:
+        """Select one app (None: all) on the dashboard, as a tab click does."""
+        ...

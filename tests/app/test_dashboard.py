@@ -127,7 +127,7 @@ async def test_enter_on_core_opens_core_and_escape_returns(trn2) -> None:
         app.screen.query_one(CoreGrid).focus()
         await pilot.press("down", "right", "enter")
         assert isinstance(app.screen, CoreScreen)
-        assert "core 5" in str(app.screen.query_one("#crumb").render())
+        assert app.screen.crumb.text().strip() == "dashboard › core 5"
         body = text_of(app.screen.panel)
         assert "NeuronCore 5 (ND1 NC1)" in body and "util % history" in body and "apps using it" in body
         await feed(pilot, trn2[:2])  # the drill-down follows updates

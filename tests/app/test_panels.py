@@ -428,15 +428,15 @@ async def test_app_screen_shows_one_app_and_escape_goes_back() -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, AppScreen)
-        crumb = screen.query_one("#crumb").render()
-        assert str(crumb) == "all apps > [red]boom (pid 1001)"
+        assert screen.crumb.text() == " dashboard › app [red]boom (pid 1001)"  # literal, not markup
         models = text(screen.query_one(ModelsPanel))
         assert "v2=nc_v2.0" in models and "bert\\x1b[31m.neff" in models
         assert models.count("└ sg_00") == 1  # resnet's one plain subgraph has no row of its own
         cores = text(screen.query_one(AppCoresPanel))
         assert "ND0 NC0" in cores and "ND0 NC1" in cores and "ND1" not in cores
         tree = screen.query_one(MemoryTree)
-        assert tree.has_focus and "idle-model" not in text(tree)  # only this app's models
+        assert screen.query_one(AppCoresPanel).has_focus  # the keyboard on its cores: Enter opens one
+        assert "idle-model" not in text(tree)  # only this app's models
         assert "idle-app" not in text(screen.query_one(LatencyPanel))
         await pilot.press("x")
         assert all(not r.startswith("[+]") for r in tree_rows(tree))
@@ -459,7 +459,7 @@ async def test_app_screen_follows_updates_and_marks_an_ended_app() -> None:
         screen.view = view_of(snaps).with_(snapshot=Snapshot(Report(), snaps[-1].ts + 1), tick=99)  # no apps
         await pilot.pause()
         assert screen.ended
-        assert "ended" in str(screen.query_one("#crumb").render())
+        assert "ended: showing its last report" in screen.crumb.text()
         assert "3.00ms" in text(screen.query_one(LatencyPanel))  # its last data stays
 
 

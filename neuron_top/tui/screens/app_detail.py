@@ -2,21 +2,20 @@
 
 The app sets ``screen.view`` on every report, as it does for the dashboard; the screen pins the view to its pid
 and hands it to each panel. When the app goes away the last view in which it existed stays on screen, marked
-"ended", so what it was doing can still be read.
+"ended", so what it was doing can still be read. Its cores open with Enter or a click (app -> core -> back).
 """
 
 from __future__ import annotations
 
-from rich.style import Style
-from rich.text import Text
+from typing import cast
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
-from textual.screen import Screen
-from textual.widgets import Footer, Static
 
-from neuron_top.textsafe import clean
+from neuron_top.tui.host import SessionHost
+from neuron_top.tui.screens.detail import ROOT, CoreScreen, DrillScreen
 from neuron_top.tui.widgets.app_cores import AppCoresPanel
 from neuron_top.tui.widgets.executions import ExecPanel
 from neuron_top.tui.widgets.latency import LatencyPanel
@@ -26,46 +25,40 @@ from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
 
-class AppScreen(Screen):
+class AppScreen(DrillScreen):
     """Everything about one Neuron application (runtime), addressed by pid."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back to all apps"),
-        Binding("x", "toggle_tree", "Expand/collapse memory tree"),
-        Binding("m", "focus_tree", "Memory tree"),
+        Binding("escape", "back", "back"),
+        Binding("f", "flops", "FLOPS"),
+        Binding("x", "toggle_tree", "expand tree"),
+        Binding("m", "focus_tree", "memory tree"),
+        Binding("c", "focus_cores", "cores"),
     ]
-    DEFAULT_CSS = """
-    AppScreen #crumb { height: 1; padding: 0 1; background: $panel; color: $text; }
-    AppScreen #crumb.-ended { background: $warning-muted; }
-    AppScreen #app-body { height: 1fr; }
-    AppScreen Panel { margin-bottom: 1; }
-    """
 
     view: reactive[View | None] = reactive(None, always_update=True)
     """The app's latest view (any pid): this screen pins it to its own."""
 
-    def __init__(self, pid: int, view: View | None = None, *, name: str | None = None, id: str | None = None) -> None:
-        super().__init__(name=name, id=id)
+    def __init__(self, pid: int, view: View | None = None, *, trail: tuple[str, ...] = (ROOT,)) -> None:
+        super().__init__(trail, f"app (pid {pid})")
         self.pid = pid
         self.ended = False
         """True once a report no longer lists this app; the panels keep its last data."""
         self._shown: View | None = None
         self.set_reactive(AppScreen.view, view)
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="crumb")
-        with VerticalScroll(id="app-body"):
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(classes="drill-body"):
             yield AppCoresPanel(id="app-cores")
             yield ModelsPanel(id="app-models")
             yield MemorySummary(id="app-memory")
             yield MemoryTree(id="app-memory-tree")
             yield LatencyPanel(id="app-latency")
             yield ExecPanel(id="app-executions")
-        yield Footer()
 
     def on_mount(self) -> None:
         self._apply(self.view)
-        self.query_one(MemoryTree).focus(scroll_visible=False)  # keyboard on the tree, the page at its top
+        self.query_one(AppCoresPanel).focus(scroll_visible=False)  # keyboard on its cores, the page at its top
 
     def watch_view(self, view: View | None) -> None:
         if self.is_mounted:
@@ -84,21 +77,28 @@ class AppScreen(Screen):
 
     def _update_crumb(self) -> None:
         shown = self._shown
-        label = clean(shown.app.label, 64) if shown is not None and not shown.app.is_all else "?"
-        crumb = self.query_one("#crumb", Static)
-        text = Text.assemble(("all apps", Style(dim=True)), " > ", (label, Style(bold=True)), f" (pid {self.pid})")
+        label = shown.app.label if shown is not None and not shown.app.is_all else "?"
+        self.crumb.here = f"app {label} (pid {self.pid})"
         if self.ended:
-            text.append("  ended: showing its last report", Style(bold=True))
+            self.crumb.note = "ended: showing its last report"
         elif shown is not None and shown.app.is_all:
-            text.append("  not in the current report")
-        crumb.update(text)
-        crumb.set_class(self.ended, "-ended")
+            self.crumb.note = "not in the current report"
+        else:
+            self.crumb.note = ""
+        self.crumb.set_class(self.ended, "-ended")
 
-    def action_back(self) -> None:
-        self.app.pop_screen()
+    def action_flops(self) -> None:
+        """FLOPS in this screen's core cells (the dashboard's grid follows: one setting)."""
+        cast(SessionHost, self.app).toggle_flops()
 
     def action_toggle_tree(self) -> None:
         self.query_one(MemoryTree).action_toggle_all()
 
     def action_focus_tree(self) -> None:
         self.query_one(MemoryTree).focus()
+
+    def action_focus_cores(self) -> None:
+        self.query_one(AppCoresPanel).focus()
+
+    def on_app_cores_panel_open_core(self, message: AppCoresPanel.OpenCore) -> None:
+        cast(SessionHost, self.app).open_screen(CoreScreen(message.index, trail=self.below()))

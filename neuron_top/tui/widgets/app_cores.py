@@ -1,13 +1,18 @@
-"""The cores one app uses, as small utilization (or FLOPS) bars: the first thing the app drill-down shows."""
+"""The cores one app uses, as small utilization (or FLOPS) bars: the first thing the app drill-down shows.
+Arrow keys pick a core, Enter or a click opens it."""
 
 from __future__ import annotations
 
 from rich.segment import Segment
+from textual.binding import Binding
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.memtree import global_core
-from neuron_top.snapshot import AppView, finite
+from neuron_top.selection import app_cores
+from neuron_top.snapshot import finite
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.cells import app_title, cell, fit, num
 from neuron_top.tui.widgets.panel import Panel
@@ -17,19 +22,60 @@ CELL = 30
 """Columns per core cell: label, bar and value."""
 
 
-def app_cores(app: AppView, cores_per_device: int) -> list[int]:
-    """The cores ``app`` owns: with memory, a model or load on them. Apps also report zeros for cores they do
-    not own (seen in real output), so "reported" alone would list every core of the machine."""
-    owned = {i for i, cats in app.core_memory.items() if any(cats.values())}
-    owned |= {c for m in app.models for s in m.subgraphs if (c := global_core(s, cores_per_device)) is not None}
-    owned |= {i for i, c in app.cores.items() if (finite(c.neuroncore_utilization) or 0) > 0}
-    return sorted(owned or app.cores)
-
-
 class AppCoresPanel(Panel):
     """One cell per core of the selected app: "ND0 NC1 ███──── 55.5%"."""
 
     TITLE = "NeuronCores"
+    BINDINGS = [
+        Binding("left", "move(-1, 0)", "previous core", show=False),
+        Binding("right", "move(1, 0)", "next core", show=False),
+        Binding("up", "move(0, -1)", "core above", show=False),
+        Binding("down", "move(0, 1)", "core below", show=False),
+        Binding("enter", "open", "open core"),
+    ]
+
+    cursor: reactive[int] = reactive(0, repaint=False)
+    """Which of the app's cores (in ``app_cores`` order) the cursor is on."""
+
+    class OpenCore(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._cells: dict[tuple[int, int], int] = {}
+        """(line, column of the cell) -> global core index, for clicks."""
+        self._grid = (1, CELL, 0)
+        """(cells per line, cell width, first line of cells) as last drawn."""
+
+    def cache_extra(self) -> tuple[object, ...]:
+        return (self.cursor,)
+
+    def watch_cursor(self) -> None:
+        self.refresh()
+
+    def _cores(self) -> list[int]:
+        view = self.view
+        return [] if view is None else app_cores(view.app, view.snapshot.cores_per_device)
+
+    def action_move(self, dx: int, dy: int) -> None:
+        cores = self._cores()
+        if cores:
+            self.cursor = max(0, min(self.cursor + dx + dy * self._grid[0], len(cores) - 1))
+
+    def action_open(self) -> None:
+        cores = self._cores()
+        if cores:
+            self.post_message(self.OpenCore(cores[min(self.cursor, len(cores) - 1)]))
+
+    def on_click(self, event: Click) -> None:
+        per_line, cw, first = self._grid
+        cores = self._cores()
+        k = (event.y - first) * per_line + event.x // max(cw, 1)
+        if event.y >= first and event.x < per_line * cw and 0 <= k < len(cores):
+            self.cursor = k
+            self.action_open()
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap, app = view.snapshot, view.app
@@ -48,11 +94,13 @@ class AppCoresPanel(Panel):
             return lines
         per_line = max(width // CELL, 1)
         cw = width // per_line
+        self._grid = (per_line, cw, len(lines))
+        cursor = min(self.cursor, len(cores) - 1) if self.has_focus else -1
         peak = max((finite(c.effective_flops if c.effective_flops is not None else c.flops) or 0.0)
                    for c in app.cores.values()) if view.flops and app.cores else 0.0
         for start in range(0, len(cores), per_line):
             segs: list[Segment] = []
-            for i in cores[start:start + per_line]:
+            for k, i in enumerate(cores[start:start + per_line], start):
                 d, c = divmod(i, cpd)
                 cc = app.cores.get(i)
                 util = finite(cc.neuroncore_utilization) if cc is not None else None
@@ -62,7 +110,8 @@ class AppCoresPanel(Panel):
                 else:
                     value, pct = fmt.pct(util), util
                 label = f" ND{d} NC{c}"
-                segs += [cell(label, 9, self.style("label")), *self.bar(pct, max(cw - 9 - 9, 3)),
+                segs += [cell(label, 9, self.style("cursor" if k == cursor else "label")),
+                         *self.bar(pct, max(cw - 9 - 9, 3)),
                          num(value, 9, self.load_style(util))]
             lines.append(Strip(segs))
         return lines

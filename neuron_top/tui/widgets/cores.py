@@ -10,6 +10,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import fmt
+from neuron_top.selection import app_cores
 from neuron_top.snapshot import Snapshot, finite, k8s_label
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
@@ -51,6 +52,22 @@ class CoreGrid(Panel):
 
     def cache_extra(self) -> tuple[object, ...]:
         return (self.cursor,)
+
+    def on_focus(self) -> None:
+        """With an app selected, the cursor starts on the first core that app uses (not on core 0, which it may
+        not use); it is left alone when it already stands on one of its cores."""
+        view = self.view
+        if view is None or view.pid is None or view.pid == self._placed_for:
+            return
+        self._placed_for = view.pid
+        cpd = view.snapshot.cores_per_device
+        cores = app_cores(view.app, cpd) if cpd else []
+        dev, core = self.cursor
+        if cores and dev * cpd + core not in cores:
+            self.cursor = divmod(cores[0], cpd)
+
+    _placed_for: int | None = None
+    """The app the cursor was last placed for (``on_focus``)."""
 
     def watch_cursor(self) -> None:
         self.refresh()

@@ -1,8 +1,12 @@
-"""One Neuron device in depth: ECC, its cores, memory per core."""
+"""One Neuron device in depth: ECC, its cores, memory per core. Up/down pick a core, Enter or a click opens it."""
 
 from __future__ import annotations
 
 from rich.segment import Segment
+from textual.binding import Binding
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import fmt
@@ -12,9 +16,45 @@ from neuron_top.view import View
 
 
 class DeviceDetail(Panel):
+    BINDINGS = [
+        Binding("up", "move(-1)", "previous core", show=False),
+        Binding("down", "move(1)", "next core", show=False),
+        Binding("enter", "open", "open core"),
+    ]
+
+    cursor: reactive[int] = reactive(0, repaint=False)
+    """The core row under the cursor (0 .. cores per device - 1)."""
+
+    class OpenCore(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
     def __init__(self, device: int, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.device = device
+        self._rows: dict[int, int] = {}
+        """Line -> global core index, for clicks."""
+
+    def cache_extra(self) -> tuple[object, ...]:
+        return (self.cursor,)
+
+    def watch_cursor(self) -> None:
+        self.refresh()
+
+    def action_move(self, step: int) -> None:
+        if self.view is not None:
+            self.cursor = max(0, min(self.cursor + step, self.view.snapshot.cores_per_device - 1))
+
+    def action_open(self) -> None:
+        if self.view is not None and self.view.snapshot.cores_per_device:
+            self.post_message(self.OpenCore(self.device * self.view.snapshot.cores_per_device + self.cursor))
+
+    def on_click(self, event: Click) -> None:
+        index = self._rows.get(event.y)
+        if index is not None and self.view is not None:
+            self.cursor = index - self.device * self.view.snapshot.cores_per_device
+            self.post_message(self.OpenCore(index))
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap, d = view.snapshot, self.device
@@ -33,9 +73,10 @@ class DeviceDetail(Panel):
                 v, t = getattr(ecc, attr), getattr(total, attr)
                 st = self.style("bad") if "uncorrected" in attr and t else self.style("value")
                 lines.append(Strip([Segment(f"   {name:<18} since start {t:>8}   in the last report {v:>6}", st)]))
-        lines.append(Strip([Segment(" NeuronCores", self.style("label"))]))
+        lines.append(Strip([Segment(" NeuronCores (Enter opens one)", self.style("label"))]))
         cpd = snap.cores_per_device
         used_total = 0
+        self._rows = {}
         for nc in range(cpd):
             i = d * cpd + nc
             c = snap.all.cores.get(i)
@@ -44,7 +85,10 @@ class DeviceDetail(Panel):
             used = sum(mem.values())
             used_total += used
             pct_mem = f" ({used / size * 100:.1f}% of device)" if size else ""
-            segs = [Segment(f"   NC{nc} (core {i}) ", self.style("label")), *self.bar(u, 20),
+            here = nc == self.cursor and self.has_focus
+            self._rows[len(lines)] = i
+            segs = [Segment(f" {'>' if here else ' '} NC{nc} (core {i}) ",
+                            self.style("cursor" if here else "label")), *self.bar(u, 20),
                     Segment(f" {fmt.pct(u, 6)}  memory {fmt.human_bytes(used)}{pct_mem}", self.style("value"))]
             lines.append(Strip(segs))
         if size:
