@@ -63,6 +63,7 @@ from typing import BinaryIO
 
 import msgspec
 
+from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.textsafe import clean
 
@@ -758,7 +759,7 @@ class RecordingSource:
             yield item
         extra = f", {idx.skipped} skipped" if idx.skipped else ""
         why = f" ({clean(idx.error)})" if idx.error else ""
-        yield Status(State.ENDED, f"end of {clean(self.name)}: {len(idx)} reports{extra}{why}")
+        yield Status(State.ENDED, f"end of {clean(self.name)}: {plural(len(idx), 'report')}{extra}{why}")
 
     def close(self) -> None:
         self._closed.set()

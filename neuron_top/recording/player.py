@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from neuron_top.decode import DecodeError
+from neuron_top.fmt import plural
 from neuron_top.snapshot import Snapshot, finite, snapshot_from
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
@@ -75,7 +76,7 @@ def markers_between(prev: Snapshot | None, cur: Snapshot, index: int) -> list[Ma
     for a in cur.apps:
         bad = _errors(a)
         if bad and not was_bad.get(a.pid):  # errors start (a run of failing reports is one event)
-            out.append(Marker(index, "error", f"app {a.label}: {bad} execution errors"))
+            out.append(Marker(index, "error", f"app {a.label}: {plural(bad, 'execution error')}"))
             break
     return out
 

@@ -54,7 +54,7 @@ class NeuronTopApp(TerminalApp):
         Binding("E", "problems", "problems"),
         Binding("o", "pick_app", "pick app"),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
-        *[Binding(str(n), f"select({n})", f"app {n}", show=False) for n in range(1, 10)],
+        *[Binding(str(n), f"select({n})", "select tab n (1: all apps)", show=False) for n in range(1, 10)],
     ]
 
     def __init__(self, source: Source | None, *, theme: str | None = None, tag: str | None = None,

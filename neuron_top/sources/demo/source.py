@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import IO, Any
 
+from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, RawReport, State, Status
 from neuron_top.sources.demo.apps import encode
 from neuron_top.sources.demo.profiles import PROFILES
@@ -105,7 +106,7 @@ class DemoSource:
         made: deque[bytes] = deque()
         while not (stop.is_set() or self._closed.is_set()):
             if self._count is not None and i >= self._count:
-                yield Status(State.ENDED, f"demo ended after {i} reports")
+                yield Status(State.ENDED, f"demo ended after {plural(i, 'report')}")
                 return
             if not made:
                 self._make(made, 1 if i == 0 else BATCH if self._count is None else min(BATCH, self._count - i),

@@ -10,10 +10,33 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from neuron_top.tui.keys import binding_keys
+
 EXTRA = [
-    ("Keys everywhere", [("Tab / Shift+Tab", "move between panels"), ("Ctrl+P", "command palette (themes, keys)"),
-                         ("Esc", "back / close"), ("mouse", "click a core, device, tab or tree row to open it")]),
+    ("Keys everywhere", [("tab / shift+tab", "move between panels"), ("^p", "command palette (themes, keys)"),
+                         ("esc", "back / close"), ("mouse", "click a core, device, tab, tree row or breadcrumb step")]),
 ]
+
+LEGEND = [
+    ("-", "not reported: the report has no value here (not the same as 0)"),
+    ("0%, 0.0/s", "reported, and zero"),
+    ("·····", "a bar or history with no data at that point"),
+    ("idle", "latency: the app ran nothing in the period"),
+    ("done/s, err/s, nerr/s", "rates: executions completed, completed with errors, completed with numerical "
+                              "errors, per second (the report's count / its period)"),
+    ("timeout, bad in, noqueue", "counts in the last report: executions that timed out, had bad input, could "
+                                 "not be queued"),
+    ("errors (panel title)", "execution errors counted in the last report"),
+    ("ECC c/u", "corrected / uncorrected ECC events: since start, and in the last report"),
+    ("TF, GB", "teraFLOPS (10^12 per second); bytes in powers of 1024"),
+    ("LIVE, DEMO, REPLAY", "reports are arriving (or replayed)"),
+    ("STALE", "no report for 3 periods: the data on screen is old"),
+    ("NO DATA", "input arrives but none of it is a valid report (see E)"),
+    ("ENDED, FAILED exit N", "the source stopped; its exit status (E lists its stderr)"),
+    ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
+    ("[n], ‹12, 40›", "tab keys 1-9; tabs scrolled off the bar (a/d or o reach them)"),
+]
+"""What the symbols and units on screen mean: the help's last section."""
 
 
 def binding_rows(bindings: list[Binding | tuple[str, ...]]) -> list[tuple[str, str]]:
@@ -23,16 +46,14 @@ def binding_rows(bindings: list[Binding | tuple[str, ...]]) -> list[tuple[str, s
             b = Binding(*b)
         if not b.description:
             continue
-        keys = ", ".join(_key_name(k) for k in b.key.split(","))
+        keys = binding_keys(b)
+        if rows and rows[-1][1] == b.description:  # 1 ... 9 with one meaning: one row, "1-9"
+            first = rows[-1][0].split("-")[0]
+            rows[-1] = (f"{first}-{keys}" if f"{first}{keys}".isdigit() else f"{rows[-1][0]} / {keys}",
+                        b.description)
+            continue
         rows.append((keys, b.description))
     return rows
-
-
-def _key_name(key: str) -> str:
-    return {"question_mark": "?", "slash": "/", "left_square_bracket": "[", "right_square_bracket": "]",
-            "left_curly_bracket": "{", "right_curly_bracket": "}", "comma": ",", "full_stop": ".",
-            "minus": "-", "plus": "+", "colon": ":", "space": "space", "escape": "Esc", "enter": "Enter",
-            "home": "Home", "end": "End"}.get(key.strip(), key.strip())
 
 
 def help_sections(app_bindings: list[Binding | tuple[str, ...]]) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -40,9 +61,13 @@ def help_sections(app_bindings: list[Binding | tuple[str, ...]]) -> list[tuple[s
     by the app)."""
     from neuron_top.tui.screens.app_detail import AppScreen
     from neuron_top.tui.screens.detail import DetailScreen
+    from neuron_top.tui.screens.picker import AppPicker
+    from neuron_top.tui.screens.problems import ProblemsScreen
     from neuron_top.tui.screens.replay import ReplayScreen
     from neuron_top.tui.screens.timeline import TimelineScreen
+    from neuron_top.tui.widgets.app_cores import AppCoresPanel
     from neuron_top.tui.widgets.cores import CoreGrid
+    from neuron_top.tui.widgets.device_detail import DeviceDetail
     from neuron_top.tui.widgets.memory import MemoryTree
     from neuron_top.tui.widgets.tabs import AppTabs
 
@@ -51,11 +76,15 @@ def help_sections(app_bindings: list[Binding | tuple[str, ...]]) -> list[tuple[s
         ("App tabs", binding_rows(AppTabs.BINDINGS)),
         ("NeuronCore grid", binding_rows(CoreGrid.BINDINGS)),
         ("Memory tree", binding_rows(MemoryTree.BINDINGS)),
-        ("App screen", binding_rows(AppScreen.BINDINGS)),
-        ("Core / device screens", binding_rows(DetailScreen.BINDINGS)),
+        ("App picker (o)", [*binding_rows(AppPicker.BINDINGS), ("type", "filter by name, tag or pid"),
+                            ("⏎", "select")]),
+        ("App screen (⏎ on a tab)", binding_rows(AppScreen.BINDINGS) + binding_rows(AppCoresPanel.BINDINGS)),
+        ("Core / device screens", binding_rows(DetailScreen.BINDINGS) + binding_rows(DeviceDetail.BINDINGS)),
+        ("Problems (E)", binding_rows(ProblemsScreen.BINDINGS)),
         ("Replay (neuron-top replay FILE)", binding_rows(ReplayScreen.BINDINGS)),
         ("Timeline (T, or neuron-top trace FILE)", binding_rows(TimelineScreen.BINDINGS)),
         *EXTRA,
+        ("Symbols and units", LEGEND),
     ]
 
 
@@ -66,6 +95,7 @@ class HelpScreen(ModalScreen[None]):
                                   background: $surface; padding: 0 1; }
     """
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
+    """q and ? close it too."""
 
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))

@@ -66,7 +66,7 @@ class ExecPanel(Panel):
         errs_total = sum(sum(a.error_summary.values()) for a in apps)
         right = app_title(app)
         lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,
-                                  f"{right} · {errs_total} errors" if width >= 60 else right)]
+                                  f"{right} · {fmt.plural(errs_total, 'error')}" if width >= 60 else right)]
         exec_heads = [h if wide else s for _, h, s in (*RATES, *COUNTS)]
         err_heads = [clean(t, 20) if wide else _ERROR_SHORT.get(t, clean(t, 20)) for t in types]
         n_exec = len(exec_heads)
