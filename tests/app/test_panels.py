@@ -705,7 +705,8 @@ async def test_the_lines_sent_directly_are_what_render_line_draws() -> None:
                 width = panel._width
                 for y, row in enumerate(panel._strips):
                     sent = panel._line(y)
-                    assert list(sent) == list(row.crop_extend(0, width, panel._base_style)), (panel, y)
+                    assert list(sent) == list(panel._grounded(row).crop_extend(0, width, panel._base_style)), (panel, y)
+                    assert list(sent) == list(panel.render_line(y)), (panel, y)
                     assert sent.cell_length == width
                     padded += row.cell_length < width
             assert padded  # the case is exercised

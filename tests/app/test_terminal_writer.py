@@ -83,17 +83,26 @@ def test_the_writer_bridges_a_gap_only_when_that_is_cheaper_than_a_move() -> Non
     assert "x" not in sent((10, 11), (12, 13))
 
 
-def test_random_partial_updates_match_a_full_repaint() -> None:
+@pytest.mark.parametrize("colors", ["256", "truecolor"])
+@pytest.mark.parametrize("grounded", [False, True], ids=["on the terminal's background", "on their own"])
+def test_random_partial_updates_match_a_full_repaint(grounded: bool, colors: str) -> None:
+    """Random spans of random styles. ``grounded``: every style carries a background (as the panels' do), so
+    the writer's changes are mostly one colour at a time (only that colour is sent) with attribute changes and
+    default colours mixed in."""
     rng = random.Random(5)
     styles = [Style(color=c, bold=b) for c in ("red", "green", "color(208)", "white") for b in (False, True)]
     styles.append(Style(color="black", bgcolor="yellow"))
+    if grounded:
+        styles = [s + Style(bgcolor=bg) for s in styles for bg in ("#0f1419", "#1f2630")]
+        styles += [Style(color="#d8dee9", bgcolor="#0f1419", reverse=True), Style(color="#d8dee9", bgcolor="default"),
+                   Style(color="default", bgcolor="#0f1419", underline=True), Style(bgcolor="#0f1419")]
 
     def random_line() -> Strip:
         return _random_line(rng, styles)
 
     old = [random_line() for _ in range(H)]
     screen, stream = terminal()
-    stream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console()).encode())
+    stream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console(colors)).encode())
     for _ in range(30):
         new = list(old)
         spans = []
@@ -107,10 +116,10 @@ def test_random_partial_updates_match_a_full_repaint() -> None:
         cuts = [0, 40, 90]  # three "widgets" side by side
         chops = [{c: s for c, s in zip(cuts, new[y].divide([40, 90, W]), strict=True)} for y in range(H)]
         update = ChopsUpdate(chops, spans, [[40, 90, W]] * H)
-        stream.feed(update.render_segments(console()).encode())
+        stream.feed(update.render_segments(console(colors)).encode())
         old = new
     expected, estream = terminal()
-    estream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console()).encode())
+    estream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console(colors)).encode())
     assert first_difference(screen, expected) is None
 
 

@@ -213,12 +213,51 @@ def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[
     return out
 
 
-@lru_cache(maxsize=1024)  # the writer asks on every colour change, about the few dozen SGR strings a theme makes
-def _fg_only(sgr: str) -> bool:
-    """SGR parameters that set only a foreground colour (``31``, ``91``, ``38;5;n``, ``38;2;r;g;b``)."""
-    if sgr.startswith("38;"):
-        return sgr.count(";") == (2 if sgr.startswith("38;5;") else 4)
-    return len(sgr) == 2 and sgr[0] in "39" and sgr[1] != "9"
+def _parts(sgr: str) -> tuple[tuple[str, ...], str, str]:
+    """SGR parameters as (attributes, foreground, background): ``1;38;2;1;2;3;48;5;7`` ->
+    (("1",), "38;2;1;2;3", "48;5;7")."""
+    attrs: list[str] = []
+    fg = bg = ""
+    codes = sgr.split(";") if sgr else []
+    i = 0
+    while i < len(codes):
+        c = codes[i]
+        if c in ("38", "48"):
+            n = 3 if i + 1 < len(codes) and codes[i + 1] == "5" else 5
+            part = ";".join(codes[i:i + n])
+            i += n
+            if c == "38":
+                fg = part
+            else:
+                bg = part
+            continue
+        if len(c) == 2 and c[0] in "39" and c[1] != "8":
+            fg = c
+        elif (len(c) == 2 and c[0] == "4" and c[1] != "8") or (len(c) == 3 and c.startswith("10")):
+            bg = c
+        else:
+            attrs.append(c)
+        i += 1
+    return tuple(attrs), fg, bg
+
+
+@lru_cache(maxsize=4096)  # the writer asks on every style change, about the few dozen SGR strings a theme makes
+def _sgr_change(state: str, ansi: str) -> str:
+    """The SGR parameters that turn ``state`` into ``ansi``: only the colour that changed when the attributes
+    are the same (``38;2;..`` when only the foreground changes on the same background, the usual case in a
+    panel whose styles all carry its background), else a reset and all of ``ansi``."""
+    if not state:
+        return ansi
+    a_attrs, a_fg, a_bg = _parts(state)
+    b_attrs, b_fg, b_bg = _parts(ansi)
+    if a_attrs != b_attrs:
+        return "0;" + ansi
+    out = []
+    if a_fg != b_fg:
+        out.append(b_fg or "39")
+    if a_bg != b_bg:
+        out.append(b_bg or "49")
+    return ";".join(out)
 
 
 def _render_segments(self: ChopsUpdate, console: Console) -> str:
@@ -226,8 +265,8 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
 
     * each span is cropped on the left as well as the right (Textual re-sends from the widget's left edge);
     * the colour state is tracked across segments and spans (cursor moves keep it), so a style is sent only
-      when it changes (without a reset when only the foreground colour changes) and there is one reset at the
-      end instead of one after every segment;
+      when it changes (only the colour that changed, without a reset, when the attributes stay) and there is one
+      reset at the end instead of one after every segment;
     * no line feed between spans, and a span to the right on the same row is reached with a short relative
       move (``CSI n C``, 3-5 bytes) instead of an absolute one (``CSI row;col H``, 6-9 bytes). The cursor is
       never assumed after the last column (terminals differ in how they hold it there).
@@ -236,7 +275,7 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
     append = out.append
     color_system = console._color_system or ColorSystem.TRUECOLOR
     state = ""  # the SGR parameters in force; "" after a reset
-    fg_only = _fg_only
+    change = _sgr_change
     cursor: tuple[int, int] | None = None  # (x, y) of the terminal's cursor when known
     shadow = _shadows.get(console)
     widget_lines = isinstance(self, WidgetChops)
@@ -264,10 +303,10 @@ def _render_segments(self: ChopsUpdate, console: Console) -> str:
         if ansi != state:
             if not ansi:
                 append("\x1b[0m")
-            elif not state or (fg_only(state) and fg_only(ansi)):  # a new colour replaces the old: no reset
-                append(f"\x1b[{ansi}m")
-            else:
-                append(f"\x1b[0;{ansi}m")
+            else:  # only what changed (no reset when only a colour does)
+                delta = change(state, ansi)
+                if delta:  # the same style written another way: nothing to send
+                    append(f"\x1b[{delta}m")
             state = ansi
         append(text)
 

@@ -73,7 +73,7 @@ class Breadcrumb(Widget):
         x = 0
         self._spans = []
         for text, part, back in self._pieces():
-            segs.append(Segment(text, self.get_component_rich_style(f"crumb--{part}", partial=True)))
+            segs.append(Segment(text, self.get_component_rich_style(f"crumb--{part}")))
             if back:
                 self._spans.append((x, x + len(text), back))
             x += len(text)

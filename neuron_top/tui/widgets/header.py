@@ -22,16 +22,18 @@ from neuron_top.tui.render.spans import LineDiff
 class HeaderBar(LineDiff):
     COMPONENT_CLASSES = {"header--title", "header--state-ok", "header--state-warn", "header--state-bad",
                          "header--dim", "header--text", "header--warn", "header--alarm", "header--rec"}
+    # Badges are the state's colour in reverse video: on a 16-colour terminal the text is then the terminal's own
+    # background, readable whatever its palette; in a truecolour theme it is the header's background.
     DEFAULT_CSS = """
     HeaderBar { height: 2; background: $panel; color: $text; }
-    HeaderBar > .header--title { color: $text; background: $primary; text-style: bold; }
-    HeaderBar > .header--state-ok { color: $text; background: $success; text-style: bold; }
-    HeaderBar > .header--state-warn { color: $text; background: $warning; text-style: bold; }
-    HeaderBar > .header--state-bad { color: $text; background: $error; text-style: bold; }
+    HeaderBar > .header--title { color: $primary; background: $panel; text-style: bold reverse; }
+    HeaderBar > .header--state-ok { color: $success; background: $panel; text-style: bold reverse; }
+    HeaderBar > .header--state-warn { color: $warning; background: $panel; text-style: bold reverse; }
+    HeaderBar > .header--state-bad { color: $error; background: $panel; text-style: bold reverse; }
     HeaderBar > .header--dim { color: $text-muted; }
     HeaderBar > .header--text { color: $text; }
     HeaderBar > .header--warn { color: $text-warning; }
-    HeaderBar > .header--alarm { color: $text; background: $error; text-style: bold; }
+    HeaderBar > .header--alarm { color: $error; background: $panel; text-style: bold reverse; }
     HeaderBar > .header--rec { color: $text-error; text-style: bold; }
     """
 
@@ -86,7 +88,7 @@ class HeaderBar(LineDiff):
             if len(self._styles) > 64:  # themes cycled through many times
                 self._styles.clear()
             style = self._styles[key] = (self.rich_style if name == "base" else
-                                         self.get_component_rich_style(f"header--{name}", partial=True))
+                                         self.get_component_rich_style(f"header--{name}"))
         return style
 
     def draw_line(self, y: int) -> Strip:

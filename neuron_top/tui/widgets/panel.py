@@ -7,6 +7,8 @@ with ``render_line``. A panel builds its strips once per (view, width, theme) an
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from itertools import repeat
+from operator import is_
 from typing import Any, TypeVar
 
 from rich.segment import Segment
@@ -16,7 +18,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from neuron_top.history import History
-from neuron_top.tui.render.light import LightStrip
+from neuron_top.tui.render.light import LightStrip, pieces
 from neuron_top.tui.render.paint import paint
 from neuron_top.tui.render.spans import changed_lines
 from neuron_top.tui.widgets.cells import num
@@ -79,7 +81,7 @@ class Panel(Widget, can_focus=True):
     Panel > .panel--bad { color: $text; background: $error; text-style: bold; }
     Panel > .panel--value { color: $text; }
     Panel > .panel--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
-    Panel > .panel--track { color: $surface-lighten-2; }
+    Panel > .panel--track { color: $foreground 18%; }
     """
 
     TITLE = ""
@@ -109,6 +111,8 @@ class Panel(Widget, can_focus=True):
         self._step_at: tuple[object, ...] | None = None
         self._step_parts: dict[object, object] = {}
         """``per_step``'s cache: what was made at the history step ``_step_at``."""
+        self._ground: dict[int, tuple[Strip, Strip]] = {}
+        """Drawn strip (by id, kept alive beside it) -> the same on the panel's background (``_grounded``)."""
         self._tallest = 0
         self._lower = 0
         """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
@@ -173,11 +177,12 @@ class Panel(Widget, can_focus=True):
 
     # --- styles ---
     def style(self, name: str) -> Style:
-        """A component style, cached per theme (a build asks for thousands of them; ``_lines`` drops the
-        cache when the theme changes)."""
+        """A component style with its colours resolved for where it is drawn (a partial style left ``$text``'s
+        "auto" colour white, in every theme: labels were not muted, the light theme's text was white), cached per
+        theme (a build asks for thousands of them; ``_lines`` drops the cache when the theme changes)."""
         style = self._styles.get(name)
         if style is None:
-            style = self._styles[name] = self.get_component_rich_style(f"panel--{name}", partial=True)
+            style = self._styles[name] = self.get_component_rich_style(f"panel--{name}")
         return style
 
     def component(self, name: str) -> Style:
@@ -246,6 +251,25 @@ class Panel(Widget, can_focus=True):
             self._cache_key = key
         return self._strips
 
+    def _grounded(self, strip: Strip) -> Strip:
+        """``strip`` with its unstyled segments (spacers, plain cells) on the panel's background.
+
+        Why: Textual paints no background under what ``render_line`` returns, so such a segment showed the
+        terminal's own background: the light theme's rows had holes of a dark terminal's black. Component styles
+        carry their background already (``style``), so only segments without a style need one. Done for the
+        lines drawn (the changed ones, on each report), not for every line built; found at C speed, and a strip
+        drawn again gets the same grounded strip. ANSI themes (no background colour) keep the terminal's."""
+        base = self._base_style
+        if base.bgcolor is None or not any(map(is_, pieces(strip)[2], repeat(None))):
+            return strip
+        pair = self._ground.get(id(strip))
+        if pair is None or pair[0] is not strip:
+            if len(self._ground) > 512:
+                self._ground.clear()
+            pair = self._ground[id(strip)] = (strip, LightStrip(
+                [seg if seg.style is not None else Segment(seg.text, base) for seg in strip], strip.cell_length))
+        return pair[1]
+
     def _steady(self, shape: tuple[object, ...], strips: list[Strip], width: int) -> list[Strip]:
         """``strips`` padded with blank lines to the tallest height shown lately for the same ``shape`` (selection,
         view options, width, expansion).
@@ -308,7 +332,7 @@ class Panel(Widget, can_focus=True):
 
     def _line(self, y: int) -> Strip:
         """``render_line`` for a line of the strips just built (no cache-key check: that walks the DOM)."""
-        strip = self._strips[y]
+        strip = self._grounded(self._strips[y])
         n = strip.cell_length
         if n == self._width:  # what crop_extend would return, without its caches
             return strip
@@ -319,5 +343,5 @@ class Panel(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         lines = self._lines(self.size.width)
         if y < len(lines):
-            return lines[y].crop_extend(0, self.size.width, self._base_style)
+            return self._grounded(lines[y]).crop_extend(0, self.size.width, self._base_style)
         return Strip.blank(self.size.width, self._base_style if self._cache_key is not None else self.rich_style)

@@ -7,6 +7,7 @@ right end says how many apps there are and the ``/`` filter in force, whatever t
 from __future__ import annotations
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click
 from textual.message import Message
@@ -33,8 +34,8 @@ class AppTabs(LineDiff, can_focus=True):
     AppTabs { height: 1; background: $panel; }
     AppTabs > .tabs--label { color: $primary; text-style: bold; }
     AppTabs > .tabs--tab { color: $text-muted; }
-    AppTabs > .tabs--selected { color: $text; background: $primary-muted; text-style: bold; }
-    AppTabs:focus > .tabs--selected { background: $primary; }
+    AppTabs > .tabs--selected { color: $primary; background: $panel; text-style: bold reverse; }
+    AppTabs:focus > .tabs--selected { text-style: bold reverse underline; }
     AppTabs > .tabs--error { color: $text-error; }
     AppTabs > .tabs--more { color: $text-muted; text-style: bold; }
     """
@@ -63,12 +64,19 @@ class AppTabs(LineDiff, can_focus=True):
         super().__init__(id=id)
         self._spans: list[tuple[int, int, int | None]] = []
         self._first = 0
+        self._styles: dict[tuple[str, str], Style] = {}
         """The first tab drawn (the bar scrolls to keep the selected one in view)."""
         self._shown: tuple[tuple[str, int, bool], ...] | None = None
         """What the tabs showed of ``apps`` when last drawn for a new tuple."""
 
-    def _style(self, name: str):
-        return self.get_component_rich_style(f"tabs--{name}", partial=True)
+    def _style(self, name: str) -> Style:
+        """Resolved where drawn (a partial style leaves an "auto" colour white) and cached per theme."""
+        key = (name, self.app.theme)
+        style = self._styles.get(key)
+        if style is None:
+            style = self._styles[key] = self.rich_style if name == "base" else self.get_component_rich_style(
+                f"tabs--{name}")
+        return style
 
     def draw_line(self, y: int) -> Strip:
         width = self.size.width
@@ -102,9 +110,9 @@ class AppTabs(LineDiff, can_focus=True):
             segs.append(Segment(more, self._style("more")))
             self._spans.append((x, x + len(more), tabs[last][1]))
             x += len(more)
-        segs.append(Segment(" " * max(width - x - len(right), 0)))
+        segs.append(Segment(" " * max(width - x - len(right), 0), self._style("base")))
         segs.append(Segment(right, self._style("label" if self.filter_text else "tab")))
-        return Strip(segs).crop_extend(0, width, self.rich_style)
+        return Strip(segs).crop_extend(0, width, self._style("base"))
 
     def _window(self, texts: list[str], room: int) -> tuple[int, int]:
         """The tabs [first, last) drawn in ``room`` cells: from the first one shown last time, moved as little as
