@@ -119,6 +119,16 @@ class MonitorConfig:
         """Whether any runtime entry monitors an application tagged ``tag``."""
         return any(r.matches(tag) for r in self.neuron_runtimes)
 
+    def source_filter(self) -> str | None:
+        """The ``tag_filter`` regexes that leave applications out at the source, joined with ``|``; None when
+        nothing is left out (no runtime entry, or one without a filter: it monitors every application). What
+        neuron-monitor drops this way never reaches us: the header says it is in force, apart from ``/``."""
+        filters = [r.tag_filter for r in self.neuron_runtimes]
+        if not filters or any(f is None for f in filters):
+            return None
+        unique = list(dict.fromkeys(f for f in filters if f is not None))
+        return unique[0] if len(unique) == 1 else "|".join(f"(?:{f})" for f in unique)
+
     def with_tag_filter(self, regex: str) -> MonitorConfig:
         """A copy whose runtime entries all use ``regex`` (the ``--tag`` flag). Raises ConfigError if invalid."""
         pattern = _compile(regex, "--tag")

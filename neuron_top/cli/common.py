@@ -18,15 +18,13 @@ class UsageError(Exception):
     """A one-line message for the user; exit status 2."""
 
 
-def _load_config(path: str | None, tag: str | None = None):
+def _load_config(path: str | None):
     from neuron_top.config import ConfigError, load_config
 
     if path is None:
         return None
     try:
         cfg = load_config(path)
-        if tag:
-            cfg = cfg.with_tag_filter(tag)
     except ConfigError as exc:
         raise UsageError(f"{path}: {exc}") from None
     except OSError as exc:
@@ -46,18 +44,23 @@ def _check_tag(tag: str | None) -> None:
 def live_source(ns: argparse.Namespace):
     """The source for plain ``neuron-top``: --command, a pipe on stdin, neuron-monitor, or the built-in one
     (the rule and its tests live in ``sources.live``). Returns (source, notes)."""
+    choice = live_choice(ns)
+    return choice.source, choice.notes
+
+
+def live_choice(ns: argparse.Namespace):
+    """``live_source`` with all the choice says (``sources.live.LiveChoice``: the source filter too)."""
     from neuron_top.config import ConfigError
     from neuron_top.sources.live import choose_live_source
 
     kwargs = {"monitor": lambda: None} if getattr(ns, "builtin", False) else {}
     try:
-        choice = choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
-                                    **kwargs)
+        return choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
+                                  **kwargs)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot read config {ns.config}: {exc.strerror or exc}") from None
-    return choice.source, choice.notes
 
 
 def _recorder(path: str | None):
@@ -107,7 +110,7 @@ def _write(data: bytes) -> None:
 
 
 def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,
-            replay_name: str = "", notes: Sequence[str] = ()) -> int:
+            replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None) -> int:
     from neuron_top.tui.app import NeuronTopApp
 
     traces = list(traces or getattr(ns, "trace", None) or [])
@@ -129,7 +132,8 @@ def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, t
     try:
         app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None),
                            recorder=recorder, history=getattr(ns, "history", 600), demo=demo, traces=traces,
-                           replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter)
+                           replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter,
+                           source_filter=source_filter)
         app.run()
     finally:
         if server is not None:

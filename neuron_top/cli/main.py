@@ -19,6 +19,7 @@ from neuron_top.cli.common import (
     _check_tag,
     _load_config,
     _recorder,
+    live_choice,
     live_source,
     print_once,
     run_tui,
@@ -51,7 +52,8 @@ def main_parser() -> argparse.ArgumentParser:
         "it, a built-in collector. Subcommands: demo, replay, trace, record, export, health (see neuron-top CMD --help).",
     )
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
-    p.add_argument("--tag", metavar="REGEX", help="show only apps whose tag matches (/ changes it at run time)")
+    p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX: show only apps whose tag matches "
+                   "(/ changes or clears it; a tag_filter in -c filters at neuron-monitor instead)")
     p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
     p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
@@ -69,7 +71,7 @@ def demo_parser() -> argparse.ArgumentParser:
     p.add_argument("--count", type=int, default=None, help="with --emit: stop after N reports")
     p.add_argument("--period", type=float, default=1.0, help="seconds between reports (1)")
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config: periods and tag filter")
-    p.add_argument("--tag", metavar="REGEX")
+    p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX")
     p.add_argument("--record", metavar="FILE")
     _once(p)
     _common_ui(p)
@@ -164,10 +166,11 @@ def _check_export(ns: argparse.Namespace) -> None:
 def run_live(ns: argparse.Namespace) -> int:
     _check_tag(ns.tag)
     _check_export(ns)
-    source, notes = live_source(ns)
+    choice = live_choice(ns)
     if ns.once or ns.json:
-        return print_once(source, ns.json)
-    return run_tui(source, ns, recorder=_recorder(ns.record), notes=notes)
+        return print_once(choice.source, ns.json)
+    return run_tui(choice.source, ns, recorder=_recorder(ns.record), notes=choice.notes,
+                   source_filter=choice.source_filter)
 
 
 def run_demo(ns: argparse.Namespace) -> int:
@@ -175,19 +178,20 @@ def run_demo(ns: argparse.Namespace) -> int:
 
     _check_tag(ns.tag)
     _check_export(ns)
-    cfg = _load_config(ns.config, ns.tag)
+    cfg = _load_config(ns.config)
+    source_filter = cfg.source_filter() if cfg is not None else None  # the simulator applies -c as neuron-monitor
     periods = cfg.group_periods() if cfg is not None else None
     period = cfg.base_period() if cfg is not None else ns.period
     seed = ns.seed if ns.seed is not None else int(time.time()) % 100000
     if ns.emit:
         return emit_main(ns.instance, seed, sys.stdout, count=ns.count, period=period, periods=periods)
     try:
-        source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=ns.tag)
+        source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=source_filter)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if ns.once or ns.json:
         return print_once(source, ns.json)  # the first report comes at once
-    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True)
+    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter)
 
 
 

@@ -2,7 +2,8 @@
 
 Order: ``--command`` wins; else reports piped on stdin; else neuron-monitor if installed; else the built-in
 collector. Config and ``--tag`` mistakes raise ``ConfigError`` here, before the TUI starts, so the user sees the
-message on a normal terminal.
+message on a normal terminal. ``--tag`` is the screen's filter for every source; a ``tag_filter`` in the ``-c``
+config is neuron-monitor's own (``LiveChoice.source_filter``).
 """
 
 from __future__ import annotations
@@ -47,10 +48,13 @@ def stdin_has_reports(fd: int = 0) -> bool:
 class LiveChoice:
     source: Source
     tag_filter: re.Pattern[str] | None = None
-    """Set when the source cannot filter applications itself (stdin, --command): the UI should hide runtimes
-    whose tag does not match (``re.search``). neuron-monitor and the built-in collector filter at the source."""
+    """``--tag``: the screen's ``/`` filter to start with (``re.search`` on tags), whatever the source. It never
+    filters at the source: clearing ``/`` must bring every application back."""
     notes: list[str] = field(default_factory=list)
     """Config warnings worth showing once (unknown keys, duplicates)."""
+    source_filter: str | None = None
+    """The ``tag_filter`` of the ``-c`` config that neuron-monitor applies itself (``MonitorConfig.source_filter``):
+    applications it leaves out are not in the reports at all. Shown as such in the header."""
 
 
 def choose_live_source(
@@ -67,7 +71,7 @@ def choose_live_source(
     notes = list(config.warnings) if config is not None else []
     pattern = None
     if tag is not None:
-        config = (config or default_config()).with_tag_filter(tag)  # validates the regex
+        default_config().with_tag_filter(tag)  # validates the regex (ConfigError naming --tag)
         pattern = re.compile(tag)
     if command is not None:
         if config_path is not None:
@@ -80,8 +84,9 @@ def choose_live_source(
         return LiveChoice(StreamSource(stream, "stdin"), pattern, notes)
     exe = monitor()
     if exe is not None:
-        return LiveChoice(MonitorSource(config_path, tag=tag, executable=exe), None, notes)
-    return LiveChoice(HostCollector(config, reason="neuron-monitor not found"), None, notes)
+        return LiveChoice(MonitorSource(config_path, executable=exe), pattern, notes,
+                          config.source_filter() if config is not None else None)
+    return LiveChoice(HostCollector(config, reason="neuron-monitor not found"), pattern, notes)
 
 
 __all__ = ["ConfigError", "LiveChoice", "choose_live_source", "stdin_has_reports", "stdin_kind"]

@@ -61,7 +61,8 @@ class NeuronTopApp(TerminalApp):
                  recorder: object | None = None, history: int = 600, demo: bool = False,
                  replay: ReplayController | None = None, replay_name: str = "",
                  traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
-                 notes: list[str] | None = None, exporter: FeedSink | None = None) -> None:
+                 notes: list[str] | None = None, exporter: FeedSink | None = None,
+                 source_filter: str | None = None) -> None:
         super().__init__()
         self.clock = clock
         self._notes = notes or []
@@ -77,6 +78,8 @@ class NeuronTopApp(TerminalApp):
                                "demo" if demo else "replay" if replay is not None else "starting",
                                history=history, clock=clock)
         """The one source this app shows: its history, latest snapshots and status."""
+        if source_filter:
+            self.session.set_status(source_filter=source_filter)
         self.tick = 0
         self.flops = False
         self.physical = False

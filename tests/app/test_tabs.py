@@ -103,3 +103,25 @@ async def test_a_click_on_the_more_mark_scrolls_the_bar() -> None:
         await pilot.click(AppTabs, offset=(more, 0))
         await pilot.pause()
         assert app.pid is not None and f">{app.screen.view.app.label}<" in tabs.render_line(0).text
+
+
+async def test_tag_presets_the_slash_filter_which_shows_and_clears_and_a_source_filter_is_said_apart() -> None:
+    """``--tag`` is the ``/`` filter, on screen and editable: clearing it brings every app back. A ``tag_filter``
+    in the ``-c`` config (neuron-monitor's own) is said in the header as such, not in the ``/`` filter."""
+    from neuron_top.tui.widgets.header import HeaderBar
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 20)
+    app = make_app(snaps, tag="serve$", source_filter="^(llama|mistral|bert)")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        every = len(snaps[-1].apps)
+        assert {a.tag for a in app.visible_apps()} == {"llama-70b-serve", "mistral-7b-serve"}
+        assert "filter /serve$/" in bar(app) and "llama" not in bar(app).split("filter")[1]
+        header = app.screen.query_one(HeaderBar).render_line(0).text
+        assert "source filter: tag_filter ^(llama|mistral|bert)" in header and "serve$" not in header
+        await pilot.press("slash")
+        box = app.screen.query_one("#filter")
+        assert box.value == "serve$" and box.has_focus  # visible, editable
+        await pilot.press("escape")  # clears it: every app the source sent is back
+        assert len(app.visible_apps()) == every and "filter /" not in bar(app)
+        assert "source filter: tag_filter" in app.screen.query_one(HeaderBar).render_line(0).text

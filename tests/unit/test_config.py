@@ -188,3 +188,17 @@ def test_example_config_loads() -> None:
     config = load_config(GUIDE / "monitor.conf.example.json")
     assert config.group_periods()["neuron_hw_counters"] == 2.0
     assert config.base_period() == 1.0
+
+
+def test_source_filter_is_what_the_runtime_entries_leave_out() -> None:
+    from neuron_top.config import parse_config
+
+    def cfg(runtimes: str):
+        return parse_config(('{"neuron_runtimes": ' + runtimes + '}').encode())
+
+    assert cfg("[]").source_filter() is None
+    assert cfg('[{"metrics": []}]').source_filter() is None  # no filter: every application
+    assert cfg('[{"tag_filter": "^bert"}]').source_filter() == "^bert"
+    assert cfg('[{"tag_filter": "^bert"}, {"tag_filter": "^bert"}]').source_filter() == "^bert"
+    assert cfg('[{"tag_filter": "a"}, {"tag_filter": "b"}]').source_filter() == "(?:a)|(?:b)"
+    assert cfg('[{"tag_filter": "a"}, {"metrics": []}]').source_filter() is None  # the second takes every app

@@ -64,8 +64,21 @@ def test_neuron_monitor_when_installed(tty_like: int, tmp_path: Path) -> None:
         config_path=conf, tag="x", stdin_fd=tty_like, monitor=lambda: "/x/neuron-monitor"
     )
     assert isinstance(choice.source, MonitorSource)
-    assert choice.source.argv() == ["/x/neuron-monitor", "-c", str(conf)]  # --tag rewrites it once started
+    assert choice.source.argv() == ["/x/neuron-monitor", "-c", str(conf)]
+    assert choice.source.tag is None  # --tag is the screen's filter, never neuron-monitor's
+    assert choice.tag_filter is not None and choice.tag_filter.pattern == "x"
+    assert choice.source_filter is None  # the config filters nothing
     assert choice.notes == ["extra: unknown key, ignored"]
+
+
+def test_a_tag_filter_in_the_config_is_the_sources_own_and_kept_apart_from_tag(tty_like: int,
+                                                                               tmp_path: Path) -> None:
+    conf = tmp_path / "m.conf"
+    conf.write_text('{"neuron_runtimes": [{"tag_filter": "^bert", "metrics": [{"type": "memory_used"}]}]}')
+    choice = choose_live_source(config_path=conf, tag="serve", stdin_fd=tty_like,
+                                monitor=lambda: "/x/neuron-monitor")
+    assert choice.source_filter == "^bert"
+    assert choice.tag_filter is not None and choice.tag_filter.pattern == "serve"
 
 
 def test_built_in_collector_otherwise(tty_like: int, tmp_path: Path) -> None:

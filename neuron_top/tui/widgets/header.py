@@ -167,7 +167,7 @@ def status_line(snap: Snapshot | None, src: SourceStatus, now: float, width: int
     if src.position:
         said.append((src.position, "text", 8))
     if src.source_filter:
-        said.append((f"source filter {clean(src.source_filter, 40)}", "warn", 7))
+        said.append((f"source filter: tag_filter {clean(src.source_filter, 40)}", "warn", 7))
     age = _age(src, now)
     if age is not None:
         if state == "stale":
