@@ -293,3 +293,33 @@ def test_a_flood_of_garbage_is_read_and_skipped_in_bulk() -> None:
     assert skips[-1].total == lines and all(e.skipped.reason == NOT_A_REPORT for e in skips)
     assert len(skips) <= len(noise) // 4096 + 2
     assert isinstance(events[-2], Report)
+
+
+def test_a_big_read_of_nothing_but_garbage_makes_the_reader_wait_and_a_report_does_not() -> None:
+    """Backpressure on a flood: after a big read with no report in it the reader waits ``FLOOD_PAUSE`` (the
+    writer then blocks on a full pipe); reads with a report are never held back."""
+    from neuron_top.sources import stream
+    from neuron_top.sources.stream import FLOOD_PAUSE, READ_SIZE, Waker, pump
+
+    class Recording(threading.Event):
+        def __init__(self) -> None:
+            super().__init__()
+            self.waits: list[float | None] = []
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.waits.append(timeout)
+            return False
+
+    noise = b"WARN nrt: not ready\n" * (READ_SIZE // 20 * 4)  # four full reads of garbage
+    reports = (REPORT + b"\n") * (READ_SIZE // len(REPORT) * 2)  # two full reads of reports
+    r, w = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(w, noise + reports) and None, os.close(w)))
+    writer.start()
+    closed, waker = Recording(), Waker()
+    got = list(pump(r, threading.Event(), closed, waker, lambda: 0.0))
+    writer.join()
+    os.close(r)
+    waker.close()
+    assert sum(isinstance(x, RawReport) for x in got) == reports.count(b"\n")
+    assert 1 <= closed.waits.count(FLOOD_PAUSE) <= len(noise) // (READ_SIZE // 2) + 1
+    assert stream.FLOOD_PAUSE > 0
