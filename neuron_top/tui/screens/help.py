@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -39,11 +41,11 @@ LEGEND = [
 """What the symbols and units on screen mean: the help's last section."""
 
 
-def binding_rows(bindings: list[Binding | tuple[str, ...]]) -> list[tuple[str, str]]:
-    rows = []
-    for b in bindings:
-        if isinstance(b, tuple):
-            b = Binding(*b)
+def binding_rows(bindings: Sequence[Binding | tuple[str, ...]]) -> list[tuple[str, str]]:
+    """(keys, description) for each binding that has a description, keys named as the footer names them."""
+    rows: list[tuple[str, str]] = []
+    for item in bindings:
+        b = item if isinstance(item, Binding) else Binding(item[0], item[1], item[2] if len(item) > 2 else "")
         if not b.description:
             continue
         keys = binding_keys(b)
@@ -56,7 +58,7 @@ def binding_rows(bindings: list[Binding | tuple[str, ...]]) -> list[tuple[str, s
     return rows
 
 
-def help_sections(app_bindings: list[Binding | tuple[str, ...]]) -> list[tuple[str, list[tuple[str, str]]]]:
+def help_sections(app_bindings: Sequence[Binding | tuple[str, ...]]) -> list[tuple[str, list[tuple[str, str]]]]:
     """Every section of the help; ``app_bindings`` are the running app's own (passed in: this module is imported
     by the app)."""
     from neuron_top.tui.screens.app_detail import AppScreen
