@@ -229,7 +229,7 @@ def _permuted(col: array, perm: array) -> array:
     """``col`` reordered by ``perm``, a slice at a time: a full list would hold ~40 B per event at once."""
     out = array(col.typecode)
     for k in range(0, len(perm), _STEP):
-        out += array(col.typecode, [col[i] for i in perm[k : k + _STEP]])
+        out += array(col.typecode, map(col.__getitem__, perm[k : k + _STEP]))
     return out
 
 
@@ -316,6 +316,13 @@ class TraceStore:
         self.t_min = 0
         self.t_max = 0
         self.metadata: dict[str, str] = {}
+        self.lost = 0
+        """Events in the file that could not be read at all (``--check`` exits 2 when there are any)."""
+        self.lost_reasons: Counter[str] = Counter()
+        self.unread: list[str] = []
+        """Parts of the file other than events that could not be read."""
+        self.not_shown: dict[str, int] = {}
+        """What the file holds that is not drawn (stackFrames, samples, systrace text), and how much."""
 
     def __len__(self) -> int:
         return len(self.start)
@@ -417,8 +424,15 @@ class StoreBuilder:
         self.tmap: dict[tuple[Any, ...], int] = {}
         self.counters: list[CounterTrack] = []
         self.cmap: dict[tuple[Any, ...], int] = {}
-        self.pending: list[tuple[Any, ...]] = []
-        """Async begin/ends: (ts, seq, is_begin, match_key, track, name, cat, args, phase)."""
+        self.async_events: list[tuple[Any, ...]] = []
+        """Async events (b/e/n nestable, S/T/p/F legacy): (ts, seq, phase, scoped id, pid, name, cat, args)."""
+        self.async_group: dict[int, int] = {}
+        """Raw position of an async slice -> its root's position (a root and its children are laid out together)."""
+        self.open_ended: list[int] = []
+        self.be_pos: dict[int, int] = {}
+        """B index -> raw position of its slice, for the B events a v2 flow names."""
+        self.async_pos: dict[int, int] = {}
+        """Raw positions of events that never end: extended to the trace end in ``build``."""
         # Thread B/E events, in file order, as columns (a million tuples would cost ~150 B per event).
         self.be_ts = array("q")
         self.be_track = array("i")
@@ -428,9 +442,18 @@ class StoreBuilder:
         self.be_off = array("q", [0])
         self.be_blob = bytearray()
         self.flow_points: list[tuple[Any, ...]] = []
-        """(flow key, seq, phase, track, ts, bind_enclosing)."""
+        """(flow key, ts, seq, action "s"/"t"/"f", where): ``where`` is ("track", track, bind_enclosing) for flow
+        events (v1), or ("raw" | "be" | "async", ref) for the slice that carries a v2 ``bind_id``."""
         self.flow_links: list[tuple[int, int]] = []
         """Direct links between raw event positions (neuron-explorer flow ids)."""
+        self.lost = 0
+        """Events that could not be read at all (counted in the unreadable text)."""
+        self.lost_reasons: Counter[str] = Counter()
+        self.unread: list[str] = []
+        """Other parts of the file that could not be read (not events)."""
+        self.not_shown: dict[str, int] = {}
+        """What the file holds that the timeline does not draw (stackFrames, samples, ...) and how much."""
+        self.process_labels: dict[Any, str] = {}
         self.problems: Counter[str] = Counter()
         self.phase_counts: Counter[str] = Counter()
         self.process_names: dict[Any, str] = {}
@@ -482,6 +505,7 @@ class StoreBuilder:
         if end is None:
             self.end.append(start)
             flags |= UNFINISHED
+            self.open_ended.append(pos)
         else:
             self.end.append(end)
         self.name.append(self.intern(name))
@@ -504,19 +528,21 @@ class StoreBuilder:
         self.be_blob += args
         self.be_off.append(len(self.be_blob))
 
-    def add_pending(
-        self,
-        ts: int,
-        is_begin: bool,
-        match_key: tuple[Any, ...],
-        track: int,
-        name: str,
-        cat: str,
-        args: bytes,
-        phase: str,
-    ) -> None:
+    def add_async(self, phase: str, ident: tuple[Any, ...], ts: int, pid: Any, name: str, cat: str, args: bytes) -> None:
+        """An async event (nestable b/e/n or legacy S/T/p/F); matched across processes in ``build``."""
         self.seq += 1
-        self.pending.append((ts, self.seq, is_begin, match_key, track, name, cat, args, phase))
+        self.async_events.append((ts, self.seq, phase, ident, pid, name, cat, args))
+
+    def flow_v1(self, key: tuple[Any, ...], phase: str, track: int, ts: int, enclosing: bool) -> None:
+        """A flow event (s/t/f): bound in ``build`` to the slice enclosing it on its thread, or (an ``f`` without
+        ``"bp": "e"``) to the next slice that begins there."""
+        self.seq += 1
+        self.flow_points.append((key, ts, self.seq, phase, ("track", track, enclosing)))
+
+    def flow_v2(self, key: tuple[Any, ...], action: str, ref: tuple[str, int], ts: int) -> None:
+        """A slice that carries ``bind_id``: ``action`` "s" (flow_out), "t" (both), "f" (flow_in)."""
+        self.seq += 1
+        self.flow_points.append((key, ts, self.seq, action, ref))
 
     # -- building --------------------------------------------------------------------------------------------
     def _match_begin_end(self) -> None:
@@ -549,14 +575,21 @@ class StoreBuilder:
         if orphans:
             self.problems["E without begin"] += orphans
         off, blob = self.be_off, self.be_blob
-        # B's args, else E's (Chrome merges them; one of the two is usually empty)
-        argsrc = [b if off[b + 1] - off[b] > 2 else e for b, e in zip(bs, es, strict=True)] + open_
-        pieces = [blob[off[k] : off[k + 1]] for k in argsrc]
+        # B's args and E's merged (as catapult and Perfetto do); one of the two is usually empty
+        pieces = [
+            merge_args(blob[off[b] : off[b + 1]], blob[off[e] : off[e + 1]]) for b, e in zip(bs, es, strict=True)
+        ]
+        pieces += [blob[off[k] : off[k + 1]] for k in open_]
         base = len(self.args_blob)
         self.args_blob += b"".join(pieces)
         self.args_off += array("q", accumulate(map(len, pieces), initial=base))[1:]
-        del pieces, argsrc
+        del pieces
         firsts = bs + open_
+        base = len(self.start)
+        need = {p[4][1] for p in self.flow_points if p[4][0] == "be"}
+        if need:
+            self.be_pos = {k: base + j for j, k in enumerate(firsts) if k in need}
+        self.open_ended.extend(range(base + len(bs), base + len(firsts)))
         self.start += array("q", [ts[k] for k in firsts])
         self.end += array("q", [ts[k] for k in es]) + array("q", [ts[k] for k in open_])
         self.name += array("i", [self.be_name[k] for k in firsts])
@@ -567,25 +600,108 @@ class StoreBuilder:
         self.be_ts, self.be_track, self.be_name, self.be_cat = array("q"), array("i"), array("i"), array("i")
         self.be_begin, self.be_off, self.be_blob = bytearray(), array("q", [0]), bytearray()
 
-    def _match_pending(self) -> None:
-        """Pair B/E (per thread) and async begin/end (per id) in time order; leftovers are problems or hangs."""
-        self.pending.sort(key=itemgetter(0, 1))
-        stacks: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
-        for item in self.pending:
-            ts, _seq, is_begin, key, _track, _name, _cat, args, phase = item
-            if is_begin:
-                stacks.setdefault(key, []).append(item)
+    def _match_async(self) -> None:
+        """Async slices as catapult's importer pairs them, in time order (file order on ties).
+
+        Legacy S/T/p/F: one slice per (name, id) across processes, from S to F, its T/p steps as sub-slices.
+        Nestable b/e/n: per (cat, id) a stack of open begins; an ``e`` closes the nearest open ``b`` *of its
+        name* (begins above it that never ended stay unmatched); an ``e`` that matches no ``b`` is a problem and
+        closes nothing. An unmatched begin is unfinished: it runs to the last event of its id (catapult), or to
+        the trace end when nothing of its id came after it.
+        """
+        evs = sorted(self.async_events, key=itemgetter(0, 1))
+        self.async_events = []
+        legacy: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+        nestable: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+        for ev in evs:
+            ph, ident, name, cat = ev[2], ev[3], ev[5], ev[6]
+            if ph in ("S", "T", "p", "F"):
+                key = (name, ident)
+                if ph == "S":
+                    if key in legacy:
+                        self.problems["async S for an id already open"] += 1
+                        continue
+                    legacy[key] = [ev]
+                elif key not in legacy:
+                    self.problems[f"async {ph} without S"] += 1
+                else:
+                    legacy[key].append(ev)
+                    if ph == "F":
+                        self._legacy_slice(legacy.pop(key), closed=True)
+            else:
+                nestable.setdefault((cat, ident), []).append(ev)
+        for events in legacy.values():
+            self._legacy_slice(events, closed=False)
+        for events in nestable.values():
+            self._nestable_slices(events)
+
+    def _async_track(self, pid: Any, name: str) -> int:
+        return self.track_id((pid, "<async>", name), "async", pid=pid, name=name)
+
+    def _legacy_slice(self, events: list[tuple[Any, ...]], closed: bool) -> None:
+        """S, its T (step into) or p (step past) steps, then F: one slice with the steps as sub-slices. Without
+        F it runs to the trace end, unfinished, and so does its last T step."""
+        kinds = {ev[2] for ev in events[1 : len(events) - (1 if closed else 0)]}
+        if len(kinds) > 1:  # catapult drops such a slice
+            self.problems["async slice with both T and p steps"] += 1
+            return
+        first, last = events[0], events[-1]
+        ts0, _seq, _ph, _ident, pid, name, cat, args = first
+        t = self._async_track(pid, name)
+        end = last[0] if closed else None
+        root = self.add(t, ts0, end, name, cat, merge_args(args, last[7]) if closed else args, "S", ASYNC)
+        self.async_group[root] = root
+        steps = events[1:-1] if closed else events[1:]
+        bounds = events if closed else [*events, (None,)]
+        for j, ev in enumerate(steps, start=1):
+            if ev[2] == "T":  # step into: from this step to the next event
+                a, b_ = ev[0], bounds[j + 1][0]
+            else:  # step past: from the previous event to this step
+                a, b_ = bounds[j - 1][0], ev[0]
+            pos = self.add(t, a, b_, _decode_step(ev[7]) or name, cat, ev[7], ev[2], ASYNC)
+            if b_ is None:  # the parent carries the hang; its last step just runs to the end with it
+                self.flags[pos] &= ~UNFINISHED
+            self.async_group[pos] = root
+
+    def _nestable_slices(self, events: list[tuple[Any, ...]]) -> None:
+        stack: list[list[Any]] = []  # [event, end event or None, parent entry or None]
+        entries: list[list[Any]] = []
+        for ev in events:
+            ph = ev[2]
+            if ph == "e":
+                k = len(stack) - 1
+                while k >= 0 and stack[k][0][5] != ev[5]:
+                    k -= 1
+                if k < 0:
+                    self.problems["async e without a matching b"] += 1
+                    continue
+                stack[k][1] = ev
+                del stack[k:]
                 continue
-            st = stacks.get(key)
-            if not st:
-                self.problems[f"{phase} without begin"] += 1
-                continue
-            b = st.pop()
-            self.add(b[4], b[0], ts, b[5], b[6], b[7] or args, b[8], ASYNC if key[0] == "a" else 0)
-        for st in stacks.values():
-            for b in st:
-                self.add(b[4], b[0], None, b[5], b[6], b[7], b[8], ASYNC if b[3][0] == "a" else 0)
-        self.pending = []
+            entry = [ev, None, stack[-1] if stack else None]
+            entries.append(entry)
+            if ph == "b":
+                stack.append(entry)
+        last_ts = events[-1][0]
+        for entry in entries:
+            ev, end_ev = entry[0], entry[1]
+            ts, seq, ph, _ident, _pid, name, cat, args = ev
+            root = entry
+            while root[2] is not None:
+                root = root[2]
+            rev = root[0]
+            t = self._async_track(rev[4], rev[5])
+            if ph == "n":
+                pos = self.add(t, ts, ts, name, cat, args, "n", ASYNC | INSTANT)
+            elif end_ev is not None:
+                pos = self.add(t, ts, end_ev[0], name, cat, merge_args(args, end_ev[7]), "b", ASYNC)
+            elif last_ts > ts:
+                pos = self.add(t, ts, last_ts, name, cat, args, "b", ASYNC | UNFINISHED)
+            else:
+                pos = self.add(t, ts, None, name, cat, args, "b", ASYNC)
+            entry.append(pos)
+            self.async_pos[seq] = pos
+            self.async_group[pos] = root[3] if len(root) > 3 else pos
 
     def _finish_tracks(self) -> None:
         for tr in self.tracks:
@@ -614,11 +730,12 @@ class StoreBuilder:
     def build(self) -> TraceStore:
         """Match pairs, close unfinished events, lay out rows, sort the display columns, find errors."""
         self._match_begin_end()
-        self._match_pending()
+        self._match_async()
         self._finish_tracks()
         st = TraceStore()
         st.path, st.format, st.strings = self.path, self.format, self.strings
         st.problems, st.phase_counts, st.metadata = self.problems, self.phase_counts, self.metadata
+        st.lost, st.lost_reasons, st.unread, st.not_shown = self.lost, self.lost_reasons, self.unread, self.not_shown
         n = len(self.start)
         start, end, flags = self.start, self.end, self.flags
         ctimes = [c.ts[0] for c in self.counters if len(c.ts)] + [
@@ -627,7 +744,7 @@ class StoreBuilder:
         t_min = min(([min(start)] if n else []) + ctimes, default=0)
         t_max = max(([max(end), max(start)] if n else []) + ctimes, default=0)
         st.t_min, st.t_max = t_min, max(t_max, t_min)
-        for i in _find_bits(flags, UNFINISHED):
+        for i in self.open_ended:
             end[i] = st.t_max
         perm = self._layout()
         st.start = _permuted(start, perm)
@@ -644,6 +761,7 @@ class StoreBuilder:
         self._flag_errors(st)
         wanted = set(_find_bits(flags, UNFINISHED | ERROR))
         wanted.update(x for link in self.flow_links for x in link)
+        wanted.update(self._flow_slices())
         if len(wanted) <= 256:  # a C-speed scan per event beats a Python pass over all of them
             inv = {old: st.orig.index(old) for old in wanted}
         else:
@@ -709,15 +827,19 @@ class StoreBuilder:
         perm = array("i")
         overflow = 0
         for t, members in segments:
-            seg = list(members)
-            seg.sort(key=start.__getitem__)
-            lanes = self._nest(seg, packed=False)
-            if lanes is None:  # equal starts in the wrong order (child before parent): sort by (start, -end)
-                lanes = self._nest(seg, packed=True)
-            assert lanes is not None
-            del seg
-            overflow += sum(len(row) for lane in lanes[1:] for row in lane)
             tr = self.tracks[t]
+            seg = list(members)
+            if tr.kind == "async":
+                lanes = self._async_lanes(seg)
+            else:
+                seg.sort(key=start.__getitem__)
+                got = self._nest(seg, packed=False)
+                if got is None:  # equal starts in the wrong order (child before parent): sort by (start, -end)
+                    got = self._nest(seg, packed=True)
+                assert got is not None
+                lanes = got
+                overflow += sum(len(row) for lane in lanes[1:] for row in lane)
+            del seg
             for lane in lanes:
                 for row in lane:
                     lo = len(perm)
@@ -726,6 +848,33 @@ class StoreBuilder:
         if overflow:
             self.problems["partially overlapping events (overflow lane)"] += overflow
         return perm
+
+    def _async_lanes(self, seg: list[int]) -> list[list[list[int]]]:
+        """An async track: each root slice and its children is laid out as a unit, in the first lane free at its
+        start (concurrent requests side by side, as Perfetto gives each id its own track); no overlap is a
+        problem here, it is what async slices are for."""
+        start, end = self.start, self.end
+        groups: dict[int, list[int]] = {}
+        for ev in seg:
+            groups.setdefault(self.async_group.get(ev, ev), []).append(ev)
+        spans = sorted(
+            ((min(start[k] for k in evs), -max(end[k] for k in evs), gid) for gid, evs in groups.items())
+        )
+        lane_end: list[int] = []
+        lane_events: list[list[int]] = []
+        for s0, neg_end, gid in spans:
+            ln = next((k for k, e0 in enumerate(lane_end) if e0 <= s0), len(lane_end))
+            if ln == len(lane_end):
+                lane_end.append(0)
+                lane_events.append([])
+            lane_end[ln] = -neg_end
+            lane_events[ln].extend(groups[gid])
+        out: list[list[list[int]]] = []
+        for evs in lane_events:
+            got = self._nest(evs, packed=True)
+            assert got is not None
+            out.append([row for lane in got for row in lane])
+        return out
 
     def _nest(self, seg: list[int], packed: bool) -> list[list[list[int]]] | None:
         """Rows of one track as lanes of depth buckets; None when a re-sort by (start, -end) is needed."""
@@ -737,18 +886,18 @@ class StoreBuilder:
         stack = [inf]
         pop, push = stack.pop, stack.append
         buckets: list[list[int]] = []
-        nb = 0
+        adds: list[Any] = []  # the buckets' append methods (a bound-method call beats index + attribute)
         spill: list[int] = []
-        for ev, s, e in zip(seg, [start[k] for k in seg], [end[k] for k in seg], strict=True):
+        for ev, s, e in zip(seg, map(start.__getitem__, seg), map(end.__getitem__, seg)):  # noqa: B905
             while stack[-1] <= s:
                 pop()
             if e <= stack[-1]:
                 d = len(stack) - 1
-                if d == nb:
-                    buckets.append([ev])
-                    nb += 1
+                if d < len(adds):
+                    adds[d](ev)
                 else:
-                    buckets[d].append(ev)
+                    buckets.append([ev])
+                    adds.append(buckets[-1].append)
                 push(e)
             else:
                 spill.append(ev)
@@ -783,34 +932,78 @@ class StoreBuilder:
                     break
         return lanes
 
+    def _resolve(self, where: tuple[Any, ...]) -> int | None:
+        """The raw position of the slice a v2 flow point names (None: its begin never became a slice)."""
+        kind, ref = where[0], where[1]
+        if kind == "raw":
+            return ref
+        if kind == "be":
+            return self.be_pos.get(ref)
+        return self.async_pos.get(ref)
+
+    def _flow_slices(self) -> list[int]:
+        out = []
+        for p in self.flow_points:
+            if p[4][0] != "track":
+                raw = self._resolve(p[4])
+                if raw is not None:
+                    out.append(raw)
+        return out
+
     def _bind_flows(self, st: TraceStore, inv: dict[int, int]) -> None:
-        """Chrome flows: s/t/f bind to the slice enclosing them (f without bp=e: the next slice that starts)."""
+        """Flows as Perfetto's JSON importer binds them, in time order per flow id.
+
+        v1 (s/t/f events): ``s`` and ``t`` bind to the innermost slice enclosing them on their thread, ``f`` too
+        with ``"bp": "e"``, else to the next slice that begins on its thread. v2: the slice carrying ``bind_id``
+        itself, ``flow_out`` a start, ``flow_in`` an end, both a step. A start opens the flow, a step links from
+        the flow's current slice and moves it, an end links from it and leaves it (JSON flows never close, so
+        several ends can share one start); a start after an end reuses the id for a new flow, as catapult does.
+        Ids are per (id, cat, name) in v1 and per ``bind_id`` in v2.
+        """
+        problems = self.problems
         links: list[tuple[int, int]] = [(inv[a], inv[b]) for a, b in self.flow_links]
         by_key: dict[Any, list[tuple[Any, ...]]] = {}
         for p in self.flow_points:
             by_key.setdefault(p[0], []).append(p)
         for pts in by_key.values():
-            pts.sort(key=itemgetter(4, 1))
-            prev: int | None = None
-            for _key, _seq, ph, track, ts, enclosing in pts:
-                ev = self._slice_for(st, track, ts, enclosing)
+            pts.sort(key=itemgetter(1, 2))
+            cur: int | None = None
+            ended = False
+            for _key, ts, _seq, action, where in pts:
+                if where[0] == "track":
+                    _, track, enclosing = where
+                    ev = self._slice_for(st, track, ts) if enclosing else self._next_slice(st, track, ts)
+                else:
+                    raw = self._resolve(where)
+                    ev = None if raw is None else inv.get(raw)
                 if ev is None:
-                    self.problems["flow point outside any slice"] += 1
-                    if ph == "f":
-                        prev = None
+                    problems["flow point outside any slice"] += 1
                     continue
-                if prev is not None and ph in ("t", "f") and prev != ev:
-                    links.append((prev, ev))
-                prev = None if ph == "f" else ev
+                if action == "s":
+                    if cur is None or ended:
+                        cur, ended = ev, False
+                    else:
+                        problems["flow id started again while open (the first start kept)"] += 1
+                elif cur is None:
+                    problems["flow end without a start" if action == "f" else "flow step without a start"] += 1
+                else:
+                    if cur != ev:
+                        links.append((cur, ev))
+                    if action == "t":
+                        cur, ended = ev, False
+                    else:
+                        ended = True
         for a, b in links:
             st.flows.setdefault(a, []).append(b)
             st.flows.setdefault(b, []).append(a)
             st.flags[st.orig[a]] |= FLOW
             st.flags[st.orig[b]] |= FLOW
         st.flow_count = len(links)
+        self.flow_points = []
 
     @staticmethod
-    def _slice_for(st: TraceStore, track: int, ts: int, enclosing: bool) -> int | None:
+    def _slice_for(st: TraceStore, track: int, ts: int) -> int | None:
+        """The innermost (non-instant) slice of a track that encloses ``ts``."""
         if track >= len(st.tracks):
             return None
         tr = st.tracks[track]
@@ -819,11 +1012,36 @@ class StoreBuilder:
             ev = st.event_at(track, r, ts)
             if ev is not None and not st.flags_of(ev) & INSTANT:
                 best = ev
-        if best is not None or enclosing:
-            return best
+        return best
+
+    @staticmethod
+    def _next_slice(st: TraceStore, track: int, ts: int) -> int | None:
+        """The first (non-instant) slice of a track that begins at or after ``ts``."""
+        if track >= len(st.tracks):
+            return None
         nxt = None
-        for lo, hi in tr.rows:
+        for lo, hi in st.tracks[track].rows:
             k = bisect_left(st.start, ts, lo, hi)
+            while k < hi and st.flags_of(k) & INSTANT:
+                k += 1
             if k < hi and (nxt is None or st.start[k] < st.start[nxt]):
                 nxt = k
         return nxt
+
+
+def merge_args(first: bytes, second: bytes) -> bytes:
+    """The args of a begin and its end together (the end's value wins a key both have, as catapult does)."""
+    if len(second) <= 2:
+        return first
+    if len(first) <= 2:
+        return second
+    a, b = decode_args(first), decode_args(second)
+    return msgspec.json.encode({**a, **b})
+
+
+def _decode_step(args: bytes) -> str:
+    """The name of a legacy async step: its ``args.step``."""
+    if not args or b'"step"' not in args:
+        return ""
+    v = decode_args(args).get("step")
+    return v if isinstance(v, str) else ""

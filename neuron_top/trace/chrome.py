@@ -1,0 +1,584 @@
+"""Chrome trace event format (also neuron-det, PyTorch/Kineto and JAX profiler output) into a ``StoreBuilder``.
+
+``EventStream`` (jsonstream.py) cuts the file into batches of events, whatever else the file holds; here each
+batch becomes columns. Complete (X) and begin/end (B/E) events, nearly all of a real trace, go through C-level
+``map`` calls a batch at a time (no Python bytecode per event); everything else goes event by event.
+
+Timestamps become integer nanoseconds by one rule (``timeparse``): batches whose times floats hold exactly are
+decoded with floats (fast); as soon as a batch has a float that is not exact (epoch microseconds with a
+fraction, as Kineto writes), the file is decoded from then on with the numbers kept as their text.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+from itertools import accumulate, compress, repeat
+from operator import attrgetter, eq
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from neuron_top.trace.errors import TraceError
+from neuron_top.trace.jsonstream import EventStream
+from neuron_top.trace.store import INSTANT, StoreBuilder, TraceStore
+from neuron_top.trace.timeparse import floats_need_text, ns_list, start_end_ns, to_ns
+
+_LIMIT = 1 << 62
+"""Timestamps beyond this (ns) do not fit the int64 columns with room for arithmetic: dropped and counted."""
+
+_EMPTY = msgspec.Raw(b"")
+
+
+class _Ev(msgspec.Struct, gc=False):
+    """The fields of a Chrome trace event the store uses; everything else is ignored by msgspec."""
+
+    ph: str = ""
+    name: str | int | float | None = ""
+    cat: str | None = ""
+    ts: int | float | str | None = None
+    dur: int | float | str | None = None
+    pid: int | str | None = None
+    tid: int | str | None = None
+    id: int | str | None = None
+    id2: msgspec.Raw = _EMPTY
+    scope: str | None = None
+    s: str | None = None
+    bp: str | None = None
+    bind_id: int | str | None = None
+    flow_in: bool | None = None
+    flow_out: bool | None = None
+    args: msgspec.Raw = _EMPTY
+
+
+class _EvText(_Ev, gc=False):
+    """The same event with ``ts``/``dur`` numbers kept as their decimal text (for exact nanoseconds)."""
+
+    ts: Any = None
+    dur: Any = None
+
+
+class _Sw(msgspec.Struct, gc=False):
+    pid: int | str | None = None
+    tid: int | str | None = None
+    prio: int | float | None = None
+
+
+class _FEv(msgspec.Struct, gc=False):
+    """A Fuchsia ``systemTraceEvents`` record: p (process), t (thread), k (context switch), w (wake-up)."""
+
+    ph: str = ""
+    ts: Any = None
+    pid: int | str | None = None
+    tid: int | str | None = None
+    name: str | None = None
+    cpu: int | None = None
+    out: _Sw | None = None
+    in_: _Sw | None = msgspec.field(default=None, name="in")
+
+
+class _FSystem(msgspec.Struct, gc=False):
+    type: str = ""
+    events: list[msgspec.Raw] = []
+
+
+_DECODERS = {
+    False: (msgspec.json.Decoder(list[_Ev]), msgspec.json.Decoder(_Ev), msgspec.json.Decoder()),
+    True: (
+        msgspec.json.Decoder(list[_EvText], float_hook=str),
+        msgspec.json.Decoder(_EvText, float_hook=str),
+        msgspec.json.Decoder(float_hook=str),
+    ),
+}
+_raw_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+_fsys_decoder = msgspec.json.Decoder(_FSystem)
+_fev_decoder = msgspec.json.Decoder(_FEv, float_hook=str)
+_any_decoder = msgspec.json.Decoder()
+
+_PH, _NAME, _CAT, _TS, _DUR = (attrgetter(k) for k in ("ph", "name", "cat", "ts", "dur"))
+_PID, _TID, _ARGS = (attrgetter(k) for k in ("pid", "tid", "args"))
+
+_NEURON_DET_NAMES = frozenset({"nrt_execute", "nc_exec", "sync_exec", "cc_exec_barrier", "cc_op_exec"})
+_KINETO_CATS = frozenset({"cpu_op", "cuda_runtime", "kernel", "python_function", "ac2g", "gpu_memcpy"})
+_META_KEYS = ("displayTimeUnit", "traceName", "schemaVersion", "baseTimeNanoseconds")
+
+
+def _str(v: Any) -> str:
+    return v if type(v) is str else "" if v is None else str(v)
+
+
+def _args(e: _Ev) -> bytes:
+    a = e.args
+    return bytes(a) if len(a) > 2 else b""
+
+
+def decode_dict(raw: msgspec.Raw | bytes) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        d = _any_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _append_args(blob: bytearray, xs: list[_Ev]) -> array:
+    """Append the events' raw args to ``blob``; returns where each one ends (its start is the previous end)."""
+    raws = list(map(_ARGS, xs))
+    base = len(blob)
+    blob += b"".join(raws)
+    return array("q", accumulate(map(len, raws), initial=base))[1:]
+
+
+def _flow_key(v: Any) -> Any:
+    """Flow ids as Perfetto reads them: a string is hexadecimal (``"0x402"``), a number is itself."""
+    if isinstance(v, str):
+        try:
+            return int(v, 16)
+        except ValueError:
+            return v
+    return v
+
+
+class ChromeLoader:
+    """One Chrome trace JSON file (plain or gzip) into a ``TraceStore``."""
+
+    def __init__(self, path: Path, opener: Callable[[Path], Any]) -> None:
+        self.path = path
+        self.opener = opener
+        self.b = StoreBuilder(str(path), "chrome")
+        self.text_mode = False
+        """Numbers are read as text (set by the first batch whose floats are not exact)."""
+        self.stream: EventStream[_Ev] | None = None
+        self._malformed = 0
+        """Events the last ``_decode`` counted as malformed (undone when a batch is decoded again as text)."""
+
+    def load(self) -> TraceStore:
+        b = self.b
+        with self.opener(self.path) as f:
+            self.stream = stream = EventStream(f, self._decode)
+            n = 0
+            for batch, data in stream:
+                n += len(batch)
+                self._ingest(batch, data)
+        b.lost, b.lost_reasons = stream.lost, stream.lost_reasons
+        b.unread = list(stream.unread)
+        self._meta(stream)
+        if stream.system is not None:
+            n += self._system(stream.system)
+        if n == 0 and stream.lost and not stream.form:
+            raise TraceError(f"{self.path}: not JSON: no trace events could be read")
+        if n == 0 and stream.lost and not b.start and not b.be_ts:
+            raise TraceError(f"{self.path}: no trace events could be read (malformed JSON)")
+        self._classify()
+        return b.build()
+
+    # -- decoding -----------------------------------------------------------------------------------------------
+    def _decode(self, data: bytes) -> list[_Ev]:
+        """A batch of events; events with odd field types are decoded one by one (the bad ones counted)."""
+        batch, one, anyd = _DECODERS[self.text_mode]
+        self._malformed = 0
+        try:
+            return batch.decode(data)
+        except msgspec.ValidationError:
+            pass
+        raws = _raw_list_decoder.decode(data)  # DecodeError here: not an array, the stream deals with it
+        out = []
+        for r in raws:
+            try:
+                out.append(one.decode(r))
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                ev = self._coerce(r, anyd)
+                if ev is None:
+                    self.b.problems["malformed event"] += 1
+                    self._malformed += 1
+                else:
+                    out.append(ev)
+        return out
+
+    def _coerce(self, raw: msgspec.Raw, anyd: msgspec.json.Decoder) -> _Ev | None:
+        """Last resort for an event with odd types (pid as float, name as object): keep what makes sense."""
+        try:
+            d = anyd.decode(raw)
+        except msgspec.DecodeError:
+            return None
+        if not isinstance(d, dict):
+            return None
+
+        def scalar(v: Any) -> Any:
+            return v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else None
+
+        def ident(v: Any) -> Any:
+            return str(v) if isinstance(v, float) else scalar(v)
+
+        args = d.get("args")
+        cls = _EvText if self.text_mode else _Ev
+        return cls(
+            ph=d["ph"] if isinstance(d.get("ph"), str) else "",
+            name=str(d.get("name", "")),
+            cat=str(d.get("cat") or ""),
+            ts=scalar(d.get("ts")),
+            dur=scalar(d.get("dur")),
+            pid=ident(d.get("pid")),
+            tid=ident(d.get("tid")),
+            id=ident(d.get("id")),
+            s=d.get("s") if isinstance(d.get("s"), str) else None,
+            bp=d.get("bp") if isinstance(d.get("bp"), str) else None,
+            bind_id=ident(d.get("bind_id")),
+            flow_in=d.get("flow_in") is True,
+            flow_out=d.get("flow_out") is True,
+            args=msgspec.Raw(msgspec.json.encode(args)) if isinstance(args, dict) else _EMPTY,
+        )
+
+    # -- ingest -------------------------------------------------------------------------------------------------
+    def _ingest(self, batch: list[_Ev], data: bytes) -> None:
+        """X and B/E events a batch at a time; the rest one by one."""
+        ts = list(map(_TS, batch))
+        if not self.text_mode and floats_need_text(ts):
+            self.text_mode = True  # this batch, and every later one, keeps its numbers as text
+            self.b.problems["malformed event"] -= self._malformed  # counted again by the second decode
+            batch = self._decode(data)
+            ts = list(map(_TS, batch))
+        phases = list(map(_PH, batch))
+        b = self.b
+        nx = phases.count("X")
+        n = len(batch)
+        binds = b'"bind_id"' in data
+        if nx == n:
+            b.phase_counts["X"] += n
+            self._ingest_x(batch, binds, ts)
+            return
+        b.phase_counts.update(phases)
+        is_x = list(map(eq, phases, repeat("X")))
+        if nx:
+            self._ingest_x(list(compress(batch, is_x)), binds)
+        nb, ne = phases.count("B"), phases.count("E")
+        if nb + ne:
+            self._ingest_be([e for e in batch if e.ph == "B" or e.ph == "E"], binds)
+        if nx + nb + ne < n:
+            for e in batch:
+                ph = e.ph
+                if ph != "X" and ph != "B" and ph != "E":
+                    self._one(e)
+
+    def _ingest_x(self, xs: list[_Ev], binds: bool, ts: list[Any] | None = None) -> None:
+        """The hot path: a batch of X events with numeric ts and dur (anything odd falls back to ``_one``)."""
+        b = self.b
+        try:
+            starts, ends = start_end_ns(list(map(_TS, xs)) if ts is None else ts, list(map(_DUR, xs)))
+            if min(starts) < -_LIMIT or max(ends) > _LIMIT:
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            for e in xs:
+                self._one(e)
+            return
+        base = len(b.start)
+        names, cats, tracks = self._columns(xs)
+        offs = _append_args(b.args_blob, xs)
+        # array += array is a memcpy; array.extend(list) converts item by item and costs twice as much.
+        b.start += array("q", starts)
+        b.end += array("q", ends)
+        b.name += array("i", names)
+        b.cat += array("i", cats)
+        b.track += array("i", tracks)
+        b.flags.frombytes(bytes(len(xs)))
+        b.phase.frombytes(b"X" * len(xs))
+        b.args_off += offs
+        if binds:
+            for k, e in enumerate(xs):
+                if e.bind_id is not None:
+                    self._flow_v2(e, ("raw", base + k), starts[k])
+
+    def _ingest_be(self, xs: list[_Ev], binds: bool) -> None:
+        """B and E events into the builder's begin/end columns; they are paired per thread in ``build``."""
+        b = self.b
+        try:
+            starts = ns_list(list(map(_TS, xs)))
+            if min(starts) < -_LIMIT or max(starts) > _LIMIT:
+                raise ValueError
+        except (TypeError, ValueError, OverflowError):
+            for e in xs:
+                self._one(e)
+            return
+        base = len(b.be_ts)
+        names, cats, tracks = self._columns(xs)
+        offs = _append_args(b.be_blob, xs)
+        b.be_ts += array("q", starts)
+        b.be_track += array("i", tracks)
+        b.be_name += array("i", names)
+        b.be_cat += array("i", cats)
+        b.be_begin += bytes(map(eq, map(_PH, xs), repeat("B")))
+        b.be_off += offs
+        if binds:
+            for k, e in enumerate(xs):
+                if e.bind_id is not None and e.ph == "B":
+                    self._flow_v2(e, ("be", base + k), starts[k])
+
+    def _columns(self, xs: list[_Ev]) -> tuple[list[int], list[int], list[int]]:
+        """Interned name ids, cat ids and track ids of a batch (new ones are added as they appear)."""
+        b = self.b
+        sget, tget = b.smap.get, b.tmap.get
+        names = list(map(sget, map(_NAME, xs), repeat(-1)))
+        if -1 in names:
+            for k, v in enumerate(names):
+                if v == -1:
+                    names[k] = b.intern(_str(xs[k].name))
+        cats = list(map(sget, map(_CAT, xs), repeat(-1)))
+        if -1 in cats:
+            for k, v in enumerate(cats):
+                if v == -1:
+                    cats[k] = b.intern(xs[k].cat or "")
+        pids = list(map(_PID, xs))
+        tids = list(map(_TID, xs))
+        if pids.count(pids[0]) == len(pids) and tids.count(tids[0]) == len(tids):
+            # one thread's run of events (neuron-det writes a core at a time): no tuple per event
+            tracks = [b.track_id((pids[0], tids[0]))] * len(xs)
+        else:
+            tracks = list(map(tget, zip(pids, tids, strict=True), repeat(-1)))
+            if -1 in tracks:
+                for k, v in enumerate(tracks):
+                    if v == -1:
+                        tracks[k] = b.track_id((xs[k].pid, xs[k].tid))
+        return names, cats, tracks
+
+    def _one(self, e: _Ev) -> None:
+        """Any event, one at a time: odd values, instants, counters, flows, async, metadata."""
+        b = self.b
+        problems = b.problems
+        ph = e.ph
+        try:
+            s = to_ns(e.ts)
+            if not -_LIMIT <= s <= _LIMIT:
+                raise OverflowError
+        except (ValueError, TypeError, OverflowError):
+            if ph != "M":
+                problems["event without a valid ts"] += 1
+                return
+            s = 0
+        if ph == "X":
+            d = e.dur
+            if d is None:
+                end = None  # X without dur: unfinished
+            else:
+                try:
+                    end = s + to_ns(d)
+                    if end > _LIMIT:
+                        raise OverflowError
+                except (ValueError, TypeError, OverflowError):
+                    problems["X with a bad dur"] += 1
+                    return
+                if end < s:
+                    problems["negative duration"] += 1
+                    return
+            t = b.track_id((e.pid, e.tid))
+            pos = b.add(t, s, end, _str(e.name), e.cat or "", _args(e), "X")
+            if e.bind_id is not None:
+                self._flow_v2(e, ("raw", pos), s)
+        elif ph == "B" or ph == "E":
+            t = b.track_id((e.pid, e.tid))
+            b.add_begin_end(s, ph == "B", t, _str(e.name), e.cat or "", _args(e))
+            if e.bind_id is not None and ph == "B":
+                self._flow_v2(e, ("be", len(b.be_ts) - 1), s)
+        else:
+            self._other(e, ph, s)
+
+    def _flow_v2(self, e: _Ev, ref: tuple[str, int], ts: int) -> None:
+        """Flow API v2: the slice itself carries ``bind_id`` and which way the arrow goes."""
+        if e.flow_in and e.flow_out:
+            kind = "t"
+        elif e.flow_out:
+            kind = "s"
+        elif e.flow_in:
+            kind = "f"
+        else:
+            self.b.problems["flow bind_id without flow_in/flow_out"] += 1
+            return
+        self.b.flow_v2(("v2", _flow_key(e.bind_id)), kind, ref, ts)
+
+    def _scoped_id(self, e: _Ev) -> tuple[Any, ...] | None:
+        """An async event's id as catapult scopes it: ``id`` and ``id2.global`` are global, ``id2.local`` per
+        process; ``scope`` separates id spaces."""
+        if e.id is not None:
+            return (e.scope, "g", e.id)
+        if len(e.id2) > 2:
+            d = decode_dict(e.id2)
+            if "global" in d:
+                return (e.scope, "g", repr(d["global"]))
+            if "local" in d:
+                return (e.scope, "l", e.pid, repr(d["local"]))
+        return None
+
+    def _other(self, e: _Ev, ph: str, s: int) -> None:
+        b = self.b
+        if ph in ("i", "I", "R"):
+            scope = e.s
+            if scope == "g":
+                t = b.track_id(("<global>",), "global", pid=None)
+            elif scope == "p":
+                t = b.track_id(("<process>", e.pid), "process", pid=e.pid)
+            else:
+                t = b.track_id((e.pid, e.tid))
+            b.add(t, s, s, _str(e.name), e.cat or "", _args(e), "i", INSTANT)
+        elif ph in ("b", "e", "n", "S", "T", "p", "F"):
+            ident = self._scoped_id(e)
+            if ident is None:
+                b.problems[f"async event ({ph}) without an id"] += 1
+                return
+            b.add_async(ph, ident, s, e.pid, _str(e.name), e.cat or "", _args(e))
+            if e.bind_id is not None and ph in ("b", "n"):
+                self._flow_v2(e, ("async", b.seq), s)
+        elif ph == "C":
+            self._counter(e, s)
+        elif ph in ("s", "t", "f"):
+            if e.id is None and len(e.id2) <= 2:
+                b.problems["flow event without an id"] += 1
+                return
+            ident = e.id if e.id is not None else bytes(e.id2)
+            t = b.track_id((e.pid, e.tid))
+            enclosing = ph != "f" or e.bp == "e"
+            b.flow_v1(("v1", _flow_key(ident), e.cat, _str(e.name)), ph, t, s, enclosing)
+        elif ph == "M":
+            self._metadata_event(e)
+        elif not ph:
+            b.problems["event without ph"] += 1
+        # N/O/D (objects), P (samples), c (clock sync), ...: counted in phase_counts, not drawn.
+
+    def _counter(self, e: _Ev, s: int) -> None:
+        b = self.b
+        args = decode_dict(e.args)
+        series = []
+        for k, v in args.items():
+            if isinstance(v, str):  # numeric text, as Perfetto accepts it
+                try:
+                    v = float(v)
+                except ValueError:
+                    continue
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v:
+                series.append((k, float(v)))
+        name = _str(e.name)
+        if e.id is not None:
+            name = f"{name} id: {e.id}"
+        for k, v in series:
+            label = name if len(series) == 1 else f"{name} {k}"
+            c = b.counter(("C", e.pid, name, k), label, pid=e.pid)
+            c.ts.append(s)
+            c.val.append(v)
+
+    def _metadata_event(self, e: _Ev) -> None:
+        b = self.b
+        args = decode_dict(e.args)
+        name, val = e.name, args.get("name")
+        if name == "process_name" and val is not None:
+            b.process_names[e.pid] = str(val)
+        elif name == "thread_name" and val is not None:
+            b.thread_names[(e.pid, e.tid)] = str(val)
+        elif name in ("process_sort_index", "thread_sort_index"):
+            idx = args.get("sort_index")
+            if isinstance(idx, float):
+                idx = int(idx)
+            if isinstance(idx, int) and not isinstance(idx, bool):
+                if name == "process_sort_index":
+                    b.process_sort[e.pid] = idx
+                else:
+                    b.thread_sort[(e.pid, e.tid)] = idx
+        elif name == "process_labels" and val is None and isinstance(args.get("labels"), str):
+            b.process_labels[e.pid] = args["labels"]
+
+    # -- the rest of the file -------------------------------------------------------------------------------------
+    def _meta(self, stream: EventStream[_Ev]) -> None:
+        b = self.b
+        for k in _META_KEYS:
+            v = stream.meta.get(k)
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                b.metadata[k] = str(v)
+        dist = stream.meta.get("distributedInfo")
+        if isinstance(dist, dict) and isinstance(dist.get("rank"), (int, str)):
+            b.metadata["rank"] = str(dist["rank"])
+        for k in ("schemaVersion", "deviceProperties"):
+            if k in stream.meta:
+                b.metadata.setdefault("kineto", "1")
+        b.not_shown.update(stream.extra)
+
+    def _system(self, raw: bytes) -> int:
+        """``systemTraceEvents``: Fuchsia's records (names, and CPU tracks from context switches); systrace text
+        is counted as not shown."""
+        b = self.b
+        head = raw.lstrip()[:1]
+        if head == b'"':
+            try:
+                text = msgspec.json.decode(raw, type=str)
+            except msgspec.DecodeError:
+                text = ""
+            lines = sum(1 for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
+            b.not_shown["systemTraceEvents (systrace text lines)"] = lines
+            return 0
+        try:
+            sysobj = _fsys_decoder.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            b.unread.append("systemTraceEvents is not Fuchsia's object of events")
+            return 0
+        events: list[_FEv] = []
+        for r in sysobj.events:
+            try:
+                events.append(_fev_decoder.decode(r))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                b.problems["malformed systemTraceEvents record"] += 1
+        return fuchsia_system(b, events)
+
+    def _classify(self) -> None:
+        """neuron-det and Kineto are Chrome JSON with conventions: name the format and tag NeuronCore tracks."""
+        b = self.b
+        procs = " ".join(b.process_names.values())
+        names = set(b.smap)
+        if "ndet" in procs or "GIDs" in procs or len(names & _NEURON_DET_NAMES) >= 2:
+            b.format = "neuron-det"
+            for tr in b.tracks:
+                if tr.kind == "thread" and tr.core is None:
+                    tid = tr.tid
+                    if isinstance(tid, int) or (isinstance(tid, str) and tid.isdigit()):
+                        tr.core = int(tid)
+                        tr.source = "device"
+        elif "kineto" in b.metadata or names & _KINETO_CATS:
+            b.format = "kineto"
+        b.metadata.pop("kineto", None)
+
+
+def fuchsia_system(b: StoreBuilder, events: list[_FEv]) -> int:
+    """Fuchsia records: process and thread names, and one track per CPU showing which thread ran (as catapult's
+    Fuchsia importer builds from the context switches). Returns how many records there were."""
+    pnames: dict[Any, str] = {}
+    threads: dict[Any, tuple[Any, str]] = {}
+    switches: dict[int, list[tuple[int, Any, Any]]] = {}
+    for ev in events:
+        b.phase_counts[f"system {ev.ph or '?'}"] += 1
+        if ev.ph == "p" and ev.name is not None:
+            pnames[ev.pid] = ev.name
+            b.process_names.setdefault(ev.pid, ev.name)
+        elif ev.ph == "t" and ev.name is not None:
+            threads[ev.tid] = (ev.pid, ev.name)
+            b.thread_names.setdefault((ev.pid, ev.tid), ev.name)
+        elif ev.ph == "k" and ev.cpu is not None and ev.in_ is not None:
+            try:
+                ts = to_ns(ev.ts)
+            except (TypeError, ValueError):
+                b.problems["context switch without a valid ts"] += 1
+                continue
+            prio = ev.in_.prio
+            idle = (ev.in_.pid == 0 and prio == 0) or (ev.in_.pid is None and prio is not None and prio <= -(2**31))
+            switches.setdefault(ev.cpu, []).append((ts, None if idle else ev.in_.tid, ev.in_.pid))
+    end_all = max((sw[-1][0] for sw in switches.values() if sw), default=0)
+    for cpu in sorted(switches):
+        sw = sorted(switches[cpu], key=lambda r: r[0])
+        t = b.track_id(("<cpu>", cpu), "cpu", pid=None, name=f"CPU {cpu}", process="CPUs (context switches)")
+        for k, (ts, tid, _pid) in enumerate(sw):
+            if tid is None:
+                continue
+            end = sw[k + 1][0] if k + 1 < len(sw) else end_all
+            if end <= ts:
+                continue
+            pid, tname = threads.get(tid, (None, str(tid)))
+            proc = pnames.get(pid)
+            name = f"{proc}:{tname}" if proc else tname
+            b.add(t, ts, end, name, "sched", b"", "k")
+    return len(events)

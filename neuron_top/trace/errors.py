@@ -1,0 +1,7 @@
+"""The one error trace loading raises."""
+
+from __future__ import annotations
+
+
+class TraceError(Exception):
+    """A trace file that cannot be read at all; the message is one line, fit for a terminal."""

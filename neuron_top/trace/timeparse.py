@@ -1,0 +1,115 @@
+"""Trace timestamps to integer nanoseconds: the one rule every phase of every trace goes through.
+
+Chrome trace times are microseconds written as JSON numbers (or numeric strings), often with a fraction:
+``1712195495519689.047`` (PyTorch/Kineto epoch microseconds with nanoseconds). A double holds ~16 significant
+digits, so that value read as a float is off by up to ~125 ns, and two events written with the same text but
+converted by different arithmetic (a slice start, a flow point) could land 1 ns apart. So:
+
+* a number is converted from its decimal text: digits, not a float; a fraction beyond nanoseconds is rounded to
+  the nearest nanosecond, ties to even (what ``round`` does);
+* a float is used only when it is provably exact: ``|t| < SAFE_US`` microseconds, where the nearest double times
+  1000 is within a quarter nanosecond of the decimal value, so rounding it gives the decimal value's own
+  nanosecond (times up to ~12 days from the clock's zero: neuron-det's and most Chrome traces). The loader reads
+  larger times (epoch clocks) from the text.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import repeat
+from operator import add, mul, sub
+from typing import Any
+
+SAFE_US = 1 << 40
+"""Microsecond floats below this convert exactly (error <= 0.25 ns before rounding)."""
+
+_POW = [10**k for k in range(40)]
+_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?", re.ASCII)
+
+
+def decimal_ns(text: str) -> int:
+    """Decimal microseconds (``"-12.5"``, ``"1712195495519689.047"``, ``"1.5e3"``) -> nanoseconds, exactly.
+
+    Raises ValueError for anything that is not a finite decimal number.
+    """
+    m = _DECIMAL.fullmatch(text.strip())
+    if m is None or not (m.group(2) or m.group(3)):
+        raise ValueError(f"not a number: {text[:40]!r}")
+    sign, whole, frac, exp_text = m.groups()
+    neg = sign == "-"
+    frac = frac or ""
+    exp = int(exp_text) if exp_text else 0
+    digits = int(whole + frac or "0")
+    shift = exp + 3 - len(frac)  # value in ns = digits * 10**shift
+    if abs(shift) > 39:
+        if digits == 0 or shift < 0:
+            return 0
+        raise ValueError(f"timestamp out of range: {text!r}")
+    if shift >= 0:
+        ns = digits * _POW[shift]
+    else:
+        q, r = divmod(digits, _POW[-shift])
+        half = _POW[-shift] // 2
+        ns = q + (1 if r > half or (r == half and q & 1) else 0)
+    return -ns if neg else ns
+
+
+def to_ns(v: Any) -> int:
+    """One timestamp (int, float, or decimal text) -> nanoseconds; ValueError/TypeError when it is none."""
+    t = type(v)
+    if t is int:
+        return v * 1000
+    if t is str:
+        return decimal_ns(v)
+    if t is float:
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError("not a finite timestamp")
+        if -SAFE_US < v < SAFE_US:
+            return round(v * 1000.0)
+        return decimal_ns(repr(v))  # the shortest text that reads back as this float: the best there is
+    raise TypeError("no timestamp")
+
+
+def ns_list(vals: list[Any]) -> list[int]:
+    """A batch of timestamps -> nanoseconds, by the same rule as ``to_ns``, at C speed for the common shapes.
+
+    Raises ValueError/TypeError when any value is not a timestamp (the caller then goes event by event).
+    """
+    types = set(map(type, vals))
+    if types == {int}:
+        return list(map(mul, vals, repeat(1000)))
+    if types <= {int, float} and max(vals) < SAFE_US and min(vals) > -SAFE_US:
+        return list(map(round, map(mul, vals, repeat(1000.0))))
+    return list(map(to_ns, vals))
+
+
+def start_end_ns(ts: list[Any], durs: list[Any]) -> tuple[list[int], list[int]]:
+    """Starts and ends of complete (X) events in nanoseconds; ValueError when a duration is negative.
+
+    Numbers (ints or floats) well inside the exact range, ends below ``SAFE_US / 2`` so that the float sum adds at
+    most 0.12 ns of error: the end is the sum rounded once, which for up to three decimals is exactly start +
+    duration (an int converts to a float exactly there). Anything else: start + duration, each by ``ns_list``.
+    """
+    try:
+        lo, hi, dlo, dhi = min(ts), max(ts), min(durs), max(durs)  # TypeError: None or text among them
+        fast = lo > -SAFE_US and hi + dhi < SAFE_US // 2 and dlo >= 0
+    except TypeError:
+        fast = False
+    if fast:
+        starts = list(map(round, map(mul, ts, repeat(1000.0))))
+        return starts, list(map(round, map(mul, map(add, ts, durs), repeat(1000.0))))
+    starts = ns_list(ts)
+    ends = list(map(add, starts, ns_list(durs)))
+    if min(map(sub, ends, starts), default=0) < 0:
+        raise ValueError("negative duration")
+    return starts, ends
+
+
+def floats_need_text(vals: list[Any]) -> bool:
+    """Whether a batch decoded with floats has one a float cannot convert exactly (read the text instead)."""
+    try:
+        if max(vals) < SAFE_US and min(vals) > -SAFE_US:
+            return False
+    except TypeError:  # None or strings among them: the per-event path deals with those
+        return any(type(v) is float and not -SAFE_US < v < SAFE_US for v in vals)
+    return float in set(map(type, vals))
