@@ -1,8 +1,10 @@
 """Headless checks for scripts and CI: ``neuron-top trace FILE --check`` / ``--summary``.
 
 ``--check`` prints what neuron-det printed: ``no errors detected``, or one line per error and per unfinished
-(hang) event, ``name (phase) NC n @ start - end: {details}`` with times in microseconds, and exits 1 when it
-found any. An unreadable file is one line on stderr and exit status 2.
+(hang) event, ``name (phase) NC n @ start - end: {details}`` with times in microseconds. Exit status: 0 clean,
+1 errors or unfinished events found, 2 unreadable: a file that cannot be read at all (one line on stderr), or
+one with events that could not be read, which the first line of its report says (a hang among the lost events
+would go unseen, so "clean" cannot be claimed).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TextIO
 from neuron_top.textsafe import clean
 from neuron_top.trace.loaders import TraceError, load_trace
 from neuron_top.trace.store import TraceStore
-from neuron_top.trace.summary import format_duration
+from neuron_top.trace.summary import format_duration, what_it_holds
 
 EXIT_OK = 0
 EXIT_FOUND = 1
@@ -62,20 +64,32 @@ def run_check(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = Non
             continue
         if len(paths) > 1:
             print(f"== {clean(str(path))} ==", file=out)
+        if store.lost:
+            print(lost_line(store), file=out)
         lines = check_lines(store)
         if not lines:
-            print("no errors detected", file=out)
+            print("no errors detected" + (" in the events that could be read" if store.lost else ""), file=out)
         for line in lines:
             print(line, file=out)
-        if lines and status == EXIT_OK:
+        if store.lost:
+            status = EXIT_UNREADABLE
+        elif lines and status == EXIT_OK:
             status = EXIT_FOUND
     return status
+
+
+def lost_line(store: TraceStore) -> str:
+    """``N events could not be read (why)``: said first by --check and --summary, and in the timeline header."""
+    why = ", ".join(f"{clean(k, 80)}: {v}" for k, v in sorted(store.lost_reasons.items()))
+    n = store.lost
+    return f"unreadable: {n} event{'s' if n != 1 else ''} could not be read" + (f" ({why})" if why else "")
 
 
 def summary_lines(store: TraceStore) -> list[str]:
     """Event counts per track and per phase, and the problems found."""
     name = clean(Path(store.path).name or store.path)
-    out = [
+    out = [lost_line(store)] if store.lost else []
+    out += [
         f"{name}: {store.format}, {len(store)} events on {len(store.tracks)} tracks, "
         f"{len(store.counters)} counter tracks, span {format_duration(store.t_max - store.t_min)}",
         "phases: "
@@ -97,6 +111,15 @@ def summary_lines(store: TraceStore) -> list[str]:
     out.append(
         f"errors: {len(store.errors)}, unfinished (hang signal): {len(store.unfinished)}, flows: {store.flow_count}"
     )
+    holds = what_it_holds(store)
+    if holds:
+        out.append(holds)
+    if store.not_shown:
+        out.append(
+            "not shown: " + ", ".join(f"{clean(k, 60)} ({v} entries)" for k, v in sorted(store.not_shown.items()))
+        )
+    for note in store.unread:
+        out.append(f"could not read: {clean(note, 120)}")
     if store.problems:
         out.append("problems:")
         out.extend(f"  {clean(k, 120)}: {v}" for k, v in sorted(store.problems.items()) if v)

@@ -237,7 +237,10 @@ class ChromeLoader:
         ts = list(map(_TS, batch))
         if not self.text_mode and floats_need_text(ts):
             self.text_mode = True  # this batch, and every later one, keeps its numbers as text
-            self.b.problems["malformed event"] -= self._malformed  # counted again by the second decode
+            if self._malformed:  # counted again by the second decode
+                self.b.problems["malformed event"] -= self._malformed
+                if self.b.problems["malformed event"] <= 0:
+                    del self.b.problems["malformed event"]
             batch = self._decode(data)
             ts = list(map(_TS, batch))
         phases = list(map(_PH, batch))

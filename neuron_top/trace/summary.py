@@ -328,3 +328,32 @@ def axis_ticks(window: Window, origin: int, min_cols: int = 12) -> list[tuple[in
             ticks.append((col, format_duration(t)))
         t += step
     return ticks
+
+
+_KINDS = (
+    ("N", "O", "D", "object snapshots (N/O/D)"),
+    ("P", None, None, "stack samples (P)"),
+    ("M", None, None, "metadata events (M)"),
+    ("c", None, None, "clock sync events (c)"),
+)
+
+
+def what_it_holds(store: TraceStore) -> str:
+    """For a store with nothing to draw: what its file held instead (objects, samples, metadata only ...)."""
+    if len(store) or store.counters:
+        return ""
+    pc = store.phase_counts
+    parts = []
+    for a, b, c, label in _KINDS:
+        n = sum(pc.get(k, 0) for k in (a, b, c) if k)
+        if n:
+            parts.append(f"{n} {label}")
+    shown = {k for row in _KINDS for k in row[:3] if k}
+    other = sum(v for k, v in pc.items() if k not in shown)
+    if other:
+        parts.append(f"{other} other events that are not drawn")
+    if store.not_shown:
+        parts.extend(f"{v} {k} entries" for k, v in sorted(store.not_shown.items()))
+    if not parts:
+        return "no trace events in this file"
+    return "nothing to draw: this file holds " + ", ".join(parts)

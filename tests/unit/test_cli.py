@@ -11,8 +11,9 @@ import pytest
 
 from neuron_top.cli.main import main
 from neuron_top.recording.writer import RecordingWriter
-from tests.conftest import ROOT, SHARED_TRACES, shared
+from tests.conftest import ROOT
 from tests.helpers import T0
+from tests.trace_helpers import TRACES
 
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -85,8 +86,8 @@ def test_bad_config_names_the_key(tmp_path: Path) -> None:
 
 
 def test_trace_check_exit_codes() -> None:
-    unclosed = shared(SHARED_TRACES / "catapult_main_thread_has_unclosed_slices.json")
+    unclosed = TRACES / "catapult_main_thread_has_unclosed_slices.json.gz"
     p = run("trace", str(unclosed), "--check")
     assert p.returncode == 1 and p.stdout.decode().count("(B)") == 4
-    p = run("trace", str(SHARED_TRACES / "catapult_simple_trace.json"), "--summary")
+    p = run("trace", str(TRACES / "catapult_simple_trace.json"), "--summary")
     assert p.returncode == 0 and "phases:" in p.stdout.decode()

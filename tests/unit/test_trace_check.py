@@ -10,7 +10,7 @@ import pytest
 from neuron_top.trace import run_check, run_summary
 from neuron_top.trace.check import check_lines
 from neuron_top.trace.loaders import load_trace
-from tests.trace_helpers import DATA, shared_trace, write_events, x
+from tests.trace_helpers import DATA, real_trace, write_events, x
 
 
 def _check(paths: list[Path]) -> tuple[int, str, str]:
@@ -105,14 +105,12 @@ def test_summary_of_unreadable(tmp_path: Path) -> None:
     assert "cannot read" in err.getvalue()
 
 
-@pytest.mark.shared
 def test_check_real_unclosed_slices() -> None:
-    code, out, _ = _check([shared_trace("catapult_main_thread_has_unclosed_slices.json")])
+    code, out, _ = _check([real_trace("catapult_main_thread_has_unclosed_slices.json.gz")])
     assert code == 1 and len(out.splitlines()) == 4
     assert all(" (B) NC ? @ " in line for line in out.splitlines())
 
 
-@pytest.mark.shared
 def test_check_real_clean_trace() -> None:
-    code, out, _ = _check([shared_trace("catapult_x_event_trace.json")])
+    code, out, _ = _check([real_trace("catapult_x_event_trace.json.gz")])
     assert (code, out) == (0, "no errors detected\n")

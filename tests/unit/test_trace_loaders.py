@@ -10,61 +10,64 @@ from pathlib import Path
 
 import pytest
 
-from neuron_top.trace import TraceError, load_trace, loaders, sniff_format
+from neuron_top.trace import TraceError, jsonstream, load_trace, sniff_format
 from neuron_top.trace.store import ERROR, UNFINISHED
-from tests.trace_helpers import DATA, ROOT, shared_trace, write_events, x
+from tests.trace_helpers import DATA, ROOT, phase_counts, real_trace, write_events, x
 
-# -- real traces (../shared/fixtures/traces, counts from SOURCES.txt) ---------------------------------------
+# -- real traces (tests/fixtures/traces; counts by the standard library's json, SOURCES.txt) ---------------
 
-FIXTURES = {
-    "catapult_main_thread_has_unclosed_slices.json": {
-        "total": 3386,
-        "phases": {"B": 1684, "E": 1680, "M": 22},
-    },
-    "catapult_multiple_input_latency.json": {
-        "total": 18023,
-        "phases": {
-            "X": 8011,
-            "s": 902,
-            "t": 2188,
-            "f": 871,
-            "S": 1180,
-            "T": 902,
-            "F": 1149,
-            "i": 2803,
-            "M": 17,
-        },
-    },
-    "catapult_x_event_trace.json": {
-        "total": 4027,
-        "phases": {"X": 2799, "B": 442, "E": 442, "C": 42, "i": 59, "M": 9},
-    },
-    "catapult_simple_trace.json": {
-        "total": 37,
-        "phases": {"C": 5, "B": 8, "E": 8, "X": 4, "I": 6, "P": 3, "M": 3},
-    },
-    "hta_kineto_alexnet_trace.json.gz": {
-        "total": 1408,
-        "phases": {"X": 868, "s": 155, "f": 345, "i": 2, "M": 38},
-    },
-    "speedscope_simple-partial-trailing-comma.json": {"total": 6, "phases": {"B": 2, "E": 2, "X": 2}},
-}
+REAL = [
+    "catapult_main_thread_has_unclosed_slices.json.gz",
+    "catapult_multiple_input_latency.json.gz",
+    "catapult_x_event_trace.json.gz",
+    "catapult_simple_trace.json",
+    "catapult_fuchsia_trace.json.gz",
+    "catapult_perf_sampling_trace_with_trace_events.json.gz",
+    "catapult_nestable_async.json",
+    "catapult_async_begin_end.json",
+    "catapult_flow_simple.json",
+    "catapult_nanoseconds.json",
+    "perfetto_flow_events_json_v1.json",
+    "perfetto_flow_events_json_v2.json",
+    "hta_kineto_alexnet_trace.json.gz",
+    "hta_nccl_parser_config_nccl_data.json.gz",
+    "hta_ns_resolution_rank-0.pt.trace.json.gz",
+    "hta_trace_filter_sampled_rank-0.json.gz",
+]
 
 
-@pytest.mark.shared
-@pytest.mark.parametrize("name", sorted(FIXTURES))
-def test_fixture_counts(name: str) -> None:
-    st = load_trace(shared_trace(name))
-    want = FIXTURES[name]
-    assert sum(st.phase_counts.values()) == want["total"]
-    for ph, n in want["phases"].items():
-        assert st.phase_counts[ph] == n, ph
+@pytest.mark.parametrize("name", REAL)
+def test_every_event_of_a_real_trace_is_read(name: str) -> None:
+    """Every event the standard library finds is counted, per phase, and nothing is lost."""
+    path = real_trace(name)
+    st = load_trace(path)
+    assert {k: v for k, v in st.phase_counts.items() if not k.startswith("system ")} == phase_counts(path)
+    assert st.lost == 0 and not st.unread
     _assert_rows_disjoint(st)
 
 
-@pytest.mark.shared
+def test_counts_from_sources() -> None:
+    """The counts SOURCES.txt gives for the files that came from ../shared (computed there independently)."""
+    want = {
+        "catapult_main_thread_has_unclosed_slices.json.gz": (3386, {"B": 1684, "E": 1680, "M": 22}),
+        "catapult_multiple_input_latency.json.gz": (
+            18023,
+            {"X": 8011, "s": 902, "t": 2188, "f": 871, "S": 1180, "T": 902, "F": 1149, "i": 2803, "M": 17},
+        ),
+        "catapult_x_event_trace.json.gz": (4027, {"X": 2799, "B": 442, "E": 442, "C": 42, "i": 59, "M": 9}),
+        "catapult_simple_trace.json": (37, {"C": 5, "B": 8, "E": 8, "X": 4, "I": 6, "P": 3, "M": 3}),
+        "hta_kineto_alexnet_trace.json.gz": (1408, {"X": 868, "s": 155, "f": 345, "i": 2, "M": 38}),
+        "speedscope_simple-partial-trailing-comma.json": (6, {"B": 2, "E": 2, "X": 2}),
+    }
+    for name, (total, phases) in want.items():
+        st = load_trace(real_trace(name))
+        assert sum(st.phase_counts.values()) == total, name
+        for ph, n in phases.items():
+            assert st.phase_counts[ph] == n, (name, ph)
+
+
 def test_unclosed_slices_are_the_hang_signal() -> None:
-    st = load_trace(shared_trace("catapult_main_thread_has_unclosed_slices.json"))
+    st = load_trace(real_trace("catapult_main_thread_has_unclosed_slices.json.gz"))
     assert len(st.unfinished) == 4
     assert len(st.tracks) == 22
     assert 5.0e9 < st.t_max - st.t_min < 5.1e9
@@ -74,32 +77,28 @@ def test_unclosed_slices_are_the_hang_signal() -> None:
     assert st.problems["E without begin"] == 0
 
 
-@pytest.mark.shared
 def test_multiple_input_latency_object_form_flows_and_async() -> None:
-    st = load_trace(shared_trace("catapult_multiple_input_latency.json"))
+    st = load_trace(real_trace("catapult_multiple_input_latency.json.gz"))
     assert st.flow_count > 800
     assert any(t.kind == "async" for t in st.tracks)
     assert 17.8e9 < st.t_max - st.t_min < 18.0e9
     assert {t.process for t in st.tracks} >= {"Browser", "Renderer"}
 
 
-@pytest.mark.shared
 def test_x_event_trace_counters() -> None:
-    st = load_trace(shared_trace("catapult_x_event_trace.json"))
+    st = load_trace(real_trace("catapult_x_event_trace.json.gz"))
     assert sum(len(c.ts) for c in st.counters) >= 42
 
 
-@pytest.mark.shared
 def test_simple_trace_event_without_pid_and_tid() -> None:
-    st = load_trace(shared_trace("catapult_simple_trace.json"))
+    st = load_trace(real_trace("catapult_simple_trace.json"))
     kinds = {t.kind for t in st.tracks}
     assert "global" in kinds and "process" in kinds
     assert len(st.counters) == 1 and list(st.counters[0].val) == [10, 1, 5, 1, 10]
 
 
-@pytest.mark.shared
 def test_kineto_string_pids_epoch_us_and_flows() -> None:
-    st = load_trace(shared_trace("hta_kineto_alexnet_trace.json.gz"))
+    st = load_trace(real_trace("hta_kineto_alexnet_trace.json.gz"))
     assert st.format == "kineto"
     assert any(isinstance(t.pid, str) for t in st.tracks)
     assert st.t_min > 1.6e18  # epoch microseconds -> nanoseconds, still int64
@@ -108,9 +107,8 @@ def test_kineto_string_pids_epoch_us_and_flows() -> None:
     assert max(len(s) for s in st.strings) > 1000  # kernel names several KB long survive
 
 
-@pytest.mark.shared
 def test_partial_file_without_closing_bracket() -> None:
-    st = load_trace(shared_trace("speedscope_simple-partial-trailing-comma.json"))
+    st = load_trace(real_trace("speedscope_simple-partial-trailing-comma.json"))
     names = sorted(st.name_of(i) for i in range(len(st)))
     assert names == ["alpha", "beta", "epsilon", "gamma"]
     (ev,) = st.unfinished
@@ -179,7 +177,7 @@ def test_truncated_last_event_is_counted_not_fatal(tmp_path: Path) -> None:
     p.write_text('[{"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1},{"ph":"X","name":"b","ts":3,"du')
     st = load_trace(p)
     assert len(st) == 1
-    assert st.problems["unparsable data at end of file (truncated?)"] == 1
+    assert st.lost == 1 and st.lost_reasons == {"cut off at the end of the file": 1}
 
 
 @pytest.mark.parametrize("content", [b"", b"   \n"])
@@ -326,7 +324,7 @@ def test_control_characters_in_names_are_kept_raw(tmp_path: Path) -> None:
 
 def test_many_batches_with_tricky_cut_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Small chunks force many cuts; args with '},' and strings with '},{' must not split an event."""
-    monkeypatch.setattr(loaders, "CHUNK", 256)
+    monkeypatch.setattr(jsonstream, "CHUNK", 256)
     events = [
         x("e" + str(i) + "},{", i * 10, 5, tid=i % 3, nested={"a": [{"b": 1}, {"c": "},"}]}, s="}, {")
         for i in range(400)
@@ -337,7 +335,7 @@ def test_many_batches_with_tricky_cut_points(tmp_path: Path, monkeypatch: pytest
 
 
 def test_one_event_larger_than_a_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loaders, "CHUNK", 64)
+    monkeypatch.setattr(jsonstream, "CHUNK", 64)
     events = [x("big", 0, 1, blob="z" * 5000), x("small", 2, 1)]
     st = load_trace(write_events(tmp_path, events))
     assert len(st) == 2
