@@ -133,7 +133,8 @@ def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, t
         app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None),
                            recorder=recorder, history=getattr(ns, "history", 600), demo=demo, traces=traces,
                            replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter,
-                           source_filter=source_filter)
+                           source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
+                           trace_metrics=getattr(ns, "metrics", None))
         app.run()
     finally:
         if server is not None:

@@ -90,10 +90,16 @@ def replay_parser() -> argparse.ArgumentParser:
 
 
 def trace_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="neuron-top trace", description="Show system traces in the timeline pane.")
+    p = argparse.ArgumentParser(prog="neuron-top trace", description="Show system traces in the timeline pane "
+                                "(several files, or a directory of them, on one time axis).")
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--check", action="store_true", help="print errors and unfinished events; exit 1 if any")
+    p.add_argument("--check", action="store_true",
+                   help="print errors and unfinished events; exit 0 clean, 1 if any, 2 if events were unreadable")
     p.add_argument("--summary", action="store_true", help="print event counts per track and phase, and problems")
+    p.add_argument("--at", choices=("start", "end"), default="start",
+                   help="open on the whole trace (start) or close up on its last events (end)")
+    p.add_argument("--metrics", metavar="REC",
+                   help="a neuron-monitor recording to draw beside the trace, on its clock when it is a wall clock")
     p.add_argument("--theme", metavar="NAME")
     return p
 
@@ -226,6 +232,8 @@ def run_trace(ns: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"cannot read {f}: {exc.strerror or exc}") from None
+    if ns.metrics is not None and not os.path.exists(ns.metrics):
+        raise UsageError(f"metrics recording not found: {ns.metrics}")
     return run_tui(None, ns, traces=ns.files)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from neuron_top.textsafe import clean
-from neuron_top.trace.loaders import TraceError, load_trace
+from neuron_top.trace.loaders import TraceError, load_trace, trace_files
 from neuron_top.trace.store import TraceStore
 from neuron_top.trace.summary import format_duration, what_it_holds
 
@@ -57,6 +57,7 @@ def run_check(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = Non
     """Print the check report for each trace; 0 clean, 1 errors or unfinished events, 2 unreadable file."""
     err = sys.stderr if err is None else err
     status = EXIT_OK
+    paths = trace_files(list(paths))
     for path in paths:
         store = _load(path, err)
         if store is None:
@@ -132,7 +133,7 @@ def run_summary(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = N
     """Print the summary of each trace; 0, or 2 when a file is unreadable."""
     err = sys.stderr if err is None else err
     status = EXIT_OK
-    for path in paths:
+    for path in trace_files(list(paths)):
         store = _load(path, err)
         if store is None:
             status = EXIT_UNREADABLE

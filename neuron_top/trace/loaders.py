@@ -20,7 +20,7 @@ from neuron_top.trace.chrome import ChromeLoader
 from neuron_top.trace.errors import TraceError
 from neuron_top.trace.store import StoreBuilder, TraceStore
 
-__all__ = ["ChromeLoader", "TraceError", "load_trace", "sniff_format"]
+__all__ = ["ChromeLoader", "TraceError", "load_trace", "load_traces", "sniff_format", "trace_files"]
 
 
 _LIMIT = 1 << 62
@@ -93,6 +93,58 @@ def load_trace(path: str | Path) -> TraceStore:
         raise TraceError(f"{p}: cannot read: {e}") from None
     except MemoryError:
         raise TraceError(f"{p}: out of memory while loading") from None
+
+
+_TRACE_SUFFIXES = (".json", ".json.gz")
+
+
+def trace_files(paths: list[str | Path]) -> list[Path]:
+    """The files to open for ``paths``: a directory of several Chrome/Kineto traces stands for all of them
+    (a neuron-explorer output directory stays one trace)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir() and not any(p.rglob("*.parquet")) and not any(p.rglob("system_profile.json")):
+            found = sorted(q for q in p.iterdir() if q.is_file() and q.name.endswith(_TRACE_SUFFIXES))
+            if len(found) > 1:
+                out.extend(found)
+                continue
+        out.append(p)
+    return out
+
+
+def load_traces(paths: list[str | Path]) -> TraceStore:
+    """Several traces as one timeline (``merge.merge_stores``); one path is just ``load_trace``.
+
+    A file that cannot be read does not stop the others: it is named in the store's ``unread`` list. Raises
+    ``TraceError`` only when none can be read.
+    """
+    from neuron_top.trace.merge import file_label, merge_stores
+
+    files = trace_files(list(paths))
+    if len(files) == 1:
+        return load_trace(files[0])
+    stores: list[TraceStore] = []
+    labels: list[str] = []
+    failed: list[str] = []
+    for f in files:
+        try:
+            st = load_trace(f)
+        except TraceError as e:
+            failed.append(str(e))
+            continue
+        stores.append(st)
+        labels.append(file_label(st, str(f)))
+    if not stores:
+        raise TraceError(failed[0] if len(failed) == 1 else f"none of the {len(files)} files could be read")
+    seen: dict[str, int] = {}
+    for k, label in enumerate(labels):  # two files with the same rank or name stay apart
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            labels[k] = f"{label} ({seen[label]})"
+    merged = merge_stores(stores, labels)
+    merged.unread += [f"not opened: {msg}" for msg in failed]
+    return merged
 
 
 def _load_directory(p: Path) -> TraceStore:

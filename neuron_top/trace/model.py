@@ -7,6 +7,7 @@ a track shows one line per row (nesting depth, then overflow lanes); counters sh
 
 from __future__ import annotations
 
+import heapq
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
@@ -19,6 +20,7 @@ from neuron_top.trace.summary import RowIndex
 
 GROUPINGS = ("cpu-device", "core", "thread", "process", "instance")
 GROUPING_LABELS = {
+    "file": "file",
     "cpu-device": "CPU vs device",
     "core": "NeuronCore",
     "thread": "thread",
@@ -39,10 +41,15 @@ class Line:
     counter: int = -1
     group: int = -1
     """Index into ``TimelineModel.groups`` (for "group" lines and their members)."""
+    title: str = ""
+    """The track's name on every one of its lines (``label`` is empty after the first): shown on the top line
+    when the view is scrolled into the middle of a tall track."""
 
 
-def _group_of(track: Track, mode: str) -> tuple[Any, str]:
+def _group_of(track: Track, mode: str, files: dict[str, int] | None = None) -> tuple[Any, str]:
     """(sort key, label) of the group a track belongs to under ``mode``."""
+    if mode == "file":
+        return (0, (files or {}).get(track.file, 0)), track.file or "file"
     if mode == "cpu-device":
         return (0 if track.source == "cpu" else 1,), "CPU" if track.source == "cpu" else "Device"
     if mode == "core":
@@ -90,11 +97,13 @@ def _track_sort(t: Track) -> tuple[Any, ...]:
 class TimelineModel:
     """Lines, row indexes (filtered when an event-type filter is on) and search over one store."""
 
-    def __init__(
-        self, store: TraceStore, grouping: str = "cpu-device", filters: Filters | None = None
-    ) -> None:
+    def __init__(self, store: TraceStore, grouping: str | None = None, filters: Filters | None = None) -> None:
         self.store = store
-        self.grouping = grouping
+        labels = store.metadata.get("labels", "")
+        self.files = {name: k for k, name in enumerate(labels.split("\n"))} if labels else {}
+        """Several files opened together: their group names, in the order given (grouping "file")."""
+        self.groupings = ("file", *GROUPINGS) if self.files else GROUPINGS
+        self.grouping = grouping or self.groupings[0]
         self.filters = filters or Filters()
         self.lines: list[Line] = []
         self.groups: list[tuple[str, list[int]]] = []
@@ -118,14 +127,19 @@ class TimelineModel:
         for tr in sorted(st.tracks, key=_track_sort):
             if not tr.rows or not f.accepts_track(tr):
                 continue
-            key, label = _group_of(tr, self.grouping)
+            key, label = _group_of(tr, self.grouping, self.files)
             buckets.setdefault(key, (label, [], []))[1].append(tr)
         for c in st.counters:
             if f.cores is not None and c.core not in f.cores:
                 continue
             if f.instances is not None and c.instance not in f.instances:
                 continue
-            buckets.setdefault((9, "counters"), ("counters", [], []))[2].append(c)
+            if self.grouping == "file" and c.file in self.files:
+                key, label = _group_of(c, "file", self.files)  # type: ignore[arg-type]
+            else:
+                label = c.group or "counters"
+                key = (9, label)
+            buckets.setdefault(key, (label, [], []))[2].append(c)
         self.lines = []
         self.groups = []
         for key in sorted(buckets, key=repr):
@@ -143,7 +157,7 @@ class TimelineModel:
                 if self.grouping not in ("process", "instance") and tr.kind == "thread" and where:
                     name = f"{name} · {where}"
                 for r in range(len(tr.rows)):
-                    self.lines.append(Line("row", name if r == 0 else "", track=tr.id, row=r, group=g))
+                    self.lines.append(Line("row", name if r == 0 else "", track=tr.id, row=r, group=g, title=name))
             for c in counters:
                 self.lines.append(Line("counter", c.label, counter=c.id, group=g))
 
@@ -152,12 +166,43 @@ class TimelineModel:
         self.rebuild()
 
     def cycle_grouping(self) -> str:
-        self.set_grouping(GROUPINGS[(GROUPINGS.index(self.grouping) + 1) % len(GROUPINGS)])
+        self.set_grouping(self.groupings[(self.groupings.index(self.grouping) + 1) % len(self.groupings)])
         return self.grouping
 
     def set_filters(self, filters: Filters) -> None:
         self.filters = filters
         self.rebuild()
+
+    @property
+    def names_ok(self) -> bytes:
+        """One byte per interned name: 1 when the event-type filter shows it (empty: no type filter)."""
+        return self._names_ok
+
+    def row_lines(self) -> list[Line]:
+        return [ln for ln in self.lines if ln.kind == "row"]
+
+    def edge_event(self, last: bool) -> int | None:
+        """The first (or last) event by start time on the lines shown."""
+        best: tuple[int, int] | None = None
+        for ln in self.row_lines():
+            ri = self.row_index(ln.track, ln.row)
+            if ri.hi <= ri.lo:
+                continue
+            k = ri.hi - 1 if last else ri.lo
+            cand = (ri.start[k], ri.event(k))
+            if best is None or (cand > best if last else cand < best):
+                best = cand
+        return None if best is None else best[1]
+
+    def tail_start(self, n: int) -> int | None:
+        """The start of the ``n``-th last event (by start) on the lines shown: where "the end" begins."""
+        tails: list[int] = []
+        for ln in self.row_lines():
+            ri = self.row_index(ln.track, ln.row)
+            tails.extend(ri.start[max(ri.lo, ri.hi - n) : ri.hi])
+        if not tails:
+            return None
+        return heapq.nlargest(n, tails)[-1]
 
     def row_index(self, track: int, row: int) -> RowIndex:
         key = (track, row)

@@ -23,6 +23,8 @@ from typing import Any
 
 import msgspec
 
+from neuron_top.trace.timeparse import is_wall_clock
+
 # Event flags (one byte per event).
 UNFINISHED = 1
 """B without E, X without dur: extended to the trace end. The hang signal."""
@@ -114,6 +116,8 @@ class Track:
     mips: list[list[array] | None] = field(default_factory=list)
     """Per row, argmax-of-duration levels (see ``mip_levels``), built the first time the row is drawn dense."""
     count: int = 0
+    file: str = ""
+    """Which file the track came from, when several were opened together (rank 0, the file name, ...)."""
 
     @property
     def label(self) -> str:
@@ -146,6 +150,9 @@ class CounterTrack:
     """Per sample, a per-category split (HBM usage); None for plain counters."""
     mips: list[array] = field(default_factory=list)
     """argmax-of-value levels, as for slice rows."""
+    file: str = ""
+    group: str = ""
+    """The timeline group it is drawn in ("" : "counters"; metrics from a recording have their own)."""
 
     @property
     def label(self) -> str:
@@ -323,6 +330,20 @@ class TraceStore:
         """Parts of the file other than events that could not be read."""
         self.not_shown: dict[str, int] = {}
         """What the file holds that is not drawn (stackFrames, samples, systrace text), and how much."""
+
+    @property
+    def wall_offset(self) -> int | None:
+        """Nanoseconds to add to this store's times to get Unix time, or None when its clock is not a wall clock.
+
+        Kineto writes times relative to ``baseTimeNanoseconds``; neuron-explorer and older Kineto write epoch
+        times; neuron-det and most Chrome traces use a monotonic clock (None).
+        """
+        base = self.metadata.get("baseTimeNanoseconds", "")
+        if base.isdigit() and int(base) > 0:
+            return int(base)
+        if "wall_offset" in self.metadata:
+            return int(self.metadata["wall_offset"])
+        return 0 if len(self) and is_wall_clock(self.t_min) else None
 
     def __len__(self) -> int:
         return len(self.start)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from neuron_top.trace.store import CounterTrack, TraceStore, mip_levels, mip_pick
+from neuron_top.trace.timeparse import is_wall_clock
 
 
 class RowIndex:
@@ -315,19 +316,89 @@ def nice_step(span: int, width: int, min_cols: int = 12) -> int:
         step *= 10
 
 
-def axis_ticks(window: Window, origin: int, min_cols: int = 12) -> list[tuple[int, str]]:
-    """(column, label) tick marks for a time axis; labels are times relative to ``origin``."""
+def _unit(ns: int) -> tuple[int, str]:
+    a = abs(ns)
+    for scale, unit in _UNITS:
+        if a >= scale:
+            return scale, unit
+    return 1, "ns"
+
+
+def _decimals(step: int, scale: int) -> int:
+    """Digits after the point that show multiples of ``step`` exactly in units of ``scale``."""
+    d = 0
+    while d < 9 and (step * 10**d) % scale:
+        d += 1
+    return d
+
+
+def exact_time(ns: int, scale: int, unit: str, decimals: int) -> str:
+    """``ns`` in a unit with a fixed number of decimals, by integer arithmetic (no float rounding)."""
+    sign = "-" if ns < 0 else ""
+    q, r = divmod(abs(ns), scale)
+    frac = f".{r * 10**decimals // scale:0{decimals}d}" if decimals else ""
+    return f"{sign}{q}{frac} {unit}".rstrip()
+
+
+def clock_time(ns: int, decimals: int) -> str:
+    """Wall-clock time of day (local time) with ``decimals`` digits of the second."""
+    import time as _time
+
+    sec, frac = divmod(ns, 10**9)
+    text = _time.strftime("%H:%M:%S", _time.localtime(sec))
+    return text + (f".{frac * 10**decimals // 10**9:0{decimals}d}" if decimals else "")
+
+
+def clock_date(ns: int) -> str:
+    import time as _time
+
+    return _time.strftime("%Y-%m-%d", _time.localtime(ns // 10**9))
+
+
+def axis_ticks(
+    window: Window, origin: int, min_cols: int = 12, absolute: bool = False
+) -> tuple[str, list[tuple[int, str]]]:
+    """(base, [(column, label)]): tick marks for a time axis, every label distinct.
+
+    Labels are times relative to ``origin`` (the trace start, as Perfetto shows them), or with ``absolute`` the
+    trace's own clock (a wall clock as time of day). Each shows as many digits as its tick step needs. When such
+    labels would not fit between two ticks (deep in a long trace), they become offsets from the first tick and
+    ``base`` says where that is; otherwise ``base`` is "".
+    """
     step = nice_step(window.t1 - window.t0, window.width, min_cols)
-    rel0 = window.t0 - origin
-    first = -(-rel0 // step) * step
-    ticks = []
+    zero = 0 if absolute else origin
+    first = -(-(window.t0 - zero) // step) * step
+    values: list[tuple[int, int]] = []
     t = first
-    while t + origin < window.t1:
-        col = window.col_of(t + origin)
+    while t + zero < window.t1:
+        col = window.col_of(t + zero)
         if 0 <= col < window.width:
-            ticks.append((col, format_duration(t)))
+            values.append((col, t))
         t += step
-    return ticks
+    if not values:
+        return "", []
+    room = min_cols - 2
+    wall = absolute and is_wall_clock(values[0][1])
+    if wall:
+        d = _decimals(step, 10**9)
+        labels = [clock_time(v, d) for _, v in values]
+    else:
+        scale, unit = _unit(max(abs(v) for _, v in values))
+        d = _decimals(step, scale)
+        labels = [exact_time(v, scale, unit, d) for _, v in values]
+    if max(map(len, labels)) <= room:
+        return "", list(zip([c for c, _ in values], labels, strict=True))
+    base = values[0][1]
+    span = values[-1][1] - base
+    scale, unit = _unit(span or step)
+    d = _decimals(step, scale)
+    if wall:
+        head = f"{clock_date(base)} {clock_time(base, _decimals(step, 10**9))}"
+    else:
+        bscale, bunit = _unit(base)
+        head = exact_time(base, bscale, bunit, _decimals(step, bscale))
+        head = head if absolute else f"+{head}" if not head.startswith("-") else head
+    return head, [(c, "+" + exact_time(v - base, scale, unit, d)) for c, v in values]
 
 
 _KINDS = (

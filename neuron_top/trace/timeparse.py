@@ -23,6 +23,14 @@ from typing import Any
 SAFE_US = 1 << 40
 """Microsecond floats below this convert exactly (error <= 0.25 ns before rounding)."""
 
+EPOCH_NS = 946_684_800 * 10**9
+"""2000-01-01 in Unix nanoseconds: a trace whose times are past this is on a wall clock (Kineto, neuron-explorer)."""
+
+
+def is_wall_clock(t_ns: int) -> bool:
+    return EPOCH_NS <= t_ns < 4_102_444_800 * 10**9  # before 2100
+
+
 _POW = [10**k for k in range(40)]
 _DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?", re.ASCII)
 

@@ -21,7 +21,7 @@ from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.sources.base import Source
 from neuron_top.tui.age import AgeClock
 from neuron_top.tui.collector import Collector, FeedSink
-from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
+from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged, WallTime
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
 from neuron_top.tui.screens.problems import ProblemsBody
@@ -62,7 +62,7 @@ class NeuronTopApp(TerminalApp):
                  replay: ReplayController | None = None, replay_name: str = "",
                  traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  notes: list[str] | None = None, exporter: FeedSink | None = None,
-                 source_filter: str | None = None) -> None:
+                 source_filter: str | None = None, trace_at: str = "start", trace_metrics: str | None = None) -> None:
         super().__init__()
         self.clock = clock
         self._notes = notes or []
@@ -71,6 +71,9 @@ class NeuronTopApp(TerminalApp):
         self.replay = replay
         self.replay_name = replay_name
         self.traces = traces or []
+        self.trace_at = trace_at
+        self.trace_metrics = trace_metrics
+        """``trace --metrics REC``: a recording drawn beside the trace (a replay's own recording needs no flag)."""
         self.collector = (Collector(source, self.post_message, recorder, sink=exporter)  # type: ignore[arg-type]
                           if source is not None else None)
         """``exporter`` (``--export``): the Prometheus exporter, fed every event on the collector's thread."""
@@ -331,15 +334,23 @@ class NeuronTopApp(TerminalApp):
         self.push_screen(HelpScreen())
 
     def open_traces(self, paths: list[str], show: bool) -> None:
-        """Load system traces (in a worker) into the timeline pane; ``show`` switches to it."""
+        """Load system traces (in a worker) into the timeline pane, all of them on one time axis; ``show``
+        switches to it. In replay, the recording's metrics go beside them and the playheads follow each other."""
         from neuron_top.tui.screens.timeline import TimelineScreen
 
-        self.install_screen(TimelineScreen(paths[0]), name="timeline")
-        if len(paths) > 1:
-            self.notify(f"the timeline shows {paths[0]}; {len(paths) - 1} more not opened "
-                        "(--check and --summary read them all)", severity="warning", markup=False)
+        metrics = self.trace_metrics if self.replay is None else self.replay.index
+        self.install_screen(TimelineScreen(paths, at=self.trace_at, metrics=metrics), name="timeline")
         if show:
             self.push_screen("timeline")
+
+    def on_wall_time(self, message: WallTime) -> None:
+        """The replay and the timeline follow each other's moment (each screen offers ``follow_wall_time``)."""
+        screens = list(self.screen_stack)
+        if self.is_screen_installed("timeline"):
+            screens.append(self.get_screen("timeline"))
+        for screen in dict.fromkeys(screens):
+            if screen is not message.origin and hasattr(screen, "follow_wall_time"):
+                screen.follow_wall_time(message.unix)
 
     def action_timeline(self) -> None:
         if not self.is_screen_installed("timeline"):

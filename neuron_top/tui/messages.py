@@ -42,3 +42,17 @@ class RecordingFailed(Message):
     def __init__(self, reason: str) -> None:
         super().__init__()
         self.reason = reason
+
+
+class WallTime(Message):
+    """A screen moved to a moment of wall-clock time (Unix seconds): the replay's position, or the timeline's
+    playhead. The app hands it to the other screens that follow it (``follow_wall_time``); ``origin`` is the
+    screen that posted it, so it is never handed back."""
+
+    def __init__(self, unix: float, origin: object) -> None:
+        super().__init__()
+        self.unix = unix
+        self.origin = origin
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, WallTime) and message.origin is self.origin

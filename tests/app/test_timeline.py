@@ -192,7 +192,8 @@ async def test_filters_in_neuron_syntax() -> None:
     app = TimelineApp(load_trace(SMALL))
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause()
-        await pilot.press("F")
+        await pilot.press("f")
+        assert _screen(app).query_one("#trace-filter-hint").has_class("-visible")
         await pilot.press(*"nc=1-2 type=nc_exec", "enter")
         tl = _screen(app).timeline
         st = tl.model.store
@@ -202,7 +203,7 @@ async def test_filters_in_neuron_syntax() -> None:
             ri = tl.model.row_index(ln.track, ln.row)
             assert all(st.name_of(ri.event(k)) == "nc_exec" for k in range(ri.lo, ri.hi))
         assert "filter: NC 1-2; types nc_exec" in _text(app, "#trace-info")
-        await pilot.press("F")
+        await pilot.press("f")
         box = _screen(app).query_one("#trace-filter", Input)
         assert box.value == "nc=1-2 type=nc_exec"
         box.value = "nc=x"

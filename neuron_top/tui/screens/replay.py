@@ -22,6 +22,7 @@ from neuron_top.history import History
 from neuron_top.recording.player import ReplayController, parse_goto
 from neuron_top.textsafe import clean
 from neuron_top.tui.host import SessionHost
+from neuron_top.tui.messages import WallTime
 from neuron_top.tui.screens.dashboard import DashboardScreen
 from neuron_top.tui.widgets.scrubber import Scrubber, clock_text
 
@@ -156,6 +157,22 @@ class ReplayScreen(DashboardScreen):
         host.set_position(self._position_text())
         host.publish()
         self._update_scrubber()
+        self._tell_wall_time()
+
+    # --- the timeline's playhead follows the replay, and the other way round (one wall clock) ---
+    def _tell_wall_time(self) -> None:
+        idx = self.controller.index
+        if len(idx) and getattr(idx, "wallclock", True) and not getattr(self, "_following", False):
+            self.post_message(WallTime(idx.timestamp(min(self.controller.position, len(idx) - 1)), self))
+
+    def follow_wall_time(self, unix: float) -> None:
+        """The timeline's playhead moved: show the report recorded at that moment."""
+        self._following = True
+        try:
+            self.controller.seek_time(unix)
+            self.show_position(rebuild=True)
+        finally:
+            self._following = False
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history", description="rebuilding history")
     def rebuild_history(self, generation: int, end: int, maxlen: int) -> None:

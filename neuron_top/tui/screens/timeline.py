@@ -1,17 +1,16 @@
-"""The timeline pane: a captured system trace (neuron-det, Neuron Explorer, PyTorch/JAX profilers) in the terminal.
+"""The timeline pane: captured system traces (neuron-det, Neuron Explorer, PyTorch/JAX profilers) in the terminal.
 
-Built from a loaded ``TraceStore`` or a path (loaded in a worker thread; the screen says "loading" meanwhile).
-Keys: zoom ``+``/``-`` (and the wheel), pan ``←``/``→`` or ``h``/``l``, fit ``0``, start/end ``Home``/``End``,
-lines ``↑``/``↓`` (``j``/``k``), ``Enter`` selects (or a click), ``ctrl+←/→`` previous/next event on the line,
-``o`` cycles the grouping, ``/`` searches (``<``/``>`` previous/next match), ``F`` filters in the Neuron syntax,
-``e``/``E`` next/previous error, ``u`` the list of unfinished (hang) events, ``L`` follows a flow, ``r`` plays
-the trace from the playhead (``s``/``S`` faster/slower, ``R`` removes the playhead), ``Esc`` clears.
+Built from a loaded ``TraceStore`` or from paths (loaded in a worker thread; the screen says "loading" meanwhile;
+several files become one timeline). The keys are in ``BINDINGS`` (and so in the help screen): zoom, pan, lines,
+select, step through a line's events, first/last event, the first error or hang, fit the selection, grouping,
+search, filters, errors, the hang list, flows, the clock of the axis, area selection with its summary, and a
+replay playhead. ``Esc`` closes what is open, one thing at a time.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -24,15 +23,20 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from neuron_top.textsafe import clean
+from neuron_top.trace.aggregate import AggRow, aggregate
+from neuron_top.trace.check import lost_line
 from neuron_top.trace.filters import FilterError, Filters
-from neuron_top.trace.loaders import TraceError, load_trace
+from neuron_top.trace.loaders import TraceError, load_traces
+from neuron_top.trace.metrics import Index, Metrics, attach, build_metrics, parse_offset, shift
 from neuron_top.trace.model import GROUPING_LABELS, TimelineModel
 from neuron_top.trace.store import TraceStore
-from neuron_top.trace.summary import format_duration
+from neuron_top.trace.summary import format_duration, what_it_holds
+from neuron_top.trace.timeparse import is_wall_clock
+from neuron_top.tui.messages import WallTime
 from neuron_top.tui.widgets.tracks import Timeline
 
 TICK = 0.05
@@ -42,10 +46,11 @@ TICK = 0.05
 class TraceLoaded(Message):
     """The worker finished loading (posted from the loader thread)."""
 
-    def __init__(self, store: TraceStore | None, error: str = "") -> None:
+    def __init__(self, store: TraceStore | None, error: str = "", metrics: Metrics | None = None) -> None:
         super().__init__()
         self.store = store
         self.error = error
+        self.metrics = metrics
 
 
 def parse_filter_text(text: str) -> Filters:
@@ -92,40 +97,55 @@ def filter_text(f: Filters) -> str:
     return " ".join(parts)
 
 
+FILTER_HINT = (
+    "nc=0-3,8 NeuronCores · type=nrt_execute,hardware,^cc_exec event types (hardware/software groups, "
+    "^ excludes) · inst=i-abc instances · a bare 0-3 is cores · Enter applies, empty clears, Esc cancels"
+)
+
+
 class TimelineScreen(Screen[None]):
     """The system-trace timeline, a second pane of the app."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("plus,equals_sign", "zoom(2)", "zoom in"),
         Binding("minus", "zoom(0.5)", "zoom out"),
-        Binding("0", "fit", "fit all"),
+        Binding("0", "fit", "fit the whole trace"),
         Binding("left,h", "pan(-0.25)", "pan left"),
         Binding("right,l", "pan(0.25)", "pan right"),
-        Binding("shift+left", "pan(-1)", "page left", show=False),
-        Binding("shift+right", "pan(1)", "page right", show=False),
-        Binding("home", "start", "start", show=False),
-        Binding("end", "end", "end", show=False),
-        Binding("up,k", "line(-1)", "line up", show=False),
-        Binding("down,j", "line(1)", "line down", show=False),
-        Binding("pageup", "line(-10)", "page up", show=False),
-        Binding("pagedown", "line(10)", "page down", show=False),
-        Binding("enter", "select", "select"),
-        Binding("ctrl+left", "step(-1)", "previous event on line", show=False),
-        Binding("ctrl+right", "step(1)", "next event on line", show=False),
+        Binding("shift+left", "pan(-1)", "page left"),
+        Binding("shift+right", "pan(1)", "page right"),
+        Binding("home", "start", "to the trace start"),
+        Binding("end", "end", "to the trace end"),
+        Binding("up,k", "line(-1)", "line up"),
+        Binding("down,j", "line(1)", "line down"),
+        Binding("pageup", "line(-10)", "ten lines up"),
+        Binding("pagedown", "line(10)", "ten lines down"),
+        Binding("enter", "select", "select the event at the cursor"),
+        Binding("comma,ctrl+left", "step(-1)", "previous event on this line"),
+        Binding("full_stop,ctrl+right", "step(1)", "next event on this line"),
+        Binding("g", "first", "first event"),
+        Binding("G", "last", "last event"),
+        Binding("exclamation_mark", "first_problem", "first error or unfinished event"),
+        Binding("F", "fit_selected", "fit the selected event"),
         Binding("o", "grouping", "grouping"),
         Binding("slash", "search", "search"),
-        Binding("greater_than_sign", "match(1)", "next match", show=False),
-        Binding("less_than_sign", "match(-1)", "previous match", show=False),
-        Binding("F", "filters", "filters"),
+        Binding("greater_than_sign", "match(1)", "next match"),
+        Binding("less_than_sign", "match(-1)", "previous match"),
+        Binding("f", "filters", "filters (nc= type= inst=)"),
         Binding("e", "error(1)", "next error"),
-        Binding("E", "error(-1)", "previous error", show=False),
+        Binding("E", "error(-1)", "previous error"),
         Binding("u", "hangs", "unfinished (hang) list"),
-        Binding("L", "flow", "follow flow", show=False),
+        Binding("L", "flow", "follow a flow"),
+        Binding("c", "clock", "axis: from the trace start / the trace's clock"),
+        Binding("m", "mark", "mark an area edge (twice: the area's summary)"),
+        Binding("a", "area_window", "summary of the visible window"),
+        Binding("space", "area_track", "mark this track for the area"),
+        Binding("O", "metrics_offset", "metrics: shift them (when the clocks cannot be matched)"),
         Binding("r", "play", "play/pause replay"),
-        Binding("s", "speed(2)", "replay faster", show=False),
-        Binding("S", "speed(0.5)", "replay slower", show=False),
-        Binding("R", "stop", "remove playhead", show=False),
-        Binding("escape", "clear", "clear", show=False),
+        Binding("s", "speed(2)", "replay faster"),
+        Binding("S", "speed(0.5)", "replay slower"),
+        Binding("R", "stop", "remove playhead"),
+        Binding("escape", "clear", "close / clear"),
     ]
     DEFAULT_CSS = """
     TimelineScreen { layout: vertical; }
@@ -140,22 +160,45 @@ class TimelineScreen(Screen[None]):
     TimelineScreen #trace-details { height: auto; max-height: 12; display: none; background: $panel;
                                     padding: 0 1; border-top: solid $primary; }
     TimelineScreen #trace-details.-visible { display: block; }
+    TimelineScreen #trace-agg-box { height: auto; max-height: 14; display: none; background: $panel;
+                                    border-top: solid $primary; }
+    TimelineScreen #trace-agg-box.-visible { display: block; }
+    TimelineScreen #trace-agg-title { height: 1; padding: 0 1; }
+    TimelineScreen #trace-agg { height: auto; max-height: 12; }
+    TimelineScreen #trace-empty { height: 1fr; content-align: center middle; color: $text-muted; }
     TimelineScreen Input { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
     TimelineScreen Input.-visible { display: block; }
+    TimelineScreen #trace-filter-hint { dock: bottom; height: auto; padding: 0 1; display: none; background: $panel;
+                                        color: $text-muted; }
+    TimelineScreen #trace-filter-hint.-visible { display: block; }
     TimelineScreen #trace-status { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
     TimelineScreen #trace-loading { height: 1fr; content-align: center middle; color: $text-muted; }
     """
 
     def __init__(
         self,
-        source: TraceStore | str | Path,
+        source: TraceStore | str | Path | Sequence[str | Path],
         *,
         clock: Callable[[], float] = time.monotonic,
+        at: str = "start",
+        metrics: str | Path | Index | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(name=name)
         self.store: TraceStore | None = source if isinstance(source, TraceStore) else None
-        self.path = None if isinstance(source, TraceStore) else Path(source)
+        self.paths: list[Path] = (
+            [] if isinstance(source, TraceStore) else [Path(source)] if isinstance(source, (str, Path))
+            else [Path(p) for p in source]
+        )
+        self.path = self.paths[0] if self.paths else None
+        self.at = at
+        """Where the view opens: "start" (the whole trace) or "end" (the last events, close up)."""
+        self.metrics_source = metrics
+        """A recording (path, or the replay's index) whose metrics are drawn beside the trace."""
+        self.metrics: Metrics | None = None
+        self._following = False
+        self._sent_playhead: int | None = None
+        self.area_rows: list[AggRow] = []
         self.model: TimelineModel | None = None
         self.clock = clock
         self.matches: list[int] = []
@@ -176,36 +219,59 @@ class TimelineScreen(Screen[None]):
             if self.store is None:
                 yield Static("loading trace…", id="trace-loading")
             else:
-                self.model = TimelineModel(self.store)
-                yield Timeline(self.model, id="timeline")
+                yield from self._body(self.store)
             with Vertical(id="trace-side"):
                 yield OptionList(id="trace-hangs")
                 yield Static(id="trace-replay")
         yield Static(id="trace-details")
+        with Vertical(id="trace-agg-box"):
+            yield Static(id="trace-agg-title")
+            yield DataTable(id="trace-agg", cursor_type="row", zebra_stripes=True)
         yield Input(
             placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search"
         )
-        yield Input(
-            placeholder="filters: nc=0-3 type=hardware,^cc_exec inst=i-abc123 (empty: none)",
-            id="trace-filter",
-        )
+        yield Input(placeholder="metrics offset: +2.5s, -300ms, 1500us (moves the metric tracks)", id="trace-offset")
+        yield Static(Text(FILTER_HINT), id="trace-filter-hint")
+        yield Input(placeholder="filters, e.g. nc=0-3 type=hardware,^cc_exec inst=i-abc123", id="trace-filter")
         yield Static(id="trace-status")
+
+    def _body(self, store: TraceStore) -> ComposeResult:
+        """The timeline, or (a file with nothing to draw) what the file holds instead."""
+        if not len(store) and not store.counters:
+            yield Static(Text(clean(what_it_holds(store) or "no trace events", 400)), id="trace-empty")
+            return
+        self.model = TimelineModel(self.store)  # type: ignore[arg-type]
+        yield Timeline(self.model, id="timeline")
 
     def on_mount(self) -> None:
         if self.store is None:
             self._load()
         else:
+            if self.metrics_source is not None and self.metrics is None:
+                self.metrics = self._metrics_for(self.store)
+                if self.model is not None:
+                    self.model.rebuild()
             self._ready()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="trace-load", description="load trace")
     def _load(self) -> None:
-        assert self.path is not None
         try:
-            store = load_trace(self.path)
+            store = load_traces(self.paths)
         except TraceError as e:
             self.post_message(TraceLoaded(None, str(e)))
             return
-        self.post_message(TraceLoaded(store))
+        self.post_message(TraceLoaded(store, metrics=self._metrics_for(store)))
+
+    def _metrics_for(self, store: TraceStore) -> Metrics | None:
+        """The recording's counter tracks, added to the store before it is shown (in the loading thread)."""
+        if self.metrics_source is None:
+            return None
+        try:
+            m = build_metrics(store, self.metrics_source)
+        except OSError as e:
+            return Metrics(note=f"metrics: cannot read {self.metrics_source}: {e.strerror or e}")
+        attach(store, m)
+        return m
 
     async def on_trace_loaded(self, message: TraceLoaded) -> None:
         loading = self.query("#trace-loading")
@@ -216,16 +282,23 @@ class TimelineScreen(Screen[None]):
             self._update_info()
             return
         self.store = message.store
-        self.model = TimelineModel(self.store)
+        self.metrics = message.metrics
         await loading.remove()
-        await self.query_one("#trace-body").mount(Timeline(self.model, id="timeline"), before="#trace-side")
+        await self.query_one("#trace-body").mount_all(list(self._body(self.store)), before="#trace-side")
         self._ready()
 
     def _ready(self) -> None:
+        self._update_info()
+        if self.metrics is not None and self.metrics.note:
+            self.notify(clean(self.metrics.note, 300), title="metrics", timeout=8,
+                        severity="information" if self.metrics.matched else "warning")
+        if self.model is None:  # nothing to draw
+            return
         tl = self.query_one(Timeline)
         tl.focus()
         self.speed = max(tl.model.store.span / 10e9, 1e-6)  # the whole trace plays in ~10 s
-        self._update_info()
+        if self.at == "end":
+            tl.show_end()
         self._update_status()
 
     # -- helpers ------------------------------------------------------------------------------------------------
@@ -245,13 +318,20 @@ class TimelineScreen(Screen[None]):
         name = Path(st.path).name or "trace"
         self.title = f"trace {clean(name)}"
         self.sub_title = f"grouping: {label}"
+        files = st.metadata.get("files")
+        if files:
+            name = f"{files} files ({st.metadata.get('alignment', '')})"
         text = (
             f"{name} · {st.format} · {len(st)} events · {len(st.tracks)} tracks · "
-            f"{format_duration(st.span)} · grouping: {label}"
+            f"{format_duration(st.span)}" + (f" · grouping: {label}" if label else "")
         )
         if self.model and self.model.filters.active:
             text += f" · filter: {self.model.filters.describe()}"
-        info.update(Text(clean(text, 400)))
+        line = Text()
+        if st.lost:
+            line.append(clean(lost_line(st), 200) + " · ", style="bold reverse")
+        line.append(clean(text, 400))
+        info.update(line)
 
     def _update_status(self) -> None:
         if self.model is None:
@@ -272,10 +352,13 @@ class TimelineScreen(Screen[None]):
             )
         else:
             parts.append("replay: r")
+        if tl.mark is not None:
+            parts.append(f"area from +{format_duration(tl.mark - st.t_min)}: m at the other end")
+        elif tl.area is not None:
+            parts.append(f"area {format_duration(tl.area[1] - tl.area[0])} (Esc clears)")
+        if self.metrics is not None and self.metrics.counters:
+            parts.append("metrics " + ("on the wall clock" if self.metrics.matched else "placed by hand (O)"))
         self.query_one("#trace-status", Static).update(Text(clean(" │ ".join(parts), 400)))
-
-    def on_timeline_changed(self, message: Timeline.Changed) -> None:
-        self._update_status()
 
     def on_timeline_selected(self, message: Timeline.Selected) -> None:
         details = self.query_one("#trace-details", Static)
@@ -387,6 +470,7 @@ class TimelineScreen(Screen[None]):
         self._ensure()
         box = self.query_one("#trace-filter", Input)
         box.add_class("-visible")
+        self.query_one("#trace-filter-hint").add_class("-visible")
         assert self.model is not None
         box.value = filter_text(self.model.filters)
         box.focus()
@@ -396,6 +480,9 @@ class TimelineScreen(Screen[None]):
         box = event.input
         if box.id == "trace-search":
             self._apply_search(event.value)
+        elif box.id == "trace-offset":
+            if not self._apply_offset(event.value):
+                return
         elif box.id == "trace-filter":
             try:
                 filters = parse_filter_text(event.value)
@@ -410,7 +497,13 @@ class TimelineScreen(Screen[None]):
                 self.timeline.set_matches(self.matches)
             self._update_info()
             self._update_status()
+            if self.timeline.area is not None:
+                self._show_area()
+        self._close_input(box)
+
+    def _close_input(self, box: Input) -> None:
         box.remove_class("-visible")
+        self.query_one("#trace-filter-hint").remove_class("-visible")
         self.timeline.focus()
 
     def _apply_search(self, text: str) -> None:
@@ -496,6 +589,180 @@ class TimelineScreen(Screen[None]):
         later = [e for e in linked if st.start[e] >= st.start[tl.selected]]
         target = min(later, key=lambda e: st.start[e]) if later else max(linked, key=lambda e: st.start[e])
         tl.select(target)
+
+    def action_metrics_offset(self) -> None:
+        self._ensure()
+        if self.metrics is None or not self.metrics.counters:
+            self.notify("no metrics beside this trace: open it with --metrics REC (or neuron-top replay REC --trace)",
+                        severity="information")
+            return
+        box = self.query_one("#trace-offset", Input)
+        box.add_class("-visible")
+        box.value = ""
+        box.focus()
+
+    def _apply_offset(self, text: str) -> bool:
+        assert self.metrics is not None and self.model is not None
+        try:
+            delta = parse_offset(text)
+        except ValueError:
+            self.notify(f"not an offset: {clean(text, 40)!r} (e.g. +2.5s, -300ms)", severity="error")
+            return False
+        shift(self.model.store, self.metrics, delta)
+        self.timeline.model_changed()
+        self.notify(clean(self.metrics.note, 200), timeout=4)
+        return True
+
+    # -- the link with the replay (one wall clock) ------------------------------------------------------------
+    def follow_wall_time(self, unix: float) -> None:
+        """The replay moved: put the playhead at the same moment (when the trace's clock maps to wall time)."""
+        if self.model is None or self.metrics is None or not self.metrics.counters:
+            return
+        t = self.metrics.trace_time(unix)
+        self._following = True
+        try:
+            self.timeline.set_playhead(t)
+            self._show_replay()
+            self._update_status()
+        finally:
+            self._following = False
+
+    def on_timeline_changed(self, message: Timeline.Changed) -> None:
+        self._update_status()
+        tl = self.timeline
+        if (
+            tl.playhead is not None
+            and tl.playhead != self._sent_playhead
+            and not self._following
+            and self.metrics is not None
+            and self.metrics.counters
+        ):
+            self._sent_playhead = tl.playhead
+            self.post_message(WallTime(self.metrics.unix_time(tl.playhead), self))
+
+    def action_first(self) -> None:
+        tl = self._ensure()
+        ev = tl.edge_event(last=False)
+        if ev is not None:
+            tl.select(ev)
+
+    def action_last(self) -> None:
+        tl = self._ensure()
+        ev = tl.edge_event(last=True)
+        if ev is not None:
+            tl.select(ev)
+
+    def action_first_problem(self) -> None:
+        """``!``: the first error or unfinished (hang) event in time."""
+        tl = self._ensure()
+        assert self.model is not None
+        st = self.model.store
+        events = sorted(set(self.model.errors()) | set(self.model.unfinished()), key=lambda e: (st.start[e], e))
+        if not events:
+            self.notify("no errors and no unfinished events", severity="information")
+            return
+        tl.select(events[0])
+        tl.fit_event(events[0])
+
+    def action_fit_selected(self) -> None:
+        tl = self._ensure()
+        if tl.selected is None:
+            self.notify("select an event first (Enter, a click, g/G or !)", severity="information")
+            return
+        tl.fit_event(tl.selected)
+
+    def action_clock(self) -> None:
+        tl = self._ensure()
+        tl.set_absolute(not tl.absolute)
+        st = tl.model.store
+        if not tl.absolute:
+            what = "from the trace start"
+        elif is_wall_clock(st.t_min):
+            what = "the trace's wall clock (time of day)"
+        else:
+            what = "the trace's own clock"
+        self.notify(f"axis times: {what}", timeout=3)
+
+    # -- area selection ---------------------------------------------------------------------------------------------
+    def action_mark(self) -> None:
+        """``m`` at one end of the area, ``m`` again at the other (at the playhead, else the window centre)."""
+        tl = self._ensure()
+        t = tl.cursor_time() if tl.selected is None or tl.mark is not None else tl.model.store.start[tl.selected]
+        if tl.mark is None:
+            tl.set_area(tl.area, mark=t)
+            self.notify(f"area from +{format_duration(t - tl.model.store.t_min)}: move, then m at the other end",
+                        timeout=4)
+            return
+        a, b = sorted((tl.mark, t))
+        if a == b:
+            b = a + 1
+        tl.set_area((a, b))
+        self._show_area()
+
+    def action_area_window(self) -> None:
+        tl = self._ensure()
+        tl.set_area((tl.t0, tl.t1))
+        self._show_area()
+
+    def action_area_track(self) -> None:
+        tl = self._ensure()
+        if tl.toggle_area_track() is None:
+            self.notify("put the cursor on a track's line to mark it", severity="information")
+            return
+        if tl.area is not None:
+            self._show_area()
+
+    def on_timeline_area_selected(self, message: Timeline.AreaSelected) -> None:
+        self._show_area()
+
+    def _show_area(self) -> None:
+        """The summary of the marked area: slice names by total time; Enter jumps to the longest instance."""
+        tl = self.timeline
+        assert self.model is not None and tl.area is not None
+        st = self.model.store
+        t0, t1 = tl.area
+        tracks = tl.area_tracks or {ln.track for ln in self.model.lines if ln.kind == "row"}
+        rows = aggregate(st, t0, t1, sorted(tracks), self.model.names_ok)
+        self.area_rows = rows
+        box = self.query_one("#trace-agg-box")
+        title = self.query_one("#trace-agg-title", Static)
+        n = sum(r.count for r in rows)
+        where = f"{len(tl.area_tracks)} marked tracks" if tl.area_tracks else "all tracks"
+        title.update(
+            Text(
+                f"area +{format_duration(t0 - st.t_min)} to +{format_duration(t1 - st.t_min)} "
+                f"({format_duration(t1 - t0)}) · {where} · {n} slices, {len(rows)} names · Enter: longest · Esc",
+                style="bold",
+            )
+        )
+        table = self.query_one("#trace-agg", DataTable)
+        table.clear(columns=True)
+        table.add_column("name", key="name")
+        for col in ("count", "total", "average", "max"):
+            table.add_column(col, key=col)
+        for k, r in enumerate(rows[:500]):
+            table.add_row(
+                Text(clean(r.name, 80)),
+                Text(str(r.count), justify="right"),
+                Text(format_duration(r.total), justify="right"),
+                Text(format_duration(r.avg), justify="right"),
+                Text(format_duration(r.max), justify="right"),
+                key=str(k),
+            )
+        box.add_class("-visible")
+        if rows:
+            table.focus()
+        self._update_status()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        k = int(event.row_key.value or 0)
+        if 0 <= k < len(self.area_rows):
+            tl = self.timeline
+            ev = self.area_rows[k].longest
+            tl.select(ev)
+            tl.fit_event(ev)
+            tl.focus()
 
     # -- replay -------------------------------------------------------------------------------------------------
     def action_play(self) -> None:
@@ -589,21 +856,31 @@ class TimelineScreen(Screen[None]):
         side.set_class(shown, "-visible")
 
     def action_clear(self) -> None:
-        """Esc: close an input, then the hang list, then the selection; otherwise let the app have Esc."""
+        """Esc: close an input, then the hang list, the area summary (then the area), the selection, the search;
+        otherwise let the app have Esc."""
         if self.model is None:
             raise SkipAction()
         for box in self.query(Input):
             if box.has_class("-visible"):
-                box.remove_class("-visible")
-                self.timeline.focus()
+                self._close_input(box)
                 return
+        tl = self.timeline
+        agg = self.query_one("#trace-agg-box")
+        if agg.has_class("-visible"):
+            agg.remove_class("-visible")
+            tl.focus()
+            return
+        if tl.area is not None or tl.mark is not None or tl.area_tracks:
+            tl.area_tracks = frozenset()
+            tl.set_area(None)
+            self._update_status()
+            return
         hangs = self.query_one("#trace-hangs")
         if hangs.has_class("-visible"):
             hangs.remove_class("-visible")
             self._side_visibility()
             self.timeline.focus()
             return
-        tl = self.timeline
         if tl.selected is not None or self.query_one("#trace-details").has_class("-visible"):
             tl.select(None)
             return

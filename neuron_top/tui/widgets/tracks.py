@@ -70,6 +70,7 @@ class Timeline(Widget, can_focus=True):
         "timeline--counter",
         "timeline--playhead",
         "timeline--match",
+        "timeline--area",
         *(f"timeline--c{k}" for k in range(PALETTE)),
     }
     DEFAULT_CSS = """
@@ -85,6 +86,7 @@ class Timeline(Widget, can_focus=True):
     Timeline > .timeline--counter { color: $success; background: $surface; }
     Timeline > .timeline--playhead { color: $accent; text-style: bold; }
     Timeline > .timeline--match { text-style: underline; }
+    Timeline > .timeline--area { color: $warning; text-style: bold; }
     Timeline > .timeline--c0 { color: $text; background: $primary-darken-2; }
     Timeline > .timeline--c1 { color: $text; background: $secondary-darken-2; }
     Timeline > .timeline--c2 { color: $text; background: $success-darken-2; }
@@ -103,6 +105,9 @@ class Timeline(Widget, can_focus=True):
             self.event = event
             self.counter = counter
             self.sample = sample
+
+    class AreaSelected(Message):
+        """A drag marked an area (``Timeline.area``, ``Timeline.area_tracks`` hold it)."""
 
     class Changed(Message):
         """The window or the cursor moved (for the status line)."""
@@ -124,6 +129,14 @@ class Timeline(Widget, can_focus=True):
         self.selected: int | None = None
         self.playhead: int | None = None
         self.matches: frozenset[int] = frozenset()
+        self.absolute = False
+        """Axis labels on the trace's own clock (time of day for a wall clock) instead of from the trace start."""
+        self.area: tuple[int, int] | None = None
+        """The marked time range (area selection), drawn as two edges and a band on the axis."""
+        self.mark: int | None = None
+        """The first edge of an area being marked (``m`` sets it, a second ``m`` closes the area)."""
+        self.area_tracks: frozenset[int] = frozenset()
+        """Tracks marked for the area (none marked: every track)."""
         self._spans: dict[int, list[Span] | list[float | None]] = {}
         self._span_key: tuple[int, ...] = ()
         self._strips: dict[int, Strip] = {}
@@ -203,6 +216,45 @@ class Timeline(Widget, can_focus=True):
         span = self.t1 - self.t0
         st = self.model.store
         self.set_window(st.t_max - span, st.t_max)
+
+    def edge_event(self, last: bool) -> int | None:
+        return self.model.edge_event(last)
+
+    def show_end(self, events: int = 200) -> None:
+        """``--at end``: the last ``events`` events (by start) fill the window, close enough to tell them apart."""
+        st = self.model.store
+        t = self.model.tail_start(events)
+        if t is None:
+            return
+        span = max(st.t_max - t, MIN_SPAN_NS)
+        self.set_window(t - span // 20, st.t_max + span // 20)
+
+    def fit_event(self, event: int) -> None:
+        """``F``: the window fits the event, with a tenth of its length either side (an instant: a hundredth of
+        the trace around it, where its neighbours show)."""
+        st = self.model.store
+        s, e = st.start[event], st.end[event]
+        pad = max((e - s) // 10, MIN_SPAN_NS) if e > s else max(st.span // 200, MIN_SPAN_NS)
+        self.set_window(s - pad, e + pad)
+
+    def set_absolute(self, absolute: bool) -> None:
+        self.absolute = absolute
+        self._changed(spans=False)
+
+    def set_area(self, area: tuple[int, int] | None, mark: int | None = None) -> None:
+        self.area, self.mark = area, mark
+        self._changed(spans=False)
+
+    def toggle_area_track(self) -> int | None:
+        """Mark (or unmark) the cursor line's track for the area; returns the track id (None on other lines)."""
+        if not self.model.lines:
+            return None
+        ln = self.model.lines[self.cursor]
+        if ln.kind != "row":
+            return None
+        self.area_tracks = self.area_tracks ^ {ln.track}
+        self._changed(spans=False)
+        return ln.track
 
     def move_cursor(self, delta: int) -> None:
         n = len(self.model.lines)
@@ -305,7 +357,32 @@ class Timeline(Widget, can_focus=True):
         if ri.lo <= k < ri.hi:
             self.select(ri.event(k))
 
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        col = event.x - self.label_w - 1
+        self._drag = (col, event.y) if col >= 0 and event.button == 1 else None
+        self._dragged = False
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        start = getattr(self, "_drag", None)
+        self._drag = None
+        col = event.x - self.label_w - 1
+        if start is None or abs(col - start[0]) < 2:
+            return
+        self._dragged = True  # the click that follows must not select
+        win = self.window
+        a, b = sorted((win.time_of(max(start[0], 0)), win.time_of(min(max(col, 0), self.area_w) + 1)))
+        la, lb = sorted((self.line_at(start[1]), self.line_at(event.y)), key=lambda v: -1 if v is None else v)
+        tracks = frozenset()
+        if la is not None and lb is not None and la != lb:  # dragged across lines: those tracks only
+            tracks = frozenset(ln.track for ln in self.model.lines[la : lb + 1] if ln.kind == "row")
+        self.area_tracks = tracks
+        self.set_area((a, b))
+        self.post_message(self.AreaSelected())
+
     def on_click(self, event: events.Click) -> None:
+        if getattr(self, "_dragged", False):
+            self._dragged = False
+            return
         line = self.line_at(event.y)
         x = event.x - self.label_w - 1
         if line is None:
@@ -444,7 +521,12 @@ class Timeline(Widget, can_focus=True):
         label_style = self._style("group" if ln.kind == "group" else "label")
         if idx == self.cursor:
             label_style = self._style("cursor")
-        label = clean(ln.label, 200)
+        label = ln.label
+        if not label and ln.title and idx == self.top:  # scrolled into a tall track: keep its name in sight
+            label = f"{ln.title} ⋮"
+        if label and ln.kind == "row" and ln.track in self.area_tracks:  # marked for the area selection
+            label = f"▸{label}"
+        label = clean(label, 200)
         lw = self.label_w
         text = label[: lw - 1] + "…" if len(label) > lw else label.ljust(lw)
         if not label.isascii():  # maybe wide characters: cut by cells, not code points
@@ -462,10 +544,22 @@ class Timeline(Widget, can_focus=True):
         strip = (
             Strip(segs, w) if w == lw + 1 + self.area_w else Strip(segs).crop_extend(0, w, self.rich_style)
         )
+        strip = self._edges(strip, "┃")
         if self.playhead is not None:
             col = self.window.col_of(self.playhead)
             if 0 <= col < self.area_w:
                 strip = self._overlay(strip, lw + 1 + col, "│", self._style("playhead"))
+        return strip
+
+    def _edges(self, strip: Strip, ch: str) -> Strip:
+        """The marked area's edges (and a pending mark) over a line."""
+        edges = [] if self.area is None else list(self.area)
+        if self.mark is not None:
+            edges.append(self.mark)
+        for t in edges:
+            col = self.window.col_of(t)
+            if 0 <= col < self.area_w:
+                strip = self._overlay(strip, self.label_w + 1 + col, ch, self._style("area"))
         return strip
 
     def _span_segments(self, spans: list[Span]) -> list[Segment]:
@@ -539,9 +633,18 @@ class Timeline(Widget, can_focus=True):
         st = self.model.store
         win = self.window
         lw = self.label_w
-        head = f"{format_duration(win.t1 - win.t0)} shown"
+        base, ticks = axis_ticks(win, st.t_min, absolute=self.absolute)
+        head = base or f"{format_duration(win.t1 - win.t0)} shown"
+        if len(head) > lw and " " in head:  # a wall-clock base: the time of day matters more than the date
+            head = head.split(" ", 1)[1]
+        if len(head) > lw:
+            head = "…" + head[-(lw - 1) :]
         cells = [" "] * win.width
-        for col, label in axis_ticks(win, st.t_min):
+        if self.area is not None:
+            a, b = sorted(win.col_of(t) for t in self.area)
+            for c in range(max(a, 0), min(b + 1, win.width)):
+                cells[c] = "▔"
+        for col, label in ticks:
             cells[col] = "┆"
             for k, ch in enumerate(f" {label}"):
                 if col + 1 + k < win.width:
@@ -549,6 +652,7 @@ class Timeline(Widget, can_focus=True):
         segs = [Segment(head[:lw].ljust(lw), self._style("axis")), Segment(" ", self._style("axis"))]
         segs.append(Segment("".join(cells), self._style("axis")))
         strip = Strip(segs).crop_extend(0, w, self._style("axis"))
+        strip = self._edges(strip, "┃")
         if self.playhead is not None:
             col = win.col_of(self.playhead)
             if 0 <= col < win.width:
