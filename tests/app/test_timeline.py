@@ -193,7 +193,8 @@ async def test_filters_in_neuron_syntax() -> None:
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause()
         await pilot.press("f")
-        assert _screen(app).query_one("#trace-filter-hint").has_class("-visible")
+        assert _screen(app).query_one("#trace-filter-box").has_class("-visible")
+        assert "type=nrt_execute,hardware,^cc_exec" in _text(app, "#trace-filter-hint")
         await pilot.press(*"nc=1-2 type=nc_exec", "enter")
         tl = _screen(app).timeline
         st = tl.model.store
@@ -384,3 +385,318 @@ async def test_wide_characters_keep_the_columns_aligned(tmp_path: Path) -> None:
         row = tl.render_line(2)
         label_cells = sum(seg.cell_length for seg in list(row)[:1])
         assert label_cells == tl.label_w
+
+
+# -- issue 24: navigation, axis, area, several files, metrics, help --------------------------------------------
+
+
+@sync
+async def test_step_first_last_and_fit_keys() -> None:
+    store = load_trace(SMALL)
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        await pilot.press("g")
+        assert tl.selected is not None and store.start[tl.selected] == store.t_min
+        await pilot.press("G")
+        last = tl.selected
+        assert last is not None and store.start[last] == max(store.start)
+        await pilot.press("F")
+        pad = max(store.dur[last] // 10, 10)
+        assert (tl.t0, tl.t1) == (store.start[last] - pad, store.end[last] + pad)
+        await pilot.press("g", "full_stop")
+        first_next = tl.selected
+        assert first_next is not None and store.start[first_next] > store.t_min
+        await pilot.press("comma")
+        assert store.start[tl.selected] == store.t_min  # type: ignore[index]
+        await pilot.press("exclamation_mark")
+        problems = sorted(set(store.errors) | set(store.unfinished), key=lambda e: store.start[e])
+        assert tl.selected == problems[0]
+
+
+@sync
+async def test_fit_without_a_selection_says_how() -> None:
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("F")
+        await pilot.pause()
+        assert any("select an event first" in str(n.message) for n in app._notifications)
+
+
+@sync
+async def test_axis_labels_stay_distinct_when_zoomed_deep(tmp_path: Path) -> None:
+    """The issue saw "273 ms" on eight ticks of a 1 ms window, and "1122420 s" on every tick of an epoch trace."""
+    events = [{"ph": "X", "name": f"e{k}", "ts": 1122420_000_000 + k * 137.5, "dur": 100, "pid": 1, "tid": 1}
+              for k in range(4000)]
+    p = tmp_path / "epoch.json"
+    p.write_text(json.dumps(events))
+    app = TimelineApp(load_trace(p))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        st = tl.model.store
+        for t0, width in ((st.t_min + 273_000_000, 1_000_000), (st.t_min + 400_000_000, 3_000), (st.t_min, st.span)):
+            tl.set_window(t0, t0 + width)
+            for absolute in (False, True):
+                tl.set_absolute(absolute)
+                await pilot.pause()
+                axis = tl.render_line(0).text
+                labels = [part.split("┆")[0].strip() for part in axis[tl.label_w + 1 :].split("┆")[1:]]
+                labels = [lb for lb in labels if lb]
+                assert len(labels) >= 3 and len(set(labels)) == len(labels), (axis, absolute)
+        tl.set_absolute(False)
+        await pilot.press("c")
+        assert tl.absolute
+
+
+@sync
+async def test_track_name_stays_visible_when_scrolled_into_it(tmp_path: Path) -> None:
+    events = [x for k in range(12) for x in ({"ph": "B", "name": f"d{k}", "ts": k, "pid": 1, "tid": 7},)]
+    events += [{"ph": "E", "ts": 100 - k, "pid": 1, "tid": 7} for k in range(12)]
+    events.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": "deep-thread"}})
+    p = tmp_path / "deep.json"
+    p.write_text(json.dumps(events))
+    app = TimelineApp(load_trace(p))
+    async with app.run_test(size=(80, 8)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        await pilot.press(*["down"] * 9)
+        assert tl.top > 1 and tl.model.lines[tl.top].row > 0
+        assert tl.render_line(1).text.startswith("deep-thread")
+
+
+@sync
+async def test_area_summary_and_jump_to_the_longest() -> None:
+    from neuron_top.trace.aggregate import aggregate
+
+    store = load_trace(SMALL)
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        tl = scr.timeline
+        await pilot.press("a")  # the visible window: the whole trace
+        box = scr.query_one("#trace-agg-box")
+        assert box.has_class("-visible") and tl.area == (store.t_min, store.t_max)
+        rows = scr.area_rows
+        assert rows == aggregate(store, store.t_min, store.t_max)
+        assert rows[0].name == "nrt_execute" and sum(r.count for r in rows) == len(store)
+        assert "area +0 ns to +6.17 ms" in str(scr.query_one("#trace-agg-title", Static).render())
+        await pilot.press("enter")  # the first row: the longest nrt_execute
+        assert tl.selected == rows[0].longest
+        await pilot.press("escape", "escape")  # the summary closes, then the area clears
+        assert not box.has_class("-visible") and tl.area is None
+
+
+@sync
+async def test_area_by_marks_and_marked_tracks() -> None:
+    store = load_trace(SMALL)
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        tl = scr.timeline
+        await pilot.press("down", "space")  # mark the first track (NC 0) for the area
+        nc0 = tl.model.lines[tl.cursor].track
+        assert tl.area_tracks == {nc0} and tl.render_line(2).text.startswith("▸")
+        tl.set_window(store.t_min, store.t_min + 1_000_000)
+        await pilot.press("m")
+        assert tl.mark == store.t_min + 500_000
+        tl.set_window(store.t_min + 2_000_000, store.t_min + 4_000_000)
+        await pilot.press("m")
+        assert tl.area == (store.t_min + 500_000, store.t_min + 3_000_000)
+        assert {store.track_of(r.longest).id for r in scr.area_rows} == {nc0}
+
+
+@sync
+async def test_drag_marks_an_area_without_selecting() -> None:
+    store = load_trace(SMALL)
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        tl = scr.timeline
+        x0, x1 = tl.label_w + 11, tl.label_w + 41
+        await pilot.mouse_down(Timeline, offset=(x0, 2))
+        await pilot.hover(Timeline, offset=(x1, 6))
+        await pilot.mouse_up(Timeline, offset=(x1, 6))
+        await pilot.pause()
+        assert tl.area is not None and tl.area[0] == tl.window.time_of(10)
+        assert tl.area_tracks  # dragged across lines: those tracks
+        assert scr.query_one("#trace-agg-box").has_class("-visible")
+
+
+@sync
+async def test_object_only_trace_says_what_it_holds(tmp_path: Path) -> None:
+    events = [
+        {"ph": "N", "name": "Layer", "id": "0x1", "ts": 1, "pid": 1},
+        {"ph": "O", "name": "Layer", "id": "0x1", "ts": 2, "pid": 1, "args": {"snapshot": {}}},
+        {"ph": "D", "name": "Layer", "id": "0x1", "ts": 3, "pid": 1},
+    ]
+    p = tmp_path / "objects.json"
+    p.write_text(json.dumps(events))
+    app = TimelineApp(p)
+    async with app.run_test(size=(100, 20)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "nothing to draw: this file holds 3 object snapshots (N/O/D)" in _text(app, "#trace-empty")
+        await pilot.press("plus", "a", "g")  # keys do nothing harmful
+
+
+@sync
+async def test_events_lost_are_said_in_the_header(tmp_path: Path) -> None:
+    p = tmp_path / "cut.json"
+    p.write_text('[{"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1},{"ph":"X","name":"b","ts":2,"du')
+    app = TimelineApp(p)
+    async with app.run_test(size=(120, 20)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        assert _text(app, "#trace-info").startswith("unreadable: 1 event could not be read")
+
+
+@sync
+async def test_several_files_on_one_wall_clock() -> None:
+    from tests.trace_helpers import real_trace
+
+    paths = [real_trace("hta_trace_filter_sampled_rank-0.json.gz"), real_trace("hta_trace_filter_sampled_rank-1.json.gz")]
+    app = TimelineApp(paths)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        scr = _screen(app)
+        assert _text(app, "#trace-info").startswith("2 files (one wall clock)")
+        groups = [ln.label for ln in scr.timeline.model.lines if ln.kind == "group"]
+        assert [g.split(" (")[0] for g in groups] == ["rank 0", "rank 1"]
+        st = scr.timeline.model.store
+        assert len(st) == len(load_trace(paths[0])) + len(load_trace(paths[1]))
+
+
+@sync
+async def test_help_in_the_timeline_lists_its_keys_first_with_human_names() -> None:
+    from neuron_top.tui.screens.help import HelpScreen
+
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.push_screen(HelpScreen())
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        titles = [t for t, _ in help_screen.sections]
+        assert titles[0] == "Timeline (T, or neuron-top trace FILE)" and "Dashboard" in titles[1:]
+        keys = dict(help_screen.sections[0][1])
+        assert keys[">"] == "next match" and keys["., Ctrl+→"] == "next event on this line"
+        assert keys["!"] == "first error or unfinished event" and keys["Esc"] == "close / clear"
+        every = " ".join(k for _, rows in help_screen.sections for k, _ in rows)
+        assert "greater_than_sign" not in every and "full_stop" not in every and "question_mark" not in every
+
+
+def _wall_trace(tmp_path: Path, t0: float, seconds: int) -> Path:
+    """A Kineto-like trace on the wall clock: epoch microseconds with nanoseconds, one step a second."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": f"step {k}", "pid": 1, "tid": 1,
+         "ts": f"{int(t0 * 1e6) + k * 1_000_000}.125", "dur": 900_000}
+        for k in range(seconds)
+    ]
+    p = tmp_path / "wall.json"
+    p.write_text('{"schemaVersion": 1, "traceEvents": [' + ",".join(
+        json.dumps(e).replace('"ts": "', '"ts": ').replace('.125"', ".125") for e in events) + "]}")
+    return p
+
+
+def _recording(tmp_path: Path, t0: float, n: int) -> Path:
+    from neuron_top.recording.writer import RecordingWriter
+    from neuron_top.sources.demo import generate
+
+    p = tmp_path / "rec.ndjson"
+    with RecordingWriter(p, append=False) as w:
+        for i, data in enumerate(generate("inf2.48xlarge", 5, n)):
+            w.write(data, t0 + i)
+    return p
+
+
+T_WALL = 1767225600.0
+
+
+@sync
+async def test_metrics_beside_the_trace_on_its_wall_clock(tmp_path: Path) -> None:
+    trace = _wall_trace(tmp_path, T_WALL + 10, 20)
+    rec = _recording(tmp_path, T_WALL, 60)
+    app = TimelineApp(trace, metrics=rec)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        scr = _screen(app)
+        st = scr.timeline.model.store
+        assert scr.metrics is not None and scr.metrics.matched
+        metrics = [c for c in st.counters if c.group == "metrics"]
+        names = {c.name for c in metrics}
+        assert {"device memory used", "vCPU busy (average)"} <= names
+        assert any(n.startswith("NC ") and n.endswith(" utilization") for n in names)
+        mem = next(c for c in metrics if c.name == "device memory used")
+        # reports 9..30 bracket the trace (10 s to 29.9 s after T_WALL), at their exact wall times
+        assert list(mem.ts) == [round((T_WALL + i) * 1e9) for i in range(9, 31)]
+        groups = [ln.label for ln in scr.timeline.model.lines if ln.kind == "group"]
+        assert "metrics" in groups
+        assert "metrics on the wall clock" in _text(app, "#trace-status")
+
+
+@sync
+async def test_metrics_whose_clock_does_not_match_can_be_shifted(tmp_path: Path) -> None:
+    rec = _recording(tmp_path, T_WALL, 10)
+    app = TimelineApp(load_trace(SMALL), metrics=rec)  # neuron-det: a monotonic clock
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        assert scr.metrics is not None and not scr.metrics.matched
+        assert "clocks cannot be matched" in scr.metrics.note
+        st = scr.timeline.model.store
+        mem = next(c for c in st.counters if c.name == "device memory used")
+        assert mem.ts[0] == st.t_min  # the recording's start at the trace's start
+        await pilot.press("O")
+        await pilot.press(*"+2ms", "enter")
+        assert mem.ts[0] == st.t_min + 2_000_000
+        assert "placed by hand (O)" in _text(app, "#trace-status")
+
+
+@sync
+async def test_replay_and_timeline_follow_each_other(tmp_path: Path) -> None:
+    from neuron_top.recording.index import RecordingIndex
+    from neuron_top.recording.player import ReplayController
+    from neuron_top.tui.app import NeuronTopApp
+    from neuron_top.tui.screens.replay import ReplayScreen
+
+    trace = _wall_trace(tmp_path, T_WALL + 10, 20)
+    rec = _recording(tmp_path, T_WALL, 60)
+    index = RecordingIndex(rec)
+    index.wait()
+    controller = ReplayController(index, start=15, clock=lambda: 5000.0)  # a still clock: no playback
+    app = NeuronTopApp(None, replay=controller, replay_name="rec", traces=[str(trace)], clock=lambda: 1000.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        timeline = app.get_screen("timeline")
+        assert isinstance(timeline, TimelineScreen)
+        await pilot.press("T")  # to the timeline: its trace loads, with the replay's metrics
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        assert timeline.metrics is not None and timeline.metrics.matched
+        await pilot.press("T")  # back to the replay
+        await pilot.pause()
+        assert isinstance(app.screen, ReplayScreen)
+        await pilot.press("right_square_bracket")  # one report on: the timeline's playhead follows
+        await pilot.pause()
+        assert controller.position == 16
+        assert timeline.timeline.playhead == round((T_WALL + 16) * 1e9)
+        timeline.timeline.set_playhead(round((T_WALL + 25.5) * 1e9))  # and the other way round
+        await pilot.pause()
+        await pilot.pause()
+        assert controller.position == 25  # the report in effect at 25.5 s
+        await pilot.pause()
+        assert timeline.timeline.playhead == round((T_WALL + 25.5) * 1e9)  # not moved back by its own echo

@@ -25,13 +25,17 @@ class FakeClock:
 
 
 class TimelineApp(App[None]):
-    def __init__(self, source: TraceStore | str | Path, clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, source: TraceStore | str | Path | list[Path], clock: Callable[[], float] | None = None, **screen: Any
+    ) -> None:
         super().__init__()
         self.source = source
         self.clock = clock or FakeClock()
+        self.screen_options = screen
+        """More TimelineScreen arguments: ``at``, ``metrics``."""
 
     def on_mount(self) -> None:
-        self.push_screen(TimelineScreen(self.source, clock=self.clock))
+        self.push_screen(TimelineScreen(self.source, clock=self.clock, **self.screen_options))
 
 
 def sync(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:

@@ -47,3 +47,17 @@ def test_replay_playhead(snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(_app(clock), run_before=play, terminal_size=(120, 40))
+
+
+def test_area_summary(snap_compare: Any) -> None:
+    """``a``: the summary of the visible window, slice names by total time."""
+    assert snap_compare(_app(), press=["a"], terminal_size=(120, 40))
+
+
+def test_deep_zoom_axis_and_last_event(snap_compare: Any) -> None:
+    """``G`` then ``F``: the last event fitted; the axis labels stay distinct that deep."""
+    assert snap_compare(_app(), press=["G", "F", "plus", "plus"], terminal_size=(120, 40))
+
+
+def test_filter_prompt_shows_its_syntax(snap_compare: Any) -> None:
+    assert snap_compare(_app(), press=["f"], terminal_size=(80, 24))

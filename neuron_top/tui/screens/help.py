@@ -1,4 +1,7 @@
-"""The help screen: every key, collected from the bindings themselves so it cannot drift from them."""
+"""The help screen: every key, collected from the bindings themselves so it cannot drift from them.
+
+The section of the screen it was opened from comes first (the timeline's keys when opened in the timeline).
+"""
 
 from __future__ import annotations
 
@@ -58,9 +61,11 @@ def binding_rows(bindings: Sequence[Binding | tuple[str, ...]]) -> list[tuple[st
     return rows
 
 
-def help_sections(app_bindings: Sequence[Binding | tuple[str, ...]]) -> list[tuple[str, list[tuple[str, str]]]]:
+def help_sections(
+    app_bindings: Sequence[Binding | tuple[str, ...]], first: object = None
+) -> list[tuple[str, list[tuple[str, str]]]]:
     """Every section of the help; ``app_bindings`` are the running app's own (passed in: this module is imported
-    by the app)."""
+    by the app). ``first``: the screen the help was opened from; its section leads."""
     from neuron_top.tui.screens.app_detail import AppScreen
     from neuron_top.tui.screens.detail import DetailScreen
     from neuron_top.tui.screens.picker import AppPicker
@@ -73,21 +78,25 @@ def help_sections(app_bindings: Sequence[Binding | tuple[str, ...]]) -> list[tup
     from neuron_top.tui.widgets.memory import MemoryTree
     from neuron_top.tui.widgets.tabs import AppTabs
 
-    return [
-        ("Dashboard", binding_rows(app_bindings)),
-        ("App tabs", binding_rows(AppTabs.BINDINGS)),
-        ("NeuronCore grid", binding_rows(CoreGrid.BINDINGS)),
-        ("Memory tree", binding_rows(MemoryTree.BINDINGS)),
-        ("App picker (o)", [*binding_rows(AppPicker.BINDINGS), ("type", "filter by name, tag or pid"),
-                            ("⏎", "select")]),
-        ("App screen (⏎ on a tab)", binding_rows(AppScreen.BINDINGS) + binding_rows(AppCoresPanel.BINDINGS)),
-        ("Core / device screens", binding_rows(DetailScreen.BINDINGS) + binding_rows(DeviceDetail.BINDINGS)),
-        ("Problems (E)", binding_rows(ProblemsScreen.BINDINGS)),
-        ("Replay (neuron-top replay FILE)", binding_rows(ReplayScreen.BINDINGS)),
-        ("Timeline (T, or neuron-top trace FILE)", binding_rows(TimelineScreen.BINDINGS)),
-        *EXTRA,
-        ("Symbols and units", LEGEND),
+    sections: list[tuple[type | None, str, list[tuple[str, str]]]] = [
+        (None, "Dashboard", binding_rows(app_bindings)),
+        (None, "App tabs", binding_rows(AppTabs.BINDINGS)),
+        (None, "NeuronCore grid", binding_rows(CoreGrid.BINDINGS)),
+        (None, "Memory tree", binding_rows(MemoryTree.BINDINGS)),
+        (AppPicker, "App picker (o)", [*binding_rows(AppPicker.BINDINGS), ("type", "filter by name, tag or pid"),
+                                       ("⏎", "select")]),
+        (AppScreen, "App screen (⏎ on a tab)",
+         binding_rows(AppScreen.BINDINGS) + binding_rows(AppCoresPanel.BINDINGS)),
+        (DetailScreen, "Core / device screens",
+         binding_rows(DetailScreen.BINDINGS) + binding_rows(DeviceDetail.BINDINGS)),
+        (ProblemsScreen, "Problems (E)", binding_rows(ProblemsScreen.BINDINGS)),
+        (ReplayScreen, "Replay (neuron-top replay FILE)", binding_rows(ReplayScreen.BINDINGS)),
+        (TimelineScreen, "Timeline (T, or neuron-top trace FILE)", binding_rows(TimelineScreen.BINDINGS)),
     ]
+    lead = [k for k, (cls, _, _) in enumerate(sections) if cls is not None and isinstance(first, cls)]
+    if lead:
+        sections.insert(0, sections.pop(lead[-1]))  # the most specific class (replay is a dashboard too)
+    return [(title, rows) for _, title, rows in sections] + [*EXTRA, ("Symbols and units", LEGEND)]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -103,7 +112,10 @@ class HelpScreen(ModalScreen[None]):
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
-        for title, rows in help_sections(list(type(self.app).BINDINGS)):
+        stack = self.app.screen_stack
+        below = stack[-2] if len(stack) > 1 and stack[-1] is self else stack[-1] if stack else None
+        self.sections = help_sections(list(type(self.app).BINDINGS), below)
+        for title, rows in self.sections:
             table.add_row(Text(title, style="bold underline"), "")
             for keys, desc in rows:
                 table.add_row(Text(keys), Text(desc))

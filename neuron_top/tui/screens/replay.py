@@ -166,10 +166,16 @@ class ReplayScreen(DashboardScreen):
             self.post_message(WallTime(idx.timestamp(min(self.controller.position, len(idx) - 1)), self))
 
     def follow_wall_time(self, unix: float) -> None:
-        """The timeline's playhead moved: show the report recorded at that moment."""
+        """The timeline's playhead moved: show the report in effect at that moment (the last one before it)."""
+        idx = self.controller.index
+        if not len(idx):
+            return
+        j = idx.find_time(unix)
+        if j > 0 and idx.timestamp(j) > unix + 1e-6:
+            j -= 1
         self._following = True
         try:
-            self.controller.seek_time(unix)
+            self.controller.seek(j)
             self.show_position(rebuild=True)
         finally:
             self._following = False

@@ -167,10 +167,12 @@ class TimelineScreen(Screen[None]):
     TimelineScreen #trace-agg { height: auto; max-height: 12; }
     TimelineScreen #trace-empty { height: 1fr; content-align: center middle; color: $text-muted; }
     TimelineScreen Input { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+    TimelineScreen Input:focus { border: none; }
     TimelineScreen Input.-visible { display: block; }
-    TimelineScreen #trace-filter-hint { dock: bottom; height: auto; padding: 0 1; display: none; background: $panel;
-                                        color: $text-muted; }
-    TimelineScreen #trace-filter-hint.-visible { display: block; }
+    TimelineScreen #trace-filter-box { dock: bottom; height: auto; display: none; }
+    TimelineScreen #trace-filter-box.-visible { display: block; }
+    TimelineScreen #trace-filter-box Input { dock: none; }
+    TimelineScreen #trace-filter-hint { height: auto; padding: 0 1; background: $panel; color: $text-muted; }
     TimelineScreen #trace-status { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
     TimelineScreen #trace-loading { height: 1fr; content-align: center middle; color: $text-muted; }
     """
@@ -231,8 +233,9 @@ class TimelineScreen(Screen[None]):
             placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search"
         )
         yield Input(placeholder="metrics offset: +2.5s, -300ms, 1500us (moves the metric tracks)", id="trace-offset")
-        yield Static(Text(FILTER_HINT), id="trace-filter-hint")
-        yield Input(placeholder="filters, e.g. nc=0-3 type=hardware,^cc_exec inst=i-abc123", id="trace-filter")
+        with Vertical(id="trace-filter-box"):
+            yield Static(Text(FILTER_HINT), id="trace-filter-hint")
+            yield Input(placeholder="filters, e.g. nc=0-3 type=hardware,^cc_exec inst=i-abc123", id="trace-filter")
         yield Static(id="trace-status")
 
     def _body(self, store: TraceStore) -> ComposeResult:
@@ -251,6 +254,7 @@ class TimelineScreen(Screen[None]):
                 self.metrics = self._metrics_for(self.store)
                 if self.model is not None:
                     self.model.rebuild()
+                    self.timeline.model_changed()
             self._ready()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="trace-load", description="load trace")
@@ -470,7 +474,7 @@ class TimelineScreen(Screen[None]):
         self._ensure()
         box = self.query_one("#trace-filter", Input)
         box.add_class("-visible")
-        self.query_one("#trace-filter-hint").add_class("-visible")
+        self.query_one("#trace-filter-box").add_class("-visible")
         assert self.model is not None
         box.value = filter_text(self.model.filters)
         box.focus()
@@ -503,7 +507,7 @@ class TimelineScreen(Screen[None]):
 
     def _close_input(self, box: Input) -> None:
         box.remove_class("-visible")
-        self.query_one("#trace-filter-hint").remove_class("-visible")
+        self.query_one("#trace-filter-box").remove_class("-visible")
         self.timeline.focus()
 
     def _apply_search(self, text: str) -> None:
@@ -619,6 +623,7 @@ class TimelineScreen(Screen[None]):
         if self.model is None or self.metrics is None or not self.metrics.counters:
             return
         t = self.metrics.trace_time(unix)
+        self._sent_playhead = t  # it came from there: no need to tell it back
         self._following = True
         try:
             self.timeline.set_playhead(t)

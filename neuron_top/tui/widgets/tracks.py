@@ -145,7 +145,7 @@ class Timeline(Widget, can_focus=True):
         self._styles: dict[tuple[int, int, bool, bool], Style] = {}
         self._cstyles: dict[str, Style] = {}
         self._slots: dict[int, int] = {}
-        self._counter_max = [max(c.val, default=0.0) or 1.0 for c in st.counters]
+        self._counter_max: dict[int, float] = {}
 
     # -- geometry -----------------------------------------------------------------------------------------------
     @property
@@ -173,7 +173,8 @@ class Timeline(Widget, can_focus=True):
         self.post_message(self.Changed(ViewState(self.t0, self.t1, self.cursor, len(self.model.lines))))
 
     def model_changed(self) -> None:
-        """Grouping or filters changed: lines are different now."""
+        """Grouping, filters or counters changed: lines are different now."""
+        self._counter_max.clear()
         self.cursor = min(self.cursor, max(len(self.model.lines) - 1, 0))
         self.top = min(self.top, self.cursor)
         self._changed()
@@ -620,7 +621,11 @@ class Timeline(Widget, can_focus=True):
         return out
 
     def _counter_segments(self, ln: Line, values: list[float | None]) -> list[Segment]:
-        top = self._counter_max[ln.counter]
+        top = self._counter_max.get(ln.counter)
+        if top is None:
+            c = self.model.store.counters[ln.counter]
+            finite = [v for v in c.val if v == v]
+            top = self._counter_max[ln.counter] = max(finite, default=0.0) or 1.0
         chars = []
         for v in values:
             if v is None:
