@@ -232,14 +232,6 @@ def mip_pick(
 _STEP = 1 << 16
 
 
-def _permuted(col: array, perm: array) -> array:
-    """``col`` reordered by ``perm``, a slice at a time: a full list would hold ~40 B per event at once."""
-    out = array(col.typecode)
-    for k in range(0, len(perm), _STEP):
-        out += array(col.typecode, map(col.__getitem__, perm[k : k + _STEP]))
-    return out
-
-
 def _segments(track: array, ntracks: int) -> list[tuple[int, array | range]]:
     """Event positions grouped by track id, in file order within a track.
 
@@ -450,6 +442,10 @@ class StoreBuilder:
         self.async_group: dict[int, int] = {}
         """Raw position of an async slice -> its root's position (a root and its children are laid out together)."""
         self.open_ended: list[int] = []
+        self._row_times: list[tuple[list[int], list[int]]] = []
+        """(starts, ends) of each depth row ``_nest`` made for the track being laid out, in row order."""
+        self.disp_start, self.disp_end = array("q"), array("q")
+        """The display-order time columns ``_layout`` builds (taken by ``build``)."""
         self.be_pos: dict[int, int] = {}
         """B index -> raw position of its slice, for the B events a v2 flow names."""
         self.async_pos: dict[int, int] = {}
@@ -768,8 +764,8 @@ class StoreBuilder:
         for i in self.open_ended:
             end[i] = st.t_max
         perm = self._layout()
-        st.start = _permuted(start, perm)
-        st.end = _permuted(end, perm)
+        st.start, st.end = self.disp_start, self.disp_end
+        self.disp_start = self.disp_end = array("q")
         st.dur = array("q", bytes(8 * n))
         for k in range(0, n, _STEP):
             st.dur[k : k + _STEP] = array("q", list(map(sub, st.end[k : k + _STEP], st.start[k : k + _STEP])))
@@ -783,10 +779,7 @@ class StoreBuilder:
         wanted = set(_find_bits(flags, UNFINISHED | ERROR))
         wanted.update(x for link in self.flow_links for x in link)
         wanted.update(self._flow_slices())
-        if len(wanted) <= 256:  # a C-speed scan per event beats a Python pass over all of them
-            inv = {old: st.orig.index(old) for old in wanted}
-        else:
-            inv = {old: new for new, old in enumerate(st.orig) if old in wanted}
+        inv = self._display_positions(st, start, wanted)
         st.errors = sorted(inv[o] for o in wanted if flags[o] & ERROR)
         st.unfinished = sorted(inv[o] for o in wanted if flags[o] & UNFINISHED)
         for tr in self.tracks:
@@ -806,6 +799,24 @@ class StoreBuilder:
         st.counters = self.counters
         self._bind_flows(st, inv)
         return st
+
+    def _display_positions(self, st: TraceStore, raw_start: array, wanted: set[int]) -> dict[int, int]:
+        """Where the events in ``wanted`` (raw positions) went in display order: found in their track's rows by
+        their start (a few bisects each), not by inverting the whole permutation."""
+        if len(wanted) * 64 > len(st.orig):
+            return {old: new for new, old in enumerate(st.orig) if old in wanted}
+        out: dict[int, int] = {}
+        orig, start = st.orig, st.start
+        for w in wanted:
+            s = raw_start[w]
+            for lo, hi in self.tracks[self.track[w]].rows:
+                k = bisect_left(start, s, lo, hi)
+                while k < hi and start[k] == s and orig[k] != w:
+                    k += 1
+                if k < hi and orig[k] == w:
+                    out[w] = k
+                    break
+        return out
 
     def _flag_errors(self, st: TraceStore) -> None:
         """Error flags: an error event type, or a "ret" in args that is not an obvious success."""
@@ -843,29 +854,46 @@ class StoreBuilder:
         Only one track's events are ever in Python lists at a time (memory: a list costs ~40 B per event,
         an ``array`` 4); traces are usually sorted per thread, so the per-track sorts are near-linear.
         """
-        start = self.start
+        start, end = self.start, self.end
         segments = _segments(self.track, len(self.tracks))
         perm = array("i")
+        self.disp_start, self.disp_end = array("q"), array("q")
         overflow = 0
         for t, members in segments:
             tr = self.tracks[t]
             seg = list(members)
+            self._row_times = []
             if tr.kind == "async":
                 lanes = self._async_lanes(seg)
+                self._row_times = []  # its lanes' rows are regrouped: gather their times
             else:
-                seg.sort(key=start.__getitem__)
+                starts = list(map(start.__getitem__, seg))
+                if not all(map(le, starts, islice(starts, 1, None))):  # usually sorted already: no key calls
+                    seg.sort(key=start.__getitem__)
+                del starts
                 got = self._nest(seg, packed=False)
                 if got is None:  # equal starts in the wrong order (child before parent): sort by (start, -end)
+                    self._row_times = []
                     got = self._nest(seg, packed=True)
                 assert got is not None
                 lanes = got
                 overflow += sum(len(row) for lane in lanes[1:] for row in lane)
             del seg
+            k = 0
             for lane in lanes:
                 for row in lane:
                     lo = len(perm)
                     perm += array("i", row)
+                    if k < len(self._row_times):  # the first lane's rows come with their times
+                        s_row, e_row = self._row_times[k]
+                        self.disp_start += array("q", s_row)
+                        self.disp_end += array("q", e_row)
+                    else:  # overflow and async lanes (few events): gather them
+                        self.disp_start += array("q", map(start.__getitem__, row))
+                        self.disp_end += array("q", map(end.__getitem__, row))
+                    k += 1
                     tr.rows.append((lo, len(perm)))
+            self._row_times = []
         if overflow:
             self.problems["partially overlapping events (overflow lane)"] += overflow
         return perm
@@ -908,6 +936,10 @@ class StoreBuilder:
         pop, push = stack.pop, stack.append
         buckets: list[list[int]] = []
         adds: list[Any] = []  # the buckets' append methods (a bound-method call beats index + attribute)
+        sbuckets: list[list[int]] = []  # each bucket's starts and ends, collected on the way: the display
+        sadds: list[Any] = []  # columns then need no gather through the permutation afterwards
+        ebuckets: list[list[int]] = []
+        eadds: list[Any] = []
         spill: list[int] = []
         for ev, s, e in zip(seg, map(start.__getitem__, seg), map(end.__getitem__, seg)):  # noqa: B905
             while stack[-1] <= s:
@@ -916,14 +948,21 @@ class StoreBuilder:
                 d = len(stack) - 1
                 if d < len(adds):
                     adds[d](ev)
+                    sadds[d](s)
+                    eadds[d](e)
                 else:
                     buckets.append([ev])
                     adds.append(buckets[-1].append)
+                    sbuckets.append([s])
+                    sadds.append(sbuckets[-1].append)
+                    ebuckets.append([e])
+                    eadds.append(ebuckets[-1].append)
                 push(e)
             else:
                 spill.append(ev)
         if spill and not packed and len(set(start[k] for k in seg)) < len(seg):
             return None
+        self._row_times.extend(zip(sbuckets, ebuckets, strict=True))
         lanes = [buckets]
         if spill:
             lanes.extend(self._spill_lanes(spill))
@@ -983,57 +1022,90 @@ class StoreBuilder:
         """
         problems = self.problems
         links: list[tuple[int, int]] = [(inv[a], inv[b]) for a, b in self.flow_links]
-        by_key: dict[Any, list[tuple[Any, ...]]] = {}
-        for p in self.flow_points:
-            by_key.setdefault(p[0], []).append(p)
-        for pts in by_key.values():
-            pts.sort(key=itemgetter(1, 2))
-            cur: int | None = None
-            ended = False
-            for _key, ts, _seq, action, where in pts:
-                if where[0] == "track":
-                    _, track, enclosing = where
-                    ev = self._slice_for(st, track, ts) if enclosing else self._next_slice(st, track, ts)
+        exact: dict[int, dict[int, int]] = {}
+        """Per track, start time -> the innermost slice starting exactly then: flow points are usually written
+        at their slice's start (Kineto's s at the launch, f at the kernel), one lookup instead of a bisect per row."""
+        flags, orig = st.flags, st.orig
+        pts = self.flow_points
+        self.flow_points = []
+        # 1. the slice each point binds to
+        evs: list[int | None] = []
+        add = evs.append
+        for _key, ts, _seq, _action, where in pts:
+            if where[0] == "track":
+                _, track, enclosing = where
+                if enclosing:
+                    starts = exact.get(track)
+                    if starts is None:
+                        starts = exact[track] = self._starts_of(st, track)
+                    ev = starts.get(ts)
+                    if ev is None or flags[orig[ev]] & INSTANT:
+                        ev = self._slice_for(st, track, ts)
                 else:
-                    raw = self._resolve(where)
-                    ev = None if raw is None else inv.get(raw)
-                if ev is None:
-                    problems["flow point outside any slice"] += 1
-                    continue
-                if action == "s":
-                    if cur is None or ended:
-                        cur, ended = ev, False
-                    else:
-                        problems["flow id started again while open (the first start kept)"] += 1
-                elif cur is None:
-                    problems["flow end without a start" if action == "f" else "flow step without a start"] += 1
+                    ev = self._next_slice(st, track, ts)
+            else:
+                raw = self._resolve(where)
+                ev = None if raw is None else inv.get(raw)
+            add(ev)
+        # 2. each flow id's points in time order (file order on ties): one sort of small tuples
+        kmap: dict[Any, int] = {}
+        kid = list(map(kmap.setdefault, map(itemgetter(0), pts), range(len(pts))))
+        order = sorted(zip(kid, map(itemgetter(1), pts), map(itemgetter(2), pts), range(len(pts)), strict=True))
+        # 3. the flows: a start opens, a step links and moves on, an end links (several may share a start)
+        last = -1
+        cur: int | None = None
+        ended = False
+        for k, _ts, _seq, i in order:
+            if k != last:
+                last, cur, ended = k, None, False
+            ev = evs[i]
+            if ev is None:
+                problems["flow point outside any slice"] += 1
+                continue
+            action = pts[i][3]
+            if action == "s":
+                if cur is None or ended:
+                    cur, ended = ev, False
                 else:
-                    if cur != ev:
-                        links.append((cur, ev))
-                    if action == "t":
-                        cur, ended = ev, False
-                    else:
-                        ended = True
+                    problems["flow id started again while open (the first start kept)"] += 1
+            elif cur is None:
+                problems["flow end without a start" if action == "f" else "flow step without a start"] += 1
+            else:
+                if cur != ev:
+                    links.append((cur, ev))
+                if action == "t":
+                    cur, ended = ev, False
+                else:
+                    ended = True
         for a, b in links:
             st.flows.setdefault(a, []).append(b)
             st.flows.setdefault(b, []).append(a)
             st.flags[st.orig[a]] |= FLOW
             st.flags[st.orig[b]] |= FLOW
         st.flow_count = len(links)
-        self.flow_points = []
+
+    @staticmethod
+    def _starts_of(st: TraceStore, track: int) -> dict[int, int]:
+        """Start time -> event of a track, deeper rows (and then overflow lanes) winning, as ``_slice_for`` picks."""
+        out: dict[int, int] = {}
+        if track < len(st.tracks):
+            start = st.start
+            for lo, hi in st.tracks[track].rows:
+                out.update(zip(start[lo:hi], range(lo, hi), strict=True))
+        return out
 
     @staticmethod
     def _slice_for(st: TraceStore, track: int, ts: int) -> int | None:
-        """The innermost (non-instant) slice of a track that encloses ``ts``."""
+        """The innermost (non-instant) slice of a track that encloses ``ts``: the last row that has one (rows are
+        nesting depth, then overflow lanes), found from the bottom up."""
         if track >= len(st.tracks):
             return None
-        tr = st.tracks[track]
-        best = None
-        for r in range(len(tr.rows)):
-            ev = st.event_at(track, r, ts)
-            if ev is not None and not st.flags_of(ev) & INSTANT:
-                best = ev
-        return best
+        start, end, flags, orig = st.start, st.end, st.flags, st.orig
+        for lo, hi in reversed(st.tracks[track].rows):
+            k = bisect_right(start, ts, lo, hi) - 1
+            if k >= lo and end[k] >= ts and not flags[orig[k]] & INSTANT:
+                return k
+        return None
 
     @staticmethod
     def _next_slice(st: TraceStore, track: int, ts: int) -> int | None:

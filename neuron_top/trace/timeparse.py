@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from itertools import repeat
-from operator import add, mul, sub
+from operator import add, eq, itemgetter, mul, sub
 from typing import Any
 
 SAFE_US = 1 << 40
@@ -32,6 +32,7 @@ def is_wall_clock(t_ns: int) -> bool:
 
 
 _POW = [10**k for k in range(40)]
+_FOURTH_LAST = itemgetter(slice(-4, -3))
 _DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?", re.ASCII)
 
 
@@ -88,11 +89,46 @@ def ns_list(vals: list[Any]) -> list[int]:
         return list(map(mul, vals, repeat(1000)))
     if types <= {int, float} and max(vals) < SAFE_US and min(vals) > -SAFE_US:
         return list(map(round, map(mul, vals, repeat(1000.0))))
+    if types == {str}:
+        got = _three_decimals(vals)
+        if got is not None:
+            return got
+    elif types == {int, str}:  # Kineto: integer durations among 3-decimal ones
+        return [v * 1000 if type(v) is int else _ns3(v) for v in vals]
     return list(map(to_ns, vals))
 
 
-def start_end_ns(ts: list[Any], durs: list[Any]) -> tuple[list[int], list[int]]:
+def _ns3(v: str) -> int:
+    """``"123.456"`` -> 123456 (the common Kineto shape), else the general rule."""
+    if v[-4:-3] == "." and v.count(".") == 1 and v.isascii() and "_" not in v:
+        return int(v.replace(".", ""))
+    return decimal_ns(v)
+
+
+def _three_decimals(vals: list[str]) -> list[int] | None:
+    """Decimal texts that all have exactly three digits after the point (microseconds with nanoseconds, as Kineto
+    and neuron-det write them): the nanoseconds are the digits without the point. None when they do not."""
+    if not all(map(eq, map(_FOURTH_LAST, vals), repeat("."))):
+        return None
+    joined = "".join(vals)
+    if not joined.isascii() or "_" in joined:  # int() would take other digits and underscores; JSON has none
+        return None
+    digits = list(map(str.replace, vals, repeat("."), repeat("")))
+    try:
+        return list(map(int, digits))  # ValueError on anything but digits (and a leading sign)
+    except ValueError:
+        return None
+
+
+class NeedsText(ValueError):
+    """Raised by ``start_end_ns(exact_only=True)`` when the float fast path does not apply."""
+
+
+def start_end_ns(ts: list[Any], durs: list[Any], exact_only: bool = False) -> tuple[list[int], list[int]]:
     """Starts and ends of complete (X) events in nanoseconds; ValueError when a duration is negative.
+
+    ``exact_only``: raise ``NeedsText`` instead of taking the slow path (the caller first checks whether floats
+    out of the exact range mean the batch must be read as text).
 
     Numbers (ints or floats) well inside the exact range, ends below ``SAFE_US / 2`` so that the float sum adds at
     most 0.12 ns of error: the end is the sum rounded once, which for up to three decimals is exactly start +
@@ -103,9 +139,11 @@ def start_end_ns(ts: list[Any], durs: list[Any]) -> tuple[list[int], list[int]]:
         fast = lo > -SAFE_US and hi + dhi < SAFE_US // 2 and dlo >= 0
     except TypeError:
         fast = False
-    if fast:
+    if fast:  # (and far inside the int64 columns: no range check needed)
         starts = list(map(round, map(mul, ts, repeat(1000.0))))
         return starts, list(map(round, map(mul, map(add, ts, durs), repeat(1000.0))))
+    if exact_only:
+        raise NeedsText("the float fast path does not apply")
     starts = ns_list(ts)
     ends = list(map(add, starts, ns_list(durs)))
     if min(map(sub, ends, starts), default=0) < 0:
