@@ -340,6 +340,17 @@ def exact_time(ns: int, scale: int, unit: str, decimals: int) -> str:
     return f"{sign}{q}{frac} {unit}".rstrip()
 
 
+def format_at(ns: int, resolution: int) -> str:
+    """A time (from the trace start) with enough digits to tell apart things ``resolution`` ns apart."""
+    scale, unit = _unit(ns)
+    d = 0
+    while d < 9 and resolution * 10**d < scale:
+        d += 1
+    step = max(scale // 10**d, 1)
+    ns = (ns + step // 2) // step * step if ns >= 0 else -((-ns + step // 2) // step * step)  # round, not cut
+    return exact_time(ns, scale, unit, d)
+
+
 def clock_time(ns: int, decimals: int) -> str:
     """Wall-clock time of day (local time) with ``decimals`` digits of the second."""
     import time as _time

@@ -483,7 +483,9 @@ async def test_area_summary_and_jump_to_the_longest() -> None:
         rows = scr.area_rows
         assert rows == aggregate(store, store.t_min, store.t_max)
         assert rows[0].name == "nrt_execute" and sum(r.count for r in rows) == len(store)
-        assert "area +0 ns to +6.17 ms" in str(scr.query_one("#trace-agg-title", Static).render())
+        assert "57 slices, 10 names in 6.17 ms (+0 ns to +6.17 ms)" in str(
+            scr.query_one("#trace-agg-title", Static).render()
+        )
         await pilot.press("enter")  # the first row: the longest nrt_execute
         assert tl.selected == rows[0].longest
         await pilot.press("escape", "escape")  # the summary closes, then the area clears

@@ -34,7 +34,7 @@ from neuron_top.trace.loaders import TraceError, load_traces
 from neuron_top.trace.metrics import Index, Metrics, attach, build_metrics, parse_offset, shift
 from neuron_top.trace.model import GROUPING_LABELS, TimelineModel
 from neuron_top.trace.store import TraceStore
-from neuron_top.trace.summary import format_duration, what_it_holds
+from neuron_top.trace.summary import format_at, format_duration, what_it_holds
 from neuron_top.trace.timeparse import is_wall_clock
 from neuron_top.tui.messages import WallTime
 from neuron_top.tui.widgets.tracks import Timeline
@@ -95,6 +95,13 @@ def filter_text(f: Filters) -> str:
     if f.instances is not None:
         parts.append("inst=" + ",".join(sorted(f.instances)))
     return " ".join(parts)
+
+
+def _us(ns: int) -> str:
+    """Nanoseconds as microseconds with three decimals, exactly (epoch nanoseconds exceed a float's digits)."""
+    sign = "-" if ns < 0 else ""
+    q, r = divmod(abs(ns), 1000)
+    return f"{sign}{q}.{r:03d}"
 
 
 FILTER_HINT = (
@@ -357,7 +364,7 @@ class TimelineScreen(Screen[None]):
         else:
             parts.append("replay: r")
         if tl.mark is not None:
-            parts.append(f"area from +{format_duration(tl.mark - st.t_min)}: m at the other end")
+            parts.append(f"area from +{format_at(tl.mark - st.t_min, max((tl.t1 - tl.t0) // 100, 1))}: m at the other end")
         elif tl.area is not None:
             parts.append(f"area {format_duration(tl.area[1] - tl.area[0])} (Esc clears)")
         if self.metrics is not None and self.metrics.counters:
@@ -393,7 +400,7 @@ class TimelineScreen(Screen[None]):
             where += f" · {tr.instance}"
         t.append(clean(where, 300) + "\n")
         t.append(
-            f"start +{format_duration(info.start - st.t_min)} ({info.start / 1000:.1f} µs) · "
+            f"start +{format_at(info.start - st.t_min, max(info.dur // 100, 1))} ({_us(info.start)} µs) · "
             f"duration {format_duration(info.dur)} · phase {clean(info.phase)} · cat {clean(info.cat, 60) or '-'}\n"
         )
         flows = st.flows.get(ev, [])
@@ -695,8 +702,8 @@ class TimelineScreen(Screen[None]):
         t = tl.cursor_time() if tl.selected is None or tl.mark is not None else tl.model.store.start[tl.selected]
         if tl.mark is None:
             tl.set_area(tl.area, mark=t)
-            self.notify(f"area from +{format_duration(t - tl.model.store.t_min)}: move, then m at the other end",
-                        timeout=4)
+            at = format_at(t - tl.model.store.t_min, max((tl.t1 - tl.t0) // 100, 1))
+            self.notify(f"area from +{at}: move, then m at the other end", timeout=4)
             return
         a, b = sorted((tl.mark, t))
         if a == b:
@@ -733,25 +740,25 @@ class TimelineScreen(Screen[None]):
         title = self.query_one("#trace-agg-title", Static)
         n = sum(r.count for r in rows)
         where = f"{len(tl.area_tracks)} marked tracks" if tl.area_tracks else "all tracks"
+        res = max((t1 - t0) // 100, 1)
         title.update(
             Text(
-                f"area +{format_duration(t0 - st.t_min)} to +{format_duration(t1 - st.t_min)} "
-                f"({format_duration(t1 - t0)}) · {where} · {n} slices, {len(rows)} names · Enter: longest · Esc",
+                f"{n} slices, {len(rows)} names in {format_duration(t1 - t0)} (+{format_at(t0 - st.t_min, res)}"
+                f" to +{format_at(t1 - st.t_min, res)}) · {where} · Enter: the longest · Esc",
                 style="bold",
             )
         )
         table = self.query_one("#trace-agg", DataTable)
         table.clear(columns=True)
-        table.add_column("name", key="name")
-        for col in ("count", "total", "average", "max"):
+        for col in ("count", "total", "average", "max", "name"):  # the numbers first: names can be long
             table.add_column(col, key=col)
         for k, r in enumerate(rows[:500]):
             table.add_row(
-                Text(clean(r.name, 80)),
                 Text(str(r.count), justify="right"),
                 Text(format_duration(r.total), justify="right"),
                 Text(format_duration(r.avg), justify="right"),
                 Text(format_duration(r.max), justify="right"),
+                Text(clean(r.name, 200)),
                 key=str(k),
             )
         box.add_class("-visible")

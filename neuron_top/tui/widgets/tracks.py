@@ -640,9 +640,9 @@ class Timeline(Widget, can_focus=True):
         lw = self.label_w
         base, ticks = axis_ticks(win, st.t_min, absolute=self.absolute)
         head = base or f"{format_duration(win.t1 - win.t0)} shown"
-        if len(head) > lw and " " in head:  # a wall-clock base: the time of day matters more than the date
-            head = head.split(" ", 1)[1]
-        if len(head) > lw:
+        if len(head) > lw and head[:4].isdigit() and head[4:5] == "-":  # a wall-clock base: the time of day
+            head = head.split(" ", 1)[1]  # matters more than the date
+        if len(head) > lw:  # the last digits tell neighbouring windows apart
             head = "…" + head[-(lw - 1) :]
         cells = [" "] * win.width
         if self.area is not None:
