@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import pytest
-
 from neuron_top.trace import run_check, run_summary
 from neuron_top.trace.check import check_lines
 from neuron_top.trace.loaders import load_trace
