@@ -105,7 +105,7 @@ class _FSystem(msgspec.Struct, gc=False):
     events: list[msgspec.Raw] = []
 
 
-_DECODERS = {
+_DECODERS: dict[bool, tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = {
     False: (msgspec.json.Decoder(list[_Ev]), msgspec.json.Decoder(_Ev), msgspec.json.Decoder()),
     True: (
         msgspec.json.Decoder(list[_EvText], float_hook=str),
@@ -212,7 +212,7 @@ class ChromeLoader:
         self._malformed = 0
         try:
             if self.lean and not self.text_mode:
-                return _lean_decoder.decode(data)
+                return _lean_decoder.decode(data)  # type: ignore[return-value]  # _Lean reads like an _Ev
             return batch.decode(data)
         except msgspec.ValidationError:
             self.lean = False
@@ -550,10 +550,10 @@ class ChromeLoader:
             if e.id is None and len(e.id2) <= 2:
                 b.problems["flow event without an id"] += 1
                 return
-            ident = e.id if e.id is not None else bytes(e.id2)
+            flow_id: Any = e.id if e.id is not None else bytes(e.id2)
             t = b.track_id((e.pid, e.tid))
             enclosing = ph != "f" or e.bp == "e"
-            b.flow_v1(("v1", _flow_key(ident), e.cat, _str(e.name)), ph, t, s, enclosing)
+            b.flow_v1(("v1", _flow_key(flow_id), e.cat, _str(e.name)), ph, t, s, enclosing)
         elif ph == "M":
             self._metadata_event(e)
         elif not ph:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any, Generic, TypeVar
 
 import msgspec
@@ -325,7 +325,7 @@ class EventStream(Generic[E]):
                 return closed[0], closed[1], True
         return None
 
-    def _rest(self) -> Iterator[tuple[list[E], bytes]]:  # type: ignore[misc]
+    def _rest(self) -> Generator[tuple[list[E], bytes], None, bool]:
         """No boundary near the end worked: read the rest whole, or salvage what can be read and skip the rest.
 
         Returns True when the array is done (closed, or the input ended), False after skipping a bad spot.

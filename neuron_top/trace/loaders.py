@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -98,7 +99,7 @@ def load_trace(path: str | Path) -> TraceStore:
 _TRACE_SUFFIXES = (".json", ".json.gz")
 
 
-def trace_files(paths: list[str | Path]) -> list[Path]:
+def trace_files(paths: Sequence[str | Path]) -> list[Path]:
     """The files to open for ``paths``: a directory of several Chrome/Kineto traces stands for all of them
     (a neuron-explorer output directory stays one trace)."""
     out: list[Path] = []
@@ -113,7 +114,7 @@ def trace_files(paths: list[str | Path]) -> list[Path]:
     return out
 
 
-def load_traces(paths: list[str | Path]) -> TraceStore:
+def load_traces(paths: Sequence[str | Path]) -> TraceStore:
     """Several traces as one timeline (``merge.merge_stores``); one path is just ``load_trace``.
 
     A file that cannot be read does not stop the others: it is named in the store's ``unread`` list. Raises
@@ -277,16 +278,16 @@ def load_explorer_json(path: Path) -> TraceStore:
     mdec, cdec = msgspec.json.Decoder(_XMem), msgspec.json.Decoder(_XCpu)
     for raw in prof.mem_usage:
         try:
-            m = mdec.decode(raw)
+            mem = mdec.decode(raw)
         except (msgspec.ValidationError, msgspec.DecodeError):
             b.problems["malformed mem_usage row"] += 1
             continue
-        ts = _num(m.timestamp)
-        if ts is None or m.usage is None:
+        ts = _num(mem.timestamp)
+        if ts is None or mem.usage is None:
             continue
-        c = b.counter(("mem", m.instance_id), "host memory used", instance=m.instance_id or "", unit="B")
+        c = b.counter(("mem", mem.instance_id), "host memory used", instance=mem.instance_id or "", unit="B")
         c.ts.append(ts)
-        c.val.append(float(m.usage))
+        c.val.append(float(mem.usage))
     for raw in prof.cpu_util:
         try:
             cu = cdec.decode(raw)

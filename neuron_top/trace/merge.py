@@ -92,15 +92,15 @@ def merge_stores(stores: list[TraceStore], labels: list[str]) -> TraceStore:
         out.flow_count += st.flow_count
         out.unfinished += [e + d for e in st.unfinished]
         out.errors += [e + d for e in st.errors]
-        for k, v in st.problems.items():
-            out.problems[f"{label}: {k}"] += v
+        for why, n in st.problems.items():
+            out.problems[f"{label}: {why}"] += n
         out.phase_counts.update(st.phase_counts)
         out.lost += st.lost
-        for k, v in st.lost_reasons.items():
-            out.lost_reasons[f"{label}: {k}"] += v
+        for why, n in st.lost_reasons.items():
+            out.lost_reasons[f"{label}: {why}"] += n
         out.unread += [f"{label}: {u}" for u in st.unread]
-        for k, v in st.not_shown.items():
-            out.not_shown[f"{label}: {k}"] = v
+        for what, n in st.not_shown.items():
+            out.not_shown[f"{label}: {what}"] = n
     present = [(st.t_min + sh, st.t_max + sh) for st, sh in zip(stores, shifts, strict=True) if len(st) or st.counters]
     out.t_min = min((a for a, _ in present), default=0)
     out.t_max = max((b for _, b in present), default=0)

@@ -78,7 +78,7 @@ _RET_SET = re.compile(rb'"ret"\s*:\s*(?!(?:0|null|false|"0"|"")\s*[,}])')
 _args_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-def decode_args(raw: bytes) -> dict[str, Any]:
+def decode_args(raw: bytes | bytearray) -> dict[str, Any]:
     """Args are kept as raw JSON bytes and decoded only when someone looks at them."""
     if not raw:
         return {}
@@ -512,7 +512,7 @@ class StoreBuilder:
         end: int | None,
         name: str,
         cat: str = "",
-        args: bytes = b"",
+        args: bytes | bytearray = b"",
         phase: str = "X",
         flags: int = 0,
     ) -> int:
@@ -593,7 +593,7 @@ class StoreBuilder:
             self.problems["E without begin"] += orphans
         off, blob = self.be_off, self.be_blob
         # B's args and E's merged (as catapult and Perfetto do); one of the two is usually empty
-        pieces = [
+        pieces: list[bytes | bytearray] = [
             merge_args(blob[off[b] : off[b + 1]], blob[off[e] : off[e + 1]]) for b, e in zip(bs, es, strict=True)
         ]
         pieces += [blob[off[k] : off[k + 1]] for k in open_]
@@ -681,8 +681,9 @@ class StoreBuilder:
             self.async_group[pos] = root
 
     def _nestable_slices(self, events: list[tuple[Any, ...]]) -> None:
-        stack: list[list[Any]] = []  # [event, end event or None, parent entry or None]
+        stack: list[list[Any]] = []  # [event, end event or None, parent entry or None, (then) its position]
         entries: list[list[Any]] = []
+        ev: tuple[Any, ...]
         for ev in events:
             ph = ev[2]
             if ph == "e":
@@ -695,15 +696,16 @@ class StoreBuilder:
                 stack[k][1] = ev
                 del stack[k:]
                 continue
-            entry = [ev, None, stack[-1] if stack else None]
+            entry: list[Any] = [ev, None, stack[-1] if stack else None]
             entries.append(entry)
             if ph == "b":
                 stack.append(entry)
         last_ts = events[-1][0]
-        for entry in entries:
+        for item in entries:
+            entry = item
             ev, end_ev = entry[0], entry[1]
             ts, seq, ph, _ident, _pid, name, cat, args = ev
-            root = entry
+            root: list[Any] = entry
             while root[2] is not None:
                 root = root[2]
             rev = root[0]
@@ -1122,7 +1124,7 @@ class StoreBuilder:
         return nxt
 
 
-def merge_args(first: bytes, second: bytes) -> bytes:
+def merge_args(first: bytes | bytearray, second: bytes | bytearray) -> bytes | bytearray:
     """The args of a begin and its end together (the end's value wins a key both have, as catapult does)."""
     if len(second) <= 2:
         return first

@@ -373,7 +373,7 @@ class Timeline(Widget, can_focus=True):
         win = self.window
         a, b = sorted((win.time_of(max(start[0], 0)), win.time_of(min(max(col, 0), self.area_w) + 1)))
         la, lb = sorted((self.line_at(start[1]), self.line_at(event.y)), key=lambda v: -1 if v is None else v)
-        tracks = frozenset()
+        tracks: frozenset[int] = frozenset()
         if la is not None and lb is not None and la != lb:  # dragged across lines: those tracks only
             tracks = frozenset(ln.track for ln in self.model.lines[la : lb + 1] if ln.kind == "row")
         self.area_tracks = tracks
