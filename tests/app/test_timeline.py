@@ -591,8 +591,8 @@ async def test_help_in_the_timeline_lists_its_keys_first_with_human_names() -> N
         titles = [t for t, _ in help_screen.sections]
         assert titles[0] == "Timeline (T, or neuron-top trace FILE)" and "Dashboard" in titles[1:]
         keys = dict(help_screen.sections[0][1])
-        assert keys[">"] == "next match" and keys["., Ctrl+→"] == "next event on this line"
-        assert keys["!"] == "first error or unfinished event" and keys["Esc"] == "close / clear"
+        assert keys[">"] == "next match" and keys[". / ^→"] == "next event on this line"
+        assert keys["!"] == "first error or unfinished event" and keys["esc"] == "close / clear"
         every = " ".join(k for _, rows in help_screen.sections for k, _ in rows)
         assert "greater_than_sign" not in every and "full_stop" not in every and "question_mark" not in every
 
