@@ -136,7 +136,9 @@ async def test_a_flood_of_skipped_input_says_so_and_draws_the_header_a_few_times
         for i in range(1, 301):
             app.on_input_skipped(InputSkipped(Skipped("not a report", count=100), i * 100))
         await pilot.pause()
-        assert len(calls) == 1
+        # Once at the first message; the timer may already have drawn the last count on a loaded machine (the
+        # loop above runs without yielding, so never more than that).
+        assert len(calls) <= 2
         await asyncio.sleep(0.4)
         await pilot.pause()
         assert len(calls) == 2
