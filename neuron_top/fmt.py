@@ -68,3 +68,56 @@ def duration(seconds: float) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 error``, ``2 errors``, ``1,234 lines`` (``many`` for irregular plurals)."""
     return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
+def per_period(n: int | None, period: float | None) -> str:
+    """A counter of one report's period as a rate ("12.0/s"); the bare count when the report gave no period;
+    "-" when not reported."""
+    if n is None:
+        return "-"
+    if not period:
+        return str(n)
+    return rate(n / period)
+
+
+PCT_CELL = 4
+"""Characters of a whole-percent core cell: "100%"."""
+
+
+def pct_cell(x: float | None) -> str:
+    """A core's utilization in a grid cell: whole percents, always ``PCT_CELL`` wide ("  7%", "100%", "   -")."""
+    if x is None:
+        return "-".rjust(PCT_CELL)
+    return f"{min(max(x, 0.0), 999.0):.0f}%".rjust(PCT_CELL)
+
+
+FLOPS_CELL = 5
+"""Characters of a FLOPS core cell's number: "56.13", "999.9"."""
+_FLOPS_UNITS = ((1e15, "PF"), (1e12, "TF"), (1e9, "GF"))
+
+
+class FlopsScale:
+    """One unit and precision for every FLOPS cell of a grid, chosen from its busiest core, so that every cell has
+    the same width (``FLOPS_CELL``) and the numbers line up: 0-99.99 with two decimals, 100-999.9 with one."""
+
+    __slots__ = ("decimals", "div", "unit")
+
+    def __init__(self, peak: float) -> None:
+        self.unit, self.div = "GF", 1e9
+        for div, unit in _FLOPS_UNITS:
+            if peak >= div:
+                self.unit, self.div = unit, div
+                break
+        top = peak / self.div
+        self.decimals = 2 if round(top, 2) < 100 else 1 if round(top, 1) < 1000 else 0
+
+    def __call__(self, x: float | None) -> str:
+        """``x`` FLOPS in this scale's unit, ``FLOPS_CELL`` characters (more only beyond 99999 of the unit)."""
+        if x is None:
+            return "-".rjust(FLOPS_CELL)
+        return f"{max(x, 0.0) / self.div:.{self.decimals}f}".rjust(FLOPS_CELL)
+
+    def total(self, x: float) -> str:
+        """A sum of cells (the grid's total) in the same unit, with as many decimals as fit naturally."""
+        v = x / self.div
+        return f"{v:.{2 if v < 100 else 1 if v < 10000 else 0}f} {self.unit}"

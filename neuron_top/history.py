@@ -11,27 +11,20 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from itertools import islice
-from math import isfinite
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
-from neuron_top.snapshot import DeviceEcc, Snapshot, finite
+from neuron_top.snapshot import DeviceEcc, Snapshot
 
 Key = tuple[object, ...]
-_UTILIZATION = attrgetter("neuroncore_utilization")
-_IDLE = attrgetter("idle")
+_BUSY = itemgetter(1)
 
 
 def _columns(snap: Snapshot) -> list[float | None]:
-    """Each core's utilization, then each core's FLOPS (effective when reported), then each vCPU's busy share, in
-    the report's order; None where missing, NaN or infinite (``finite`` inlined: the decoder made these floats or
-    None, so only NaN and infinity are left to drop, and it runs ~320 times a report on a trn2)."""
-    cores = snap.all.cores.values()
-    out = [u if u is not None and isfinite(u) else None for u in map(_UTILIZATION, cores)]
-    out += [f if f is not None and isfinite(f) else None
-            for f in [c.effective_flops if c.effective_flops is not None else c.flops for c in cores]]
-    out += [(100.0 - i if i < 100.0 else 0.0) if i is not None and isfinite(i) else None
-            for i in map(_IDLE, map(itemgetter(1), snap.vcpus))]
-    return out
+    """Each core's utilization, then each core's FLOPS (``derived.best_flops``), then each vCPU's busy share, in
+    the report's order; None where missing, NaN or infinite. The snapshot's derived values, computed once: the
+    panels read the same ones."""
+    stats = snap.all.core_stats
+    return [*stats.util.values(), *stats.flops.values(), *map(_BUSY, snap.cpu.per_cpu)]
 
 
 class History:
@@ -143,12 +136,11 @@ class History:
     def _other_values(snap: Snapshot) -> dict[Key, float | None]:
         """Every value of a report but the cores' and the vCPUs' (``push`` takes those itself)."""
         out: dict[Key, float | None] = {}
-        g = snap.vcpu
-        if g is not None and g.average_usage is not None:
-            idle = finite(g.average_usage.idle)
-            out["vcpu", "avg"] = None if idle is None else max(0.0, 100.0 - idle)
-            if g.context_switch_count is not None and g.period:
-                out["ctxsw"] = g.context_switch_count / g.period
+        cpu = snap.cpu
+        if cpu.kinds:
+            out["vcpu", "avg"] = cpu.busy
+            if cpu.ctxsw is not None:
+                out["ctxsw"] = cpu.ctxsw
         mem = snap.host_memory
         if mem is not None and mem.memory_used_bytes is not None:
             out["host_mem"] = float(mem.memory_used_bytes)
@@ -159,12 +151,12 @@ class History:
                 if lat is not None:
                     out["lat", pid, kind, "p50"] = lat.get("p50")
                     out["lat", pid, kind, "p99"] = lat.get("p99")
-            if a.period:
-                done = a.exec_summary.get("completed")
+            rates = a.rates
+            if rates.period:
+                done = rates.rate("completed")
                 if done is not None:
-                    out["exec", pid] = done / a.period
-                errs = sum(a.error_summary.values())
-                out["errors", pid] = errs / a.period
+                    out["exec", pid] = done
+                out["errors", pid] = rates.errors_per_second
             h, d = a.used_bytes
             out["dev_mem", pid] = float(d)
             out["app_host_mem", pid] = float(h)

@@ -18,14 +18,28 @@ import msgspec
 
 from neuron_top import schema
 from neuron_top.decode import decode_report
+from neuron_top.derived import (
+    ERROR_TYPES,
+    EXEC_TYPES,
+    AppRates,
+    CoreStats,
+    CpuSummary,
+    PhysicalStats,
+    app_rates,
+    core_stats,
+    cpu_summary,
+    error_types,
+    mean_util,
+    owned_cores,
+    physical_stats,
+)
 from neuron_top.textsafe import clean
 
 HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
 DEVICE_CATEGORIES = ("tensors", "constants", "model_code", "runtime_memory", "model_shared_scratchpad")
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
-ERROR_TYPES = ("generic", "numerical", "transient", "model", "runtime", "hardware")
-EXEC_TYPES = ("completed", "completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input",
-              "failed_to_queue")
+__all__ = ["DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "PERCENTILES", "AppView",
+           "DeviceEcc", "Snapshot", "finite", "snapshot_from"]
 MAX_CORES = 4096
 """Core indices beyond this are absurd (trn2 has 128 logical cores) and are dropped as bad data."""
 
@@ -259,6 +273,22 @@ class AppView:
     def period(self) -> float | None:
         p = finite(self.execution.period)
         return p if p and p > 0 else None
+
+    # --- derived (``neuron_top.derived``: the rules every output shares) ---
+    @cached
+    def core_stats(self) -> CoreStats:
+        """Utilization and FLOPS of this app's cores: per core, the average, the total, the peak."""
+        return core_stats(self.cores)
+
+    @cached
+    def physical_stats(self) -> PhysicalStats:
+        """trn2 v3d: the physical cores behind each of this app's logical cores."""
+        return physical_stats(self.cores)
+
+    @cached
+    def rates(self) -> AppRates:
+        """Executions and errors of the report's period, as counts and rates."""
+        return app_rates(self.exec_summary, self.error_summary, self.period)
 
     def latency(self, kind: str = "total") -> dict[str, float] | None:
         """Percentiles in seconds for "total" or "device" latency; None when idle (null in the report). Kept once
@@ -547,6 +577,24 @@ class Snapshot:
         """Global NeuronCore index -> (device index, core index within the device)."""
         return divmod(index, self.cores_per_device)
 
+    def cores_of(self, app: AppView) -> tuple[int, ...]:
+        """The cores ``app`` uses (``derived.owned_cores``), found once per snapshot."""
+        key = f"_cores_of_{'all' if app.is_all else app.pid}"
+        got = self.__dict__.get(key)
+        if got is None:
+            got = self.__dict__[key] = owned_cores(app.core_memory, app.models, app.core_stats,
+                                                   self.cores_per_device)
+        return got  # type: ignore[no-any-return]
+
+    def app_util(self, app: AppView) -> float | None:
+        """The mean utilization of the cores ``app`` uses (``cores_of``); for "all", of every core."""
+        return app.core_stats.util_avg if app.is_all else mean_util(app.core_stats, self.cores_of(app))
+
+    @cached
+    def error_types(self) -> tuple[str, ...]:
+        """Every error type a column is shown for: the documented ones, then any other an app reports."""
+        return error_types(a.error_summary for a in self.apps)
+
     @cached
     def has_neuron(self) -> bool:
         """Whether the report carries any Neuron hardware at all (False for the built-in host collector)."""
@@ -590,6 +638,11 @@ class Snapshot:
                if v is not None and k.isascii() and k.isdigit() and len(k) < 5]
         out.sort(key=itemgetter(0))
         return tuple(out)
+
+    @cached
+    def cpu(self) -> CpuSummary:
+        """The vCPUs: average busy share by kind, context switches per second, each vCPU's busy share."""
+        return cpu_summary(self.vcpu, self.vcpus)
 
     @cached
     def host_memory(self) -> schema.MemoryInfo | None:

@@ -12,9 +12,10 @@ from typing import Any
 import msgspec
 
 from neuron_top import __version__, fmt
+from neuron_top.derived import COUNTED, RATED
+from neuron_top.output.cells import APP_COLUMNS, app_cells, core_cells
 from neuron_top.snapshot import (
     DEVICE_CATEGORIES,
-    EXEC_TYPES,
     HOST_CATEGORIES,
     PERCENTILES,
     AppView,
@@ -22,6 +23,8 @@ from neuron_top.snapshot import (
     finite,
 )
 from neuron_top.textsafe import clean
+
+_CPU_NAMES = {"io_wait": "iowait", "soft_irq": "softirq"}
 
 
 @dataclass
@@ -61,45 +64,45 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
     return lines
 
 
-def core_lines(snap: Snapshot, app: AppView, flops: bool = False) -> list[str]:
+def core_lines(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> list[str]:
+    """The core grid as the dashboard draws it: its title, then each device's cells (``output.cells``)."""
     if not snap.has_neuron:
         return ["NeuronCores: none (no Neuron devices reported)"]
-    vals = [finite(c.neuroncore_utilization) for c in app.cores.values()]
-    vals = [v for v in vals if v is not None]
-    avg = sum(vals) / len(vals) if vals else None
-    out = [f"NeuronCores ({clean(app.label)}): avg {fmt.pct(avg)}"]
+    cells = core_cells(snap, app, flops, physical)
+    out = [f"NeuronCores ({clean(app.label)}): {cells.title}"]
     cpd = snap.cores_per_device
+    width = len(f"ND{max(snap.device_count - 1, 0)}")
     for dev in range(snap.device_count):
-        cells = []
-        for c in range(cpd):
-            cc = app.cores.get(dev * cpd + c)
-            if cc is None:
-                cells.append(f"NC{c}:    -  ")
-            elif flops:
-                f = cc.effective_flops if cc.effective_flops is not None else cc.flops
-                cells.append(f"NC{c}:{fmt.tflops(finite(f)):>8}")
-            else:
-                cells.append(f"NC{c}:{fmt.pct(finite(cc.neuroncore_utilization), 7)}")
-        out.append(f"  ND{dev:<3}" + "  ".join(cells))
+        values = [f"[{text}]" for c in range(cpd) for text, _, _ in cells.core(dev * cpd + c)]
+        out.append(f"  {f'ND{dev}':<{width}}  " + " ".join(values))
     return out
 
 
 def vcpu_lines(snap: Snapshot, app: AppView) -> list[str]:
-    g = snap.vcpu
+    cpu, g = snap.cpu, snap.vcpu
     out = []
-    if g is None or g.average_usage is None:
+    if not cpu.kinds:
         out.append("vCPU: no data" + (f" ({clean(g.error)})" if g is not None and g.error else ""))
     else:
-        a = g.average_usage
-        parts = " ".join(f"{n} {fmt.pct(finite(getattr(a, k)))}" for n, k in (
-            ("user", "user"), ("nice", "nice"), ("system", "system"), ("iowait", "io_wait"), ("irq", "irq"),
-            ("softirq", "soft_irq"), ("idle", "idle")))
-        ctx = ""
-        if g.context_switch_count is not None and g.period:
-            ctx = f"  ctxsw {fmt.rate(g.context_switch_count / g.period)}"
-        out.append(f"vCPU ({len(snap.vcpus)}): {parts}{ctx}")
+        parts = " ".join(f"{_CPU_NAMES.get(k, k)} {fmt.pct(v)}" for k, v in cpu.kinds)
+        ctx = f"  ctxsw {fmt.rate(cpu.ctxsw)}" if cpu.ctxsw is not None else ""
+        out.append(f"vCPU ({cpu.count}): {fmt.pct(cpu.busy)} busy: {parts}{ctx}")
     ru, rs = app.vcpu
     out.append(f"runtime vCPU ({clean(app.label)}): user {fmt.pct(ru)} system {fmt.pct(rs)}")
+    return out
+
+
+def app_lines(snap: Snapshot) -> list[str]:
+    """Every app's row of the dashboard's apps panel: its cores, load, throughput, p50/p99 and errors."""
+    if not snap.apps:
+        return ["apps: none"]
+    rows = [(clean(a.label), app_cells(snap, a)) for a in snap.apps]
+    label_w = max(3, *(len(label) for label, _ in rows))
+    widths = {k: max(len(h), *(len(r[k]) for _, r in rows)) for k, h in APP_COLUMNS}
+    out = ["apps (throughput, latency, errors in the last report):",
+           f"  {'app':<{label_w}}  " + "  ".join(f"{h:>{widths[k]}}" for k, h in APP_COLUMNS)]
+    out += [f"  {label:<{label_w}}  " + "  ".join(f"{r[k]:>{widths[k]}}" for k, _ in APP_COLUMNS)
+            for label, r in rows]
     return out
 
 
@@ -149,24 +152,26 @@ def latency_lines(snap: Snapshot, app: AppView) -> list[str]:
 
 
 def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
+    """As the executions panel: outcomes per second (timeouts, bad input and queue rejections as counts in the
+    report's period), then every error type per second."""
     apps = snap.apps if app.is_all else (app,)
-    out = ["executions / errors (per second):"]
+    out = ["executions / errors (per second; counts in the report's period):"]
     for a in apps:
-        p = a.period or 1.0
-        ex = "  ".join(f"{k} {fmt.rate(a.exec_summary.get(k, 0) / p)}" for k in EXEC_TYPES)
-        errs = "  ".join(f"{k} {fmt.rate(v / p)}" for k, v in sorted(a.error_summary.items()))
+        r = a.rates
+        ex = "  ".join([*(f"{k} {fmt.per_period(r.executions[k], r.period)}" for k in RATED),
+                        *(f"{k} {'-' if r.executions[k] is None else r.executions[k]}" for k in COUNTED)])
+        errs = "  ".join(f"{k} {fmt.per_period(r.errors[k], r.period)}" for k in snap.error_types if k in r.errors)
         out.append(f"  {clean(a.label)}: {ex}")
         out.append(f"  {' ' * len(clean(a.label))}  errors: {errs or 'none'}")
     return out
 
 
-def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False,
-) -> str:
+def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False) -> str:
     app = snap.app(pid)
     lines = header_lines(snap, src)
     lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid})" for i, a in enumerate(snap.apps))
                              or "none"))
-    for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), memory_lines(snap, app),
+    for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), app_lines(snap), memory_lines(snap, app),
                  ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
         lines.append("")
         lines.extend(part)

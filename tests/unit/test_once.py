@@ -13,8 +13,9 @@ def test_text_has_every_section() -> None:
     out = text(load_snapshot(DATA / "trn2_small.json"), SourceInfo("x.jsonl", "replay", skipped=2,
                                                                   skipped_reasons={"malformed JSON": 2}))
     for needle in ("REPLAY", "i-0123456789abcdef0", "trn2.48xlarge", "2x trainium2 v4", "LNC=2",
-                   "NeuronCores (all): avg", "ND1", "vCPU (4):", "ctxsw 5000.0/s", "memory (all)", "ECC",
-                   "UNCORRECTED", "latency", "idle", "completed 120.0/s", "failed_to_queue 3.0/s",
+                   "NeuronCores (all): NeuronCore v3d utilization % (avg 52.9%)", "ND1  [ 55%] [   -]",
+                   "vCPU (4):", "ctxsw 5000.0/s", "memory (all)", "ECC", "UNCORRECTED", "latency", "idle",
+                   "completed 120.0/s", "failed_to_queue 3", "[red]boom    2   52%  120.0/s  13.0ms  20.0ms",
                    "numerical 2.0/s", "skipped: 2 bad input (malformed JSON: 2)", "[1] [red]boom (pid 4242)",
                    "serve.neuron_runtime_vcpu_usage: open /proc/5151/stat"):
         assert needle in out, needle
@@ -23,8 +24,8 @@ def test_text_has_every_section() -> None:
 
 def test_text_flops_and_selected_app() -> None:
     out = text(load_snapshot(DATA / "trn2_small.json"), SourceInfo("s", "live"), pid=4242, flops=True)
-    assert "NeuronCores ([red]boom)" in out
-    assert "1.10TF" in out  # effective_flops preferred over flops
+    assert "NeuronCores ([red]boom): NeuronCore v3d effective TFLOPS per core" in out
+    assert "[ 1.10]" in out  # effective_flops preferred over flops
 
 
 def test_json_round_trips() -> None:

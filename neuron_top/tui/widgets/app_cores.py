@@ -11,8 +11,6 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.selection import app_cores
-from neuron_top.snapshot import finite
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.cells import app_title, cell, fit, num
 from neuron_top.tui.widgets.panel import Panel
@@ -35,7 +33,7 @@ class AppCoresPanel(Panel):
     ]
 
     cursor: reactive[int] = reactive(0, repaint=False)
-    """Which of the app's cores (in ``app_cores`` order) the cursor is on."""
+    """Which of the app's cores (in ``Snapshot.cores_of`` order) the cursor is on."""
 
     class OpenCore(Message):
         def __init__(self, index: int) -> None:
@@ -55,9 +53,9 @@ class AppCoresPanel(Panel):
     def watch_cursor(self) -> None:
         self.refresh()
 
-    def _cores(self) -> list[int]:
+    def _cores(self) -> tuple[int, ...]:
         view = self.view
-        return [] if view is None else app_cores(view.app, view.snapshot.cores_per_device)
+        return () if view is None else view.snapshot.cores_of(view.app)
 
     def action_move(self, dx: int, dy: int) -> None:
         cores = self._cores()
@@ -80,7 +78,8 @@ class AppCoresPanel(Panel):
     def build(self, view: View, width: int) -> list[Strip]:
         snap, app = view.snapshot, view.app
         cpd = snap.cores_per_device
-        cores = app_cores(app, cpd)
+        cores = snap.cores_of(app)
+        stats = app.core_stats
         lines = [self.title_strip(f"{self.TITLE} ({len(cores)})", width, app_title(app))]
         user, system = app.vcpu
         if user is not None or system is not None:
@@ -96,16 +95,14 @@ class AppCoresPanel(Panel):
         cw = width // per_line
         self._grid = (per_line, cw, len(lines))
         cursor = min(self.cursor, len(cores) - 1) if self.has_focus else -1
-        peak = max((finite(c.effective_flops if c.effective_flops is not None else c.flops) or 0.0)
-                   for c in app.cores.values()) if view.flops and app.cores else 0.0
+        peak = stats.flops_peak
         for start in range(0, len(cores), per_line):
             segs: list[Segment] = []
             for k, i in enumerate(cores[start:start + per_line], start):
                 d, c = divmod(i, cpd)
-                cc = app.cores.get(i)
-                util = finite(cc.neuroncore_utilization) if cc is not None else None
-                if view.flops and cc is not None:
-                    f = finite(cc.effective_flops if cc.effective_flops is not None else cc.flops)
+                util = stats.util.get(i)
+                if view.flops and i in app.cores:
+                    f = stats.flops.get(i)
                     value, pct = fmt.tflops(f), (f / peak * 100 if f is not None and peak else None)
                 else:
                     value, pct = fmt.pct(util), util

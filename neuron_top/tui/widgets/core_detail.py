@@ -6,6 +6,7 @@ from rich.segment import Segment
 from textual.strip import Strip
 
 from neuron_top import fmt
+from neuron_top.derived import best_flops
 from neuron_top.snapshot import DEVICE_CATEGORIES, finite, k8s_label
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.panel import Panel
@@ -25,7 +26,7 @@ class CoreDetail(Panel):
         dev, nc = snap.core_location(i)
         c = snap.all.cores.get(i)
         u = finite(c.neuroncore_utilization) if c is not None else None
-        f = finite(c.effective_flops if c.effective_flops is not None else c.flops) if c is not None else None
+        f = best_flops(c) if c is not None else None
         lines = [self.title_strip(f"NeuronCore {i} (ND{dev} NC{nc})", width,
                                   f"now {fmt.pct(u)} · {fmt.tflops(f)}")]
         if i in snap.k8s_cores:

@@ -11,7 +11,8 @@ from rich.style import Style
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.snapshot import ERROR_TYPES, AppView
+from neuron_top.derived import COUNTED, RATED
+from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.cells import app_title, cell, label_width, num, wrap_words
@@ -21,17 +22,15 @@ from neuron_top.view import View
 
 WIDE = 150
 """From this width on an app takes one line (executions and errors side by side); below it two."""
-RATES = (("completed", "done/s", "done/s"), ("completed_with_err", "w/ err/s", "err/s"),
-         ("completed_with_num_err", "num err/s", "nerr/s"))
-COUNTS = (("timed_out", "timed out", "timeout"), ("incorrect_input", "bad input", "bad in"),
-          ("failed_to_queue", "no queue", "noqueue"))
+_HEADS = {"completed": ("done/s", "done/s"), "completed_with_err": ("w/ err/s", "err/s"),
+          "completed_with_num_err": ("num err/s", "nerr/s"), "timed_out": ("timed out", "timeout"),
+          "incorrect_input": ("bad input", "bad in"), "failed_to_queue": ("no queue", "noqueue")}
+"""Column heads of the execution outcomes: (wide, narrow)."""
+RATES = tuple((k, *_HEADS[k]) for k in RATED)
+"""Outcomes shown per second (``derived.RATED``)."""
+COUNTS = tuple((k, *_HEADS[k]) for k in COUNTED)
+"""Outcomes shown as counts in the report's period (``derived.COUNTED``)."""
 _ERROR_SHORT = {"numerical": "numeric", "transient": "transnt", "hardware": "hw"}
-
-
-def error_types(apps: tuple[AppView, ...]) -> list[str]:
-    """The documented error types, then any other key some app reports, sorted."""
-    extra = sorted({k for a in apps for k in a.error_summary if k not in ERROR_TYPES})
-    return [*ERROR_TYPES, *extra]
 
 
 class ExecPanel(Panel):
@@ -55,15 +54,24 @@ class ExecPanel(Panel):
         values = self._cells.values(view.history, key, spark_w)
         return self._cells.text(key, spark_w, peak(values))
 
+    def rows_needed(self, view: View, width: int) -> int:
+        """The title, the heads, a row per app (two below ``WIDE``) and a line of idle apps."""
+        apps = max(len(view.snapshot.apps) if view.app.is_all else 1, 1)
+        return (2 + apps if width >= WIDE else 3 + 2 * apps) + 1
+
     def build(self, view: View, width: int) -> list[Strip]:
         app = view.app
         apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
         wide = width >= WIDE
-        types = error_types(apps)
+        types = list(view.snapshot.error_types)
+        n_cols = len(RATES) + len(COUNTS) + (len(types) if wide else 0)
         label_w, val_w = (16, 10) if wide else (12, 9 if width >= 100 else 8)
-        values_w = val_w * (len(RATES) + len(COUNTS) + (len(types) if wide else 0))
-        label_w = label_width(apps, label_w, min(28, width - values_w - 1 - 12))  # the sparkline keeps 12
-        errs_total = sum(sum(a.error_summary.values()) for a in apps)
+        val_w = max(min(val_w, (width - 10) // max(n_cols, len(types))), 6)  # narrow: every column still fits
+        values_w = val_w * n_cols
+        room = width - values_w
+        # the sparkline keeps 12 when it fits, else the label takes the room
+        label_w = label_width(apps, min(label_w, room), min(28, room - 13 if room - 13 >= 12 else room))
+        errs_total = sum(a.rates.error_count for a in apps)
         right = app_title(app)
         lines = [self.title_strip(self.TITLE if width >= 70 else "Executions", width,
                                   f"{right} · {fmt.plural(errs_total, 'error')}" if width >= 60 else right)]
@@ -85,14 +93,15 @@ class ExecPanel(Panel):
             if app.is_all and len(apps) > 1 and self._quiet(view, a):
                 quiet.append(a)
                 continue
-            period = a.period
+            rates = a.rates
+            period = rates.period
             segs = [cell(" " + clean(a.label, 40), label_w - 1, self.style("value")), Segment(" ")]
             for key, _, _ in RATES:
-                n = a.exec_summary.get(key)
+                n = rates.executions[key]
                 bad = key != "completed" and bool(n)
-                segs.append(self.num(self._rate(n, period), val_w, self._style(n, bad, key == "completed")))
+                segs.append(self.num(fmt.per_period(n, period), val_w, self._style(n, bad, key == "completed")))
             for key, _, _ in COUNTS:
-                n = a.exec_summary.get(key)
+                n = rates.executions[key]
                 segs.append(self.num("-" if n is None else str(n), val_w, self._style(n, bool(n))))
             if wide:
                 segs += self._errors(a, types, period, val_w)
@@ -102,7 +111,7 @@ class ExecPanel(Panel):
                     Segment(" "), Segment(self._spark(view, pid, spark_w), self.component("exec--spark"))])
             lines.append(LightStrip(segs))
             if not wide:  # the error rates under the app: all zero on most reports
-                shown = tuple((self._rate(n := a.error_summary.get(t), period), bool(n)) for t in types)
+                shown = tuple((fmt.per_period(n := a.rates.errors.get(t), period), bool(n)) for t in types)
                 lines.append(self.memo(("errors", label_w, val_w, shown), lambda a=a, period=period: LightStrip(
                     [cell("", label_w), *self._errors(a, types, period, val_w)])))
         if quiet:
@@ -127,7 +136,7 @@ class ExecPanel(Panel):
 
     def _errors(self, a: AppView, types: list[str], period: float | None, val_w: int) -> list[Segment]:
         """One cell per error type: its rate, red when not zero."""
-        return [self.num(self._rate(n := a.error_summary.get(t), period), val_w, self._style(n, bool(n)))
+        return [self.num(fmt.per_period(n := a.rates.errors.get(t), period), val_w, self._style(n, bool(n)))
                 for t in types]
 
     @staticmethod
@@ -138,14 +147,6 @@ class ExecPanel(Panel):
             return False
         h = view.history
         return not any(v for key in (("exec", a.pid), ("errors", a.pid)) for v in h.series(key))
-
-    @staticmethod
-    def _rate(n: int | None, period: float | None) -> str:
-        if n is None:
-            return "-"
-        if period is None:
-            return str(n)  # no period: the raw count of the report
-        return fmt.rate(n / period)
 
     def _style(self, n: int | None, bad: bool, good: bool = False) -> Style:
         if bad:

@@ -1,0 +1,218 @@
+"""The rules every output shares, computed once per snapshot (no UI imports).
+
+What a number on screen means is decided here and nowhere else: which FLOPS count (effective when reported),
+what an average is taken over, how a per-period counter becomes a rate, which cores an app uses, which error
+types there are. ``AppView`` and ``Snapshot`` expose these as cached properties (``app.core_stats``,
+``app.rates``, ``snap.cpu``, ``snap.cores_of(app)``), so the dashboard's panels, the drill-down screens and the
+``--once`` text read the same values and only format them: they agree by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from math import isfinite
+from typing import Protocol
+
+from neuron_top import schema
+
+
+class _Subgraph(Protocol):
+    def global_core(self, cores_per_device: int) -> int | None: ...
+
+
+class _Model(Protocol):
+    @property
+    def subgraphs(self) -> Iterable[_Subgraph]: ...
+
+__all__ = [
+    "COUNTED",
+    "CPU_KINDS",
+    "ERROR_TYPES",
+    "EXEC_TYPES",
+    "RATED",
+    "AppRates",
+    "CoreStats",
+    "CpuSummary",
+    "PhysicalStats",
+    "app_rates",
+    "best_flops",
+    "core_stats",
+    "cpu_summary",
+    "error_types",
+    "mean_util",
+    "owned_cores",
+    "per_second",
+    "physical_stats",
+]
+
+ERROR_TYPES = ("generic", "numerical", "transient", "model", "runtime", "hardware")
+"""The error types neuron-monitor documents, in its order; newer runtimes may add more (``error_types``)."""
+EXEC_TYPES = ("completed", "completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input",
+              "failed_to_queue")
+RATED = ("completed", "completed_with_err", "completed_with_num_err")
+"""Execution outcomes shown per second: they come by the hundred."""
+COUNTED = ("timed_out", "incorrect_input", "failed_to_queue")
+"""Execution outcomes shown as counts in the report's period: rare, and each one matters (0.2/s would hide
+"one request timed out")."""
+CPU_KINDS = ("user", "nice", "system", "io_wait", "irq", "soft_irq")
+"""``CpuTimes`` fields that make up a busy vCPU, in the order htop stacks them."""
+
+
+def _finite(x: float | int | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if isfinite(x) else None
+
+
+def best_flops(c: schema.CoreCounters) -> float | None:
+    """The FLOPS of a core as shown everywhere: effective FLOPS when the runtime reports them (they count what
+    the model needed, not what the hardware did), else FLOPS; None when missing, NaN or infinite."""
+    return _finite(c.effective_flops if c.effective_flops is not None else c.flops)
+
+
+def per_second(n: int | None, period: float | None) -> float | None:
+    """A counter of one report's period as a rate; None when there is no count or no period."""
+    if n is None or not period:
+        return None
+    return n / period
+
+
+@dataclass(frozen=True, slots=True)
+class CoreStats:
+    """Utilization and FLOPS of a set of cores (an app's, or every core for "all")."""
+
+    util: dict[int, float | None]
+    """Core index -> utilization percent (None: not reported or not a number)."""
+    flops: dict[int, float | None]
+    """Core index -> ``best_flops``."""
+    util_avg: float | None
+    """Mean utilization over the cores that report one."""
+    flops_total: float
+    flops_peak: float
+    """The busiest core's FLOPS (0.0 when none): the scale of the FLOPS bars and the unit of the grid."""
+    effective: bool
+    """Some core reports effective FLOPS (the title then says "effective FLOPS")."""
+
+    @property
+    def flops_kind(self) -> str:
+        return "effective FLOPS" if self.effective else "FLOPS"
+
+
+def core_stats(cores: Mapping[int, schema.CoreCounters]) -> CoreStats:
+    util = {i: _finite(c.neuroncore_utilization) for i, c in cores.items()}
+    flops = {i: best_flops(c) for i, c in cores.items()}
+    us = [u for u in util.values() if u is not None]
+    fs = [f for f in flops.values() if f is not None]
+    return CoreStats(util, flops, sum(us) / len(us) if us else None, sum(fs), max(fs, default=0.0),
+                     any(c.effective_flops is not None for c in cores.values()))
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicalStats:
+    """trn2 with LNC=2: the utilization of the physical cores behind each logical core."""
+
+    util: dict[int, tuple[float | None, ...]]
+    """Logical core index -> each physical core's utilization, in the report's order."""
+    avg: float | None
+    """Mean over every physical core that reports one."""
+
+
+def physical_stats(cores: Mapping[int, schema.CoreCounters]) -> PhysicalStats:
+    util = {i: tuple(_finite(p.neuroncore_utilization) if p is not None else None for p in (c.v3d or {}).values())
+            for i, c in cores.items()}
+    vals = [u for us in util.values() for u in us if u is not None]
+    return PhysicalStats(util, sum(vals) / len(vals) if vals else None)
+
+
+def mean_util(stats: CoreStats, cores: Iterable[int]) -> float | None:
+    """The mean utilization of ``cores`` (an app's own: the zeros it reports for other cores left out)."""
+    vals = [u for i in cores if (u := stats.util.get(i)) is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def error_types(summaries: Iterable[Mapping[str, int]]) -> tuple[str, ...]:
+    """The documented error types, then any other key some app's error summary has, sorted: an unknown error is
+    still an error, and every output lists the same columns."""
+    extra = sorted({k for s in summaries for k in s if k not in ERROR_TYPES})
+    return (*ERROR_TYPES, *extra)
+
+
+@dataclass(frozen=True, slots=True)
+class AppRates:
+    """An app's executions and errors in one report, as every output shows them."""
+
+    period: float | None
+    """Seconds the counters cover (None: the report did not say; then counts are shown as they are)."""
+    executions: dict[str, int | None]
+    """Every ``EXEC_TYPES`` outcome's count in the period (None: not reported)."""
+    errors: dict[str, int]
+    """Error type -> count in the period, for the types the app reports."""
+
+    def rate(self, key: str) -> float | None:
+        """An execution outcome per second."""
+        return per_second(self.executions.get(key), self.period)
+
+    def error_rate(self, kind: str) -> float | None:
+        """An error type per second (None: the app does not report it)."""
+        return per_second(self.errors.get(kind), self.period)
+
+    @property
+    def error_count(self) -> int:
+        """Errors of every type in the period."""
+        return sum(self.errors.values())
+
+    @property
+    def failed_count(self) -> int:
+        """Executions that never completed in the period: timed out, bad input, rejected by a full queue."""
+        return sum(self.executions.get(k) or 0 for k in COUNTED)
+
+    @property
+    def errors_per_second(self) -> float | None:
+        """Errors of every type per second (None without a period)."""
+        return per_second(self.error_count, self.period)
+
+
+def app_rates(exec_summary: Mapping[str, int], error_summary: Mapping[str, int],
+              period: float | None) -> AppRates:
+    return AppRates(period, {k: exec_summary.get(k) for k in EXEC_TYPES}, dict(error_summary))
+
+
+@dataclass(frozen=True, slots=True)
+class CpuSummary:
+    """The machine's vCPUs in one report."""
+
+    count: int
+    busy: float | None
+    """Percent busy on average (100 - idle)."""
+    kinds: tuple[tuple[str, float], ...]
+    """(``CPU_KINDS`` field, percent) of the average, in stacking order."""
+    ctxsw: float | None
+    """Context switches per second."""
+    per_cpu: tuple[tuple[int, float | None], ...]
+    """(vCPU number, percent busy) for each vCPU, in number order."""
+
+
+def _busy(idle: float | None) -> float | None:
+    idle = _finite(idle)
+    return None if idle is None else (100.0 - idle if idle < 100.0 else 0.0)
+
+
+def cpu_summary(g: schema.VcpuUsage | None, cpus: tuple[tuple[int, schema.CpuTimes], ...]) -> CpuSummary:
+    avg = g.average_usage if g is not None else None
+    kinds = tuple((k, _finite(getattr(avg, k)) or 0.0) for k in CPU_KINDS) if avg is not None else ()
+    ctx = per_second(g.context_switch_count, _finite(g.period)) if g is not None else None
+    return CpuSummary(len(cpus), _busy(avg.idle) if avg is not None else None, kinds, ctx,
+                      tuple((i, _busy(c.idle)) for i, c in cpus))
+
+
+def owned_cores(core_memory: Mapping[int, Mapping[str, int]], models: Iterable[_Model], stats: CoreStats,
+                cores_per_device: int) -> tuple[int, ...]:
+    """The cores an app uses: with memory, a model or load on them. Apps also report zeros for cores they do not
+    own (seen in real output), so "reported" alone would list every core of the machine; when nothing says,
+    the cores it reports."""
+    owned = {i for i, cats in core_memory.items() if any(cats.values())}
+    owned |= {c for m in models for s in m.subgraphs if (c := s.global_core(cores_per_device)) is not None}
+    owned |= {i for i, u in stats.util.items() if (u or 0) > 0}
+    return tuple(sorted(owned or stats.util))

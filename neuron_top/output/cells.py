@@ -1,0 +1,101 @@
+"""What each cell of the dashboard says, as text: the core grid's values and title, an app's row (no UI imports).
+
+The panels draw these strings and ``--once`` prints them, so the two agree by construction (a test compares
+them). The values themselves come from the snapshot's derived values (``neuron_top.derived``).
+"""
+
+from __future__ import annotations
+
+from neuron_top import fmt
+from neuron_top.snapshot import AppView, Snapshot
+from neuron_top.textsafe import clean
+
+__all__ = ["APP_COLUMNS", "CoreCells", "app_cells", "core_cells", "physical_columns"]
+
+APP_COLUMNS = (("cores", "NCs"), ("util", "util"), ("done", "done/s"), ("p50", "p50"), ("p99", "p99"),
+               ("errors", "err/s"), ("failed", "failed"))
+"""An app's row: (key, column head), in order."""
+
+
+def physical_columns(snap: Snapshot) -> int:
+    """How many v3d physical cores stand behind each logical core (0 when the report has none)."""
+    for c in snap.all.cores.values():
+        if c.v3d:
+            return len(c.v3d)
+    return 0
+
+
+class CoreCells:
+    """The core grid of one view: its title, the width of every value, and each core's value text.
+
+    ``flops`` shows FLOPS in one unit for the whole grid (``fmt.FlopsScale``) when the report has any; ``physical``
+    shows trn2's physical cores (their utilization: FLOPS are not reported per physical core)."""
+
+    def __init__(self, snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> None:
+        self.snap, self.app = snap, app
+        self.phys = physical_columns(snap) if physical else 0
+        stats = app.core_stats
+        reported = any(f is not None for f in stats.flops.values())
+        self.scale = fmt.FlopsScale(stats.flops_peak) if flops and not self.phys and reported else None
+        self.value_width = fmt.PCT_CELL
+        if self.scale is not None:
+            self.value_width = max(fmt.FLOPS_CELL, len(self.scale(stats.flops_peak)))
+        self.title = self._title(flops)
+
+    def _title(self, flops: bool) -> str:
+        """What the cells show, named: utilization in %, FLOPS in which unit, physical cores."""
+        snap, stats = self.snap, self.app.core_stats
+        ver = clean(snap.hardware.neuroncore_version or "", 8)
+        head = f"NeuronCore {ver}" if ver else "NeuronCore"
+        if self.phys:
+            extra = " · FLOPS are not reported per physical core" if flops else ""
+            return f"{head} physical cores: utilization % (avg {fmt.pct(self.app.physical_stats.avg)}){extra}"
+        if self.scale is not None:
+            unit = f"{'effective ' if stats.effective else ''}{self.scale.unit}LOPS"
+            return f"{head} {unit} per core (total {self.scale.total(stats.flops_total)}LOPS)"
+        missing = " · FLOPS are not reported on this machine" if flops else ""
+        return f"{head} utilization % (avg {fmt.pct(stats.util_avg)}){missing}"
+
+    @property
+    def cells_per_device(self) -> int:
+        return self.snap.cores_per_device * (self.phys or 1)
+
+    def core(self, index: int) -> list[tuple[str, float | None, float | None]]:
+        """The cells of one (logical) core: (value text, bar percent, load percent) for each, one per physical
+        core in the physical view. A core the app does not report: "-" and no bar."""
+        stats = self.app.core_stats
+        if self.phys:
+            subs = self.app.physical_stats.util.get(index, ())
+            out = []
+            for p in range(self.phys):
+                u = subs[p] if p < len(subs) else None
+                out.append((fmt.pct_cell(u), u, u))
+            return out
+        if index not in stats.util:
+            return [("-".rjust(self.value_width), None, None)]
+        u = stats.util[index]
+        if self.scale is not None:
+            f = stats.flops.get(index)
+            peak = stats.flops_peak or 1.0
+            return [(self.scale(f), None if f is None else f / peak * 100, u)]
+        return [(fmt.pct_cell(u), u, u)]
+
+
+def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> CoreCells:
+    return CoreCells(snap, app, flops, physical)
+
+
+def app_cells(snap: Snapshot, a: AppView) -> dict[str, str]:
+    """What an app's row says, column by column (``APP_COLUMNS``)."""
+    rates = a.rates
+    lat = a.latency("total")
+    util = snap.app_util(a)
+    return {
+        "cores": str(len(snap.cores_of(a))),
+        "util": "-" if util is None else f"{util:.0f}%",
+        "done": fmt.per_period(rates.executions.get("completed"), rates.period),
+        "p50": "idle" if lat is None else fmt.latency(lat["p50"]) if "p50" in lat else "-",
+        "p99": "idle" if lat is None else fmt.latency(lat["p99"]) if "p99" in lat else "-",
+        "errors": fmt.per_period(rates.error_count, rates.period) if rates.errors else "-",
+        "failed": str(rates.failed_count),
+    }
