@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from textual import work
 from textual.await_complete import AwaitComplete
@@ -14,9 +15,11 @@ from textual.widgets import Input
 
 from neuron_top.feed import RecordingError, SkippedInput, StatusChanged
 from neuron_top.history import History
+from neuron_top.layouts import PANELS, PRESETS, LayoutState
 from neuron_top.recording.player import ReplayController
 from neuron_top.selection import Selection
 from neuron_top.session import Session, SourceStatus, Update
+from neuron_top.settings import Settings, SettingsStore
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.sources.base import Source
 from neuron_top.tui.age import AgeClock
@@ -30,7 +33,8 @@ from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
-DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app"})
+DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
+                               "panel"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
@@ -45,7 +49,9 @@ class NeuronTopApp(TerminalApp):
         Binding("p", "pause", "pause"),
         Binding("f", "flops", "FLOPS"),
         Binding("v", "physical", "v3d cores", show=False),
-        Binding("x", "expand_all", "expand tree", show=False),
+        Binding("x", "expand_all", "expand/collapse the memory tree", show=False),
+        Binding("l", "layout", "next layout (" + ", ".join(PRESETS) + ")"),
+        *[Binding(p.key, f"panel('{p.id}')", f"show/hide {p.name}", show=False) for p in PANELS],
         Binding("slash", "filter", "filter"),
         Binding("a", "tab(-1)", "prev app", show=False),
         Binding("d", "tab(1)", "next app", show=False),
@@ -62,7 +68,8 @@ class NeuronTopApp(TerminalApp):
                  replay: ReplayController | None = None, replay_name: str = "",
                  traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  notes: list[str] | None = None, exporter: FeedSink | None = None,
-                 source_filter: str | None = None, trace_at: str = "start", trace_metrics: str | None = None) -> None:
+                 source_filter: str | None = None, trace_at: str = "start", trace_metrics: str | None = None,
+                 settings: SettingsStore | None = None, layout: str | None = None) -> None:
         super().__init__()
         self.clock = clock
         self._notes = notes or []
@@ -94,19 +101,28 @@ class NeuronTopApp(TerminalApp):
         self._skip_timer: Timer | None = None
         self._skip_pending = False
         self._themes = load_themes()
-        self._wanted_theme = theme or DEFAULT_THEME
+        self.settings = settings
+        """The settings file (theme, layout, panels), or None: nothing read or written (tests)."""
+        saved = settings.settings if settings is not None else Settings()
+        self._wanted_theme = theme or saved.theme or DEFAULT_THEME
+        self.layout_state = LayoutState.preset(layout) if layout is not None else saved.layout_state()
+        """The dashboard's layout: ``--layout``, else the one remembered, else the overview."""
+        self._save_problem = ""
 
     # --- start-up ---
     def on_mount(self) -> None:
-        for note in self._notes:
+        for note in [*self._notes, *(self.settings.problems if self.settings is not None else ())]:
             self.notify(note, title="config", severity="warning", timeout=10, markup=False)
         self._themes.install(self, self._wanted_theme)
+        self.theme_changed_signal.subscribe(self, lambda _theme: self._save())
         if self.replay is not None:
             from neuron_top.tui.screens.replay import ReplayScreen
 
-            self.push_screen(ReplayScreen(self.replay, self.replay_name))
+            screen = ReplayScreen(self.replay, self.replay_name)
+            screen.layout_state = self.layout_state
+            self.push_screen(screen)
         else:
-            self.push_screen(DashboardScreen())
+            self.push_screen(DashboardScreen(layout=self.layout_state))
         if self.traces:
             self.open_traces(self.traces, show=self.source is None and self.replay is None)
         self.settle_in()
@@ -273,10 +289,45 @@ class NeuronTopApp(TerminalApp):
         self.publish()
 
     def action_expand_all(self) -> None:
-        from neuron_top.tui.widgets.memory import MemoryTree
+        screen = self.screen
+        if isinstance(screen, DashboardScreen):
+            screen.expand_tree()
 
-        for tree in self.screen.query(MemoryTree):
-            tree.action_toggle_all()
+    def action_layout(self) -> None:
+        """``l``: the next preset, with its own panels."""
+        self._set_layout(self.layout_state.next())
+        self.notify(f"layout: {self.layout_state.name}", timeout=2, markup=False)
+
+    def action_panel(self, panel: str) -> None:
+        """A panel key: hide the panel, or show it where the layout puts it."""
+        screen = self.screen
+        if not isinstance(screen, DashboardScreen):
+            return
+        state = screen.toggle_panel(panel)
+        self._set_layout(state)
+        info = next(p for p in PANELS if p.id == panel)
+        self.notify(f"{info.name} {'shown' if state.shown(panel) else 'hidden'} ({info.key} toggles)", timeout=2,
+                    markup=False)
+
+    def _set_layout(self, state: LayoutState) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, DashboardScreen):
+                screen.apply_layout(state)
+        self.layout_changed(state)
+
+    def layout_changed(self, state: LayoutState) -> None:
+        self.layout_state = state
+        self._save()
+
+    def _save(self) -> None:
+        """Remember the theme and the layout (``settings``); say once why they could not be saved."""
+        if self.settings is None:
+            return
+        problem = self.settings.update(replace(self.settings.settings.with_layout(self.layout_state),
+                                               theme=self.theme))
+        if problem and problem != self._save_problem:
+            self.notify(problem, title="config", severity="warning", timeout=8, markup=False)
+        self._save_problem = problem or ""
 
     def action_select(self, n: int) -> None:
         self.selection.select(n, self.latest)

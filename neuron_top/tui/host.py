@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from neuron_top.layouts import LayoutState
 from neuron_top.session import Session, Update
 
 
@@ -12,6 +13,8 @@ class SessionHost(Protocol):
     """The app, as a screen that drives its session (replay) sees it."""
 
     session: Session
+    layout_state: LayoutState
+    """The dashboard's layout in force (the same on the live and the replay dashboard)."""
 
     def publish(self) -> None:
         """Hand the session's latest view to every screen and the header."""
@@ -27,6 +30,14 @@ class SessionHost(Protocol):
 
     def open_screen(self, screen: Any) -> None:
         """Push a drill-down screen and give it the current view."""
+        ...
+
+    def open_app(self, pid: int) -> None:
+        """Push the drill-down screen of one app."""
+        ...
+
+    def layout_changed(self, state: LayoutState) -> None:
+        """A screen changed the layout (``x`` showed the memory tree): remember it."""
         ...
 
     def set_filter(self, text: str) -> str | None:

@@ -70,11 +70,11 @@ async def test_flops_and_physical_toggles(trn2) -> None:
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot)
         grid = app.screen.query_one(CoreGrid)
-        assert "Utilization" in grid.render_line(0).text
+        assert "utilization % (avg" in grid.render_line(0).text
         await pilot.press("f")
-        assert "effective FLOPS (total" in grid.render_line(0).text
+        assert "effective TFLOPS per core (total" in grid.render_line(0).text
         await pilot.press("f", "v")
-        assert "physical Utilization" in grid.render_line(0).text
+        assert "physical cores: utilization % (avg" in grid.render_line(0).text
         assert "NC3.1" in grid.render_line(1).text
 
 
@@ -125,11 +125,12 @@ async def test_enter_on_core_opens_core_and_escape_returns(trn2) -> None:
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot)
         app.screen.query_one(CoreGrid).focus()
+        # two devices a row at 200 columns: down goes to the device under ND0 (ND2), right to its next core
         await pilot.press("down", "right", "enter")
         assert isinstance(app.screen, CoreScreen)
-        assert app.screen.crumb.text().strip() == "dashboard › core 5"
+        assert app.screen.crumb.text().strip() == "dashboard › core 9"
         body = text_of(app.screen.panel)
-        assert "NeuronCore 5 (ND1 NC1)" in body and "util % history" in body and "apps using it" in body
+        assert "NeuronCore 9 (ND2 NC1)" in body and "util % history" in body and "apps using it" in body
         await feed(pilot, trn2[:2])  # the drill-down follows updates
         await pilot.press("escape")
         assert isinstance(app.screen.query_one(CoreGrid), CoreGrid)
@@ -140,10 +141,10 @@ async def test_enter_on_device_column_opens_device(trn2) -> None:
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot)
         app.screen.query_one(CoreGrid).focus()
-        await pilot.press("down", "down", "left", "enter")
+        await pilot.press("down", "down", "left", "enter")  # two devices a row: ND4's label
         assert isinstance(app.screen, DeviceScreen)
         body = text_of(app.screen.panel)
-        assert "Neuron device ND2" in body and "DRAM uncorrected" in body
+        assert "Neuron device ND4" in body and "DRAM uncorrected" in body
 
 
 async def test_click_on_core_cell_opens_it(trn2) -> None:
@@ -168,7 +169,7 @@ async def test_enter_on_app_tab_opens_app(trn2) -> None:
 
 
 async def test_x_expands_the_memory_tree(trn2) -> None:
-    app = make_app(trn2)
+    app = make_app(trn2, layout="full")
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot)
         tree = app.screen.query_one(MemoryTree)
@@ -245,7 +246,7 @@ async def test_panels_with_a_row_per_app_keep_their_height_when_an_app_stops() -
         return Snapshot(report, T0 + i, i + 1, problems)
 
     raw = list(generate("inf2.48xlarge", 3, 12 + SHRINK_AFTER))
-    app = make_app()
+    app = make_app(layout="full")
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot, [snap(i, d, False) for i, d in enumerate(raw[:10])])
         panels = [app.screen.query_one(ExecPanel), app.screen.query_one(LatencyPanel)]
@@ -394,22 +395,22 @@ async def test_a_panel_that_grows_lays_the_screen_out_once(trn2, monkeypatch) ->
 
 
 async def test_the_body_still_gets_its_scrollbar_when_the_panels_outgrow_it(trn2) -> None:
-    """At 200x66 the trn2 panels fit until report 15 makes them one row taller than the body: the second layout
-    is gone, but the scrollbar must still appear and the last row can be scrolled to. The scrollbar's room is
-    kept from the start (``scrollbar-gutter: stable``): when it appears, no panel changes width. Without it the
-    core grid lost two columns and its k8s column at start-up on trn2 at 200x60, redrawn 40 ms after the first
-    data frame."""
-    app = make_app()
-    async with app.run_test(size=(200, 66)) as pilot:
+    """In the apps layout at 200x30 the trn2 panels fit until report 11 makes them one row taller than the body:
+    the second layout is gone, but the scrollbar must still appear and the last row can be scrolled to. The
+    scrollbar's room is kept from the start (``scrollbar-gutter: stable``): when it appears, no panel changes
+    width. Without it the core grid lost two columns and its k8s column at start-up on trn2 at 200x60, redrawn
+    40 ms after the first data frame."""
+    app = make_app(layout="apps")
+    async with app.run_test(size=(200, 30)) as pilot:
         body = app.screen.query_one("#body")
         columns = app.screen.query_one("#columns")
-        for s in trn2[:15]:
+        for s in trn2[:10]:
             app.accept_snapshot(s)
             await pilot.pause()
         assert not body.show_vertical_scrollbar and body.max_scroll_y == 0
         widths = [p.size.width for p in app.screen.query("Panel")]
         assert columns.size.width == 200 - body.styles.scrollbar_size_vertical
-        app.accept_snapshot(trn2[15])
+        app.accept_snapshot(trn2[10])
         await pilot.pause()
         await pilot.pause()
         assert body.show_vertical_scrollbar and body.max_scroll_y >= 1

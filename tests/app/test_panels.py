@@ -17,13 +17,14 @@ from neuron_top.schema import Report
 from neuron_top.snapshot import Snapshot
 from neuron_top.tui.screens.app_detail import AppScreen
 from neuron_top.tui.widgets.app_cores import AppCoresPanel
+from neuron_top.tui.widgets.apps import AppsPanel
 from neuron_top.tui.widgets.ecc import EccPanel
 from neuron_top.tui.widgets.executions import ExecPanel
 from neuron_top.tui.widgets.latency import LatencyPanel
 from neuron_top.tui.widgets.memory import MemorySummary, MemoryTree
 from neuron_top.tui.widgets.models import ModelsPanel
 from neuron_top.tui.widgets.panel import Panel
-from neuron_top.tui.widgets.vcpu import VcpuPanel
+from neuron_top.tui.widgets.vcpu import VcpuGrid
 from neuron_top.view import View
 from tests.panel_app import PanelApp, sync
 from tests.panel_views import REPORTS, fixture_view, hand_view, snapshots, view_of
@@ -72,10 +73,10 @@ async def test_vcpu_sparkline_cells_are_two_report_means_and_move_every_second_r
     def view(n: int) -> View:
         return View(snapshot=snaps[n - 1], history=history, tick=n)
 
-    app = PanelApp(view(8), only(VcpuPanel))
+    app = PanelApp(view(8), only(VcpuGrid))
     async with app.run_test(size=(120, 20)) as pilot:
         await pilot.pause()
-        panel = app.query_one(VcpuPanel)
+        panel = app.query_one(VcpuGrid)
         # cells: (100, 100) full, (0, 100) half, (None, None) a gap never a zero, (50, 50) half; older: gaps
         assert _spark(panel, 0) == "  █▄ ▄"
         assert "2s per cell" in lines(panel)[0]
@@ -292,7 +293,7 @@ async def test_ecc_without_errors_is_one_line() -> None:
     async with app.run_test(size=(80, 10)) as pilot:
         await pilot.pause()
         rows = lines(app.query_one(EccPanel))
-    assert len(rows) == 2 and rows[1].strip() == "no ECC errors on ND0 (DRAM and SRAM)"
+    assert len(rows) == 1 and rows[0].strip().endswith("no errors on ND0 (DRAM and SRAM) since start")
 
 
 def test_alert_on_the_hand_stream() -> None:
@@ -556,7 +557,7 @@ async def test_kept_rows_are_what_a_fresh_build_draws_and_are_kept_when_unchange
     from tests.helpers import demo_snapshots, make_app
 
     snaps = demo_snapshots("trn2.48xlarge", 7, 50)
-    app = make_app()
+    app = make_app(layout="full")
     kept = {EccPanel: 0, ExecPanel: 0, MemorySummary: 0}
     async with app.run_test(size=(120, 80)) as pilot:
         app.accept_snapshot(snaps[0])
@@ -574,7 +575,7 @@ async def test_kept_rows_are_what_a_fresh_build_draws_and_are_kept_when_unchange
                 fresh = panel.build(panel.view, panel._width)
                 panel._memo, panel._memo_next = saved
                 assert [list(x) for x in shown[:len(fresh)]] == [list(x) for x in fresh], kind.__name__
-    assert kept[EccPanel] >= 45 * 8  # all its lines, on most reports
+    assert kept[EccPanel] >= 45 * 4  # all its lines, on most reports
     assert kept[ExecPanel] >= 45 * 4 and kept[MemorySummary] >= 45 * 2
 
 
@@ -585,7 +586,7 @@ async def test_memory_panels_skip_reports_that_change_nothing_they_show() -> Non
     from tests.helpers import demo_snapshots, make_app
 
     snaps = demo_snapshots("trn2.48xlarge", 7, 80)
-    app = make_app()
+    app = make_app(layout="full")
     skipped = {MemorySummary: 0, MemoryTree: 0}
     rebuilt_gauges = 0
     async with app.run_test(size=(200, 60)) as pilot:
@@ -658,9 +659,10 @@ async def test_core_cells_made_once_are_the_cells_a_fresh_build_makes() -> None:
                 colour = rnd.choice([None, None, rnd.uniform(0, 100)])
                 selected = rnd.random() < 0.1
                 value = f"{pct:.0f}%" if pct is not None else "-"
-                kept = grid._cell(pct, value, bar_w, selected, colour_pct=colour)
-                fresh = grid._make_cell(pct, value, bar_w, selected, colour if colour is not None else pct)
-                assert kept == fresh, (pct, bar_w, colour, selected)
+                last = rnd.random() < 0.25
+                kept = grid._cell(pct, value, bar_w, selected, colour, last)
+                fresh = grid._make_cell(pct, value, bar_w, selected, colour, last)
+                assert kept == fresh, (pct, bar_w, colour, selected, last)
         assert len(grid._parts) < 3000  # made once each, not once per call
 
 
@@ -728,16 +730,17 @@ async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build
         return real(*args, **kw)
     monkeypatch.setattr(sparkline, "stepped", counting)
     snaps = demo_snapshots("trn2.48xlarge", 7, 40)
-    app = make_app()
+    app = make_app(layout="full")
     mid_step = []
     async with app.run_test(size=(200, 60)) as pilot:
-        for s in snaps:
+        for i, s in enumerate(snaps):
             made["n"] = 0
             app.accept_snapshot(s)
             await pilot.pause()
-            if app.history.pushed % 2 == 1 and app.history.pushed > 1:
-                mid_step.append(made["n"])
-            for kind in (LatencyPanel, ExecPanel):
+            same_apps = i > 0 and [a.pid for a in s.apps] == [a.pid for a in snaps[i - 1].apps]
+            if app.history.pushed % 2 == 1 and app.history.pushed > 1 and same_apps:  # (a new app's are made)
+                mid_step.append((i, made["n"]))
+            for kind in (LatencyPanel, ExecPanel, AppsPanel):
                 panel = app.screen.query_one(kind)
                 shown = [list(x) for x in panel._strips]
                 panel._step_at = None  # a build that keeps nothing: no step's parts, no cells moved on
@@ -745,7 +748,7 @@ async def test_history_sparklines_are_made_once_per_step_and_match_a_fresh_build
                 fresh = [list(x) for x in panel.build(panel.view, panel._width)]
                 panel._cells = kept
                 assert shown[:len(fresh)] == fresh, kind.__name__
-    assert len(mid_step) >= 15 and not any(mid_step)
+    assert len(mid_step) >= 15 and not any(n for _, n in mid_step), [m for m in mid_step if m[1]]
     assert made["n"] > 0  # and the rebuilds above did compute them
 
 

@@ -1,33 +1,102 @@
-"""The NeuronCore grid: devices as rows, cores as columns, a bar and a value per core."""
+"""The NeuronCore grid: a bar and a value per core, devices side by side when a device has few cores.
+
+Every cell of a grid has one width: its bar, then its value in brackets, ``[ 92%]`` or ``[56.13]`` (the FLOPS unit
+is chosen once per grid and named in the title), so columns line up, a value never runs into the next cell and a
+line never runs into the neighbouring panel. ``grid_shape`` decides how many devices stand in a row and how long
+the bars are, from the width and the rows the screen can spare.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from rich.segment import Segment
 from textual.binding import Binding
 from textual.events import Click
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from neuron_top import fmt
-from neuron_top.selection import app_cores
-from neuron_top.snapshot import Snapshot, finite, k8s_label
-from neuron_top.textsafe import clean
+from neuron_top.fmt import PCT_CELL
+from neuron_top.output.cells import core_cells, physical_columns
+from neuron_top.snapshot import k8s_label
 from neuron_top.tui.render.light import LightStrip
+from neuron_top.tui.widgets.cells import fit
 from neuron_top.tui.widgets.panel import Panel, bar_fill, load_band
 from neuron_top.view import View
 
+MIN_BAR = 4
+"""Bars shorter than this (32 eighths) are hard to read: more devices stand in a row only while bars keep it."""
+MAX_BAR = 30
+"""Bars longer than this say nothing more: the width goes to devices side by side instead."""
+GAP = 2
+"""Spaces between two devices in a row."""
+K8S_W = 24
 
-def physical_columns(snap: Snapshot) -> int:
-    """How many v3d physical cores stand behind each logical core (0 when the report has none)."""
-    for c in snap.all.cores.values():
-        if c.v3d:
-            return len(c.v3d)
-    return 0
+
+@dataclass(frozen=True, slots=True)
+class GridShape:
+    """How a grid is laid out: ``per_row`` devices side by side, each a label then ``cells`` cells of a bar
+    ``bar`` long and a value ``value`` characters long in brackets."""
+
+    devices: int
+    cells: int
+    value: int
+    per_row: int
+    bar: int
+    label: int
+
+    @property
+    def cell(self) -> int:
+        """Columns of one cell, its separating space included."""
+        return self.bar + self.value + 3
+
+    @property
+    def block(self) -> int:
+        """Columns of one device: its label and its cells (no space after the last)."""
+        return self.label + self.cells * self.cell - 1
+
+    @property
+    def rows(self) -> int:
+        return -(-self.devices // self.per_row)
+
+    @property
+    def width(self) -> int:
+        return self.per_row * self.block + (self.per_row - 1) * GAP
+
+
+def label_width(devices: int) -> int:
+    """"ND15 ": the device label column, a space included."""
+    return 2 + len(str(max(devices - 1, 0))) + 1
+
+
+def grid_shape(devices: int, cells: int, value: int, width: int, budget: int | None) -> GridShape:
+    """The layout of a grid of ``devices`` x ``cells`` values ``value`` characters long in ``width`` columns.
+
+    The rule, in order: the fewest rows beyond ``budget`` (the rows the screen can spare; None: any), bars at
+    least ``MIN_BAR`` long, bars at most ``MAX_BAR`` long, then the fewest devices per row (longer bars). Rows of
+    equal length (a divisor of the device count) come first among equals. When not even one device fits with
+    bare values, one device per row, cut at the panel's edge (below ~60 columns)."""
+    label = label_width(devices)
+    best: tuple[tuple[int, ...], GridShape] | None = None
+    for k in range(1, max(devices, 1) + 1):
+        free = width - (k - 1) * GAP - k * (label + cells * (value + 3) - 1)
+        bar = free // (k * cells)
+        if bar < 0:
+            break
+        shape = GridShape(devices, cells, value, k, bar, label)
+        rows = shape.rows
+        score = (max(0, rows - budget) if budget is not None else 0, max(0, MIN_BAR - bar),
+                 int(bar > MAX_BAR), int(devices % k != 0), k)
+        if best is None or score < best[0]:
+            best = (score, shape)
+    return best[1] if best is not None else GridShape(devices, cells, value, 1, 0, label)
 
 
 class CoreGrid(Panel):
-    """Cursor keys move between cores; Enter opens the core (or the device, on the ND column)."""
+    """Cursor keys move between cores (and across devices in a row); Enter opens the core, or the device on its
+    label."""
 
     BINDINGS = [
         Binding("up", "move(0, -1)", "up", show=False),
@@ -38,7 +107,7 @@ class CoreGrid(Panel):
     ]
 
     cursor: reactive[tuple[int, int]] = reactive((0, 0), repaint=False)
-    """(device, core within device); core -1 is the device label column."""
+    """(device, core within device); core -1 is the device's label."""
 
     class OpenCore(Message):
         def __init__(self, index: int) -> None:
@@ -50,42 +119,77 @@ class CoreGrid(Panel):
             super().__init__()
             self.device = device
 
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.budget: int | None = None
+        """Device rows the screen can spare for the grid (None: as many as it takes); set by the screen."""
+        self._shape = GridShape(1, 1, PCT_CELL, 1, 0, 4)
+        self._placed_for: int | None = None
+        """The app the cursor was last placed for (see ``_place_cursor``)."""
+
     def cache_extra(self) -> tuple[object, ...]:
-        return (self.cursor,)
+        return (self.cursor, self.budget)
 
-    def on_focus(self) -> None:
-        """With an app selected, the cursor starts on the first core that app uses (not on core 0, which it may
-        not use); it is left alone when it already stands on one of its cores."""
-        view = self.view
-        if view is None or view.pid is None or view.pid == self._placed_for:
-            return
-        self._placed_for = view.pid
-        cpd = view.snapshot.cores_per_device
-        cores = app_cores(view.app, cpd) if cpd else []
-        dev, core = self.cursor
-        if cores and dev * cpd + core not in cores:
-            self.cursor = divmod(cores[0], cpd)
-
-    _placed_for: int | None = None
-    """The app the cursor was last placed for (``on_focus``)."""
+    def set_budget(self, rows: int | None) -> None:
+        if rows != self.budget:
+            self.budget = rows
+            if self.is_mounted and self.view is not None:
+                self._view_changed()
 
     def watch_cursor(self) -> None:
         self.refresh()
         self.scroll_to_region(self._cursor_region(), animate=False)
 
-    def _cursor_region(self):
-        from textual.geometry import Region
+    def _cursor_region(self) -> Region:
+        return Region(0, self.cursor[0] // max(self._shape.per_row, 1) + 2, self.size.width, 1)
 
-        return Region(0, self.cursor[0] + 2, self.size.width, 1)
+    def on_focus(self) -> None:
+        self._place_cursor()
+        super().on_focus()
+
+    def _view_changed(self) -> None:
+        if self.has_focus:
+            self._place_cursor()
+        super()._view_changed()
+
+    def _place_cursor(self) -> None:
+        """With an app selected, the cursor starts on the first core that app uses (not on core 0, which it may
+        not use: a cursor there shows nothing of it), when the app changed since the cursor was last placed; it
+        is left alone when it already stands on one of the app's cores."""
+        view = self.view
+        if view is None or view.pid == self._placed_for:
+            return
+        self._placed_for = view.pid
+        if view.pid is None:
+            return
+        snap = view.snapshot
+        cores = snap.cores_of(view.app)
+        dev, core = self.cursor
+        if cores and dev * snap.cores_per_device + core not in cores:
+            self.cursor = snap.core_location(cores[0])
 
     def action_move(self, dx: int, dy: int) -> None:
         view = self.view
         if view is None:
             return
         snap = view.snapshot
+        per_row = max(self._shape.per_row, 1)
         dev, core = self.cursor
-        dev = max(0, min(dev + dy, max(snap.device_count - 1, 0)))
-        core = max(-1, min(core + dx, snap.cores_per_device - 1))
+        last = max(snap.device_count - 1, 0)
+        if dy and 0 <= dev + dy * per_row <= last:
+            dev += dy * per_row
+        if dx:  # along the row: a device's label, its cores, the next device's label ...
+            core += dx
+            if core >= snap.cores_per_device:
+                if (dev + 1) % per_row and dev < last:
+                    dev, core = dev + 1, -1
+                else:
+                    core = snap.cores_per_device - 1
+            elif core < -1:
+                if dev % per_row:
+                    dev, core = dev - 1, snap.cores_per_device - 1
+                else:
+                    core = -1
         self.cursor = (dev, core)
 
     def action_open(self) -> None:
@@ -98,14 +202,18 @@ class CoreGrid(Panel):
             self.post_message(self.OpenCore(dev * self.view.snapshot.cores_per_device + core))
 
     def on_click(self, event: Click) -> None:
-        hit = getattr(self, "_layout", None)
-        if self.view is None or hit is None or event.y < 2:
+        view = self.view
+        if view is None or event.y < 2:
             return
-        label_w, cell_w, _ = hit
-        dev = event.y - 2
-        if dev >= self.view.snapshot.device_count:
+        shape = self._shape
+        step = shape.block + GAP
+        col, x = divmod(event.x, step)
+        dev = (event.y - 2) * shape.per_row + col
+        if col >= shape.per_row or x >= shape.block or dev >= view.snapshot.device_count:
             return
-        core = -1 if event.x < label_w else min((event.x - label_w) // cell_w, self.view.snapshot.cores_per_device - 1)
+        phys = physical_columns(view.snapshot) if view.physical else 0
+        core = -1 if x < shape.label else min((x - shape.label) // (shape.cell * (phys or 1)),
+                                              view.snapshot.cores_per_device - 1)
         self.cursor = (dev, core)
         self.action_open()
 
@@ -115,28 +223,18 @@ class CoreGrid(Panel):
         if not snap.has_neuron:
             return [self.title_strip("NeuronCores", width),
                     LightStrip([Segment(" No Neuron devices reported: neuron-monitor / the Neuron driver was not found."
-                                   " Showing host metrics only.", self.style("dim"))])]
-        phys = physical_columns(snap) if view.physical else 0
-        cpd = snap.cores_per_device
-        cores = app.cores
-        vals = [finite(c.neuroncore_utilization) for c in cores.values()]
-        vals = [v for v in vals if v is not None]
-        avg = sum(vals) / len(vals) if vals else None
-        ver = clean(snap.hardware.neuroncore_version or "", 8)
-        ver = f" {ver}" if ver else ""
-        if view.flops:
-            total = sum(finite(c.effective_flops if c.effective_flops is not None else c.flops) or 0.0
-                        for c in cores.values())
-            kind = "effective FLOPS" if any(c.effective_flops is not None for c in cores.values()) else "FLOPS"
-            title = f"NeuronCore{ver} {kind} (total {fmt.tflops(total)})"
-        else:
-            title = f"NeuronCore{ver} {'physical ' if phys else ''}Utilization (avg {fmt.pct(avg)})"
+                                        " Showing host metrics only.", self.style("dim"))])]
+        cells = core_cells(snap, app, view.flops, view.physical)
+        phys = cells.phys
+        cpd, devices = snap.cores_per_device, snap.device_count
         k8s = snap.k8s_devices
-        k8s_w = 24 if k8s and width >= 120 else 0
-        label_w = 6
-        ncols = cpd * (phys or 1)
-        cell_w = max((width - label_w - k8s_w) // max(ncols, 1), 8)
-        self._layout = (label_w, cell_w * (phys or 1), ncols)
+        shape = grid_shape(devices, cells.cells_per_device, cells.value_width, width, self.budget)
+        k8s_w = 0
+        if k8s and shape.per_row == 1:  # the pod beside each device, when the bars can give up the room
+            with_k8s = grid_shape(devices, cells.cells_per_device, cells.value_width, width - K8S_W, self.budget)
+            if with_k8s.per_row == 1 and with_k8s.bar >= MIN_BAR:
+                shape, k8s_w = with_k8s, K8S_W
+        self._shape = shape
         right = ""
         if self.has_focus:
             d, c = self.cursor
@@ -144,63 +242,52 @@ class CoreGrid(Panel):
             right = f"ND{d}" if c < 0 else f"core {idx} (ND{d} NC{c})"
             if c >= 0 and idx in snap.k8s_cores:
                 right += " " + k8s_label(snap.k8s_cores[idx])
-        lines = [self.title_strip(title, width, right)]
-        # column heads
-        head = [Segment(" " * label_w)]
-        for c in range(cpd):
-            if phys:
-                for p in range(phys):
-                    head.append(Segment(f"NC{c}.{p}".center(cell_w)[:cell_w], self.style("label")))
-            else:
-                head.append(Segment(f"NC{c}".center(cell_w)[:cell_w], self.style("label")))
-        lines.append(LightStrip(head))
+        lines = [self.title_strip(cells.title, width, right)]
+        lines.append(self.memo(("head", shape, phys), lambda: self._heads(shape, cpd, phys)))
         cur_dev, cur_core = self.cursor if self.has_focus else (-1, -9)
-        value_w = 8
-        # Whole percents in the cells (the bar beside each has finer steps; the title's average and the core
-        # screen keep a decimal): a tenth that flickers every report is 64 more changed cells a second on trn2.
-        bar_w = max(cell_w - value_w - 1, 1)
-        for dev in range(snap.device_count):
-            lab_style = self.style("cursor") if (dev == cur_dev and cur_core < 0) else self.style("label")
-            segs = [Segment(f"ND{dev:<3}".ljust(label_w)[:label_w], lab_style)]
-            for c in range(cpd):
-                idx = dev * cpd + c
-                cc = cores.get(idx)
-                selected = dev == cur_dev and c == cur_core
-                if phys:
-                    subs = list((cc.v3d or {}).values()) if cc is not None else []
-                    for p in range(phys):
-                        u = finite(subs[p].neuroncore_utilization) if p < len(subs) and subs[p] else None
-                        segs += self._cell(u, fmt.pct(u, value_w - 2, 0), bar_w, selected)
-                    continue
-                if cc is None:
-                    segs += self._cell(None, "-".rjust(value_w - 2), bar_w, selected)
-                    continue
-                u = finite(cc.neuroncore_utilization)
-                if view.flops:
-                    f = finite(cc.effective_flops if cc.effective_flops is not None else cc.flops)
-                    # FLOPS bar: relative to the busiest core in view
-                    peak = max((finite(x.effective_flops if x.effective_flops is not None else x.flops) or 0.0)
-                               for x in cores.values()) or 1.0
-                    segs += self._cell(None if f is None else f / peak * 100, fmt.tflops(f).rjust(value_w - 2),
-                                       bar_w, selected, colour_pct=u)
-                else:
-                    segs += self._cell(u, fmt.pct(u, value_w - 2, 0), bar_w, selected)
+        bar_w, label_w = shape.bar, shape.label
+        gap = Segment(" " * GAP)
+        for first in range(0, devices, shape.per_row):
+            segs: list[Segment] = []
+            for dev in range(first, min(first + shape.per_row, devices)):
+                if dev > first:
+                    segs.append(gap)
+                segs.append(self._label(dev, label_w, dev == cur_dev and cur_core < 0))
+                for c in range(cpd):
+                    selected = dev == cur_dev and c == cur_core
+                    values = cells.core(dev * cpd + c)
+                    for n, (text, pct, load) in enumerate(values):
+                        segs += self._cell(pct, text, bar_w, selected, load, c == cpd - 1 and n == len(values) - 1)
             if k8s_w:
-                e = k8s.get(dev)
-                segs.append(Segment(" " + (k8s_label(e) if e else "")[: k8s_w - 1], self.style("dim")))
+                e = k8s.get(first)
+                segs.append(Segment(" " + fit(k8s_label(e) if e else "", k8s_w - 1), self.style("dim")))
             lines.append(LightStrip(segs))
         return lines
 
-    def _cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
-              colour_pct: float | None = None) -> list[Segment]:
+    def _heads(self, shape: GridShape, cpd: int, phys: int) -> Strip:
+        label = self.style("label")
+        names = [f"NC{c}.{p}" if phys else f"NC{c}" for c in range(cpd) for p in range(phys or 1)]
+        block = " " * shape.label + " ".join(n.center(shape.cell - 1)[: shape.cell - 1] for n in names)
+        row = (" " * GAP).join([block] * min(shape.per_row, shape.devices))
+        return LightStrip([Segment(row, label)])
+
+    def _label(self, dev: int, width: int, on_cursor: bool) -> Segment:
+        style = self.style("cursor") if on_cursor else self.style("label")
+        return self.part(("label", dev, width, on_cursor), Segment, f"ND{dev}".ljust(width), style)
+
+    def _cell(self, pct: float | None, value: str, bar_w: int, selected: bool, colour: float | None,
+              last: bool) -> list[Segment]:
         # 64-128 cells a report, but only so many distinct ones: a bar is its whole and eighth cells and its load
         # colour, the value its text and colour. Made once each, then looked up.
         fill = None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
-        colour = colour_pct if colour_pct is not None else pct
-        key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour))
-        return self.part(key, self._make_cell, pct, value, bar_w, selected, colour)
+        key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour), last)
+        return self.part(key, self._make_cell, pct, value, bar_w, selected, colour, last)
 
     def _make_cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
-                   colour: float | None) -> list[Segment]:
+                   colour: float | None, last: bool) -> list[Segment]:
         vstyle = self.style("cursor") if selected else self.load_style(colour)
-        return [*self.bar(pct, bar_w), Segment(f"[{value}]", vstyle), Segment(" ")]
+        segs = [*self.bar(pct, bar_w), Segment(f"[{value}]", vstyle)]
+        if not last:
+            segs.append(Segment(" "))
+        return segs
+

@@ -13,7 +13,7 @@ from textual.strip import Strip
 from neuron_top.snapshot import DeviceEcc
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.cells import cell
+from neuron_top.tui.widgets.cells import cell, fit
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
@@ -46,18 +46,17 @@ class EccPanel(Panel):
         last = {e.device: e for e in snap.ecc}
         corrected = sum(e.corrected for e in ecc)
         uncorrected = sum(e.uncorrected for e in ecc)
-        right = f"{len(ecc)} dev · {corrected} corrected · {uncorrected} uncorrected" if ecc else ""
-        title = "ECC errors (corrected/uncorrected)" if width >= WIDE else "ECC (corr/uncorr)"
-        lines = [self.title_strip(title, width, right if width >= 60 else f"{uncorrected} uncorr")]
         if not ecc:
             g = snap.system.neuron_hw_counters
             why = f": {clean(g.error, 200)}" if g is not None and g.error else ""
-            lines.append(LightStrip([Segment(f" no ECC data{why}"[:width], self.style("dim"))]))
-            return lines
-        if not corrected and not uncorrected:  # the usual case: one line says it, not a table of zeros
-            names = f"ND{ecc[0].device}" + (f"-ND{ecc[-1].device}" if len(ecc) > 1 else "")
-            lines.append(LightStrip([Segment(f" no ECC errors on {names} (DRAM and SRAM)"[:width], self.style("low"))]))
-            return lines
+            return [self.title_strip("ECC", width),
+                    LightStrip([Segment(fit(f" no ECC data{why}", width), self.style("dim"))])]
+        names = f"ND{ecc[0].device}" + (f"-ND{ecc[-1].device}" if len(ecc) > 1 else "")
+        if not corrected and not uncorrected:  # the usual case: the title line says it all
+            return [self.title_strip("ECC", width, f"no errors on {names} (DRAM and SRAM) since start")]
+        title = "ECC errors (corrected/uncorrected)" if width >= WIDE else "ECC (corr/uncorr)"
+        right = f"{len(ecc)} dev · {corrected} corrected · {uncorrected} uncorrected"
+        lines = [self.title_strip(title, width, right if width >= 60 else f"{uncorrected} uncorr")]
         wide = width >= WIDE
         cols = (6, 12, 12, 13) if wide else (5, 8, 8, 9)
         heads = ("Dev", "DRAM total", "SRAM total", "last report") if wide else ("Dev", "DRAM", "SRAM", "last")
@@ -65,16 +64,22 @@ class EccPanel(Panel):
         per_row = max(width // cell_w, 1)
         label = self.style("label")
         head: list[Segment] = []
-        for _ in range(min(per_row, len(ecc))):
+        for _ in range(min(per_row, sum(1 for e in ecc if e.corrected or e.uncorrected))):
             head += [cell(" " + h, w, label) for h, w in zip(heads, cols, strict=True)] + [Segment(" ")]
         lines.append(LightStrip(head))
-        for start in range(0, len(ecc), per_row):
+        # only the devices that had errors: 16 rows of zeros would push the panels below off the screen
+        shown = [e for e in ecc if e.corrected or e.uncorrected]
+        for start in range(0, len(shown), per_row):
             segs: list[Segment] = []
-            for e in ecc[start:start + per_row]:
+            for e in shown[start:start + per_row]:
                 now = last[e.device]
                 segs += self._cell(e, cols, f"+{now.corrected}/+{now.uncorrected}")
                 segs.append(Segment(" "))
             lines.append(LightStrip(segs))
+        clean_devs = len(ecc) - len(shown)
+        if clean_devs:
+            lines.append(LightStrip([Segment(fit(f" no errors on the other {clean_devs} device"
+                                                 f"{'s' if clean_devs > 1 else ''}", width), self.style("dim"))]))
         return lines
 
     def _cell(self, e: DeviceEcc, cols: tuple[int, ...], last: str) -> list[Segment]:

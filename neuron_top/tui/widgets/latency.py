@@ -39,14 +39,21 @@ class LatencyPanel(Panel):
         super().__init__(id=id, classes=classes)
         self._cells = StepCells(max)  # the worst of each step: a latency spike must not be averaged away
 
+    def rows_needed(self, view: View, width: int) -> int:
+        """The title, the heads, two rows per app and a line of idle apps."""
+        apps = len(view.snapshot.apps) if view.app.is_all else 1
+        return 2 + 2 * max(apps, 1) + 1
+
     def build(self, view: View, width: int) -> list[Strip]:
         app = view.app
         apps: tuple[AppView, ...] = view.snapshot.apps if app.is_all else (app,)
         wide = width >= WIDE
         cols = PERCENTILES if wide else ("p0", "p50", "p99", "p100")
         label_w, kind_w, val_w = (16, 7, 8) if wide else (12, 4, 8)
-        # labels take what the sparklines (at least 12 columns each) leave, up to 28
-        label_w = label_width(apps, label_w, min(28, width - kind_w - val_w * len(cols) - 2 - 2 * 12))
+        # labels take what the sparklines (at least 12 columns each) leave, up to 28; all that is left when the
+        # sparklines do not fit at all
+        room = width - kind_w - val_w * len(cols)
+        label_w = label_width(apps, label_w, min(28, room - 2 - 2 * 12 if room - 2 - 2 * 12 >= 12 else room))
         spark_w = max((width - label_w - kind_w - val_w * len(cols) - 2) // 2, 0)
         if spark_w < 6:
             spark_w = 0

@@ -31,16 +31,35 @@ _SHORT = {
     "model_shared_scratchpad": "Scratch", "dma_buffers": "DMA", "application_memory": "App",
 }
 NARROW = 100
-"""Below this many columns labels are abbreviated."""
-GAUGE_LABEL = 8
-Gauge = tuple[str, str, int, "tuple[int, int, int] | None"]
-"""A memory gauge as drawn: label, text, bar width, bar fill (``bar_fill`` and ``load_band``; None: no data)."""
+"""Below this many columns labels are abbreviated and the categories flow (two lines per kind, not a grid)."""
+GAUGE_MIN = 30
+"""The narrowest gauge: its label, a short bar and "  63% 961.0GB/1.5TB"."""
+Gauge = tuple[str, str, int, "tuple[int, int, int] | None", int]
+"""A memory gauge as drawn: label, text, bar width, bar fill (``bar_fill`` and ``load_band``; None: no data),
+label width."""
 
 
 def device_memory_size(snap: Snapshot) -> int | None:
     """Bytes of memory on one Neuron device, when the report says (and says something sane)."""
     n = snap.hardware.neuron_device_memory_size
     return n if isinstance(n, int) and n > 0 else None
+
+
+def _flow(items: list[tuple[str, int | None]], width: int) -> list[tuple[tuple[str, int | None], ...]]:
+    """``items`` ("Name: value", two spaces after each) in lines of at most ``width`` cells."""
+    lines: list[tuple[tuple[str, int | None], ...]] = []
+    line: list[tuple[str, int | None]] = []
+    used = 0
+    for name, value in items:
+        n = cell_len(name) + 2 + len(fmt.human_bytes(value)) + 2
+        if line and used + n > width:
+            lines.append(tuple(line))
+            line, used = [], 0
+        line.append((name, value))
+        used += n
+    if line:
+        lines.append(tuple(line))
+    return lines
 
 
 def _ordered(known: tuple[str, ...], values: Mapping[str, int]) -> list[str]:
@@ -68,9 +87,11 @@ class MemorySummary(Panel):
         if size:
             devs = snap.device_count if app.is_all else len({i // snap.cores_per_device for i in app.core_memory})
             if devs:
-                gauges.append(("Device", device, size * devs))
-        gauges_per_line = max(1, min(len(gauges), width // 40))
-        looks = tuple(self._look(label, used, total, width // gauges_per_line) for label, used, total in gauges)
+                gauges.append(("Dev" if width < NARROW else "Device", device, size * devs))
+        gauges_per_line = max(1, min(len(gauges), width // GAUGE_MIN))
+        label_w = max((len(label) for label, _, _ in gauges), default=0) + 2
+        looks = tuple(self._look(label, used, total, width // gauges_per_line, label_w)
+                      for label, used, total in gauges)
         return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks, gauges_per_line)
 
     def build(self, view: View, width: int) -> list[Strip]:
@@ -90,15 +111,22 @@ class MemorySummary(Panel):
                 ((_SHORT.get(n) if narrow else None) or category_label(n), values.get(n, 0) if values else None)
                 for n in names])
         label_w = max(len(r[0]) for r in rows) + 2
-        cell_w = max(cell_len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
-        per_line = max((width - label_w) // cell_w, 1)
-        for (label, *_), row in zip(rows, cells, strict=True):
-            for start in range(0, len(row), per_line):
-                part = tuple(row[start:start + per_line])
-                head = label if start == 0 else ""
-                # most reports change a category or two: the other rows stay the same strips
-                lines.append(self.memo(("row", head, part, label_w, cell_w),
-                                       lambda head=head, part=part: self._row(head, part, label_w, cell_w)))
+        if narrow:  # "Name: value" items flowing over as few lines as the width allows
+            for (label, *_), row in zip(rows, cells, strict=True):
+                for n, part in enumerate(_flow(row, width - label_w)):
+                    head = label if n == 0 else ""
+                    lines.append(self.memo(("flow", head, part, label_w),
+                                           lambda head=head, part=part: self._row(head, part, label_w, 0)))
+        else:
+            cell_w = max(cell_len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
+            per_line = max((width - label_w) // cell_w, 1)
+            for (label, *_), row in zip(rows, cells, strict=True):
+                for start in range(0, len(row), per_line):
+                    part = tuple(row[start:start + per_line])
+                    head = label if start == 0 else ""
+                    # most reports change a category or two: the other rows stay the same strips
+                    lines.append(self.memo(("row", head, part, label_w, cell_w),
+                                           lambda head=head, part=part: self._row(head, part, label_w, cell_w)))
         if not looks:
             lines.append(LightStrip([Segment(" host memory: no data", self.style("dim"))]))
             return lines
@@ -109,28 +137,32 @@ class MemorySummary(Panel):
         return lines
 
     def _row(self, head: str, part: tuple[tuple[str, int | None], ...], label_w: int, cell_w: int) -> Strip:
+        """A label, then "Name: value" items: in cells ``cell_w`` wide, or (0) two spaces apart."""
         segs = [cell(head, label_w, self.style("label"))]
         for name, value in part:
             text = f"{name}: "
+            size = fmt.human_bytes(value)
             segs.append(Segment(text, self.style("label")))
-            segs.append(cell(fmt.human_bytes(value), cell_w - cell_len(text), self.style("value" if value else "dim")))
+            segs.append(cell(size, cell_w - cell_len(text) if cell_w else len(size) + 2,
+                             self.style("value" if value else "dim")))
         return LightStrip(segs)
 
     @staticmethod
-    def _look(label: str, used: int | None, total: int | None, width: int) -> Gauge:
-        """What a gauge ``width`` cells wide shows: its label, its text, its bar's width and fill (None: no data)."""
+    def _look(label: str, used: int | None, total: int | None, width: int, label_w: int) -> Gauge:
+        """What a gauge ``width`` cells wide shows: its label (in ``label_w`` cells), its text, its bar's width
+        and fill (None: no data)."""
         if isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0:
             pct = min(used / total * 100, 100.0)
-            text = f" {pct:3.0f}% {fmt.human_bytes(used)}/{fmt.human_bytes(total)}"
+            text = f" {pct:3.0f}% {fmt.human_bytes(used)}/{fmt.human_bytes(total)} "
         else:
-            pct, text = None, " none" if total == 0 else " no data"
-        bar_w = max(width - GAUGE_LABEL - len(text) - 2, 4)
-        return label, text, bar_w, None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
+            pct, text = None, " none " if total == 0 else " no data "
+        bar_w = max(width - label_w - len(text), 4)
+        return label, text, bar_w, None if pct is None else (*bar_fill(pct, bar_w), load_band(pct)), label_w
 
-    def _gauge(self, label: str, text: str, bar_w: int, fill: tuple[int, int, int] | None,
+    def _gauge(self, label: str, text: str, bar_w: int, fill: tuple[int, int, int] | None, label_w: int,
                width: int) -> list[Segment]:
-        return [cell(f" {label}", GAUGE_LABEL, self.style("label")), *self.filled_bar(fill, bar_w),
-                cell(text, width - GAUGE_LABEL - bar_w, self.style("dim" if fill is None else "value"))]
+        return [cell(f" {label}", label_w, self.style("label")), *self.filled_bar(fill, bar_w),
+                cell(text, width - label_w - bar_w, self.style("dim" if fill is None else "value"))]
 
 
 class LazyStrips(Sequence[Strip]):
@@ -344,13 +376,14 @@ class MemoryTree(Panel):
                     break
         self._changed()
 
-    def action_toggle_all(self) -> None:
-        """Expand every node, or collapse every node when all are already open (the `x` key)."""
+    def action_toggle_all(self, scroll: bool = True) -> None:
+        """Expand every node, or collapse every node when all are already open (the `x` key). ``scroll``: bring
+        the cursor row into view (the dashboard brings the whole tree's top into view instead)."""
         self.tree()
         nodes = self._expandable
         self._all = not all(self.is_expanded(n) for n in nodes) if nodes else self._all is not True
         self._expanded.clear()
-        self._changed(expansion=True)
+        self._changed(scroll=scroll, expansion=True)
 
     def on_click(self, event: Click) -> None:
         i = event.y - self.HEADER_ROWS

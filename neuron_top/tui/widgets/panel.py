@@ -11,6 +11,7 @@ from itertools import repeat
 from operator import is_
 from typing import Any, TypeVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
@@ -21,7 +22,7 @@ from neuron_top.history import History
 from neuron_top.tui.render.light import LightStrip, pieces
 from neuron_top.tui.render.paint import paint
 from neuron_top.tui.render.spans import changed_lines
-from neuron_top.tui.widgets.cells import num
+from neuron_top.tui.widgets.cells import fit, num
 from neuron_top.tui.widgets.sparkline import STEP
 from neuron_top.view import View
 
@@ -31,7 +32,8 @@ M = TypeVar("M")
 LOAD_BANDS = ("low", "mid", "high")
 """The load colours, by ``load_band``."""
 SHRINK_AFTER = 60
-"""Builds (reports) a panel stays at a lower height before it shrinks: longer than a batch job's pause."""
+"""Builds (reports) a panel stays at a lower height after an app stopped before it shrinks: longer than a batch
+job's pause. While the same apps run it never shrinks."""
 
 
 def settle_size(widget: Any, size: Size, virtual_size: Size, container_size: Size) -> bool:
@@ -57,6 +59,20 @@ def bar_fill(pct: float, width: int) -> tuple[int, int]:
     frac = ((pct if pct <= 100.0 else 100.0) if pct >= 0.0 else 0.0) / 100.0 * width
     full = int(frac)
     return full, int((frac - full) * 8)
+
+
+def title_text(text: str, right: str, width: int) -> str:
+    """A title line exactly ``width`` cells: `` text`` on the left, ``right `` on the right. What does not fit is
+    cut with "…", the right part first (the left names what the panel shows), and never without a mark."""
+    left = f" {text}"
+    if not right:
+        return fit(left, width)
+    room = width - cell_len(left) - 2  # a space between, one at the end
+    if room >= cell_len(right):
+        return fit(left, width - cell_len(right) - 1) + right + " "
+    if room >= 6:
+        return left + " " + fit(right, room) + " "
+    return fit(left, width)
 
 
 class Panel(Widget, can_focus=True):
@@ -114,6 +130,8 @@ class Panel(Widget, can_focus=True):
         self._ground: dict[int, tuple[Strip, Strip]] = {}
         """Drawn strip (by id, kept alive beside it) -> the same on the panel's background (``_grounded``)."""
         self._tallest = 0
+        self._tallest_key: object = None
+        """``steady_key`` when the tallest height was drawn."""
         self._lower = 0
         """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
 
@@ -124,6 +142,11 @@ class Panel(Widget, can_focus=True):
     def cache_extra(self) -> tuple[object, ...]:
         """Extra state that changes what is drawn (a cursor position, an expansion)."""
         return ()
+
+    def rows_needed(self, view: View, width: int) -> int | None:
+        """At most how many rows the panel takes for ``view`` at ``width``, whatever the apps are doing (the
+        layout adds it only where that fits); None: unknown (never added for room)."""
+        return None
 
     def content(self, view: View, width: int) -> object:
         """Everything ``build`` draws from ``view`` (besides the selection, view options and ``cache_extra``),
@@ -201,9 +224,8 @@ class Panel(Widget, can_focus=True):
     def title_strip(self, text: str, width: int, right: str = "") -> Strip:
         """The title line; the same Strip while it reads the same (the diff then skips it at once)."""
         style = self.style("title-focus" if self.has_focus else "title")
-        body = f" {text}"
-        return self.part(("title", body, width, right, style), lambda: LightStrip(
-            [Segment((body + " " * max(width - len(body) - len(right) - 1, 1) + right + " ")[:width], style)]))
+        return self.part(("title", text, width, right, style), lambda: LightStrip(
+            [Segment(title_text(text, right, width), style)]))
 
     def bar(self, pct: float | None, width: int) -> list[Segment]:
         """A horizontal bar with eighth-cell resolution, coloured by load; a gap when there is no data."""
@@ -274,23 +296,33 @@ class Panel(Widget, can_focus=True):
         """``strips`` padded with blank lines to the tallest height shown lately for the same ``shape`` (selection,
         view options, width, expansion).
 
-        Why: when an app stops, the panels with a row per app would shrink and everything below them would move.
-        Each height change costs a layout of the whole screen (10-80 ms) and repaints every moved line. A batch
-        job that comes and goes would do that every few dozen seconds. The height shrinks only once it has been
-        lower for ``SHRINK_AFTER`` builds in a row; a new shape starts afresh."""
+        Why: when an app goes idle or stops, the panels with a row per app would shrink and everything below
+        them would move, under the eyes of whoever reads it. Each height change also costs a layout of the whole
+        screen (10-80 ms) and repaints every moved line. While the same apps run (``steady_key``: only their
+        activity changed) the height never shrinks; once an app has stopped it shrinks after ``SHRINK_AFTER``
+        builds in a row lower (a batch job that comes and goes every few dozen seconds moves nothing). A new
+        shape starts afresh."""
         if not self.STEADY:
             return strips
+        key = self.steady_key()
         if shape != self._shape:
-            self._shape, self._tallest, self._lower = shape, len(strips), 0
+            self._shape, self._tallest, self._lower, self._tallest_key = shape, len(strips), 0, key
             return strips
         if len(strips) >= self._tallest:
-            self._tallest, self._lower = len(strips), 0
+            self._tallest, self._lower, self._tallest_key = len(strips), 0, key
             return strips
-        self._lower += 1
-        if self._lower >= SHRINK_AFTER:
-            self._tallest, self._lower = len(strips), 0
-            return strips
+        if key != self._tallest_key:
+            self._lower += 1
+            if self._lower >= SHRINK_AFTER:
+                self._tallest, self._lower, self._tallest_key = len(strips), 0, key
+                return strips
         return strips + [Strip.blank(width, self._base_style)] * (self._tallest - len(strips))
+
+    def steady_key(self) -> object:
+        """What must stay the same for a panel to keep its height for good (``_steady``): the apps it has rows
+        for. ``self.view`` is the view being built."""
+        view = self.view
+        return None if view is None else tuple(a.pid for a in view.snapshot.apps)
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         return settle_size(super(), size, virtual_size, container_size)

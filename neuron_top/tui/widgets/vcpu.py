@@ -1,15 +1,22 @@
-"""vCPU: the system average split by kind, runtime vCPU, context switches, and a sparkline per vCPU."""
+"""vCPU: the system average split by kind, runtime vCPU, context switches, and every vCPU at a glance.
+
+Two panels: ``VcpuPanel``, the summary with a heat strip (one cell per vCPU: 192 of them fit in two rows at
+120 columns), and ``VcpuGrid``, a sparkline per vCPU (the full history, one key away). Both draw each vCPU as the
+mean of two reports (``sparkline.STEP``), so they change every other report, as btop's default 2 s update.
+"""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.snapshot import finite
+from neuron_top.derived import CpuSummary
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
+from neuron_top.tui.widgets.cells import fit
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
 from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks
 from neuron_top.view import View
@@ -17,10 +24,153 @@ from neuron_top.view import View
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
 KINDS = (("user", "user", "low"), ("nice", "nice", "value"), ("sys", "system", "high"),
          ("iowait", "io_wait", "mid"), ("irq", "irq", "mid"), ("softirq", "soft_irq", "mid"))
+_SHORT = {"iowait": "io", "softirq": "si"}
 SPARK_W = 6
+LABEL_W = 9
+"""" System  ", " Runtime ": the summary's label column."""
+STRIP_LABEL = 5
+"""" 128 ": the vCPU number before each row of the heat strip."""
+BAR_MIN, BAR_MAX = 10, 40
+
+
+def _every(snap_period: float | None) -> str:
+    if not snap_period:
+        return ""
+    cell_s = snap_period * STEP
+    return fmt.duration(round(cell_s)) if cell_s >= 1 else f"{cell_s * 1000:.0f}ms"
+
+
+def _keys(cpu: CpuSummary, kept: list[int], keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The history keys of the vCPUs reported, made again only when the vCPUs change."""
+    numbers = [i for i, _ in cpu.per_cpu]
+    if numbers != kept:
+        kept[:] = numbers
+        keys[:] = [("vcpu", i) for i in numbers]
+    return keys
 
 
 class VcpuPanel(Panel):
+    """The system's vCPUs by kind, the selected app's runtime vCPU, and a heat strip of every vCPU."""
+
+    TITLE = "vCPU"
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.strip = True
+        """Draw the heat strip (the screen turns it off while the sparkline grid shows every vCPU)."""
+        self._sparks = SteppedSparks(1)
+        self._numbers: list[int] = []
+        self._keys: list[tuple[str, int]] = []
+        self._strip_key: tuple[object, ...] | None = None
+        self._strip_rows: list[Strip] = []
+        """The heat strip as last built: the same Strip objects until the next step (see ``VcpuGrid``)."""
+
+    def cache_extra(self) -> tuple[object, ...]:
+        return (self.strip,)
+
+    def set_strip(self, on: bool) -> None:
+        if on != self.strip:
+            self.strip = on
+            if self.is_mounted and self.view is not None:
+                self._view_changed()
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        snap = view.snapshot
+        cpu = snap.cpu
+        g = snap.vcpu
+        parts = [f"{cpu.count} vCPUs" if cpu.count else "", f"{fmt.pct(cpu.busy)} busy" if cpu.busy is not None else "",
+                 f"ctxsw {fmt.rate(cpu.ctxsw)}" if cpu.ctxsw is not None else ""]
+        lines = [self.title_strip(self.TITLE, width, " · ".join(p for p in parts if p))]
+        runtime = self._runtime_detail(view)
+        if not cpu.kinds:
+            why = f": {clean(g.error)}" if g is not None and g.error else ""
+            lines.append(LightStrip([Segment(fit(f" no vcpu_usage data{why}", width), self.style("dim"))]))
+            bar_w = min(max(width - LABEL_W - cell_len(runtime), BAR_MIN), BAR_MAX)
+        else:
+            detail = self._system_detail(cpu, width)
+            bar_w = min(max(width - LABEL_W - max(cell_len(detail), cell_len(runtime)), BAR_MIN), BAR_MAX)
+            lines.append(self._system(cpu, detail, bar_w, width))
+        lines.append(self._runtime(view, runtime, bar_w, width))
+        if self.strip and cpu.per_cpu:
+            lines += self._strip(view, width)
+        return lines
+
+    @staticmethod
+    def _system_detail(cpu: CpuSummary, width: int) -> str:
+        """" user 21.7%  nice 0.0%  sys 5.1% ...": short names and the zero kinds left out when narrow."""
+        vals = [(lab, v) for (lab, _, _), (_, v) in zip(KINDS, cpu.kinds, strict=True)]
+        detail = " " + "  ".join(f"{lab} {fmt.pct(v)}" for lab, v in vals)
+        if LABEL_W + BAR_MIN + cell_len(detail) > width:
+            detail = " " + " ".join(f"{_SHORT.get(lab, lab)} {fmt.pct(v)}" for lab, v in vals
+                                    if v or lab in ("user", "sys"))
+        return detail
+
+    @staticmethod
+    def _runtime_detail(view: View) -> str:
+        ru, rs = view.app.vcpu
+        return f" user {fmt.pct(ru)}  sys {fmt.pct(rs)}" + (" (all apps)" if view.app.is_all else "")
+
+    def _system(self, cpu: CpuSummary, detail: str, bar_w: int, width: int) -> Strip:
+        """`` System  ████──── user 21.7% sys 5.1% ...``: the bar gives way to the numbers, the numbers to "…"."""
+        vals = [(lab, v, st) for (lab, _, st), (_, v) in zip(KINDS, cpu.kinds, strict=True)]
+        segs = [Segment(" System".ljust(LABEL_W), self.style("label"))]
+        used = 0
+        for _lab, v, st in vals:
+            n = min(round(v / 100 * bar_w), bar_w - used)
+            if n > 0:
+                segs.append(Segment("█" * n, self.style(st)))
+                used += n
+        segs.append(Segment("─" * (bar_w - used), self.style("track")))
+        segs.append(Segment(fit(detail, max(width - LABEL_W - bar_w, 0)), self.style("value")))
+        return LightStrip(segs)
+
+    def _runtime(self, view: View, detail: str, bar_w: int, width: int) -> Strip:
+        app = view.app
+        ru, rs = app.vcpu
+        label = "Runtime" if app.is_all else clean(app.label, LABEL_W - 2)
+        segs = [Segment(fit(f" {label}", LABEL_W), self.style("label"))]
+        segs += self.bar((ru or 0) + (rs or 0) if ru is not None or rs is not None else None, bar_w)
+        segs.append(Segment(fit(detail, max(width - LABEL_W - bar_w, 0)), self.style("value")))
+        return LightStrip(segs)
+
+    def _strip(self, view: View, width: int) -> list[Strip]:
+        """Every vCPU as one cell (its mean over the last two reports, a gap when it had no data), rows of as
+        many as fit, each row led by its first vCPU's number."""
+        cpu = view.snapshot.cpu
+        history = view.history
+        label, dim = self.style("label"), self.style("dim")
+        key = (history, history.clears, history.pushed // STEP, width, label, cpu.count, cpu.per_cpu[0][0],
+               cpu.per_cpu[-1][0])
+        if key == self._strip_key:
+            return self._strip_rows
+        keys = _keys(cpu, self._numbers, self._keys)
+        drawn = self._sparks.many(history, keys)
+        per_row = max(width - STRIP_LABEL - 1, 1)
+        bands = [self.style(b) for b in LOAD_BANDS]
+        rows = []
+        for start in range(0, len(keys), per_row):
+            segs = [Segment(f"{cpu.per_cpu[start][0]:>{STRIP_LABEL - 1}} ", label)]
+            run: list[str] = []
+            run_style: Style | None = None
+            for _, text, newest in drawn[start:start + per_row]:
+                style = dim if newest is None else bands[load_band(newest)]
+                if style is not run_style and run:
+                    segs.append(Segment("".join(run), run_style))
+                    run = []
+                run_style = style
+                run.append(text)
+            if run:
+                segs.append(Segment("".join(run), run_style))
+            rows.append(LightStrip(segs))
+        self._strip_key, self._strip_rows = key, rows
+        return rows
+
+
+class VcpuGrid(Panel):
+    """A sparkline per vCPU, in a grid that fills the width: each vCPU's history."""
+
+    TITLE = "vCPU history"
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._labels: dict[int, Segment] = {}
@@ -33,75 +183,45 @@ class VcpuPanel(Panel):
         self._sparks = SteppedSparks(SPARK_W)
         self._numbers: list[int] = []
         self._keys: list[tuple[str, int]] = []
-        """The history keys of the vCPUs ``_numbers``, in their order."""
+
+    def rows_needed(self, view: View, width: int) -> int:
+        per_row = max((width - 1) // (SPARK_W + 5), 1)
+        return 1 + max(-(-view.snapshot.cpu.count // per_row), 1)
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
+        cpu = snap.cpu
         g = snap.vcpu
-        cpus = snap.vcpus
-        every = ""
-        if cpus and g is not None and g.period:
-            cell_s = g.period * STEP
-            every = f", {fmt.duration(round(cell_s)) if cell_s >= 1 else f'{cell_s * 1000:.0f}ms'} per cell"
-        lines = [self.title_strip(f"vCPU Utilization ({len(cpus)} vCPUs{every})", width)]
-        label_w = 16
-        if g is None or g.average_usage is None:
-            why = f": {clean(g.error)}" if g is not None and g.error else ""
-            lines.append(LightStrip([Segment(f" no vcpu_usage data{why}", self.style("dim"))]))
-        else:
-            a = g.average_usage
-            vals = [(lab, finite(getattr(a, f)) or 0.0, st) for lab, f, st in KINDS]
-            bar_w = max(min(width - label_w - 2, 60), 10)
-            segs = [Segment(" System".ljust(label_w), self.style("label"))]
-            used = 0
-            for _lab, v, st in vals:
-                n = round(v / 100 * bar_w)
-                n = min(n, bar_w - used)
-                if n > 0:
-                    segs.append(Segment("█" * n, self.style(st)))
-                    used += n
-            segs.append(Segment("─" * (bar_w - used), self.style("track")))
-            lines.append(LightStrip(segs))
-            detail = "  ".join(f"{lab} {fmt.pct(v)}" for lab, v, _ in vals)
-            ctx = ""
-            if g.context_switch_count is not None and g.period:
-                ctx = f"  ctxsw {fmt.rate(g.context_switch_count / g.period)}"
-            lines.append(LightStrip([Segment(" " * label_w + detail + ctx, self.style("value"))]))
-        ru, rs = view.app.vcpu
-        rt = [Segment(f" Runtime {clean(view.app.label, 7)}".ljust(label_w)[:label_w], self.style("label"))]
-        bar_w = max(min(width - label_w - 30, 60), 10)
-        rt += self.bar((ru or 0) + (rs or 0) if ru is not None or rs is not None else None, bar_w)
-        rt.append(Segment(f" user {fmt.pct(ru)} sys {fmt.pct(rs)}", self.style("value")))
-        lines.append(LightStrip(rt))
-        # One small sparkline per vCPU, in a grid that fills the width.
-        if cpus:
-            lines += self._grid(view, width)
-        return lines
+        every = _every(g.period if g is not None else None)
+        right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "")
+        lines = [self.title_strip(self.TITLE, width, right)]
+        if not cpu.per_cpu:
+            lines.append(LightStrip([Segment(" no per-vCPU data", self.style("dim"))]))
+            return lines
+        return lines + self._grid(view, width)
 
     def _grid(self, view: View, width: int) -> list[Strip]:
-        cpus = view.snapshot.vcpus
+        cpu = view.snapshot.cpu
         history = view.history
         label = self.style("label")
         step = history.pushed // STEP
-        key = (history, step, width, label, self.style("low"), len(cpus), cpus[0][0], cpus[-1][0])
+        key = (history, step, width, label, self.style("low"), cpu.count, cpu.per_cpu[0][0], cpu.per_cpu[-1][0])
         if key == self._grid_key:
             return self._grid_rows
-        cell = SPARK_W + 5  # "123▁▂▃▄▅▆ "
+        cell = SPARK_W + 5  # " 123▁▂▃▄▅▆"
         per_row = max((width - 1) // cell, 1)
         labels = self._labels
         if self._labels_style is not label:
             labels.clear()
             self._labels_style = label
         dim, bands = self.style("dim"), [self.style(band) for band in LOAD_BANDS]
-        numbers = [i for i, _ in cpus]
-        if numbers != self._numbers:  # the series keys, made again only when the vCPUs reported change
-            self._numbers, self._keys = numbers, [("vcpu", i) for i in numbers]
-        drawn = self._sparks.many(history, self._keys)
+        keys = _keys(cpu, self._numbers, self._keys)
+        drawn = self._sparks.many(history, keys)
         rows = []
-        for start in range(0, len(cpus), per_row):
+        for start in range(0, len(keys), per_row):
             segs = []
-            for (i, _), (_, text, newest) in zip(cpus[start:start + per_row], drawn[start:start + per_row],
-                                                 strict=True):
+            for i, (_, text, newest) in zip(self._numbers[start:start + per_row], drawn[start:start + per_row],
+                                            strict=True):
                 tag = labels.get(i)
                 if tag is None:
                     tag = labels[i] = Segment(f" {i:>3} ", label)
@@ -110,4 +230,3 @@ class VcpuPanel(Panel):
             rows.append(LightStrip(segs))
         self._grid_key, self._grid_rows = key, rows
         return rows
-

@@ -1,0 +1,168 @@
+"""Every Neuron application on one line: its cores, load, throughput, p50/p99 latency and errors.
+
+The overview's answer to "is every app healthy?", as nvitop's process list is for GPUs: one row per app, always
+(an idle app says "idle", it does not disappear, so rows never move under the reader). The full percentiles,
+every error type and their history are in the Latency and Executions panels and the app screen (Enter).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.events import Click
+from textual.geometry import Region
+from textual.message import Message
+from textual.reactive import reactive
+from textual.strip import Strip
+
+from neuron_top.output.cells import APP_COLUMNS, app_cells
+from neuron_top.snapshot import AppView
+from neuron_top.textsafe import clean
+from neuron_top.tui.render.light import LightStrip
+from neuron_top.tui.widgets.cells import cell, fit, label_width, num
+from neuron_top.tui.widgets.panel import Panel
+from neuron_top.tui.widgets.sparkline import StepCells, peak
+from neuron_top.view import View
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    key: str
+    head: str
+    width: int
+    drop: int
+    """Columns with a higher number go first when the panel is narrow (0: never)."""
+
+
+_SIZE = {"cores": (5, 3), "util": (6, 2), "done": (9, 0), "p50": (8, 0), "p99": (8, 0), "errors": (8, 0),
+         "failed": (7, 4)}
+COLUMNS = tuple(Column(key, head, *_SIZE[key]) for key, head in APP_COLUMNS)
+LABEL_MIN, LABEL_MAX = 16, 28
+SPARK_MIN = 8
+
+
+def columns_for(width: int) -> tuple[Column, ...]:
+    """The columns that fit beside a label of at least ``LABEL_MIN`` cells, the least needed first to go."""
+    cols = list(COLUMNS)
+    while sum(c.width for c in cols) + LABEL_MIN > width and any(c.drop for c in cols):
+        cols.remove(max(cols, key=lambda c: c.drop))
+    return tuple(cols)
+
+
+class AppsPanel(Panel):
+    """Up and Down pick an app, Enter (or a click) opens it."""
+
+    STEADY = True
+    TITLE = "Apps"
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "up", show=False),
+        Binding("down", "cursor(1)", "down", show=False),
+        Binding("enter", "open", "open app"),
+    ]
+    COMPONENT_CLASSES = {"apps--spark"}
+    DEFAULT_CSS = """
+    AppsPanel > .apps--spark { color: $warning; }
+    """
+
+    cursor: reactive[int] = reactive(0, repaint=False)
+    """The row (app index) under the cursor, shown while the panel has focus."""
+
+    class OpenApp(Message):
+        def __init__(self, pid: int) -> None:
+            super().__init__()
+            self.pid = pid
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._cells = StepCells(max)  # the worst of each step: a latency spike must not be averaged away
+
+    def cache_extra(self) -> tuple[object, ...]:
+        return (self.cursor,)
+
+    def watch_cursor(self) -> None:
+        self.refresh()
+        self.scroll_to_region(Region(0, self.cursor + 2, self.size.width, 1), animate=False)
+
+    def on_focus(self) -> None:
+        view = self.view
+        if view is not None and view.pid is not None:  # start on the selected app
+            for i, a in enumerate(view.snapshot.apps):
+                if a.pid == view.pid:
+                    self.cursor = i
+        super().on_focus()
+
+    def action_cursor(self, step: int) -> None:
+        n = len(self.view.snapshot.apps) if self.view is not None else 0
+        if n:
+            self.cursor = max(0, min(self.cursor + step, n - 1))
+
+    def action_open(self) -> None:
+        apps = self.view.snapshot.apps if self.view is not None else ()
+        if 0 <= self.cursor < len(apps):
+            self.post_message(self.OpenApp(apps[self.cursor].pid))
+
+    def on_click(self, event: Click) -> None:
+        apps = self.view.snapshot.apps if self.view is not None else ()
+        if 0 <= event.y - 2 < len(apps):
+            self.cursor = event.y - 2
+            self.action_open()
+
+    def build(self, view: View, width: int) -> list[Strip]:
+        snap = view.snapshot
+        apps = snap.apps
+        errors = sum(a.rates.error_count for a in apps)
+        failed = sum(a.rates.failed_count for a in apps)
+        right = f"{len(apps)} apps · {errors} errors · {failed} failed" if apps else ""
+        title = "Apps: throughput, latency, errors" if width >= 90 else "Apps"
+        lines = [self.title_strip(title, width, right)]
+        cols = columns_for(width)
+        label_w = max(LABEL_MIN, min(label_width(apps, LABEL_MIN, LABEL_MAX), width - sum(c.width for c in cols)))
+        room = width - label_w - sum(c.width for c in cols)
+        spark_w = room - 1 if room - 1 >= SPARK_MIN else 0
+        lines.append(self.memo(("head", label_w, cols, spark_w), lambda: self._head(label_w, cols, spark_w)))
+        if not apps:
+            lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
+            return lines
+        cur = self.cursor if self.has_focus else -1
+        for i, a in enumerate(apps):
+            values = app_cells(snap, a)
+            selected = a.pid == view.pid
+            segs = self.memo(("row", a.pid, tuple(values.items()), label_w, cols, i == cur, selected),
+                             lambda a=a, values=values, sel=selected, i=i: self._row(
+                                 a, values, label_w, cols, i == cur, sel))
+            if spark_w:
+                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, spark_w),
+                                              lambda a=a: self._spark(view, a.pid, spark_w))]
+            lines.append(LightStrip(segs))
+        return lines
+
+    def _head(self, label_w: int, cols: tuple[Column, ...], spark_w: int) -> Strip:
+        label = self.style("label")
+        segs = [cell(" App", label_w, label), *(num(c.head, c.width, label) for c in cols)]
+        if spark_w:
+            segs += [Segment(" "), cell("p99 history", spark_w, self.component("apps--spark"))]
+        return LightStrip(segs)
+
+    def _row(self, a: AppView, values: dict[str, str], label_w: int, cols: tuple[Column, ...], on_cursor: bool,
+             selected: bool) -> list[Segment]:
+        name = clean(a.label, 40)
+        style = self.style("cursor") if on_cursor else self.style("value")
+        segs = [Segment(fit((">" if selected else " ") + name, label_w), style)]
+        for c in cols:
+            segs.append(self.num(values[c.key], c.width, style if on_cursor else self._style(c.key, values[c.key])))
+        return segs
+
+    def _style(self, key: str, text: str) -> Style:
+        if text in ("-", "idle"):
+            return self.style("dim")
+        if key in ("errors", "failed"):
+            return self.style("high") if text.strip("0./s") else self.style("dim")
+        return self.style("value")
+
+    def _spark(self, view: View, pid: int, spark_w: int) -> list[Segment]:
+        key = ("lat", pid, "total", "p99")
+        values = self._cells.values(view.history, key, spark_w)
+        return [Segment(" "), Segment(self._cells.text(key, spark_w, peak(values)), self.component("apps--spark"))]
