@@ -3,6 +3,9 @@ public repositories, each folder with its SOURCES.md)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +24,16 @@ GUIDE = FIXTURES / "neuron-monitor-guide"
 # Real traces still come from the development workplace's ../shared until they are copied under tests/fixtures.
 SHARED_TRACES = (ROOT / ".." / "shared").resolve() / "fixtures" / "traces"
 SKIP_SHARED = "../shared fixtures not present (they exist only in the development workplace)"
+
+
+_CONFIG_HOME = tempfile.mkdtemp(prefix="neuron-top-test-config-")
+os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
+"""Every program the tests start (the CLI, tmux panes) reads and writes its settings here, never the user's
+~/.config/neuron-top/config.toml."""
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_CONFIG_HOME, ignore_errors=True)
 
 
 def shared(path: Path) -> Path:

@@ -111,6 +111,7 @@ def _write(data: bytes) -> None:
 
 def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,
             replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None) -> int:
+    from neuron_top.settings import SettingsStore
     from neuron_top.tui.app import NeuronTopApp
 
     traces = list(traces or getattr(ns, "trace", None) or [])
@@ -134,7 +135,8 @@ def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, t
                            recorder=recorder, history=getattr(ns, "history", 600), demo=demo, traces=traces,
                            replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter,
                            source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
-                           trace_metrics=getattr(ns, "metrics", None))
+                           trace_metrics=getattr(ns, "metrics", None), settings=SettingsStore.open(),
+                           layout=getattr(ns, "layout", None))
         app.run()
     finally:
         if server is not None:

@@ -33,7 +33,12 @@ COMMANDS = ("demo", "replay", "trace", "record", "export", "health")
 
 
 def _common_ui(p: argparse.ArgumentParser) -> None:
+    from neuron_top.layouts import PRESETS
+
     p.add_argument("--theme", metavar="NAME", help="colour theme (see themes/; t cycles them at run time)")
+    p.add_argument("--layout", choices=list(PRESETS), metavar="NAME",
+                   help=f"panels to start with: {', '.join(PRESETS)} (l cycles them at run time; the last one "
+                   "used is remembered)")
     p.add_argument("--trace", metavar="FILE", action="append", help="also open a system trace in the timeline pane")
     p.add_argument("--history", type=int, default=600, metavar="N", help="reports kept for sparklines (600)")
     p.add_argument("--export", metavar="[HOST:]PORT",

@@ -40,21 +40,38 @@ class CoreCells:
         self.value_width = fmt.PCT_CELL
         if self.scale is not None:
             self.value_width = max(fmt.FLOPS_CELL, len(self.scale(stats.flops_peak)))
-        self.title = self._title(flops)
+        self.titles = self._titles(flops)
+        """What the cells show, named: the title, then shorter ones for narrow panels (``title_for``)."""
 
-    def _title(self, flops: bool) -> str:
-        """What the cells show, named: utilization in %, FLOPS in which unit, physical cores."""
+    @property
+    def title(self) -> str:
+        return self.titles[0]
+
+    def title_for(self, width: int) -> str:
+        """The longest title that fits ``width`` cells (the shortest, cut, when none does)."""
+        return next((t for t in self.titles if len(t) <= width), self.titles[-1])
+
+    def _titles(self, flops: bool) -> tuple[str, ...]:
+        """Utilization in %, FLOPS in which unit, physical cores; and when FLOPS were asked for and are not
+        what the cells show, that they are not reported."""
         snap, stats = self.snap, self.app.core_stats
         ver = clean(snap.hardware.neuroncore_version or "", 8)
         head = f"NeuronCore {ver}" if ver else "NeuronCore"
         if self.phys:
-            extra = " · FLOPS are not reported per physical core" if flops else ""
-            return f"{head} physical cores: utilization % (avg {fmt.pct(self.app.physical_stats.avg)}){extra}"
+            avg = fmt.pct(self.app.physical_stats.avg)
+            if flops:
+                return (f"{head} physical cores: utilization % (avg {avg}) · FLOPS are not reported per physical "
+                        "core", f"{ver or 'NeuronCore'} physical cores: utilization % (avg {avg}) · no FLOPS per physical core",
+                        f"physical cores: util % (avg {avg}) · no FLOPS per physical core")
+            return (f"{head} physical cores: utilization % (avg {avg})",)
         if self.scale is not None:
             unit = f"{'effective ' if stats.effective else ''}{self.scale.unit}LOPS"
-            return f"{head} {unit} per core (total {self.scale.total(stats.flops_total)}LOPS)"
-        missing = " · FLOPS are not reported on this machine" if flops else ""
-        return f"{head} utilization % (avg {fmt.pct(stats.util_avg)}){missing}"
+            return (f"{head} {unit} per core (total {self.scale.total(stats.flops_total)}LOPS)",)
+        avg = fmt.pct(stats.util_avg)
+        if flops:
+            return (f"{head} utilization % (avg {avg}) · FLOPS are not reported on this machine",
+                    f"{head} utilization % (avg {avg}) · no FLOPS reported")
+        return (f"{head} utilization % (avg {avg})",)
 
     @property
     def cells_per_device(self) -> int:

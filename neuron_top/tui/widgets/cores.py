@@ -242,7 +242,7 @@ class CoreGrid(Panel):
             right = f"ND{d}" if c < 0 else f"core {idx} (ND{d} NC{c})"
             if c >= 0 and idx in snap.k8s_cores:
                 right += " " + k8s_label(snap.k8s_cores[idx])
-        lines = [self.title_strip(cells.title, width, right)]
+        lines = [self.title_strip(cells.title_for(width - (len(right) + 3 if right else 2)), width, right)]
         lines.append(self.memo(("head", shape, phys), lambda: self._heads(shape, cpd, phys)))
         cur_dev, cur_core = self.cursor if self.has_focus else (-1, -9)
         bar_w, label_w = shape.bar, shape.label

@@ -30,7 +30,8 @@ LABEL_W = 9
 """" System  ", " Runtime ": the summary's label column."""
 STRIP_LABEL = 5
 """" 128 ": the vCPU number before each row of the heat strip."""
-BAR_MIN, BAR_MAX = 10, 40
+BAR_MIN, BAR_MAX = 4, 40
+"""The summary bars give way to the numbers down to BAR_MIN cells."""
 
 
 def _every(snap_period: float | None) -> str:
