@@ -15,7 +15,7 @@ from textual.widgets import Input
 
 from neuron_top.feed import RecordingError, SkippedInput, StatusChanged
 from neuron_top.history import History
-from neuron_top.layouts import PANELS, PRESETS, LayoutState
+from neuron_top.layouts import PANELS, LayoutState
 from neuron_top.recording.player import ReplayController
 from neuron_top.selection import Selection
 from neuron_top.session import Session, SourceStatus, Update
@@ -50,7 +50,7 @@ class NeuronTopApp(TerminalApp):
         Binding("f", "flops", "FLOPS"),
         Binding("v", "physical", "v3d cores", show=False),
         Binding("x", "expand_all", "expand/collapse the memory tree", show=False),
-        Binding("l", "layout", "next layout (" + ", ".join(PRESETS) + ")"),
+        Binding("l", "layout", "next layout"),
         *[Binding(p.key, f"panel('{p.id}')", f"show/hide {p.name}", show=False) for p in PANELS],
         Binding("slash", "filter", "filter"),
         Binding("a", "tab(-1)", "prev app", show=False),

@@ -138,11 +138,11 @@ def test_demo_dashboard_keys_and_clean_quit(term) -> None:
     # The screen settles over the first reports (panels grow): wait for the whole grid, 16 devices of 4 cores (the
     # grid's own last row: "ND15" also shows in the ECC panel's "no ECC errors on ND0-ND15", which a capture taken
     # while the first frame is still being written can hold before the grid's last rows), and every panel.
-    t.wait_for(lambda s: re.search(r"^ND15 (?:[^\n]*\[){4}", s, re.M) is not None and "NC3" in s
+    t.wait_for(lambda s: re.search(r"ND15 (?:[^\n]*\[){4}", s) is not None and "NC3" in s
                and all(w in s for w in ("DEMO", "NeuronCore", "vCPU", "Memory", "ECC", "Latency")))
 
     t.keys("f")
-    t.wait_for("FLOPS (total")
+    t.wait_for("TFLOPS per core (total")
     t.keys("2")
     # The second tab is the first app; the tab bar marks the selection with >name<.
     t.wait_for(lambda s: re.search(r"\[2\]>[^<]+<", s) is not None)
@@ -165,18 +165,18 @@ def test_help_screen(term) -> None:
 # --- (b) a small terminal --------------------------------------------------------------------------------------
 
 
-LOWER = ("Executions and errors", "Memory Usage", "ECC (corr/uncorr)", "Latency")
-"""Panel titles below the fold at 80x24 (the first screen ends at the vCPU panel's title)."""
+LOWER = re.compile(r"^ ECC\b|^ Apps\b.* apps · ", re.M)
+"""Panel titles below the fold at 80x24 (the first screen ends in the memory summary)."""
 
 
 def test_small_terminal_tab_reaches_lower_panels(term) -> None:
     t = term(80, 24)
     t.start(nt("demo", "--seed", "7", "--instance", "trn2.48xlarge"))
     first = t.wait_for(lambda s: "DEMO" in s and "ND15" in s)
-    assert not any(title in first for title in LOWER), "the lower panels start below the fold at 80x24"
+    assert not LOWER.search(first), "the lower panels start below the fold at 80x24"
 
     def lower_visible(screen: str) -> bool:
-        return any(title in screen for title in LOWER)
+        return LOWER.search(screen) is not None
 
     # Tab walks the focus panel by panel (tabs, grid, vCPU, executions, ...) and scrolls the focused one into
     # view. Stop at the first lower panel seen, so a slow app cannot be tabbed past them to the top again.
@@ -190,6 +190,30 @@ def test_small_terminal_tab_reaches_lower_panels(term) -> None:
     else:
         pytest.fail(f"Tab never brought a lower panel into view:\n{t.screen()}")
     assert "DEMO" in screen, "the header stays visible while the panels scroll"
+    t.keys("q")
+    assert t.wait_exit() == 0
+
+
+# --- (b2) everything that matters on the first screen at 120x40 ---------------------------------------------
+
+FIRST_SCREEN = {
+    "core utilization": re.compile(r"NeuronCore v\w+ utilization % \(avg [\d.]+%\)"),
+    "every core cell": re.compile(r"ND15 (?:[^\n]*\[ *\d+%\]){2}"),
+    "vCPU": re.compile(r"vCPU .*\d+ vCPUs · [\d.]+% busy"),
+    "memory": re.compile(r"Memory Usage Summary[\s\S]*Device +Total: [\d.]+[KMGT]?B"),
+    "ECC": re.compile(r"^ ECC\b", re.M),
+    "latency p50/p99": re.compile(r"p50 +p99[\s\S]*\d(?:ms|us|s) +[\d.]+(?:ms|us|s)"),
+    "errors": re.compile(r"\d+ errors[\s\S]*err/s"),
+}
+
+
+@pytest.mark.parametrize("instance", ["trn2.48xlarge", "trn1.32xlarge"])
+def test_120x40_first_screen_has_everything_that_matters(term, instance: str) -> None:
+    """Core utilization, vCPU, memory, ECC, latency and errors, without a key press (issue 25, deliverable 1)."""
+    t = term(120, 40)
+    t.start(nt("demo", "--seed", "7", "--instance", instance))
+    screen = t.wait_for(lambda s: all(p.search(s) for p in FIRST_SCREEN.values()))
+    assert len(screen.splitlines()) <= 40
     t.keys("q")
     assert t.wait_exit() == 0
 
@@ -216,10 +240,10 @@ def test_pipe_tui_reads_keys_from_tty_and_keeps_data_when_stream_ends(term, tmp_
     t.wait_for(lambda s: "LIVE" in s and "NeuronCore" in s and "[" in s and "%]" in s)
     # Keys reach the app although stdin is the report pipe: it reopened /dev/tty like less does.
     t.keys("f")
-    t.wait_for("FLOPS (total")
+    t.wait_for("TFLOPS per core (total")
     os.kill(int(pidfile.read_text().strip()), signal.SIGTERM)
     screen = t.wait_for(lambda s: "ENDED" in s.upper() and "ended" in s.lower())
-    assert "FLOPS (total" in screen and "ND15" in screen, "the last data stays on screen after the stream ends"
+    assert "TFLOPS per core (total" in screen and "ND15" in screen, "the last data stays on screen after the stream ends"
     t.keys("q")
     assert t.wait_exit() == 0
 

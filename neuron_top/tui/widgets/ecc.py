@@ -55,10 +55,10 @@ class EccPanel(Panel):
         if not corrected and not uncorrected:  # the usual case: the title line says it all
             return [self.title_strip("ECC", width, f"no errors on {names} (DRAM and SRAM) since start")]
         title = "ECC errors (corrected/uncorrected)" if width >= WIDE else "ECC (corr/uncorr)"
-        right = f"{len(ecc)} dev · {corrected} corrected · {uncorrected} uncorrected"
-        lines = [self.title_strip(title, width, right if width >= 60 else f"{uncorrected} uncorr")]
+        # what matters most first: what does not fit is cut from the end
+        lines = [self.title_strip(title, width, f"{uncorrected} uncorrected · {corrected} corrected · {len(ecc)} dev")]
         wide = width >= WIDE
-        cols = (6, 12, 12, 13) if wide else (5, 8, 8, 9)
+        cols = (6, 12, 12, 13) if wide else (5, 6, 6, 7)
         heads = ("Dev", "DRAM total", "SRAM total", "last report") if wide else ("Dev", "DRAM", "SRAM", "last")
         cell_w = sum(cols) + 1
         per_row = max(width // cell_w, 1)

@@ -32,8 +32,8 @@ _SHORT = {
 }
 NARROW = 100
 """Below this many columns labels are abbreviated and the categories flow (two lines per kind, not a grid)."""
-GAUGE_MIN = 30
-"""The narrowest gauge: its label, a short bar and "  63% 961.0GB/1.5TB"."""
+GAUGE_BAR, GAUGE_BAR_MAX = 4, 40
+"""A gauge's bar: at least this long (32 eighths), and no longer than that."""
 Gauge = tuple[str, str, int, "tuple[int, int, int] | None", int]
 """A memory gauge as drawn: label, text, bar width, bar fill (``bar_fill`` and ``load_band``; None: no data),
 label width."""
@@ -88,15 +88,11 @@ class MemorySummary(Panel):
             devs = snap.device_count if app.is_all else len({i // snap.cores_per_device for i in app.core_memory})
             if devs:
                 gauges.append(("Dev" if width < NARROW else "Device", device, size * devs))
-        gauges_per_line = max(1, min(len(gauges), width // GAUGE_MIN))
-        label_w = max((len(label) for label, _, _ in gauges), default=0) + 2
-        looks = tuple(self._look(label, used, total, width // gauges_per_line, label_w)
-                      for label, used, total in gauges)
-        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks, gauges_per_line)
+        looks = _pack(gauges, width)
+        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks)
 
     def build(self, view: View, width: int) -> list[Strip]:
-        title, host, device, host_breakdown, device_breakdown, looks, gauges_per_line = self._content  # type: ignore[misc]
-        gw = width // gauges_per_line
+        title, host, device, host_breakdown, device_breakdown, looks = self._content  # type: ignore[misc]
         narrow = width < NARROW
         lines = [self.title_strip(self.TITLE, width, title)]
         rows = [
@@ -130,10 +126,9 @@ class MemorySummary(Panel):
         if not looks:
             lines.append(LightStrip([Segment(" host memory: no data", self.style("dim"))]))
             return lines
-        for start in range(0, len(looks), gauges_per_line):
-            part = looks[start:start + gauges_per_line]
-            lines.append(self.memo(("gauges", part, gw), lambda part=part: LightStrip(
-                [seg for look in part for seg in self._gauge(*look, gw)])))
+        for part in looks:
+            lines.append(self.memo(("gauges", part), lambda part=part: LightStrip(
+                [seg for look in part for seg in self._gauge(*look)])))
         return lines
 
     def _row(self, head: str, part: tuple[tuple[str, int | None], ...], label_w: int, cell_w: int) -> Strip:
@@ -147,22 +142,44 @@ class MemorySummary(Panel):
                              self.style("value" if value else "dim")))
         return LightStrip(segs)
 
-    @staticmethod
-    def _look(label: str, used: int | None, total: int | None, width: int, label_w: int) -> Gauge:
-        """What a gauge ``width`` cells wide shows: its label (in ``label_w`` cells), its text, its bar's width
-        and fill (None: no data)."""
+    def _gauge(self, label: str, text: str, bar_w: int, fill: tuple[int, int, int] | None,
+               label_w: int) -> list[Segment]:
+        segs = [cell(f" {label}", label_w, self.style("label"))]
+        if bar_w:
+            segs += self.filled_bar(fill, bar_w)
+        return [*segs, Segment(text, self.style("dim" if fill is None else "value"))]
+
+
+def _pack(gauges: list[tuple[str, int | None, int | None]], width: int) -> tuple[tuple[Gauge, ...], ...]:
+    """The gauges as drawn, line by line: as many on a line as fit with their text whole and a bar of at least
+    ``GAUGE_BAR`` cells (a gauge with no data has no bar: "Swap none"), the room left shared by the bars."""
+    label_w = max((len(label) for label, _, _ in gauges), default=0) + 2
+    items = []
+    for label, used, total in gauges:
         if isinstance(used, int) and isinstance(total, int) and total > 0 and used >= 0:
-            pct = min(used / total * 100, 100.0)
+            pct: float | None = min(used / total * 100, 100.0)
             text = f" {pct:3.0f}% {fmt.human_bytes(used)}/{fmt.human_bytes(total)} "
         else:
             pct, text = None, " none " if total == 0 else " no data "
-        bar_w = max(width - label_w - len(text), 4)
-        return label, text, bar_w, None if pct is None else (*bar_fill(pct, bar_w), load_band(pct)), label_w
-
-    def _gauge(self, label: str, text: str, bar_w: int, fill: tuple[int, int, int] | None, label_w: int,
-               width: int) -> list[Segment]:
-        return [cell(f" {label}", label_w, self.style("label")), *self.filled_bar(fill, bar_w),
-                cell(text, width - label_w - bar_w, self.style("dim" if fill is None else "value"))]
+        items.append((label, pct, text, label_w + len(text) + (GAUGE_BAR if pct is not None else 0)))
+    lines: list[list[tuple[str, float | None, str, int]]] = []
+    for item in items:
+        if lines and sum(i[3] for i in lines[-1]) + item[3] <= width:
+            lines[-1].append(item)
+        else:
+            lines.append([item])
+    # one bar length for every gauge, so that the bars line up: what the fullest line leaves each of its bars
+    shares = [max(width - sum(i[3] for i in line), 0) // n for line in lines
+              if (n := sum(1 for i in line if i[1] is not None))]
+    bar_w = min(GAUGE_BAR + min(shares, default=0), GAUGE_BAR_MAX)
+    out = []
+    for line in lines:
+        looks: list[Gauge] = []
+        for label, pct, text, _ in line:
+            fill = None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
+            looks.append((label, text, bar_w if pct is not None else 0, fill, label_w))
+        out.append(tuple(looks))
+    return tuple(out)
 
 
 class LazyStrips(Sequence[Strip]):
