@@ -67,7 +67,7 @@ class CoreCells:
         if self.scale is not None:
             unit = f"{'effective ' if stats.effective else ''}{self.scale.unit}LOPS"
             return (f"{head} {unit} per core (total {self.scale.total(stats.flops_total)}LOPS)",)
-        avg = fmt.pct(stats.util_avg)
+        avg = fmt.pct(snap.app_util(self.app))  # an app's own cores, not the zeros it reports for others
         if flops:
             return (f"{head} utilization % (avg {avg}) · FLOPS are not reported on this machine",
                     f"{head} utilization % (avg {avg}) · no FLOPS reported")

@@ -244,6 +244,24 @@ async def test_layout_keys_do_nothing_on_a_drill_down_screen() -> None:
         assert app.layout_state.name == "overview" and not app.layout_state.custom
 
 
+async def test_enter_on_an_app_row_opens_the_app_and_the_grid_title_averages_its_own_cores() -> None:
+    from neuron_top.tui.screens.app_detail import AppScreen
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 20)
+    app = make_app(snaps)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("3")
+        chosen = snaps[-1].app(app.pid)
+        title = app.screen.query_one(CoreGrid).render_line(0).text
+        assert f"(avg {snaps[-1].app_util(chosen):.1f}%)" in title  # not diluted by the zeros of other cores
+        app.screen.query_one(AppsPanel).focus()
+        await pilot.pause()
+        assert app.screen.query_one(AppsPanel).cursor == 1  # on the selected app
+        await pilot.press("down", "enter")
+        assert isinstance(app.screen, AppScreen) and app.screen.pid == snaps[-1].apps[2].pid
+
+
 # --- seen 7 / deliverable 8: focus and scrolling -----------------------------------------------------------------
 
 async def test_seen_7_the_first_tab_lands_on_the_core_grid_with_a_visible_cursor() -> None:

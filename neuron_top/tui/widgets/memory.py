@@ -458,13 +458,13 @@ class MemoryTree(Panel):
         cursor = styles["cursor"]
         base = styles["label" if node.kind == "cat" else "value"]
         indent = " " + "  " * depth + mark
-        name = fit_left(node.label, name_w - len(indent)) if node.kind == "model" else node.label
+        name = fit_left(node.label, name_w - len(indent) - 1) if node.kind == "model" else node.label
         pct = f"{node.device / size * 100:.1f}%" if size and node.kind != "cat" else ""
 
         def mem(n: int) -> Style:
             return cursor if sel else styles["value" if n else "dim"]
 
-        segs = [Segment(fit(indent + name, name_w), cursor if sel else base),
+        segs = [Segment(fit(indent + name, name_w - 1) + " ", cursor if sel else base),
                 cell(node.model_id, id_w, cursor if sel else styles["dim"]),
                 num(fmt.human_bytes(node.device), mem_w, mem(node.device)),
                 num(pct, pct_w, cursor if sel else styles["dim"]),

@@ -129,7 +129,7 @@ class VcpuPanel(Panel):
         app = view.app
         ru, rs = app.vcpu
         label = "Runtime" if app.is_all else clean(app.label, LABEL_W - 2)
-        segs = [Segment(fit(f" {label}", LABEL_W), self.style("label"))]
+        segs = [Segment(fit(f" {label}", LABEL_W - 1) + " ", self.style("label"))]
         segs += self.bar((ru or 0) + (rs or 0) if ru is not None or rs is not None else None, bar_w)
         segs.append(Segment(fit(detail, max(width - LABEL_W - bar_w, 0)), self.style("value")))
         return LightStrip(segs)
