@@ -72,14 +72,29 @@ async def dashboard_200(out: Path) -> None:
     await _dashboard(out, "dashboard-200x60", (200, 60))
 
 
+@shot("dashboard-120x40", "the same on a 120x40 terminal: every panel that matters on one screen")
+async def dashboard_120(out: Path) -> None:
+    await _dashboard(out, "dashboard-120x40", (120, 40))
+
+
+@shot("dashboard-120x40-trn1", "a trn1.32xlarge demo at 120x40: 16 devices of two cores in eight rows, two abreast")
+async def dashboard_120_trn1(out: Path) -> None:
+    await _dashboard(out, "dashboard-120x40-trn1", (120, 40), snaps=demo_snapshots("trn1.32xlarge", SEED, REPORTS))
+
+
 @shot("dashboard-80x24", "the same on an 80x24 terminal")
 async def dashboard_80(out: Path) -> None:
     await _dashboard(out, "dashboard-80x24", (80, 24))
 
 
-@shot("flops", "f: effective FLOPS per core instead of utilization")
+@shot("flops", "f: effective FLOPS per core instead of utilization, at 120x40")
 async def flops(out: Path) -> None:
-    await _dashboard(out, "flops", (200, 60), press=("f",))
+    await _dashboard(out, "flops", (120, 40), press=("f",))
+
+
+@shot("layout-cores", "l l: the cores layout (the grid with room, ECC and the apps) at 120x40")
+async def layout_cores(out: Path) -> None:
+    await _dashboard(out, "layout-cores", (120, 40), press=("l", "l"))
 
 
 @shot("app-selected", "2: the first app's tab; every panel shows only that app")

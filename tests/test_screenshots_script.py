@@ -26,5 +26,5 @@ def test_list_names_every_shot() -> None:
     out = subprocess.run([sys.executable, str(SCRIPT), "--list"], cwd=ROOT, capture_output=True, text=True,
                          timeout=60, check=True)
     names = {line.split()[0] for line in out.stdout.splitlines()}
-    assert {"dashboard-200x60", "dashboard-80x24", "flops", "core-detail", "app-detail", "help", "light-theme",
-            "replay", "timeline"} <= names
+    assert {"dashboard-200x60", "dashboard-120x40", "dashboard-80x24", "flops", "layout-cores", "core-detail",
+            "app-detail", "help", "light-theme", "replay", "timeline"} <= names
