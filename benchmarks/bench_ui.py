@@ -350,6 +350,7 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def main() -> int:
+    global W, H  # --size
     compile_bytecode(ROOT)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="measurement window while running (60)")
@@ -360,9 +361,11 @@ def main() -> int:
     ap.add_argument("--first-frame-runs", type=int, default=5)
     ap.add_argument("--updates", type=int, default=60, help="updates timed in-process (60)")
     ap.add_argument("--quick", action="store_true", help="10 s windows, 3 starts, 20 updates")
+    ap.add_argument("--size", default=f"{W}x{H}", metavar="WxH", help=f"terminal size ({W}x{H}; 120x40 too)")
     ap.add_argument("--results", type=Path, default=None,
                     help="also append the report to this markdown file (nothing is written by default)")
     ns = ap.parse_args()
+    W, H = (int(n) for n in ns.size.lower().split("x"))
     if ns.quick:
         ns.seconds, ns.first_frame_runs, ns.updates = 10.0, 3, 20
     paused_s = ns.paused_seconds or max(10.0, ns.seconds / 3)
@@ -382,6 +385,8 @@ def main() -> int:
     tmux = Tmux()
     with tempfile.TemporaryDirectory(prefix="neuron-top-bench-") as tmpdir:
         tmp = Path(tmpdir)
+        # the default layout, whatever the user running this chose (tmux's server and panes inherit it)
+        os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")
         minimal = tmp / "minimal_app.py"
         minimal.write_text(MINIMAL_APP)
         try:

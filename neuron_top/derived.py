@@ -9,7 +9,7 @@ types there are. ``AppView`` and ``Snapshot`` expose these as cached properties 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from math import isfinite
 from typing import Protocol
@@ -207,12 +207,14 @@ def cpu_summary(g: schema.VcpuUsage | None, cpus: tuple[tuple[int, schema.CpuTim
                       tuple((i, _busy(c.idle)) for i, c in cpus))
 
 
-def owned_cores(core_memory: Mapping[int, Mapping[str, int]], models: Iterable[_Model], stats: CoreStats,
-                cores_per_device: int) -> tuple[int, ...]:
-    """The cores an app uses: with memory, a model or load on them. Apps also report zeros for cores they do not
-    own (seen in real output), so "reported" alone would list every core of the machine; when nothing says,
-    the cores it reports."""
+def owned_cores(core_memory: Mapping[int, Mapping[str, int]], models: Callable[[], Iterable[_Model]],
+                stats: CoreStats, cores_per_device: int) -> tuple[int, ...]:
+    """The cores an app uses: with memory or load on them; else those its models sit on; else the cores it
+    reports. Apps also report zeros for cores they do not own (seen in real output), so "reported" alone would
+    list every core of the machine. ``models`` is called only when memory and load say nothing: decoding an
+    app's models on every report for this would cost more than the rest of the row."""
     owned = {i for i, cats in core_memory.items() if any(cats.values())}
-    owned |= {c for m in models for s in m.subgraphs if (c := s.global_core(cores_per_device)) is not None}
     owned |= {i for i, u in stats.util.items() if (u or 0) > 0}
+    if not owned:
+        owned = {c for m in models() for s in m.subgraphs if (c := s.global_core(cores_per_device)) is not None}
     return tuple(sorted(owned or stats.util))

@@ -582,7 +582,7 @@ class Snapshot:
         key = f"_cores_of_{'all' if app.is_all else app.pid}"
         got = self.__dict__.get(key)
         if got is None:
-            got = self.__dict__[key] = owned_cores(app.core_memory, app.models, app.core_stats,
+            got = self.__dict__[key] = owned_cores(app.core_memory, lambda: app.models, app.core_stats,
                                                    self.cores_per_device)
         return got  # type: ignore[no-any-return]
 

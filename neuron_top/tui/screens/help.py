@@ -73,6 +73,7 @@ def help_sections(
     from neuron_top.tui.screens.replay import ReplayScreen
     from neuron_top.tui.screens.timeline import TimelineScreen
     from neuron_top.tui.widgets.app_cores import AppCoresPanel
+    from neuron_top.tui.widgets.apps import AppsPanel
     from neuron_top.tui.widgets.cores import CoreGrid
     from neuron_top.tui.widgets.device_detail import DeviceDetail
     from neuron_top.tui.widgets.memory import MemoryTree
@@ -82,6 +83,7 @@ def help_sections(
         (None, "Dashboard", binding_rows(app_bindings)),
         (None, "App tabs", binding_rows(AppTabs.BINDINGS)),
         (None, "NeuronCore grid", binding_rows(CoreGrid.BINDINGS)),
+        (None, "Apps panel", binding_rows(AppsPanel.BINDINGS)),
         (None, "Memory tree", binding_rows(MemoryTree.BINDINGS)),
         (AppPicker, "App picker (o)", [*binding_rows(AppPicker.BINDINGS), ("type", "filter by name, tag or pid"),
                                        ("⏎", "select")]),
