@@ -127,7 +127,8 @@ def frames_of(chunks: list[tuple[float, bytes]]) -> list[Frame]:
         rows = screen.display
         bar = BAR.search("\n".join(rows[3:8]))
         frames.append(Frame(t, pending, rows[0].startswith(" neuron-top "), rows[2].startswith(" Apps "),
-                            any(r.startswith("ND15") for r in rows), len(bar.group(1)) if bar else None))
+                            any(re.match(r"ND\d", r) and re.search(r"ND15 .*\]", r) for r in rows),
+                            len(bar.group(1)) if bar else None))
         pending = 0
     return frames
 
