@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import re
 
-from neuron_top.memtree import global_core
-from neuron_top.snapshot import AppView, Snapshot, finite
+from neuron_top.derived import owned_cores
+from neuron_top.snapshot import AppView, Snapshot
 
 __all__ = ["Selection", "app_cores"]
 
 
 def app_cores(app: AppView, cores_per_device: int) -> list[int]:
-    """The cores ``app`` owns, in index order: with memory, a model or load on them. Apps also report zeros for
-    cores they do not own (seen in real output), so "reported" alone would list every core of the machine. The
-    app screen's cells, and where the dashboard's core cursor starts for a selected app, follow this one rule."""
-    owned = {i for i, cats in app.core_memory.items() if any(cats.values())}
-    owned |= {c for m in app.models for s in m.subgraphs if (c := global_core(s, cores_per_device)) is not None}
-    owned |= {i for i, c in app.cores.items() if (finite(c.neuroncore_utilization) or 0) > 0}
-    return sorted(owned or app.cores)
+    """The cores ``app`` owns, in index order (``derived.owned_cores``, the one rule: ``Snapshot.cores_of`` keeps
+    it per snapshot)."""
+    return list(owned_cores(app.core_memory, lambda: app.models, app.core_stats, cores_per_device))
 
 
 class Selection:

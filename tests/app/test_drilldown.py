@@ -117,8 +117,11 @@ async def test_the_device_screen_opens_its_cores(trn2) -> None:
     app = make_app(trn2)
     async with app.run_test(size=(160, 50)) as pilot:
         await feed(pilot)
-        app.screen.query_one(CoreGrid).focus()
-        await pilot.press("down", "down", "left", "enter")
+        grid = app.screen.query_one(CoreGrid)
+        grid.focus()
+        for _ in range(2 // grid._shape.per_row):  # to ND2's row (devices stand side by side when they fit)
+            await pilot.press("down")
+        await pilot.press("left", "enter")
         dev = app.screen
         assert isinstance(dev, DeviceScreen) and dev.device == 2
         assert dev.query_one(DeviceDetail).has_focus

@@ -204,7 +204,7 @@ async def test_panel_keys_and_layouts_are_remembered(tmp_path: Path) -> None:
         await pilot.pause()
         assert app.layout_state.name == "full" and 'layout = "full"' in path.read_text()
         assert {p.id for p in app.screen.query(Panel) if p.display} == {p.id for p in PANELS}
-        await pilot.press("E", "t")
+        await pilot.press("K", "t")
         await pilot.pause()
         theme = app.theme
     text = path.read_text()
