@@ -1,0 +1,39 @@
+"""One refresh of the fleet: every host's row, what went wrong, and how the source is doing (no UI imports).
+
+A frame is what the screen draws, what ``--record`` writes (one JSON line per refresh) and what a fleet replay
+reads back. It is a msgspec Struct so it round-trips exactly.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from neuron_top.fleet.rows import FleetRow
+
+__all__ = ["FleetFrame", "Problem"]
+
+
+class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    """A query that failed (with its text, so the user can try it), or a source-wide trouble."""
+
+    message: str
+    name: str = ""
+    query: str = ""
+
+
+class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    ts: float
+    """Unix seconds of the refresh."""
+    source: str
+    """"prometheus http://host:9090" or "ssh 4 hosts"."""
+    rows: list[FleetRow] = msgspec.field(default_factory=list)
+    state: str = "ok"
+    """"ok", "partial" (some queries failed), "unreachable" (none answered: rows are the last known, aging),
+    "starting"."""
+    problems: list[Problem] = msgspec.field(default_factory=list)
+    queries: int = 0
+    """Queries this refresh sent (the same for any number of hosts)."""
+    elapsed: float = 0.0
+    """Seconds the refresh took (all queries, in parallel)."""
+    retry_in: float | None = None
+    """After a failed refresh: seconds until the next try (the back-off)."""

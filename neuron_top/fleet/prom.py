@@ -1,0 +1,145 @@
+"""The Prometheus fleet: every refresh, the fixed query set in parallel, then one row per host (no UI imports).
+
+Faults and what the user sees:
+
+* the server is down or slow (every query fails the same way): the last rows stay, aging, their status judged
+  as if their series had gone (stale, then down); the frame says why and when the next try is; tries back off
+  (2, 4, 8 ... 60 s) and snap back to the refresh interval after a success;
+* one query fails (a server-side error, an old Prometheus without a function): its columns are blank and the
+  frame carries the error with the query's text;
+* a host vanishes from every answer: its last row stays, as down, for ``keep`` seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import msgspec
+
+from neuron_top.fleet.frame import FleetFrame, Problem
+from neuron_top.fleet.promql import PromClient, PromError
+from neuron_top.fleet.queries import QuerySet
+from neuron_top.fleet.rows import DOWN, FleetRow, Thresholds, from_answers, with_status
+from neuron_top.textsafe import clean
+
+__all__ = ["Backoff", "PromFleet"]
+
+WORKERS = 4
+"""Queries in flight at once: enough to hide round trips, few enough not to crowd a busy Prometheus."""
+KEEP = 3600.0
+"""Seconds a host that vanished from every answer stays listed (as down)."""
+
+
+class Backoff:
+    """Delays between failed refreshes: ``first`` doubling to ``cap``; ``reset`` after a success."""
+
+    def __init__(self, first: float = 2.0, cap: float = 60.0) -> None:
+        self.first, self.cap = first, cap
+        self.failures = 0
+
+    def next(self) -> float:
+        self.failures += 1
+        return min(self.cap, self.first * 2 ** (self.failures - 1))
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+class PromFleet:
+    """Polls one Prometheus for a fleet. ``refresh`` blocks (run it in one worker thread).
+
+    Args:
+        client: the server (``PromClient``).
+        queries: what to ask (``QuerySet``).
+        thresholds: when a host is stale and down.
+        clock: Unix time, injected for tests.
+    """
+
+    def __init__(self, client: PromClient, queries: QuerySet, *, thresholds: Thresholds | None = None,
+                 clock: Callable[[], float] = time.time, keep: float = KEEP) -> None:
+        self.client = client
+        self.qs = queries
+        self.queries = queries.queries()
+        self.thresholds = thresholds or Thresholds()
+        self.clock = clock
+        self.keep = keep
+        self.backoff = Backoff()
+        self.source = f"prometheus {client.display}"
+        self._rows: dict[str, FleetRow] = {}
+        self._last_ok: float | None = None
+        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="promql")
+        self._closed = threading.Event()
+
+    def refresh(self) -> FleetFrame:
+        """Ask every query once (in parallel) and make the frame."""
+        start = self.clock()
+        t0 = time.perf_counter()
+        futures = {q.name: self._pool.submit(self._ask, q.expr) for q in self.queries}
+        answers: dict[str, object] = {name: f.result() for name, f in futures.items()}
+        elapsed = time.perf_counter() - t0
+        failures = {n: a for n, a in answers.items() if isinstance(a, PromError)}
+        problems = [Problem(message=e.message, name=n, query=e.query) for n, e in failures.items()]
+        n = len(self.queries)
+        if len(failures) == n and any(e.whole for e in failures.values()):
+            return self._unreachable(start, elapsed, problems)
+        rows = from_answers(self.qs, self.queries, answers, self.thresholds)
+        fresh = {r.key: r for r in rows}
+        since = start - self._last_ok if self._last_ok is not None else 0.0
+        for key, old in self._rows.items():  # hosts gone from every answer: keep them, as down
+            if key not in fresh:
+                aged = with_status([old], self.thresholds, since)[0]
+                if aged.age is None or aged.age <= self.keep:
+                    fresh[key] = _down(aged)
+        self._rows = fresh
+        self._last_ok = start
+        self.backoff.reset()
+        return FleetFrame(ts=start, source=self.source, rows=list(fresh.values()),
+                          state="partial" if failures else "ok", problems=problems, queries=n, elapsed=elapsed)
+
+    def _unreachable(self, start: float, elapsed: float, problems: list[Problem]) -> FleetFrame:
+        since = start - self._last_ok if self._last_ok is not None else 0.0
+        rows = with_status(self._rows.values(), self.thresholds, since)
+        retry = self.backoff.next()
+        first = problems[0]
+        return FleetFrame(ts=start, source=self.source, rows=rows, state="unreachable",
+                          problems=[Problem(message=first.message)], queries=len(self.queries), elapsed=elapsed,
+                          retry_in=retry)
+
+    def next_delay(self, interval: float, frame: FleetFrame) -> float:
+        """Seconds to wait before the next refresh: the interval, or the back-off after a failed one."""
+        if frame.retry_in is not None:
+            return max(interval, frame.retry_in)
+        return max(0.0, interval - frame.elapsed)
+
+    def _ask(self, expr: str) -> object:
+        if self._closed.is_set():
+            return PromError("unreachable", "stopped", expr)
+        try:
+            return self.client.query(expr)
+        except PromError as exc:
+            return exc
+        except Exception as exc:  # a client bug costs this query, never the refresh loop
+            return PromError("response", f"could not read the answer: {clean(repr(exc), 200)}", expr)
+
+    def run(self, emit: Callable[[FleetFrame], object], stop: threading.Event, interval: float = 2.0) -> None:
+        """Refresh until ``stop``: the worker thread's body."""
+        while not stop.is_set() and not self._closed.is_set():
+            frame = self.refresh()
+            emit(frame)
+            stop.wait(self.next_delay(interval, frame))
+
+    def close(self) -> None:
+        self._closed.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.client.close()
+
+
+GONE = "no longer in any answer"
+
+
+def _down(row: FleetRow) -> FleetRow:
+    note = row.note if row.note.startswith(GONE) else GONE + (f"; {row.note}" if row.note else "")
+    return msgspec.structs.replace(row, status=DOWN, note=note)

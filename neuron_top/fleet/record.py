@@ -1,0 +1,94 @@
+"""Fleet recordings: one JSON line per refresh, replayed by ``neuron-top replay`` (no UI imports).
+
+Each line is a ``FleetFrame`` with ``"neuron_top_fleet": 1`` as its first key (how ``replay`` tells a fleet
+recording from a neuron-monitor one) and ``"neuron_top": {"ts": ...}`` as its last, written by the same
+``RecordingWriter`` as report recordings: one write per line (a killed process leaves whole lines), ``.gz``/
+``.zst`` by the name, and the same index reads it back for seeking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from neuron_top.fleet.frame import FleetFrame
+from neuron_top.fleet.rows import DOWN
+from neuron_top.recording.player import Marker
+from neuron_top.textsafe import clean
+
+__all__ = ["FleetRecorder", "decode_frame", "fleet_markers", "is_fleet_line"]
+
+MAGIC = b'{"neuron_top_fleet":'
+
+
+class _Line(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    neuron_top_fleet: int = 1
+    frame: FleetFrame
+
+
+_ENCODE = msgspec.json.Encoder().encode
+_DECODE = msgspec.json.Decoder(_Line)
+
+
+def encode_frame(frame: FleetFrame) -> bytes:
+    return _ENCODE(_Line(frame=frame))
+
+
+def decode_frame(data: bytes) -> FleetFrame:
+    """Raises ``msgspec.DecodeError``/``ValidationError`` for a line that is not a fleet frame."""
+    return _DECODE.decode(data).frame
+
+
+def is_fleet_line(data: bytes) -> bool:
+    return data.lstrip(b"\xef\xbb\xbf \t").startswith(MAGIC)
+
+
+class FleetRecorder:
+    """``--record FILE`` for the fleet: every refresh's frame, as one line. Raises ``OSError`` like the report
+    recorder (the screen says so and the fleet goes on without recording)."""
+
+    def __init__(self, path: str | Path) -> None:
+        from neuron_top.recording.writer import RecordingWriter
+
+        self.path = Path(path)
+        self._writer = RecordingWriter(path)
+
+    @property
+    def written(self) -> int:
+        return self._writer.written
+
+    def write(self, frame: FleetFrame) -> None:
+        self._writer.write(encode_frame(frame), frame.ts)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def fleet_markers(frames: Iterator[tuple[int, FleetFrame | None]], stop: Callable[[], bool] = lambda: False
+                  ) -> Iterator[Marker]:
+    """What happened between consecutive frames, for the replay scrubber: a host's first uncorrected ECC events,
+    its errors starting, a host going down, the source becoming unreachable."""
+    prev: dict[str, tuple[bool, bool, bool]] = {}
+    was_unreachable = False
+    for i, frame in frames:
+        if stop():
+            return
+        if frame is None:
+            continue
+        if frame.state == "unreachable" and not was_unreachable:
+            yield Marker(i, "stall", "source unreachable: " + (clean(frame.problems[0].message, 120) if frame.problems else ""))
+        was_unreachable = frame.state == "unreachable"
+        now: dict[str, tuple[bool, bool, bool]] = {}
+        for r in frame.rows:
+            state = (bool(r.ecc_uncorrected), bool(r.err_rate), r.status == DOWN)
+            now[r.key] = state
+            before = prev.get(r.key, (False, False, False))
+            if state[0] and not before[0]:
+                yield Marker(i, "ecc", f"{clean(r.key, 60)}: uncorrected ECC ({r.ecc_uncorrected:g})")
+            if state[1] and not before[1]:
+                yield Marker(i, "error", f"{clean(r.key, 60)}: errors {r.err_rate:.2f}/s")
+            if state[2] and not before[2]:
+                yield Marker(i, "stall", f"{clean(r.key, 60)}: down" + (f" ({clean(r.note, 120)})" if r.note else ""))
+        prev = now

@@ -1,0 +1,360 @@
+"""One row per host: what the fleet table shows, from Prometheus answers or from a host's own snapshots.
+
+A figure that is missing is None (shown blank), never 0: a host whose exporter has no latency series has no p99,
+not a p99 of zero. The same rules make a row from either source (``from_answers`` for Prometheus, ``from_snapshot``
+for a host streamed over ssh), so the two modes show the same numbers for the same host.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from neuron_top.fleet.queries import BUSY, PART, FleetQuery, QuerySet
+from neuron_top.snapshot import Snapshot, finite
+from neuron_top.textsafe import clean
+
+__all__ = ["FleetRow", "QueryFailure", "Thresholds", "from_answers", "from_snapshot", "status_for"]
+
+UP, STALE, DOWN = "up", "stale", "down"
+STATES = (UP, STALE, DOWN, "starting")
+
+
+class FleetRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    """One host. Raw label values are kept as they came (``clean`` them to show them); numbers are floats in
+    display units (percent, bytes, per second, seconds) or None when the data has none."""
+
+    key: str
+    """The ``--by`` label's value (instance_id by default), or the host name in ssh mode."""
+    name: str = ""
+    instance_id: str = ""
+    instance_type: str = ""
+    zone: str = ""
+    region: str = ""
+    labels: dict[str, str] = msgspec.field(default_factory=dict)
+    """Extra labels (``--label``), for the filter and grouping."""
+    devices: int | None = None
+    cores: int | None = None
+    util: float | None = None
+    """Percent: per core the max over runtimes, then the average over cores."""
+    util_max: float | None = None
+    """Percent: the busiest core."""
+    busy: int | None = None
+    """Cores above 1%."""
+    idle: int | None = None
+    """Cores with a model loaded and at most 1% busy (allocated but idle)."""
+    apps: int | None = None
+    mem_used: float | None = None
+    """Device memory used by the runtimes, bytes."""
+    mem_total: float | None = None
+    vcpu: float | None = None
+    """Percent of the host's vCPUs busy."""
+    vcpus: int | None = None
+    exec_rate: float | None = None
+    """Executions per second (every outcome)."""
+    err_rate: float | None = None
+    """Executions per second that did not complete cleanly."""
+    p99: float | None = None
+    """Seconds: the worst runtime's p99 total latency."""
+    ecc_corrected: float | None = None
+    """Corrected ECC events (DRAM + SRAM) within the ECC window."""
+    ecc_uncorrected: float | None = None
+    status: str = "up"
+    """"up", "stale", "down" or "starting"."""
+    age: float | None = None
+    """Seconds since the host's newest data."""
+    note: str = ""
+    """Why the row looks the way it does: the ssh error, labels that collide, a second scrape target."""
+    targets: int = 1
+    """How many scrape targets report this host (more than one is a duplicate, de-duplicated in the figures)."""
+
+    @property
+    def title(self) -> str:
+        """What the table's first column says (raw; clean it to show)."""
+        return self.key or "(no label)"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryFailure:
+    name: str
+    query: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When a host's data is stale and when it is down (seconds since its newest sample)."""
+
+    stale_after: float = 60.0
+    down_after: float = 180.0
+
+
+def status_for(age: float | None, present: bool, th: Thresholds) -> str:
+    """``present``: the host's series are current (no staleness marker). A host whose series went away (its
+    scrapes fail) is stale at once and down after ``down_after``; a present one is stale when its newest sample
+    is older than ``stale_after`` (a slow remote write, a scrape interval longer than expected)."""
+    if age is None:
+        return DOWN
+    if age > th.down_after:
+        return DOWN
+    if not present or age > th.stale_after:
+        return STALE
+    return UP
+
+
+# --- from Prometheus -----------------------------------------------------------------------------------------
+
+
+def _num(x: str | float | None) -> float | None:
+    if x is None:
+        return None
+    try:
+        v = float(x)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _int(x: str | float | None) -> int | None:
+    v = _num(x)
+    return int(v) if v is not None and 0 <= v < 1e9 else None
+
+
+def _pct(x: float | None) -> float | None:
+    return None if x is None else x * 100.0
+
+
+class _Acc:
+    """Everything known about one host while the answers are read."""
+
+    __slots__ = ("fields", "gone_age", "notes", "present", "seen_age")
+
+    def __init__(self) -> None:
+        self.fields: dict[str, object] = {}
+        self.notes: list[str] = []
+        self.present = False
+        self.seen_age: float | None = None
+        self.gone_age: float | None = None
+
+
+def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[str, object],
+                 th: Thresholds) -> list[FleetRow]:
+    """The rows for one refresh. ``answers`` maps a query's name to its samples (``PromClient.query``) or to the
+    exception it raised; the fields a failed query fills stay None.
+
+    Labels that collide (two ``instance_info`` series with different instance types under one key, a key label
+    that some series lack) are noted on the row; the first answer's values are shown.
+    """
+    hosts: dict[str, _Acc] = {}
+    by = qs.by
+
+    def acc(sample: object) -> _Acc:
+        key = sample.metric.get(by, "")  # type: ignore[attr-defined]
+        a = hosts.get(key)
+        if a is None:
+            a = hosts[key] = _Acc()
+        return a
+
+    def samples(name: str) -> list:
+        got = answers.get(name)
+        return got if isinstance(got, list) else []
+
+    for s in samples("seen"):
+        a = acc(s)
+        age = s.number
+        if s.metric.get(PART) == "now":
+            a.present = True
+            a.seen_age = age
+        else:
+            a.gone_age = age
+    _info(samples("info"), acc, qs)
+    _hardware(samples("hardware"), acc)
+    for name, spec in _PARTS.items():
+        for s in samples(name):
+            field, scale = spec.get(s.metric.get(PART, ""), (None, 1.0))
+            if field is None:
+                continue
+            v = s.number
+            if v is not None:
+                acc(s).fields[field] = v * scale if scale != 1.0 else v
+    for s in samples("memory"):
+        acc(s).fields["mem_used"] = s.number
+    for s in samples("latency"):
+        acc(s).fields["p99"] = s.number
+    seen_ok = isinstance(answers.get("seen"), list)
+    rows = []
+    for key, a in hosts.items():
+        f = a.fields
+        if f.get("cores") is None and f.get("cores_n") is not None:
+            f["cores"] = f["cores_n"]
+        f.pop("cores_n", None)
+        for k in ("busy", "idle", "apps", "vcpus", "cores"):
+            if f.get(k) is not None:
+                f[k] = int(f[k])  # type: ignore[call-overload]
+        if not key:
+            a.notes.insert(0, f"series without the {by} label (check --by)")
+        age = a.seen_age if a.present else a.gone_age
+        if seen_ok:
+            status = status_for(age, a.present, th)
+        else:
+            status, age = STALE, None
+            a.notes.append("status unknown: the seen query failed")
+        rows.append(FleetRow(key=key, status=status, age=age, note="; ".join(a.notes), **f))  # type: ignore[arg-type]
+    return rows
+
+
+_PARTS: dict[str, dict[str, tuple[str, float]]] = {
+    "cores": {"avg": ("util", 100.0), "max": ("util_max", 100.0), "n": ("cores_n", 1.0), "busy": ("busy", 1.0),
+              "idle": ("idle", 1.0), "apps": ("apps", 1.0)},
+    "vcpu": {"used": ("vcpu", 100.0), "count": ("vcpus", 1.0)},
+    "executions": {"all": ("exec_rate", 1.0), "bad": ("err_rate", 1.0)},
+    "ecc": {"corrected": ("ecc_corrected", 1.0), "uncorrected": ("ecc_uncorrected", 1.0)},
+}
+"""Tagged queries: which row field each part fills, and the factor (ratios become percent)."""
+
+_INFO = (("instance_id", "instance_id"), ("instance_name", "name"), ("instance_type", "instance_type"),
+         ("availability_zone", "zone"), ("region", "region"))
+
+
+def _info(answer: list, acc, qs: QuerySet) -> None:
+    first: dict[int, object] = {}
+    for s in sorted(answer, key=lambda s: -(s.number or 0)):  # the label set most targets agree on first
+        a = acc(s)
+        m = s.metric
+        targets = int(s.number or 1)
+        if id(a) in first:
+            other = first[id(a)].metric  # type: ignore[attr-defined]
+            diff = [f"{n} {clean(other.get(n, ''), 40)!r}/{clean(m.get(n, ''), 40)!r}"
+                    for n in qs.info_labels if other.get(n, "") != m.get(n, "")]
+            a.notes.append("labels collide: " + ", ".join(diff))
+            a.fields["targets"] = int(a.fields.get("targets", 1)) + targets  # type: ignore[call-overload]
+            continue
+        first[id(a)] = s
+        for label, field in _INFO:
+            if m.get(label):
+                a.fields[field] = m[label]
+        extra = {n: m[n] for n in qs.labels if m.get(n)}
+        if extra:
+            a.fields["labels"] = extra
+        a.fields["targets"] = targets
+    for s in first.values():
+        t = int(acc(s).fields.get("targets", 1))
+        if t > 1:
+            acc(s).notes.append(f"{t} scrape targets report this host (counted once)")
+
+
+def _hardware(answer: list, acc) -> None:
+    for s in answer:
+        a = acc(s)
+        if "devices" in a.fields:
+            continue  # two hardware series for one host: the collision is noted by info already
+        m = s.metric
+        devices = _int(m.get("neuron_device_count"))
+        per = _int(m.get("neuroncore_per_device_count"))
+        size = _num(m.get("neuron_device_memory_size"))
+        a.fields["devices"] = devices
+        if devices is not None and per is not None:
+            a.fields["cores"] = devices * per
+        if devices is not None and size is not None and size > 0:
+            a.fields["mem_total"] = devices * size
+
+
+# --- from a host's own reports (ssh mode) ------------------------------------------------------------------
+
+
+def core_max(snap: Snapshot) -> dict[int, float]:
+    """Per core, the max utilization (percent) over the runtimes reporting it: the rule every fleet figure uses
+    (runtimes report zeros for cores they do not use, so a sum or average over runtimes would mislead)."""
+    out: dict[int, float] = {}
+    for app in snap.apps:
+        for i, c in app.cores.items():
+            u = finite(c.neuroncore_utilization)
+            if u is not None and u > out.get(i, -1.0):
+                out[i] = u
+    return out
+
+
+def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | None = None, note: str = "",
+                  ecc: tuple[float, float] | None = None) -> FleetRow:
+    """The row of a host from its latest report. ``ecc``: (corrected, uncorrected) events within the ECC window
+    (``EccWindow``); else the report's own counts."""
+    inst, hw = snap.instance, snap.hardware
+    per_core = core_max(snap)
+    utils = list(per_core.values())
+    allocated = {i for a in snap.apps for i, cats in a.core_memory.items() if cats.get("model_code", 0) > 0}
+    busy_floor = BUSY * 100.0
+    has_neuron = snap.has_neuron
+    devices = snap.device_count if has_neuron else None
+    size = hw.neuron_device_memory_size
+    g = snap.vcpu
+    vcpu = None
+    if g is not None and g.average_usage is not None:
+        idle = finite(g.average_usage.idle)
+        vcpu = max(0.0, 100.0 - idle) if idle is not None else None
+    execs = snap.all.exec_summary
+    period = snap.all.period
+    exec_rate = err_rate = None
+    if period and execs:
+        exec_rate = sum(execs.values()) / period
+        err_rate = sum(v for k, v in execs.items() if k != "completed") / period
+    p99s = [lat["p99"] for a in snap.apps if (lat := a.latency("total")) and "p99" in lat]
+    if ecc is None:
+        ecc = (float(sum(e.corrected for e in snap.ecc)), float(sum(e.uncorrected for e in snap.ecc)))
+    return FleetRow(
+        key=key,
+        name=inst.instance_name or "",
+        instance_id=inst.instance_id or "",
+        instance_type=inst.instance_type or "",
+        zone=inst.instance_availability_zone or "",
+        region=inst.instance_region or "",
+        devices=devices,
+        cores=snap.core_count if has_neuron else None,
+        util=sum(utils) / len(utils) if utils else None,
+        util_max=max(utils) if utils else None,
+        busy=sum(1 for u in utils if u > busy_floor) if utils else (0 if has_neuron else None),
+        idle=sum(1 for i in allocated if per_core.get(i, 0.0) <= busy_floor) if has_neuron else None,
+        apps=len(snap.apps) if has_neuron else None,
+        mem_used=float(snap.all.used_bytes[1]) if snap.apps else (0.0 if has_neuron else None),
+        mem_total=float(devices * size) if devices and size else None,
+        vcpu=vcpu,
+        vcpus=len(snap.vcpus) or None,
+        exec_rate=exec_rate,
+        err_rate=err_rate,
+        p99=max(p99s) if p99s else None,
+        ecc_corrected=ecc[0] if snap.ecc else None,
+        ecc_uncorrected=ecc[1] if snap.ecc else None,
+        status=status,
+        age=age,
+        note=note,
+    )
+
+
+class EccWindow:
+    """ECC events of one host's reports within the last ``window`` seconds (neuron-monitor reports the events of
+    each period): what "recent" means in the ECC columns, as ``increase(...[15m])`` does in Prometheus mode."""
+
+    def __init__(self, window: float = 900.0) -> None:
+        self.window = window
+        self._events: list[tuple[float, int, int]] = []
+
+    def add(self, snap: Snapshot) -> tuple[float, float]:
+        c = sum(e.corrected for e in snap.ecc)
+        u = sum(e.uncorrected for e in snap.ecc)
+        if c or u:
+            self._events.append((snap.ts, c, u))
+        cut = snap.ts - self.window
+        self._events = [e for e in self._events if e[0] > cut]
+        return (float(sum(e[1] for e in self._events)), float(sum(e[2] for e in self._events)))
+
+
+def with_status(rows: Iterable[FleetRow], th: Thresholds, elapsed: float) -> list[FleetRow]:
+    """Rows carried over while no fresh answer came (Prometheus down): ``elapsed`` seconds older, their status
+    re-judged as if their series had gone."""
+    out = []
+    for r in rows:
+        age = None if r.age is None else r.age + elapsed
+        out.append(msgspec.structs.replace(r, age=age, status=status_for(age, False, th)))
+    return out

@@ -1,0 +1,77 @@
+"""Many sessions, one per host (ssh mode): fed on the UI thread, read as fleet rows (no UI imports).
+
+Each host's feed runs on its own worker thread and hands over immutable events; the UI thread applies them here
+(``apply``), exactly as the single-host dashboard applies its feed's events to its one session. A host's row is
+made from its session: the latest snapshot's figures, its status (up, stale, down, starting) and, when the
+stream is not live, why (the source's own message: "ssh exited with status 255 ...: Permission denied").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from neuron_top.feed import FeedEvent, Report
+from neuron_top.fleet.frame import FleetFrame
+from neuron_top.fleet.rows import DOWN, STALE, UP, EccWindow, FleetRow, from_snapshot
+from neuron_top.session import Session, Update
+from neuron_top.textsafe import clean
+
+__all__ = ["SessionFleet"]
+
+STALE_PERIODS = 3.0
+MIN_STALE = 10.0
+"""A live host is stale after this many seconds without a report (or three of its report periods, if longer)."""
+
+
+class SessionFleet:
+    """The hosts' sessions and the rows made from them. Owned by the UI thread.
+
+    Args:
+        hosts: host names, in the order given.
+        source: the name shown for the whole fleet ("ssh 4 hosts").
+        clock: monotonic seconds (the sessions' clock: report ages).
+        wall: Unix seconds (frame times).
+    """
+
+    def __init__(self, hosts: Sequence[str], *, source: str = "", history: int = 600,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 ecc_window: float = 900.0) -> None:
+        self.hosts = list(hosts)
+        self.source = source or f"ssh {len(self.hosts)} hosts"
+        self.clock = clock
+        self.wall = wall
+        self.sessions = {h: Session(h, history=history, clock=clock) for h in self.hosts}
+        self._ecc = {h: EccWindow(ecc_window) for h in self.hosts}
+        self._ecc_now: dict[str, tuple[float, float]] = {}
+
+    def apply(self, host: str, event: FeedEvent) -> Update:
+        """One event of ``host``'s feed into its session."""
+        if isinstance(event, Report):
+            self._ecc_now[host] = self._ecc[host].add(event.snapshot)
+        return self.sessions[host].apply(event)
+
+    def row(self, host: str, now: float | None = None) -> FleetRow:
+        s = self.sessions[host]
+        st = s.status
+        now = self.clock() if now is None else now
+        age = None if st.last_report is None else max(0.0, now - st.last_report)
+        state = st.state
+        note = ""
+        if state in ("live", "demo"):
+            period = s.latest.period() if s.latest is not None else None
+            status = STALE if age is not None and age > max(MIN_STALE, STALE_PERIODS * (period or 0.0)) else UP
+        elif state == "starting":
+            status, note = "starting", st.message
+        else:  # restarting, ended, failed: the stream is not flowing; the message says why
+            status, note = DOWN, st.message
+        if st.skipped:
+            note = (note + "; " if note else "") + f"{st.skipped} bad input skipped"
+        note = clean(note, 300)
+        if s.latest is None:
+            return FleetRow(key=host, status=status, age=age, note=note)
+        return from_snapshot(host, s.latest, status=status, age=age, note=note, ecc=self._ecc_now.get(host))
+
+    def frame(self) -> FleetFrame:
+        now = self.clock()
+        return FleetFrame(ts=self.wall(), source=self.source, rows=[self.row(h, now) for h in self.hosts])
