@@ -22,7 +22,7 @@ import msgspec
 from neuron_top.fleet.frame import FleetFrame, Problem
 from neuron_top.fleet.promql import PromClient, PromError
 from neuron_top.fleet.queries import QuerySet
-from neuron_top.fleet.rows import DOWN, FleetRow, Thresholds, from_answers, with_status
+from neuron_top.fleet.rows import DOWN, UP, FleetRow, Thresholds, from_answers, status_for, with_status
 from neuron_top.textsafe import clean
 
 __all__ = ["Backoff", "PromFleet"]
@@ -70,6 +70,8 @@ class PromFleet:
         self.source = f"prometheus {client.display}"
         self._rows: dict[str, FleetRow] = {}
         self._last_ok: float | None = None
+        self._ok_names: set[str] = set()
+        """The queries that answered in the refresh under way."""
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="promql")
         self._closed = threading.Event()
 
@@ -81,13 +83,14 @@ class PromFleet:
         answers: dict[str, object] = {name: f.result() for name, f in futures.items()}
         elapsed = time.perf_counter() - t0
         failures = {n: a for n, a in answers.items() if isinstance(a, PromError)}
+        self._ok_names = {n for n in answers if n not in failures}
         problems = [Problem(message=e.message, name=n, query=e.query) for n, e in failures.items()]
         n = len(self.queries)
         if len(failures) == n and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
         rows = from_answers(self.qs, self.queries, answers, self.thresholds)
-        fresh = {r.key: r for r in rows}
         since = start - self._last_ok if self._last_ok is not None else 0.0
+        fresh = {r.key: self._aged(r, since) for r in rows}
         for key, old in self._rows.items():  # hosts gone from every answer: keep them, as down
             if key not in fresh:
                 aged = with_status([old], self.thresholds, since)[0]
@@ -98,6 +101,18 @@ class PromFleet:
         self.backoff.reset()
         return FleetFrame(ts=start, source=self.source, rows=list(fresh.values()),
                           state="partial" if failures else "ok", problems=problems, queries=n, elapsed=elapsed)
+
+    def _aged(self, row: FleetRow, since: float) -> FleetRow:
+        """A host not current in the answers (its scrapes fail, or "seen" has no age for it): its age is at most
+        the age it had at the last refresh plus the time since. The "gone" subquery only sees samples at its
+        10 s steps, so its age can be 10 s too old; the smaller of the two is the better bound."""
+        old = self._rows.get(row.key)
+        if row.status == UP or old is None or old.age is None or "seen" not in self._ok_names:
+            return row
+        carried = old.age + since
+        if row.age is not None and row.age <= carried:
+            return row
+        return msgspec.structs.replace(row, age=carried, status=status_for(carried, False, self.thresholds))
 
     def _unreachable(self, start: float, elapsed: float, problems: list[Problem]) -> FleetFrame:
         since = start - self._last_ok if self._last_ok is not None else 0.0

@@ -197,7 +197,12 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
         if not key:
             a.notes.insert(0, f"series without the {by} label (check --by)")
         age = a.seen_age if a.present else a.gone_age
-        if seen_ok:
+        if seen_ok and age is None:
+            # in other answers but not in "seen": its presence series are missing or younger than the
+            # subquery's step; not down (it has data), not known to be up
+            status = STALE
+            a.notes.append("no instance_info, neuron_hardware_info or system_vcpu_count sample seen")
+        elif seen_ok:
             status = status_for(age, a.present, th)
         else:
             status, age = STALE, None

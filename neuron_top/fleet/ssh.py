@@ -48,10 +48,13 @@ def command_for(template: str, values: Mapping[str, str]) -> list[str]:
     out = []
     for w in words:
         try:
-            names = [f for _, f, _, _ in string.Formatter().parse(w) if f is not None]
+            fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(w) if f is not None]
         except ValueError as exc:
             raise TemplateError(f"bad {{...}} in {w!r}: {exc}") from None
-        for n in names:
+        names = [f for f, _, _ in fields]
+        for n, spec, conv in fields:
+            if spec or conv or not n.isidentifier():
+                raise TemplateError(f"bad {{...}} in {w!r}: only plain names such as {{host}} are allowed")
             if n not in values:
                 known = ", ".join("{" + k + "}" for k in values) or "none"
                 raise TemplateError(f"the command names {{{n}}}, which is not known here (known: {known})")

@@ -1,0 +1,184 @@
+"""Fleet rows from query answers and from snapshots: missing is blank, collisions are said, one rule for both."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_top.fleet.promql import PromError, Sample
+from neuron_top.fleet.queries import PART, MatchError, QuerySet, check_label, parse_match
+from neuron_top.fleet.rows import (
+    DOWN,
+    STALE,
+    UP,
+    EccWindow,
+    Thresholds,
+    core_max,
+    from_answers,
+    from_snapshot,
+    status_for,
+    with_status,
+)
+from tests.helpers import demo_snapshots
+
+QS = QuerySet()
+TH = Thresholds(stale_after=30, down_after=120)
+
+
+def s(value: float | str, **labels: str) -> Sample:
+    return Sample(labels, (0.0, str(value)))
+
+
+def rows_of(answers: dict[str, object], qs: QuerySet = QS) -> dict[str, object]:
+    return {r.key: r for r in from_answers(qs, qs.queries(), answers, TH)}
+
+
+# --- the query set --------------------------------------------------------------------------------------------
+
+
+def test_query_count_is_fixed_and_small() -> None:
+    assert len(QuerySet().queries()) == len(QuerySet(by="node", labels=("cluster", "team")).queries()) == 9
+
+
+def test_match_and_by_reach_every_selector() -> None:
+    qs = QuerySet(by="node", match=parse_match('{cluster="a",instance_type=~"trn2.*"}'))
+    for q in qs.queries():
+        assert 'cluster="a",instance_type=~"trn2.*"' in q.expr, q.name
+        assert "by (node" in q.expr, q.name
+
+
+@pytest.mark.parametrize("text, want", [
+    ('job="neuron"', 'job="neuron"'),
+    ('{job="neuron", az!~"us-.*"}', 'job="neuron",az!~"us-.*"'),
+    ('a="x\\"y"', 'a="x\\"y"'),
+    ("", ""),
+])
+def test_parse_match(text: str, want: str) -> None:
+    assert parse_match(text) == want
+
+
+@pytest.mark.parametrize("text", ['up{job="x"}', "job=neuron", 'job="x" or 1', '__name__="up"', 'job="x",,'])
+def test_parse_match_refuses(text: str) -> None:
+    with pytest.raises(MatchError):
+        parse_match(text)
+
+
+def test_label_names_are_checked() -> None:
+    assert check_label("node") == "node"
+    for bad in ("no de", "1x", "__name__", 'x"'):
+        with pytest.raises(MatchError):
+            check_label(bad)
+
+
+# --- rows from answers ----------------------------------------------------------------------------------------
+
+
+def test_every_figure_lands_in_its_field() -> None:
+    rows = rows_of({
+        "seen": [s(3, instance_id="i-1", **{PART: "now"}), s(3, instance_id="i-1", **{PART: "gone"})],
+        "info": [s(1, instance_id="i-1", instance_name="web", instance_type="trn2.48xlarge",
+                   availability_zone="us-east-2a", region="us-east-2")],
+        "hardware": [s(1, instance_id="i-1", neuron_device_count="16", neuroncore_per_device_count="4",
+                       neuron_device_memory_size="103079215104")],
+        "cores": [s(0.5, instance_id="i-1", **{PART: "avg"}), s(0.9, instance_id="i-1", **{PART: "max"}),
+                  s(64, instance_id="i-1", **{PART: "n"}), s(40, instance_id="i-1", **{PART: "busy"}),
+                  s(2, instance_id="i-1", **{PART: "idle"}), s(3, instance_id="i-1", **{PART: "apps"})],
+        "memory": [s(1e9, instance_id="i-1")],
+        "vcpu": [s(0.25, instance_id="i-1", **{PART: "used"}), s(192, instance_id="i-1", **{PART: "count"})],
+        "executions": [s(10, instance_id="i-1", **{PART: "all"}), s(0.5, instance_id="i-1", **{PART: "bad"})],
+        "latency": [s(0.012, instance_id="i-1")],
+        "ecc": [s(1, instance_id="i-1", **{PART: "corrected"}), s(0, instance_id="i-1", **{PART: "uncorrected"})],
+    })
+    r = rows["i-1"]
+    assert (r.name, r.instance_type, r.zone, r.region) == ("web", "trn2.48xlarge", "us-east-2a", "us-east-2")
+    assert (r.devices, r.cores, r.mem_total) == (16, 64, 16 * 103079215104)
+    assert (r.util, r.util_max, r.busy, r.idle, r.apps) == (50.0, 90.0, 40, 2, 3)
+    assert (r.mem_used, r.vcpu, r.vcpus, r.exec_rate, r.err_rate, r.p99) == (1e9, 25.0, 192, 10, 0.5, 0.012)
+    assert (r.ecc_corrected, r.ecc_uncorrected) == (1, 0)
+    assert (r.status, r.age, r.note, r.targets) == (UP, 3.0, "", 1)
+
+
+def test_missing_families_are_blank_not_zero() -> None:
+    rows = rows_of({"seen": [s(2, instance_id="i-1", **{PART: "now"})],
+                    "info": [s(1, instance_id="i-1", instance_type="inf1.xlarge")],
+                    "cores": [s(0.1, instance_id="i-1", **{PART: "avg"}), s(4, instance_id="i-1", **{PART: "n"})],
+                    "latency": [], "ecc": []})
+    r = rows["i-1"]
+    assert r.cores == 4  # no hardware info: the cores that report utilization
+    assert r.devices is None and r.mem_total is None and r.p99 is None
+    assert r.ecc_corrected is None and r.ecc_uncorrected is None and r.exec_rate is None and r.busy is None
+
+
+def test_a_failed_query_blanks_only_its_columns() -> None:
+    rows = rows_of({"seen": [s(2, instance_id="i-1", **{PART: "now"})],
+                    "memory": [s(5e9, instance_id="i-1")],
+                    "cores": PromError("query", "bad_data: boom", "avg(...)")})
+    r = rows["i-1"]
+    assert r.mem_used == 5e9 and r.util is None and r.status == UP
+
+
+def test_without_the_seen_answer_the_status_is_unknown() -> None:
+    r = rows_of({"seen": PromError("timeout", "slow"), "memory": [s(1, instance_id="i-1")]})["i-1"]
+    assert r.status == STALE and "status unknown" in r.note
+
+
+def test_colliding_labels_are_noted_and_the_majority_shown() -> None:
+    rows = rows_of({"info": [s(1, instance_id="i-1", instance_type="trn1.32xlarge"),
+                             s(2, instance_id="i-1", instance_type="trn2.48xlarge")]})
+    r = rows["i-1"]
+    assert r.instance_type == "trn2.48xlarge" and r.targets == 3
+    assert "labels collide: instance_type 'trn2.48xlarge'/'trn1.32xlarge'" in r.note
+    assert "3 scrape targets report this host" in r.note
+
+
+def test_a_host_scraped_twice_is_said() -> None:
+    r = rows_of({"info": [s(2, instance_id="i-1", instance_type="trn2.48xlarge")]})["i-1"]
+    assert r.targets == 2 and "2 scrape targets" in r.note
+
+
+def test_series_without_the_by_label_are_one_flagged_row() -> None:
+    qs = QuerySet(by="node")
+    rows = rows_of({"seen": [s(1, node="n1", **{PART: "now"}), s(1, **{PART: "now"})]}, qs)
+    assert set(rows) == {"n1", ""}
+    assert "without the node label" in rows[""].note and rows[""].title == "(no label)"
+
+
+def test_extra_labels_come_from_instance_info() -> None:
+    qs = QuerySet(labels=("cluster",))
+    r = rows_of({"info": [s(1, instance_id="i-1", cluster="blue")]}, qs)["i-1"]
+    assert r.labels == {"cluster": "blue"}
+
+
+@pytest.mark.parametrize("age, present, want", [
+    (5, True, UP), (31, True, STALE), (5, False, STALE), (121, False, DOWN), (121, True, DOWN), (None, True, DOWN)])
+def test_status_for(age: float | None, present: bool, want: str) -> None:
+    assert status_for(age, present, TH) == want
+
+
+def test_rows_age_while_no_answer_comes() -> None:
+    r = rows_of({"seen": [s(10, instance_id="i-1", **{PART: "now"})]})["i-1"]
+    [later] = with_status([r], TH, 25.0)
+    assert (later.age, later.status) == (35.0, STALE)
+    [much_later] = with_status([r], TH, 200.0)
+    assert much_later.status == DOWN
+
+
+# --- rows from snapshots ------------------------------------------------------------------------------------------
+
+
+def test_snapshot_row_uses_the_per_core_max_over_runtimes() -> None:
+    snap = demo_snapshots("trn2.48xlarge", 3, 20)[-1]
+    per_core = core_max(snap)
+    r = from_snapshot("host-a", snap)
+    assert r.util == pytest.approx(sum(per_core.values()) / len(per_core))
+    assert r.util_max == max(per_core.values())
+    assert r.instance_type == "trn2.48xlarge" and r.devices == 16 and r.cores == 64
+    assert r.apps == len(snap.apps) and r.vcpus == 192
+    assert r.mem_total == 16 * snap.hardware.neuron_device_memory_size
+
+
+def test_ecc_window_counts_recent_events_only() -> None:
+    snaps = demo_snapshots("inf2.48xlarge", 5, 45)  # events: 1 corrected at report 6, 1 uncorrected at 38
+    w = EccWindow(window=5.0)  # one report a second: the last five reports
+    seen = [w.add(sn) for sn in snaps]
+    assert seen[6] == (1.0, 0.0) and seen[10] == (1.0, 0.0) and seen[11] == (0.0, 0.0)
+    assert seen[38] == (0.0, 1.0) and seen[44] == (0.0, 0.0)

@@ -1,0 +1,158 @@
+"""ssh mode: commands built without a shell, one restarting stream per host (with a local stand-in for ssh), and the
+rows made from the hosts' sessions, including a host that fails."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from neuron_top.feed import Feed, Report, StatusChanged
+from neuron_top.fleet.rows import DOWN, UP
+from neuron_top.fleet.sessions import SessionFleet
+from neuron_top.fleet.ssh import HostStream, TemplateError, command_for, read_hosts
+from neuron_top.sources.base import State
+from neuron_top.sources.monitor import Backoff
+from tests.conftest import ROOT
+
+FAKE_SSH = f"{sys.executable} {ROOT / 'tests' / 'fake_ssh.py'} -o BatchMode=yes {{host}} neuron-monitor"
+
+
+@pytest.fixture(autouse=True)
+def fast_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_SSH_PERIOD", "0.2")
+
+
+def test_host_names_never_become_shell_syntax() -> None:
+    argv = command_for("ssh -o BatchMode=yes {host} 'neuron-monitor -c /etc/n.conf'", {"host": "h; rm -rf ~"})
+    assert argv == ["ssh", "-o", "BatchMode=yes", "h; rm -rf ~", "neuron-monitor -c /etc/n.conf"]
+    assert command_for("ssh ec2-user@{instance_id}", {"instance_id": "i-1", "host": "x"}) == ["ssh", "ec2-user@i-1"]
+
+
+@pytest.mark.parametrize("template, why", [("ssh '{host}", "cannot split"), ("ssh {hots}", "{hots}"),
+                                           ("", "empty"), ("ssh {host!x}", "bad"),
+                                           ("ssh {host.upper}", "plain names"), ("ssh {}", "plain names")])
+def test_bad_templates_are_said(template: str, why: str) -> None:
+    with pytest.raises(TemplateError, match=why.replace("{", r"\{").replace("}", r"\}")):
+        command_for(template, {"host": "h"})
+
+
+def test_hosts_file(tmp_path: Path) -> None:
+    f = tmp_path / "hosts"
+    f.write_text("# the training job\ntrn2-1 trn2-2\n\n  trn2-3  # the odd one\ntrn2-1\n")
+    assert read_hosts(f) == ["trn2-1", "trn2-2", "trn2-3"]
+
+
+def events_until(feed: Feed, want, timeout: float = 20.0) -> list:  # type: ignore[no-untyped-def]
+    got = []
+    deadline = time.monotonic() + timeout
+    for ev in feed.events():
+        got.append(ev)
+        if want(got) or time.monotonic() > deadline:
+            break
+    return got
+
+
+def test_a_host_streams_reports() -> None:
+    stream = HostStream("trn2-3", command_for(FAKE_SSH, {"host": "trn2-3"}))
+    feed = Feed(stream)
+    try:
+        got = events_until(feed, lambda evs: sum(isinstance(e, Report) for e in evs) >= 2)
+    finally:
+        feed.close()
+    reports = [e for e in got if isinstance(e, Report)]
+    assert len(reports) >= 2 and reports[0].snapshot.instance.instance_type == "trn2.48xlarge"
+    assert any(isinstance(e, StatusChanged) and e.status.state == State.LIVE for e in got)
+
+
+def test_a_failing_host_says_why_and_is_retried_with_backoff() -> None:
+    stream = HostStream("bad-1", command_for(FAKE_SSH, {"host": "bad-1"}), backoff=Backoff(0.05, 0.1))
+    feed = Feed(stream)
+    try:
+        got = events_until(feed, lambda evs: sum(isinstance(e, StatusChanged) and e.status.state == State.RESTARTING
+                                                 for e in evs) >= 2)
+    finally:
+        feed.close()
+    restarts = [e.status for e in got if isinstance(e, StatusChanged) and e.status.state == State.RESTARTING]
+    assert len(restarts) == 2
+    assert "exited with status 255 after 0 reports" in restarts[0].message
+    assert "Connection refused; retrying in 0.05 s" in restarts[0].message
+    assert "retrying in 0.1 s" in restarts[1].message  # the back-off doubles
+
+
+def test_a_dropped_stream_comes_back() -> None:
+    stream = HostStream("flaky-2", command_for(FAKE_SSH, {"host": "flaky-2"}), backoff=Backoff(0.05, 0.1))
+    feed = Feed(stream)
+    try:
+        got = events_until(feed, lambda evs: sum(isinstance(e, Report) for e in evs) >= 5)
+    finally:
+        feed.close()
+    states = [e.status.state for e in got if isinstance(e, StatusChanged)]
+    assert State.RESTARTING in states and states.count(State.LIVE) >= 2
+
+
+def test_close_stops_the_child_at_once() -> None:
+    me = psutil.Process()
+    stream = HostStream("trn1-4", command_for(FAKE_SSH, {"host": "trn1-4"}))
+    feed = Feed(stream)
+    done = threading.Event()
+
+    def run() -> None:
+        for ev in feed.events():
+            if isinstance(ev, Report):
+                done.set()
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    assert done.wait(20)
+    children = me.children(recursive=True)
+    assert children
+    feed.close()
+    t.join(10)
+    assert not t.is_alive()
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive
+
+
+def test_session_fleet_rows_say_why_a_host_is_down() -> None:
+    hosts = ["trn2-1", "bad-host", "inf1-2"]
+    fleet = SessionFleet(hosts)
+    lock = threading.Lock()
+    feeds = {h: Feed(HostStream(h, command_for(FAKE_SSH, {"host": h}), backoff=Backoff(5, 5))) for h in hosts}
+    seen: dict[str, set[str]] = {h: set() for h in hosts}
+
+    def run(h: str) -> None:
+        for ev in feeds[h].events():
+            with lock:
+                fleet.apply(h, ev)
+                seen[h].add(type(ev).__name__ if not isinstance(ev, StatusChanged) else ev.status.state.value)
+
+    threads = [threading.Thread(target=run, args=(h,), daemon=True) for h in hosts]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with lock:
+            if "Report" in seen["trn2-1"] and "Report" in seen["inf1-2"] and "restarting" in seen["bad-host"]:
+                break
+        time.sleep(0.05)
+    for f in feeds.values():
+        f.close()
+    with lock:
+        frame = fleet.frame()
+    rows = {r.key: r for r in frame.rows}
+    assert [r.key for r in frame.rows] == hosts
+    assert rows["trn2-1"].status == UP and rows["trn2-1"].instance_type == "trn2.48xlarge"
+    assert rows["inf1-2"].status == UP and rows["inf1-2"].util is not None
+    bad = rows["bad-host"]
+    assert bad.status == DOWN and "Connection refused" in bad.note and bad.util is None
+    assert frame.source == "ssh 3 hosts"
+
+
+def test_the_stand_in_is_executable_as_a_command() -> None:
+    assert os.access(ROOT / "tests" / "fake_ssh.py", os.R_OK)

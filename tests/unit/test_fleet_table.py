@@ -1,0 +1,114 @@
+"""The fleet table's rules: sort by any column (missing last), filter, group, trouble first, the summary line, and
+label values shown literally."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_top.fleet.rows import DOWN, STALE, UP, FleetRow
+from neuron_top.fleet.table import (
+    COLUMNS,
+    Group,
+    arrange,
+    compile_filter,
+    events,
+    fit_columns,
+    percentile,
+    sort_rows,
+    summarize,
+    text_table,
+    trouble,
+)
+
+ROWS = [
+    FleetRow(key="i-a", instance_type="trn2.48xlarge", zone="us-east-2a", util=80.0, err_rate=0.0, status=UP,
+             age=1.0, labels={"cluster": "blue"}),
+    FleetRow(key="i-b", instance_type="trn1.32xlarge", zone="us-east-2b", util=None, status=STALE, age=70.0),
+    FleetRow(key="i-c", instance_type="trn2.48xlarge", zone="us-east-2b", util=10.0, idle=4, status=UP, age=2.0,
+             labels={"cluster": "green"}),
+    FleetRow(key="i-d", instance_type="inf2.48xlarge", zone="us-east-2a", util=50.0, ecc_uncorrected=1.0,
+             ecc_corrected=0.0, status=UP, age=1.0),
+    FleetRow(key="i-e", instance_type="trn2.48xlarge", zone="us-east-2a", util=30.0, err_rate=2.5, status=DOWN,
+             age=400.0),
+]
+
+
+def keys(lines) -> list[str]:  # type: ignore[no-untyped-def]
+    return [ln.key for ln in lines if isinstance(ln, FleetRow)]
+
+
+@pytest.mark.parametrize("col", [c.key for c in COLUMNS])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_every_column_sorts_with_missing_values_last(col: str, reverse: bool) -> None:
+    out = sort_rows(ROWS, col, reverse)
+    assert sorted(r.key for r in out) == sorted(r.key for r in ROWS)
+    column = next(c for c in COLUMNS if c.key == col)
+    values = [column.value(r) for r in out]
+    present = [v for v in values if v is not None]
+    assert values[: len(present)] == present  # every None after every value
+    assert present == sorted(present, reverse=column.numeric != reverse)  # type: ignore[type-var]
+
+
+def test_sort_by_utilization_highest_first() -> None:
+    assert keys(sort_rows(ROWS, "util")) == ["i-a", "i-d", "i-e", "i-c", "i-b"]
+    assert keys(sort_rows(ROWS, "util", reverse=True)) == ["i-c", "i-e", "i-d", "i-a", "i-b"]
+
+
+def test_trouble_first_orders_by_how_bad() -> None:
+    assert [trouble(r) for r in ROWS] == [(), ("stale",), ("idle cores",), ("uncorrected ECC",), ("down", "errors")]
+    assert keys(sort_rows(ROWS, "host", trouble_first=True)) == ["i-d", "i-e", "i-b", "i-c", "i-a"]
+
+
+def test_filter_searches_names_and_labels() -> None:
+    assert keys(arrange(ROWS, pattern=compile_filter("trn2"))) == ["i-a", "i-c", "i-e"]
+    assert keys(arrange(ROWS, pattern=compile_filter("cluster=gr"))) == ["i-c"]
+    assert keys(arrange(ROWS, pattern=compile_filter("US-EAST-2B"))) == ["i-b", "i-c"]  # case-insensitive
+
+
+def test_group_by_type_with_headings() -> None:
+    lines = arrange(ROWS, sort="util", group="type")
+    heads = [(g.value, g.hosts, g.troubled) for g in lines if isinstance(g, Group)]
+    assert heads == [("inf2.48xlarge", 1, 1), ("trn1.32xlarge", 1, 1), ("trn2.48xlarge", 3, 2)]
+    assert keys(lines) == ["i-d", "i-b", "i-a", "i-e", "i-c"]
+    by_label = arrange(ROWS, group="label:cluster")
+    assert [g.value for g in by_label if isinstance(g, Group)] == ["blue", "green", ""]
+
+
+def test_summary_line() -> None:
+    s = summarize(ROWS)
+    assert (s.hosts, s.up, s.stale, s.down) == (5, 3, 1, 1)
+    assert s.util == pytest.approx((80 + 10 + 50) / 3)  # down hosts do not count
+    assert s.util_p10 == pytest.approx(percentile([10, 50, 80], 0.1))
+    assert (s.err_rate, s.ecc_hosts, s.idle_cores, s.troubled) == (2.5, 1, 4, 4)
+    assert s.text().startswith("5 hosts: 3 up, 1 stale, 1 down · util avg 46.7% p10 18.0%")
+
+
+def test_percentile() -> None:
+    assert percentile([], 0.1) is None
+    assert percentile([5.0], 0.1) == 5.0
+    assert percentile([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100], 0.1) == pytest.approx(10.0)
+
+
+def test_event_counts_are_whole() -> None:
+    assert [events(x) for x in (None, 0.0, 0.3, 1.23, 4.9)] == ["?", "0", "1", "1", "5"]
+
+
+def test_blank_cells_for_missing_figures() -> None:
+    r = FleetRow(key="i-x")
+    texts = {c.key: c.text(r) for c in COLUMNS}
+    assert texts["host"] == "i-x" and texts["status"] == "up"
+    assert all(v == "" for k, v in texts.items() if k not in ("host", "status"))
+
+
+def test_columns_fit_by_priority() -> None:
+    narrow = [c.key for c in fit_columns(78)]
+    assert narrow[0] == "host" and "util" in narrow and "status" in narrow and "ecc" in narrow
+    assert len(fit_columns(300)) == len(COLUMNS)
+    assert sum(c.width + 1 for c in fit_columns(78)) <= 78
+
+
+def test_untrusted_label_values_show_literally() -> None:
+    evil = FleetRow(key="i-\x1b[31mred", name="[bold]x[/bold]", instance_type="trn2\x07", note="\x1b]0;pwned\x07")
+    text = "\n".join(text_table([evil], 300))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "i-\\x1b[31mred" in text and "trn2\\x07" in text and "[bold]x[/bold]" in text
