@@ -324,3 +324,48 @@ class Prometheus:
             shutil.rmtree(self.dir, ignore_errors=True)
             if self.data != self.dir / "data":
                 shutil.rmtree(self.data, ignore_errors=True)
+
+
+# --- deterministic fleets for the screen's tests ---------------------------------------------------------------
+
+FLEET_T0 = 1767225600.0  # 2026-01-01T00:00:00Z, as tests/helpers.py's T0
+
+
+def demo_rows(n: int) -> list:
+    """``n`` hosts' rows: eight real demo hosts (two seeds of each instance type, through ``from_snapshot``), then
+    copies with their own ids and utilization, and a few in trouble (uncorrected ECC, errors, stale, down)."""
+    import msgspec
+
+    from neuron_top.fleet.rows import DOWN, STALE, from_snapshot
+    from neuron_top.snapshot import snapshot_from
+    from neuron_top.sources.demo import generate
+
+    base = []
+    for inst in ("trn2.48xlarge", "trn1.32xlarge", "inf2.48xlarge", "inf1.xlarge"):
+        for seed in (1, 2):
+            snap = snapshot_from(generate(inst, seed, 1)[0], FLEET_T0)
+            base.append(from_snapshot(snap.instance.instance_id or "", snap, age=1.0))
+    rows = []
+    for i in range(n):
+        r = base[i % len(base)]
+        if i >= len(base):
+            util = (r.util or 0.0) * ((i * 37) % 100) / 100.0
+            r = msgspec.structs.replace(r, key=f"i-{i:017x}", instance_id=f"i-{i:017x}", util=util,
+                                        zone=("us-east-2a", "us-east-2b", "us-east-2c")[i % 3])
+        if i % 41 == 5:
+            r = msgspec.structs.replace(r, ecc_uncorrected=1.0)
+        if i % 53 == 7:
+            r = msgspec.structs.replace(r, err_rate=3.5)
+        if i % 61 == 9:
+            r = msgspec.structs.replace(r, status=STALE, age=95.0)
+        if i % 67 == 11:
+            r = msgspec.structs.replace(r, status=DOWN, age=400.0, note="no longer in any answer")
+        rows.append(r)
+    return rows
+
+
+def demo_frame(n: int, ts: float = FLEET_T0):  # type: ignore[no-untyped-def]
+    from neuron_top.fleet.frame import FleetFrame
+
+    return FleetFrame(ts=ts, source="prometheus http://prometheus.example:9090", rows=demo_rows(n), queries=9,
+                      elapsed=0.042)

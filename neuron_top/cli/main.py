@@ -27,7 +27,7 @@ from neuron_top.cli.common import (
 from neuron_top.textsafe import clean
 
 INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
-COMMANDS = ("demo", "replay", "trace", "record", "export", "health")
+COMMANDS = ("demo", "replay", "trace", "record", "export", "health", "fleet")
 
 
 
@@ -54,7 +54,8 @@ def main_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="neuron-top",
         description="A terminal dashboard for AWS Neuron (Inferentia, Trainium). Reads neuron-monitor; without "
-        "it, a built-in collector. Subcommands: demo, replay, trace, record, export, health (see neuron-top CMD --help).",
+        "it, a built-in collector. Subcommands: demo, replay, trace, record, export, health, fleet (see neuron-top CMD "
+        "--help).",
     )
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
     p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX: show only apps whose tag matches "
@@ -134,6 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from neuron_top.cli.health_cmd import health_main, health_parser
 
                 return health_main(health_parser().parse_args(rest))
+            if cmd == "fleet":
+                from neuron_top.cli.fleet_cmd import fleet_main, fleet_parser
+
+                return fleet_main(fleet_parser().parse_args(rest))
             parser = {"demo": demo_parser, "replay": replay_parser, "trace": trace_parser,
                       "record": record_parser}[cmd]()
             ns = parser.parse_args(rest)

@@ -36,19 +36,40 @@ def replay_main(ns: argparse.Namespace) -> int:
         raise UsageError(f"cannot open {ns.file}: {exc.strerror or exc}") from None
     if ns.once or ns.json:
         try:
+            index.wait()
+            if _fleet(index):
+                from neuron_top.cli.fleet_cmd import replay_once
+
+                return replay_once(index, ns)
             return _print_once(index, ns)
         finally:
             index.close()
     start = max(0, ns.start - 1) if ns.start else 0
     # The first frame should show a report: indexing finds it in milliseconds (a pipe may take longer; the
     # screen then shows "no reports yet" and draws the first one the moment it arrives).
+    index.wait_for(0, timeout=START_WAIT)
     index.wait_for(start, timeout=START_WAIT)
     controller = ReplayController(index, speed=ns.speed, start=start)
+    name = ns.file if ns.file != "-" else "stdin"
     try:
-        return run_tui(None, ns, replay=controller, replay_name=ns.file if ns.file != "-" else "stdin")
+        if _fleet(index):  # a fleet recording (neuron-top fleet --record): the fleet table, same transport
+            from neuron_top.cli.fleet_cmd import replay_tui
+
+            return replay_tui(controller, ns, name)
+        return run_tui(None, ns, replay=controller, replay_name=name)
     finally:
         controller.stop_scan()
         index.close()
+
+
+def _fleet(index) -> bool:
+    """Whether the recording is a fleet's (its first line a fleet frame)."""
+    from neuron_top.fleet.record import is_fleet_line
+
+    try:
+        return len(index) > 0 and is_fleet_line(index.get(0)[:64])
+    except (OSError, IndexError):
+        return False
 
 
 def _print_once(index, ns: argparse.Namespace) -> int:

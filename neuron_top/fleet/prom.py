@@ -27,6 +27,8 @@ from neuron_top.textsafe import clean
 
 __all__ = ["Backoff", "PromFleet"]
 
+_FIGURES = tuple(f for f in FleetRow.__struct_fields__ if f not in ("key", "status", "age", "note", "targets"))
+"""What a row that went stale keeps from its last answer."""
 WORKERS = 4
 """Queries in flight at once: enough to hide round trips, few enough not to crowd a busy Prometheus."""
 KEEP = 3600.0
@@ -103,16 +105,19 @@ class PromFleet:
                           state="partial" if failures else "ok", problems=problems, queries=n, elapsed=elapsed)
 
     def _aged(self, row: FleetRow, since: float) -> FleetRow:
-        """A host not current in the answers (its scrapes fail, or "seen" has no age for it): its age is at most
-        the age it had at the last refresh plus the time since. The "gone" subquery only sees samples at its
-        10 s steps, so its age can be 10 s too old; the smaller of the two is the better bound."""
+        """A host that is not current (its scrapes fail): its last known figures stay (Prometheus no longer
+        answers with series that went stale), and its age is at most the age it had at the last refresh plus the
+        time since. The "gone" subquery sees samples only at its 10 s steps, so its age can be 10 s too old; the
+        smaller of the two is the better bound."""
         old = self._rows.get(row.key)
-        if row.status == UP or old is None or old.age is None or "seen" not in self._ok_names:
+        if row.status == UP or old is None:
             return row
-        carried = old.age + since
-        if row.age is not None and row.age <= carried:
-            return row
-        return msgspec.structs.replace(row, age=carried, status=status_for(carried, False, self.thresholds))
+        kept = {f: getattr(old, f) for f in _FIGURES if _missing(getattr(row, f)) and not _missing(getattr(old, f))}
+        if old.age is not None and "seen" in self._ok_names:
+            carried = old.age + since
+            if row.age is None or row.age > carried:
+                kept.update(age=carried, status=status_for(carried, False, self.thresholds))
+        return msgspec.structs.replace(row, **kept) if kept else row
 
     def _unreachable(self, start: float, elapsed: float, problems: list[Problem]) -> FleetFrame:
         since = start - self._last_ok if self._last_ok is not None else 0.0
@@ -150,6 +155,10 @@ class PromFleet:
         self._closed.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+def _missing(value: object) -> bool:
+    return value is None or value == "" or value == {}
 
 
 GONE = "no longer in any answer"

@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from neuron_top.fleet.frame import FleetFrame
-from neuron_top.fleet.rows import DOWN
+from neuron_top.fleet.rows import DOWN, STALE, UP
 from neuron_top.recording.player import Marker
 from neuron_top.textsafe import clean
 
@@ -69,8 +69,8 @@ class FleetRecorder:
 def fleet_markers(frames: Iterator[tuple[int, FleetFrame | None]], stop: Callable[[], bool] = lambda: False
                   ) -> Iterator[Marker]:
     """What happened between consecutive frames, for the replay scrubber: a host's first uncorrected ECC events,
-    its errors starting, a host going down, the source becoming unreachable."""
-    prev: dict[str, tuple[bool, bool, bool]] = {}
+    its errors starting, a host going stale or down, the source becoming unreachable."""
+    prev: dict[str, tuple[bool, bool, str]] = {}
     was_unreachable = False
     for i, frame in frames:
         if stop():
@@ -80,15 +80,16 @@ def fleet_markers(frames: Iterator[tuple[int, FleetFrame | None]], stop: Callabl
         if frame.state == "unreachable" and not was_unreachable:
             yield Marker(i, "stall", "source unreachable: " + (clean(frame.problems[0].message, 120) if frame.problems else ""))
         was_unreachable = frame.state == "unreachable"
-        now: dict[str, tuple[bool, bool, bool]] = {}
+        now: dict[str, tuple[bool, bool, str]] = {}
         for r in frame.rows:
-            state = (bool(r.ecc_uncorrected), bool(r.err_rate), r.status == DOWN)
+            state = (bool(r.ecc_uncorrected), bool(r.err_rate), r.status)
             now[r.key] = state
-            before = prev.get(r.key, (False, False, False))
+            before = prev.get(r.key, (False, False, UP))
             if state[0] and not before[0]:
                 yield Marker(i, "ecc", f"{clean(r.key, 60)}: uncorrected ECC ({r.ecc_uncorrected:g})")
             if state[1] and not before[1]:
                 yield Marker(i, "error", f"{clean(r.key, 60)}: errors {r.err_rate:.2f}/s")
-            if state[2] and not before[2]:
-                yield Marker(i, "stall", f"{clean(r.key, 60)}: down" + (f" ({clean(r.note, 120)})" if r.note else ""))
+            if state[2] in (STALE, DOWN) and state[2] != before[2]:
+                yield Marker(i, "stall", f"{clean(r.key, 60)}: {state[2]}"
+                             + (f" ({clean(r.note, 120)})" if r.note else ""))
         prev = now

@@ -58,7 +58,9 @@ class SessionFleet:
         age = None if st.last_report is None else max(0.0, now - st.last_report)
         state = st.state
         note = ""
-        if state in ("live", "demo"):
+        if state in ("live", "demo") and s.latest is None:
+            status, note = "starting", "connected; waiting for the first report"
+        elif state in ("live", "demo"):
             period = s.latest.period() if s.latest is not None else None
             status = STALE if age is not None and age > max(MIN_STALE, STALE_PERIODS * (period or 0.0)) else UP
         elif state == "starting":

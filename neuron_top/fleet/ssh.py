@@ -119,9 +119,12 @@ class HostStream:
             if reports and time.monotonic() - started >= self.healthy_run:
                 self.backoff.reset()
             delay = self.backoff.next()
-            why = end.message.removeprefix("stream ended: ") if end is not None else "the stream ended"
+            # the reason first (ssh's own last words), then how the command ended: a narrow row shows the start
+            how = (end.message.removeprefix("stream ended: ").removeprefix(src.name).strip()
+                   if end is not None else "the stream ended")
             last = _last_line(end.detail) if end is not None else ""
-            yield Status(State.RESTARTING, f"{why}{': ' + last if last else ''}; retrying in {delay:g} s",
+            text = f"{last} ({how})" if last else how
+            yield Status(State.RESTARTING, f"{text}; retrying in {delay:g} s",
                          detail=end.detail if end is not None else "")
             pause(delay, self._sleep, stop, self._closed)
 

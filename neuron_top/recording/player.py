@@ -301,6 +301,11 @@ class ReplayController:
     def stop_scan(self) -> None:
         self._scan_stop.set()
 
+    @property
+    def scan_stop(self) -> threading.Event:
+        """Set by ``stop_scan``: a scan of another kind of recording (fleet frames) stops on it too."""
+        return self._scan_stop
+
     def next_marker(self, direction: int) -> Marker | None:
         ms = self.markers
         if direction > 0:

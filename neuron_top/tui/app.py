@@ -10,6 +10,7 @@ from dataclasses import replace
 from textual import work
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input
 
@@ -69,7 +70,8 @@ class NeuronTopApp(TerminalApp):
                  traces: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  notes: list[str] | None = None, exporter: FeedSink | None = None,
                  source_filter: str | None = None, trace_at: str = "start", trace_metrics: str | None = None,
-                 settings: SettingsStore | None = None, layout: str | None = None) -> None:
+                 settings: SettingsStore | None = None, layout: str | None = None,
+                 first_screen: Callable[[], Screen] | None = None) -> None:
         super().__init__()
         self.clock = clock
         self._notes = notes or []
@@ -108,6 +110,8 @@ class NeuronTopApp(TerminalApp):
         self.layout_state = LayoutState.preset(layout) if layout is not None else saved.layout_state()
         """The dashboard's layout: ``--layout``, else the one remembered, else the overview."""
         self._save_problem = ""
+        self._first_screen = first_screen
+        """Makes the screen to start on instead of the dashboard (the fleet view)."""
 
     # --- start-up ---
     def on_mount(self) -> None:
@@ -121,6 +125,8 @@ class NeuronTopApp(TerminalApp):
             screen = ReplayScreen(self.replay, self.replay_name)
             screen.layout_state = self.layout_state
             self.push_screen(screen)
+        elif self._first_screen is not None:
+            self.push_screen(self._first_screen())
         else:
             self.push_screen(DashboardScreen(layout=self.layout_state))
         if self.traces:
@@ -180,6 +186,13 @@ class NeuronTopApp(TerminalApp):
                 return
         if update.status:
             self._update_header()
+
+    def show_session(self, session: Session) -> Session:
+        """Show ``session`` from now on (the fleet view drills into one host); returns the one shown before."""
+        before, self.session = self.session, session
+        self.publish()
+        self._update_header()
+        return before
 
     def set_position(self, text: str) -> None:
         """Replay: where we are, for the header."""

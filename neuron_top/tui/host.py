@@ -55,3 +55,11 @@ class SessionHost(Protocol):
     def select_pid(self, pid: int | None) -> None:
         """Select one app (None: all) on the dashboard, as a tab click does."""
         ...
+
+
+class FleetHost(SessionHost, Protocol):
+    """The app, as the fleet screen sees it: it can show one host's session in the dashboard."""
+
+    def show_session(self, session: Session) -> Session:
+        """Show ``session`` in the dashboard screens from now on; returns the session shown before."""
+        ...

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from neuron_top.feed import FeedEvent
+from neuron_top.fleet.frame import FleetFrame
 from neuron_top.snapshot import Snapshot
 from neuron_top.sources.base import Skipped, Status
 
@@ -56,3 +58,23 @@ class WallTime(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, WallTime) and message.origin is self.origin
+
+
+class FleetRefreshed(Message):
+    """The fleet poller's new frame (rows of every host). Frames coalesce: only the newest matters."""
+
+    def __init__(self, frame: FleetFrame) -> None:
+        super().__init__()
+        self.frame = frame
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FleetRefreshed)
+
+
+class HostEvent(Message):
+    """One feed event of one host of the fleet (its ssh stream, or its Prometheus drill-down)."""
+
+    def __init__(self, host: str, event: FeedEvent) -> None:
+        super().__init__()
+        self.host = host
+        self.event = event

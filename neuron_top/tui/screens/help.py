@@ -43,6 +43,10 @@ LEGEND = [
 ]
 """What the symbols and units on screen mean: the help's last section."""
 
+FLEET_EXTRA = [("click a title", "sort by that column (again: reverse)"), ("double click a host", "open it")]
+FLEET_REPLAY = [("the replay keys", "as in Replay; ⏎ says a recording has each host's row, not its reports"),
+                ("space / p", "play/pause (the live fleet's p pauses the table)")]
+
 
 def binding_rows(bindings: Sequence[Binding | tuple[str, ...]]) -> list[tuple[str, str]]:
     """(keys, description) for each binding that has a description, keys named as the footer names them."""
@@ -68,6 +72,10 @@ def help_sections(
     by the app). ``first``: the screen the help was opened from; its section leads."""
     from neuron_top.tui.screens.app_detail import AppScreen
     from neuron_top.tui.screens.detail import DetailScreen
+    from neuron_top.tui.screens.fleet import FleetScreen
+    from neuron_top.tui.screens.fleet_host import FleetHostScreen
+    from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
+    from neuron_top.tui.screens.fleet_sources import PromFleetScreen
     from neuron_top.tui.screens.picker import AppPicker
     from neuron_top.tui.screens.problems import ProblemsScreen
     from neuron_top.tui.screens.replay import ReplayScreen
@@ -76,6 +84,8 @@ def help_sections(
     from neuron_top.tui.widgets.apps import AppsPanel
     from neuron_top.tui.widgets.cores import CoreGrid
     from neuron_top.tui.widgets.device_detail import DeviceDetail
+    from neuron_top.tui.widgets.fleet_table import FleetTable
+    from neuron_top.tui.widgets.heatmap import HeatMap
     from neuron_top.tui.widgets.memory import MemoryTree
     from neuron_top.tui.widgets.tabs import AppTabs
 
@@ -94,6 +104,11 @@ def help_sections(
         (ProblemsScreen, "Problems (E)", binding_rows(ProblemsScreen.BINDINGS)),
         (ReplayScreen, "Replay (neuron-top replay FILE)", binding_rows(ReplayScreen.BINDINGS)),
         (TimelineScreen, "Timeline (T, or neuron-top trace FILE)", binding_rows(TimelineScreen.BINDINGS)),
+        (FleetScreen, "Fleet (neuron-top fleet)",
+         binding_rows([*FleetTable.BINDINGS, *FleetScreen.BINDINGS, *PromFleetScreen.BINDINGS]) + FLEET_EXTRA),
+        (None, "Fleet heat map (h)", binding_rows(HeatMap.BINDINGS)),
+        (FleetHostScreen, "Fleet host (⏎ on a host)", binding_rows(FleetHostScreen.BINDINGS)),
+        (FleetReplayScreen, "Fleet replay (neuron-top replay FLEET.jsonl)", FLEET_REPLAY),
     ]
     lead = [k for k, (cls, _, _) in enumerate(sections) if cls is not None and isinstance(first, cls)]
     if lead:

@@ -1,0 +1,352 @@
+"""``neuron-top fleet``: many hosts from a Prometheus server or over ssh; ``--once``/``--json`` for scripts.
+
+Headless until the TUI starts: the parser, the checks and ``--once`` never import Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+from neuron_top.cli.common import UsageError
+from neuron_top.fleet.frame import FleetFrame
+from neuron_top.textsafe import clean
+
+GROUP_CHOICES = ("type", "zone", "region", "status")
+
+
+def fleet_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="neuron-top fleet",
+        description="Many Neuron hosts in one screen: read from the Prometheus your cluster already has "
+        "(server-side aggregated, about ten queries per refresh for any number of hosts), or one live stream "
+        "per host over ssh. Enter opens a host's dashboard.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--prometheus", metavar="URL", help="a Prometheus-compatible server, e.g. http://prom:9090")
+    src.add_argument("--ssh", metavar="HOST", nargs="+", help="hosts to stream from over ssh")
+    src.add_argument("--hosts", metavar="FILE", help="a file of hosts (one per line, # comments) to stream from")
+    prom = p.add_argument_group("Prometheus")
+    prom.add_argument("--match", metavar="SELECTOR", help='label matchers added to every query, e.g. '
+                      '\'job="neuron",instance_type=~"trn2.*"\'')
+    prom.add_argument("--by", metavar="LABEL", default="instance_id",
+                      help="the label that names a host (instance_id; node with Kubernetes relabelling)")
+    prom.add_argument("--label", metavar="LABEL", action="append", default=[],
+                      help="an extra instance_info label to show, filter and group on (repeatable)")
+    prom.add_argument("--bearer-token-file", metavar="FILE", help="send this file's token (re-read when it changes)")
+    prom.add_argument("--user", metavar="USER", help="basic auth user (password from --password-file)")
+    prom.add_argument("--password-file", metavar="FILE", help="basic auth password, read from a file")
+    prom.add_argument("--ca-file", metavar="FILE", help="verify an https server against this PEM bundle")
+    prom.add_argument("--timeout", type=float, default=None, metavar="S",
+                      help="seconds per query (5); with ssh and --once, for every host's first report (15)")
+    prom.add_argument("--rate-window", default="1m", metavar="DUR", help="range of rate() for exec/errors (1m)")
+    prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC events within this long count (15m)")
+    prom.add_argument("--stale-after", type=float, default=60.0, metavar="S",
+                      help="a host whose newest sample is older is stale (60)")
+    prom.add_argument("--down-after", type=float, default=180.0, metavar="S",
+                      help="a host with no sample for this long is down (180)")
+    prom.add_argument("--ssh-template", metavar="CMD", help="command for a host's live stream (key l), e.g. "
+                      "'ssh {instance_id} neuron-monitor'; names: {host}, {instance_id}, {instance_name}, "
+                      "{instance_type}, {availability_zone}, {region}, --label ones")
+    ssh = p.add_argument_group("ssh")
+    ssh.add_argument("--command", metavar="CMD", help="per-host command with {host} "
+                     "(default: 'ssh -o BatchMode=yes -o ConnectTimeout=10 {host} neuron-monitor')")
+    view = p.add_argument_group("view")
+    view.add_argument("--refresh", type=float, default=None, metavar="S",
+                      help="seconds between refreshes (Prometheus 2, ssh 1)")
+    view.add_argument("--sort", default="host", metavar="COLUMN", help="column to sort by (s cycles)")
+    view.add_argument("--group", metavar="BY", help=f"group by {', '.join(GROUP_CHOICES)} or label:NAME (g cycles)")
+    view.add_argument("--filter", metavar="REGEX", help="show hosts whose names or labels match (/ changes it)")
+    view.add_argument("--trouble", action="store_true", help="troubled hosts first (! toggles)")
+    view.add_argument("--heat", action="store_true", help="start in the heat map (h toggles)")
+    view.add_argument("--record", metavar="FILE", help="record the rows, one JSON line per refresh (.gz/.zst)")
+    view.add_argument("--once", action="store_true", help="print the table once and exit")
+    view.add_argument("--json", action="store_true", help="with --once (implied): print the refresh as JSON")
+    view.add_argument("--width", type=int, default=None, help="with --once: the table's width (the terminal's)")
+    view.add_argument("--theme", metavar="NAME")
+    view.add_argument("--history", type=int, default=600, metavar="N", help="reports kept per host (600)")
+    return p
+
+
+# --- building the pieces -------------------------------------------------------------------------------------
+
+
+def _read_secret(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+def prom_fleet(ns: argparse.Namespace):
+    from neuron_top.fleet.prom import PromFleet
+    from neuron_top.fleet.promql import Auth, BasicAuth, BearerTokenFile, PromClient
+    from neuron_top.fleet.queries import MatchError, QuerySet, check_label, parse_match
+    from neuron_top.fleet.rows import Thresholds
+
+    try:
+        match = parse_match(ns.match)
+        by = check_label(ns.by)
+        labels = tuple(check_label(n, "--label") for n in ns.label)
+    except MatchError as exc:
+        raise UsageError(str(exc)) from None
+    for name, text in (("--rate-window", ns.rate_window), ("--ecc-window", ns.ecc_window)):
+        _check_duration(name, text)
+    auth: Auth | None = None
+    if ns.bearer_token_file and ns.user:
+        raise UsageError("give either --bearer-token-file or --user, not both")
+    if ns.bearer_token_file:
+        try:
+            auth = BearerTokenFile(ns.bearer_token_file)
+        except OSError as exc:
+            raise UsageError(f"cannot read --bearer-token-file {ns.bearer_token_file}: "
+                             f"{exc.strerror or exc}") from None
+    elif ns.user:
+        auth = BasicAuth(ns.user, _read_secret(ns.password_file, "--password-file") if ns.password_file else "")
+    elif ns.password_file:
+        raise UsageError("--password-file needs --user")
+    if ns.timeout is None:
+        ns.timeout = 5.0
+    if ns.timeout <= 0 or ns.stale_after <= 0 or ns.down_after < ns.stale_after:
+        raise UsageError("--timeout and --stale-after must be above 0, and --down-after at least --stale-after")
+    try:
+        client = PromClient(ns.prometheus, timeout=ns.timeout, auth=auth, ca_file=ns.ca_file)
+    except (ValueError, OSError) as exc:  # ssl: a CA file that is missing or not PEM
+        raise UsageError(f"--prometheus/--ca-file: {clean(getattr(exc, 'strerror', None) or exc)}") from None
+    qs = QuerySet(by=by, match=match, labels=labels, rate_window=ns.rate_window, ecc_window=ns.ecc_window)
+    return PromFleet(client, qs, thresholds=Thresholds(ns.stale_after, ns.down_after))
+
+
+def _check_duration(option: str, text: str) -> None:
+    import re
+
+    if not re.fullmatch(r"[1-9][0-9]*[smhd]", text):
+        raise UsageError(f"{option} {text!r}: give a PromQL duration like 30s, 1m, 15m, 1h")
+
+
+def ssh_hosts(ns: argparse.Namespace) -> list[str]:
+    from neuron_top.fleet.ssh import read_hosts
+
+    if ns.hosts:
+        try:
+            hosts = read_hosts(ns.hosts)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --hosts {ns.hosts}: {getattr(exc, 'strerror', None) or exc}") from None
+        if not hosts:
+            raise UsageError(f"no hosts in {ns.hosts}")
+        return hosts
+    out: list[str] = []
+    for h in ns.ssh:
+        if h not in out:
+            out.append(h)
+    return out
+
+
+def ssh_command_for(ns: argparse.Namespace):
+    from neuron_top.fleet.ssh import DEFAULT_COMMAND, TemplateError, command_for
+
+    template = ns.command or DEFAULT_COMMAND
+    try:
+        command_for(template, {"host": "example"})
+    except TemplateError as exc:
+        raise UsageError(f"--command: {exc}") from None
+    if "{host}" not in template:
+        raise UsageError("--command must name {host}, e.g. 'ssh {host} neuron-monitor'")
+    return lambda host: command_for(template, {"host": host})
+
+
+def _view_options(ns: argparse.Namespace, labels: tuple[str, ...] = ()) -> None:
+    import re
+
+    from neuron_top.fleet.table import COLUMNS
+
+    keys = [c.key for c in COLUMNS]
+    if ns.sort not in keys:
+        raise UsageError(f"--sort {ns.sort!r}: one of {', '.join(keys)}")
+    groups = [*GROUP_CHOICES, *(f"label:{n}" for n in labels)]
+    if ns.group is not None and ns.group not in groups:
+        raise UsageError(f"--group {ns.group!r}: one of {', '.join(groups)}")
+    if ns.filter:
+        try:
+            re.compile(ns.filter)
+        except re.error as exc:
+            raise UsageError(f"--filter {ns.filter!r} is not a valid regex: {exc}") from None
+
+
+# --- running ---------------------------------------------------------------------------------------------------
+
+
+def fleet_main(ns: argparse.Namespace) -> int:
+    ns.refresh = ns.refresh if ns.refresh is not None else (2.0 if ns.prometheus else 1.0)
+    if ns.refresh <= 0:
+        raise UsageError("--refresh must be above 0")
+    if ns.prometheus:
+        fleet = prom_fleet(ns)
+        _view_options(ns, fleet.qs.labels)
+        if ns.once or ns.json:
+            try:
+                return print_frame(fleet.refresh(), ns)
+            finally:
+                fleet.close()
+        if ns.ssh_template:
+            from neuron_top.fleet.ssh import TemplateError, command_for
+
+            try:
+                command_for(ns.ssh_template, {n: "x" for n in ("host", ns.by, "instance_id", "instance_name",
+                                                                 "instance_type", "availability_zone", "region",
+                                                                 *fleet.qs.labels)})
+            except TemplateError as exc:
+                fleet.close()
+                raise UsageError(f"--ssh-template: {exc}") from None
+        return run_fleet_tui(ns, lambda rec: _prom_screen(fleet, ns, rec), fleet.close)
+    hosts = ssh_hosts(ns)
+    command = ssh_command_for(ns)
+    _view_options(ns)
+    if ns.once or ns.json:
+        return print_frame(ssh_once(hosts, command, ns.timeout if ns.timeout is not None else 15.0), ns)
+    return run_fleet_tui(ns, lambda rec: _ssh_screen(hosts, command, ns, rec), None)
+
+
+def _prom_screen(fleet, ns: argparse.Namespace, recorder):
+    from neuron_top.tui.screens.fleet_sources import PromFleetScreen
+
+    return _arranged(PromFleetScreen(fleet, interval=ns.refresh, ssh_template=ns.ssh_template, recorder=recorder),
+                     ns)
+
+
+def _ssh_screen(hosts: list[str], command, ns: argparse.Namespace, recorder):
+    from neuron_top.tui.screens.fleet_sources import SshFleetScreen
+
+    return _arranged(SshFleetScreen(hosts, command, interval=ns.refresh, recorder=recorder), ns)
+
+
+def _arranged(screen, ns: argparse.Namespace):
+    from neuron_top.fleet.table import compile_filter
+
+    screen.sort = ns.sort
+    screen.group = ns.group
+    screen.trouble_first = ns.trouble
+    if ns.filter:
+        screen.filter_text, screen.pattern = ns.filter, compile_filter(ns.filter)
+    if ns.heat:
+        screen.heat = screen.heat_column
+        screen.add_class("-heat")
+    return screen
+
+
+def run_fleet_tui(ns: argparse.Namespace, make_screen, cleanup) -> int:
+    from neuron_top.fleet.record import FleetRecorder
+    from neuron_top.tui.app import NeuronTopApp
+
+    recorder = None
+    if ns.record:
+        try:
+            recorder = FleetRecorder(ns.record)
+        except OSError as exc:
+            if cleanup is not None:
+                cleanup()
+            raise UsageError(f"cannot record to {ns.record}: {exc.strerror or exc}") from None
+    app = NeuronTopApp(None, theme=ns.theme, history=ns.history, first_screen=lambda: make_screen(recorder))
+    try:
+        app.run()
+    finally:
+        if recorder is not None:
+            recorder.close()
+        if cleanup is not None:
+            cleanup()
+    return app.return_code or 0
+
+
+def ssh_once(hosts: list[str], command, timeout: float) -> FleetFrame:
+    """Every host's first report (or why there is none), waiting at most ``timeout`` seconds."""
+    from neuron_top.feed import Feed, Report, StatusChanged
+    from neuron_top.fleet.sessions import SessionFleet
+    from neuron_top.fleet.ssh import HostStream
+    from neuron_top.sources.base import State
+
+    fleet = SessionFleet(hosts)
+    lock = threading.Lock()
+    done = {h: threading.Event() for h in hosts}
+    feeds = {h: Feed(HostStream(h, command(h))) for h in hosts}
+
+    def run(host: str) -> None:
+        for ev in feeds[host].events():
+            with lock:
+                fleet.apply(host, ev)
+            if isinstance(ev, Report) or (isinstance(ev, StatusChanged) and ev.status.state in (
+                    State.RESTARTING, State.FAILED, State.ENDED)):
+                done[host].set()
+                return
+
+    threads = [threading.Thread(target=run, args=(h,), daemon=True, name=f"once-{h}") for h in hosts]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout
+    try:
+        for h in hosts:
+            done[h].wait(max(0.0, deadline - time.monotonic()))
+        with lock:
+            return fleet.frame()
+    finally:
+        for f in feeds.values():
+            f.close()
+
+
+def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -> int:
+    """``--once``: the table as text, or ``--json``: the frame as one JSON line (a fleet recording's format).
+    Exit status 1 when the source was unreachable."""
+    import os
+    import shutil
+
+    from neuron_top.fleet.record import encode_frame
+    from neuron_top.fleet.rows import FleetRow
+    from neuron_top.fleet.table import arrange, compile_filter, summarize, text_table
+
+    if ns.json:
+        sys.stdout.buffer.write(encode_frame(frame) + b"\n")
+    else:
+        width = getattr(ns, "width", None) or (shutil.get_terminal_size((200, 24)).columns if os.isatty(1) else 200)
+        flt = getattr(ns, "filter", None)
+        lines = arrange(frame.rows, sort=getattr(ns, "sort", "host"), pattern=compile_filter(flt) if flt else None,
+                        group=getattr(ns, "group", None), trouble_first=getattr(ns, "trouble", False))
+        shown = [ln for ln in lines if isinstance(ln, FleetRow)]
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(frame.ts))
+        out = [f"neuron-top fleet · {clean(frame.source, 100)} · {frame.state} · {when}"
+               + (f" · {position}" if position else "")
+               + (f" · {frame.queries} queries in {frame.elapsed * 1000:.0f} ms" if frame.queries else ""),
+               summarize(shown).text()]
+        for p in frame.problems:
+            out.append(f"error: {p.name + ': ' if p.name else ''}{clean(p.message, 300)}"
+                       + (f"\n  query: {clean(p.query, 2000)}" if p.query else ""))
+        out += text_table(lines, width)
+        sys.stdout.write("\n".join(out) + "\n")
+    sys.stdout.flush()
+    return 1 if frame.state == "unreachable" else 0
+
+
+def replay_once(index, ns: argparse.Namespace) -> int:
+    """``neuron-top replay FLEET.jsonl --once``: the recorded refresh at --start N (1-based) or the last one."""
+    import msgspec
+
+    from neuron_top.fleet.record import decode_frame
+
+    n = len(index)
+    i = n - 1 if ns.start is None else max(0, min(ns.start - 1, n - 1))
+    while i >= 0:
+        try:
+            return print_frame(decode_frame(index.get(i)), ns, position=f"refresh {i + 1}/{n}")
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            i -= 1  # a bad line: the refresh before it
+    raise UsageError(f"no fleet refresh in {clean(ns.file)} could be read")
+
+
+def replay_tui(controller, ns: argparse.Namespace, name: str) -> int:
+    """``neuron-top replay FLEET.jsonl``: the fleet table at each recorded refresh, with the replay's keys."""
+    from neuron_top.tui.app import NeuronTopApp
+    from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
+
+    app = NeuronTopApp(None, theme=ns.theme, first_screen=lambda: FleetReplayScreen(controller, name))
+    app.run()
+    return app.return_code or 0

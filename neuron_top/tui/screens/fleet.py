@@ -1,0 +1,380 @@
+"""The fleet screen: many hosts in one table (or heat map), drilling into one host's dashboard.
+
+``FleetScreen`` holds what every fleet has: the latest frame, how it is arranged (sort, filter, group, trouble
+first, heat map), the cursor (kept by host, so re-sorting or coming back from a host keeps it), recording, and
+the drill-down. Where the rows come from is a subclass's business: ``PromFleetScreen`` polls Prometheus in a
+worker; ``SshFleetScreen`` applies each host's feed events to that host's session (a ``SessionFleet``) and makes
+rows from the sessions; the fleet replay screen reads recorded frames.
+
+A drill-down shows one host in the ordinary dashboard: the app is told to show that host's session
+(``show_session``); Esc comes back and the app shows what it showed before.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input
+
+from neuron_top.feed import Feed
+from neuron_top.fleet.frame import FleetFrame
+from neuron_top.fleet.record import FleetRecorder
+from neuron_top.fleet.rows import FleetRow
+from neuron_top.fleet.table import COLUMNS, GROUPS, arrange, compile_filter, summarize
+from neuron_top.session import Session
+from neuron_top.sources.base import Source
+from neuron_top.textsafe import clean
+from neuron_top.tui.host import FleetHost
+from neuron_top.tui.messages import FleetRefreshed, HostEvent
+from neuron_top.tui.widgets.fleet_header import FleetHeader, ViewState
+from neuron_top.tui.widgets.fleet_table import FleetTable
+from neuron_top.tui.widgets.heatmap import HEAT_COLUMNS, HeatMap
+
+SORTS = tuple(c.key for c in COLUMNS)
+
+
+class FleetScreen(Screen):
+    """The table of hosts. Subclasses feed it frames (``apply_frame``) and give a host's session to drill into."""
+
+    BINDINGS = [
+        Binding("s", "sort(1)", "sort"),
+        Binding("S", "sort(-1)", "sort by the previous column", show=False),
+        Binding("r", "reverse", "reverse the order", show=False),
+        Binding("exclamation_mark", "trouble", "trouble first"),
+        Binding("slash", "filter", "filter"),
+        Binding("b", "group", "group by"),
+        Binding("h", "heat", "heat map"),
+        Binding("c", "heat_column", "heat map: colour by the next column", show=False),
+        Binding("e", "problems", "show failed queries in full", show=False),
+        Binding("p", "pause", "pause the table (data keeps coming)", show=False),
+    ]
+    DEFAULT_CSS = """
+    FleetScreen #fleet-filter { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+    FleetScreen #fleet-filter.-visible { display: block; }
+    FleetScreen #fleet-filter.-error { color: $error; }
+    FleetScreen #fleet-heat { display: none; }
+    FleetScreen.-heat #fleet-heat { display: block; }
+    FleetScreen.-heat #fleet-table { display: none; }
+    """
+
+    def __init__(self, *, recorder: FleetRecorder | None = None, labels: tuple[str, ...] = (),
+                 clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self.frame: FleetFrame | None = None
+        self.recorder = recorder
+        self.clock = clock
+        self.sort = "host"
+        self.reverse = False
+        self.filter_text = ""
+        self.pattern: re.Pattern[str] | None = None
+        self.group: str | None = None
+        self.groups: tuple[str | None, ...] = (None, *GROUPS, *(f"label:{n}" for n in labels))
+        self.trouble_first = False
+        self.heat: str | None = None
+        self.heat_column = "util"
+        self.paused = False
+        self.cursor_key: str | None = None
+        self.drilled: str | None = None
+        """The host whose dashboard is open, if any."""
+        self._stops: list[threading.Event] = []
+        self._feeds: dict[str, tuple[Feed, threading.Event]] = {}
+        """Drill-down feeds by host (their worker threads stop when the event is set)."""
+        self._drill_sessions: dict[str, Session] = {}
+        """The sessions those feeds fill."""
+        self._ticker: Timer | None = None
+
+    @property
+    def host(self) -> FleetHost:
+        return cast(FleetHost, self.app)
+
+    def compose(self) -> ComposeResult:
+        yield FleetHeader(id="fleet-header")
+        yield from self.compose_top()
+        yield FleetTable(id="fleet-table")
+        yield HeatMap(id="fleet-heat")
+        yield Input(placeholder="filter hosts by regex over names and labels (Enter keeps, Esc clears)",
+                    id="fleet-filter")
+        yield from self.compose_bottom()
+        yield Footer()
+
+    def compose_top(self) -> ComposeResult:
+        """Extra widgets under the header (the replay scrubber)."""
+        yield from ()
+
+    def compose_bottom(self) -> ComposeResult:
+        yield from ()
+
+    def on_mount(self) -> None:
+        self.query_one(FleetTable).focus()
+        self._ticker = self.set_interval(1.0, self._tick)
+        self.start()
+        self.redraw()
+
+    def on_unmount(self) -> None:
+        self.stop()
+
+    # --- what subclasses provide ---
+    def start(self) -> None:
+        """Begin getting frames."""
+
+    def stop(self) -> None:
+        """Stop every worker this screen started and the sources they read (the app is leaving)."""
+        for ev in self._stops:
+            ev.set()
+        for key in list(self._feeds):
+            self.leave_host(key)
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
+
+    def host_session(self, key: str) -> Session | None:
+        """The session to show for ``key`` (None: there is none, and ``open_refused`` says why)."""
+        return None
+
+    def open_refused(self, key: str) -> str:
+        return "this fleet has no per-host dashboard"
+
+    def leave_host(self, key: str) -> None:
+        """The host's dashboard closed: stop its drill-down feed, if it has its own."""
+        got = self._feeds.pop(key, None)
+        self._drill_sessions.pop(key, None)
+        if got is not None:
+            feed, stop = got
+            stop.set()
+            feed.close()
+
+    def live_command(self, row: FleetRow) -> Source | None:
+        """A live ssh stream of ``row``'s host (``l``), or None (``notify`` has said why)."""
+        self.notify("no --ssh-template given: start with --ssh-template 'ssh {instance_id} neuron-monitor'",
+                    severity="warning", timeout=6, markup=False)
+        return None
+
+    # --- feeding a host's session from its own source (drill-downs) ---
+    def feed_host(self, key: str, source: Source) -> Session:
+        """A new session for ``key``, fed by ``source`` in a worker (its events posted as ``HostEvent``)."""
+        self.leave_host(key)
+        session = self._drill_sessions[key] = Session(source.name)
+        feed = Feed(source)
+        stop = threading.Event()
+        self._feeds[key] = (feed, stop)
+        self._stops.append(stop)
+        post = self.post_message
+        self.run_worker(lambda: feed.run(lambda ev: post(HostEvent(key, ev)), stop), thread=True,
+                        exit_on_error=False, group=f"host-{key}", description=f"reading {clean(key, 40)}")
+        return session
+
+    def apply_host_event(self, message: HostEvent) -> Session | None:
+        """Apply a drill-down's event to its session; subclasses with sessions of their own override it."""
+        session = self._drill_sessions.get(message.host)
+        if session is None:
+            return None
+        update = session.apply(message.event)
+        if self.host.session is session:
+            self.host.react(update)
+        return session
+
+    def on_host_event(self, message: HostEvent) -> None:
+        self.apply_host_event(message)
+
+    # --- frames in ---
+    def on_fleet_refreshed(self, message: FleetRefreshed) -> None:
+        self.apply_frame(message.frame)
+
+    def apply_frame(self, frame: FleetFrame, record: bool = True) -> None:
+        if record and self.recorder is not None:
+            try:
+                self.recorder.write(frame)
+            except OSError as exc:
+                self.notify(f"recording stopped: {clean(exc.strerror or exc)}", severity="error", markup=False)
+                self.recorder.close()
+                self.recorder = None
+        if self.paused:
+            return
+        problems_before = {(p.name, p.message) for p in self.frame.problems} if self.frame is not None else set()
+        self.frame = frame
+        new = [p for p in frame.problems if (p.name, p.message) not in problems_before]
+        if new and frame.state != "unreachable":
+            self.notify("; ".join(f"{p.name}: {p.message}" for p in new[:3]), title="query failed",
+                        severity="warning", timeout=8, markup=False)
+        self.redraw()
+
+    def view_state(self) -> ViewState:
+        return ViewState(self.sort, self.reverse, self.filter_text, self.group, self.trouble_first,
+                         self.heat_column if self.heat else None, self.paused)
+
+    def redraw(self) -> None:
+        """Arrange the rows as asked and hand them to the table or map and the header."""
+        rows = self.frame.rows if self.frame is not None else []
+        lines = arrange(rows, sort=self.sort, reverse=self.reverse, pattern=self.pattern, group=self.group,
+                        trouble_first=self.trouble_first)
+        shown = [ln for ln in lines if isinstance(ln, FleetRow)]
+        widget = self._active()
+        widget.show(lines, self.sort, self.reverse, self.cursor_key)
+        if widget.current is not None:
+            self.cursor_key = widget.current.key
+        self._header(summarize(shown))
+
+    def _header(self, summary=None) -> None:  # type: ignore[no-untyped-def]
+        header = self.query_one(FleetHeader)
+        header.show(self.frame, summary if summary is not None else header.summary, self.view_state(),
+                    self.clock())
+
+    def _tick(self) -> None:
+        """Once a second: the header's "refreshed Ns ago"."""
+        if self.is_current:
+            self._header()
+
+    def _active(self) -> FleetTable:
+        return self.query_one(HeatMap) if self.heat else self.query_one(FleetTable)
+
+    # --- drilling ---
+    def on_fleet_table_moved(self, message: FleetTable.Moved) -> None:
+        self.cursor_key = message.key
+
+    def on_fleet_table_open(self, message: FleetTable.Open) -> None:
+        self.open_host(message.key)
+
+    def on_fleet_table_sort_by(self, message: FleetTable.SortBy) -> None:
+        if message.column == self.sort:
+            self.reverse = not self.reverse
+        else:
+            self.sort, self.reverse = message.column, False
+        self.redraw()
+
+    def open_host(self, key: str, session: Session | None = None, title: str = "") -> None:
+        """Show ``key``'s dashboard (its session); Esc comes back here with the cursor where it was."""
+        from neuron_top.tui.screens.fleet_host import FleetHostScreen
+
+        session = session or self.host_session(key)
+        if session is None:
+            self.notify(self.open_refused(key), severity="warning", timeout=6, markup=False)
+            return
+        self.cursor_key = key
+        self.drilled = key
+        before = self.host.show_session(session)
+        row = self._row(key)
+
+        def back(_: object = None) -> None:
+            self.host.show_session(before)
+            self.drilled = None
+            self.leave_host(key)
+            self._active().focus()
+            self.redraw()
+
+        live = (lambda: self._go_live(key)) if row is not None else None
+        self.host.open_screen(FleetHostScreen(title or clean(key, 60), live=live, on_close=back))
+
+    def _row(self, key: str) -> FleetRow | None:
+        if self.frame is None:
+            return None
+        return next((r for r in self.frame.rows if r.key == key), None)
+
+    def _go_live(self, key: str) -> None:
+        row = self._row(key)
+        if row is None:
+            return
+        source = self.live_command(row)
+        if source is None:
+            return
+        self.open_host(key, self.feed_host(key, source), title=f"{clean(key, 40)} (live over ssh)")
+
+    def action_live(self) -> None:
+        row = self._active().current
+        if row is not None:
+            self._go_live(row.key)
+
+    # --- arranging ---
+    def action_sort(self, step: int) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + step) % len(SORTS)]
+        self.reverse = False
+        self.redraw()
+
+    def action_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self.redraw()
+
+    def action_trouble(self) -> None:
+        self.trouble_first = not self.trouble_first
+        self.redraw()
+
+    def action_group(self) -> None:
+        self.group = self.groups[(self.groups.index(self.group) + 1) % len(self.groups)]
+        self.redraw()
+
+    def action_heat(self) -> None:
+        self.heat = None if self.heat else self.heat_column
+        self.set_class(self.heat is not None, "-heat")
+        heat = self.query_one(HeatMap)
+        heat.heat = self.heat_column
+        self.redraw()
+        self._active().focus()
+
+    def action_heat_column(self) -> None:
+        self.heat_column = HEAT_COLUMNS[(HEAT_COLUMNS.index(self.heat_column) + 1) % len(HEAT_COLUMNS)]
+        self.query_one(HeatMap).heat = self.heat_column
+        if not self.heat:
+            self.heat = self.heat_column
+            self.set_class(True, "-heat")
+        self.redraw()
+        self._active().focus()
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self._header()
+
+    def action_problems(self) -> None:
+        if self.frame is None or not self.frame.problems:
+            self.notify("no errors in the last refresh", timeout=3)
+            return
+        text = "\n\n".join((f"{p.name}: {p.message}\nquery: {p.query}" if p.name else p.message)
+                           for p in self.frame.problems)
+        self.notify(text, title="errors", severity="warning", timeout=30, markup=False)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#fleet-filter", Input)
+        box.add_class("-visible")
+        box.value = self.filter_text
+        box.focus()
+
+    @on(Input.Changed, "#fleet-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        try:
+            pattern = compile_filter(event.value)
+        except re.error as exc:
+            event.input.add_class("-error")
+            event.input.border_title = f"invalid regex: {exc}"
+            return
+        event.input.remove_class("-error")
+        self.filter_text, self.pattern = event.value, pattern
+        self.redraw()
+
+    @on(Input.Submitted, "#fleet-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.input.remove_class("-visible")
+        self._active().focus()
+
+    def key_escape(self) -> None:
+        box = self.query_one("#fleet-filter", Input)
+        if box.has_class("-visible"):
+            box.value = ""
+            box.remove_class("-visible")
+            self._active().focus()
+
+    def _run(self, body: Callable[[threading.Event], Any], name: str) -> threading.Event:
+        """A thread worker running ``body(stop)``; ``stop`` is set when the screen goes."""
+        stop = threading.Event()
+        self._stops.append(stop)
+        self.run_worker(lambda: body(stop), thread=True, exit_on_error=False, group=name, description=name)
+        return stop
+
+
+__all__ = ["FleetScreen"]

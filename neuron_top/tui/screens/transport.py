@@ -1,0 +1,326 @@
+"""The replay transport, shared by every screen that plays a recording: the keys, the pacing, the scrubber,
+markers, go-to, writing a window, and watching the recording grow.
+
+A screen mixes it in and says how to show a position (``show_position``), what its header says
+(``set_position_text``) and how markers are found (``scan_markers``, a thread worker). Nothing here sleeps or
+polls while paused: the next wake-up is a one-shot timer set from the controller's ``next_delay``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from textual import work
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Input
+from textual.worker import Worker
+
+from neuron_top.recording.player import ReplayController, parse_goto
+from neuron_top.textsafe import clean
+from neuron_top.tui.widgets.scrubber import Scrubber, clock_text
+
+WINDOW = 120
+"""Reports ``w`` writes around the position when no range is marked."""
+WAIT_POLL = 0.05
+"""Seconds between looks at the index while it has no report yet (the first frame must come at once)."""
+FOLLOW_POLL = 1.0
+"""Seconds between looks for reports appended to a followed recording (tail -f), and for indexing progress."""
+GOTO_HINT = "go to: report number, HH:MM:SS, +90s / -2m, or 50%  (Esc cancels)"
+
+
+class MarkersFound(Message):
+    """The background scan found more markers (posted from the scan thread)."""
+
+
+class WindowWritten(Message):
+    """``w`` finished writing (or failed): the text to show."""
+
+    def __init__(self, text: str, error: bool = False) -> None:
+        super().__init__()
+        self.text = text
+        self.error = error
+
+
+class GotoBox(Input):
+    """The go-to line (``:``), docked at the bottom, shown while asked for."""
+
+    DEFAULT_CSS = """
+    GotoBox { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+    GotoBox.-visible { display: block; }
+    """
+
+
+class ReplayTransport(Screen):
+    """Transport keys and pacing for a screen showing ``controller``'s position.
+
+    Mix it in *after* the screen's own base (``class ReplayScreen(DashboardScreen, ReplayTransport)``): Textual
+    takes a screen's CSS from its first base only, and runs every ``on_mount`` along the MRO (the base's first,
+    then this one's). Call ``init_transport`` from ``__init__``; define ``key_escape`` as
+    ``ReplayTransport.key_escape`` (the go-to box first) and ``escape`` as the base's Esc.
+    """
+
+    BINDINGS = [
+        Binding("space,p", "play_pause", "play/pause"),
+        Binding("left_square_bracket", "step(-1)", "back 1"),
+        Binding("right_square_bracket", "step(1)", "fwd 1"),
+        Binding("comma", "step(-10)", "back 10", show=False),
+        Binding("full_stop", "step(10)", "fwd 10", show=False),
+        Binding("left_curly_bracket", "minute(-60)", "back 1 min", show=False),
+        Binding("right_curly_bracket", "minute(60)", "fwd 1 min", show=False),
+        Binding("g,home", "go_start", "start", show=False),
+        Binding("G,end", "go_end", "end", show=False),
+        Binding("minus", "speed(-1)", "slower"),
+        Binding("plus,equals_sign", "speed(1)", "faster"),
+        Binding("colon", "goto", "go to"),
+        Binding("n", "marker(1)", "next marker"),
+        Binding("N", "marker(-1)", "prev marker", show=False),
+        Binding("m", "mark", "mark range", show=False),
+        Binding("w", "write", "write window", show=False),
+    ]
+    controller: ReplayController
+    UNIT, UNITS = "report", "reports"
+    """What one line of the recording is, for the header ("report 12/340", "refresh 12/340")."""
+
+    def init_transport(self, controller: ReplayController, name: str = "") -> None:
+        self.controller = controller
+        self.recording_name = name
+        self._timer: Timer | None = None
+        self._poll_timer: Timer | None = None
+        self._shown = False
+        """Whether a report has been drawn (until then the index is watched closely for the first one)."""
+        self._scanner: Worker[None] | None = None
+        self._seen: tuple[int, bool, int] = (0, False, 0)
+        """(reports, done, skipped) at the last look at the index."""
+
+    # --- what the screen provides ---
+    def show_position(self, rebuild: bool = False, passed: list[int] | None = None) -> None:
+        """Draw the report at the position. ``rebuild``: after a jump; ``passed``: reports played since the last
+        frame."""
+        raise NotImplementedError
+
+    def set_position_text(self, text: str) -> None:
+        """Where we are, for the header."""
+        raise NotImplementedError
+
+    def scan_markers(self) -> Worker[None]:
+        """Start the background scan for markers (a thread worker posting ``MarkersFound``)."""
+        raise NotImplementedError
+
+    def goto_input(self) -> Input:
+        return GotoBox(placeholder=GOTO_HINT, id="goto")
+
+    # --- start, stop ---
+    def on_mount(self) -> None:
+        self.controller.settle()
+        self.show_position(rebuild=True)
+        self._schedule()
+        self._poll()
+        # The scan decodes every report while holding the GIL for each one: start it once the first frame is out.
+        self.call_after_refresh(self._start_scan)
+
+    def _start_scan(self) -> None:
+        if self._scanner is None:
+            self._scanner = self.scan_markers()
+
+    def on_markers_found(self, _: MarkersFound) -> None:
+        self._update_scrubber()
+
+    def on_unmount(self) -> None:
+        self.controller.stop_scan()
+
+    def _position_text(self) -> str:
+        c = self.controller
+        n = len(c)
+        idx = c.index
+        if not getattr(idx, "done", True):
+            reading = (f"reading {clean(getattr(idx, 'name', ''), 40) or 'input'}" if hasattr(idx, "bytes_read")
+                       else f"indexing {getattr(idx, 'progress', 0) * 100:.0f}%")
+        else:
+            reading = ""
+        skipped = c.bad + getattr(idx, "skipped", 0)
+        tail = (f" · {reading}" if reading else "") + (f" · skipped {skipped}" if skipped else "")
+        if n == 0:
+            return f"no {self.UNITS} yet" + tail
+        wall = getattr(idx, "wallclock", True)
+        pos = min(c.position, n - 1)
+        t = clock_text(idx.timestamp(pos), wall)
+        state = "⏸" if not c.playing else "end" if c.at_end() else "▶"
+        return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{tail}"
+
+    def _update_scrubber(self) -> None:
+        c = self.controller
+        s = self.query_one(Scrubber)
+        s.total = len(c)
+        s.position = c.position
+        s.markers_seen = len(c.markers)
+        s.mark_in = c.mark_in
+        near = c.next_marker(1)
+        scan = "" if c.scanned >= len(c) else f"scanning {c.scanned}/{len(c)} · "
+        s.info = (f"{scan}{len(c.markers)} markers" + (f" · next: {near.text} (#{near.index + 1})" if near else "")
+                  + (f" · range from #{c.mark_in + 1}" if c.mark_in is not None else ""))
+        s.refresh()
+
+    # --- playing ---
+    def _schedule(self) -> None:
+        """One one-shot timer for the next due report; none while paused or at the end."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        delay = self.controller.next_delay()
+        if delay is not None:
+            self._timer = self.set_timer(max(delay, 0.02), self._advance)
+
+    def _advance(self) -> None:
+        self._timer = None
+        passed = self.controller.due()
+        if passed:
+            self.show_position(passed=passed)
+        self._schedule()
+
+    def _poll(self) -> None:
+        """Watch the index: the first report (closely), indexing progress, and a followed file growing."""
+        if self._poll_timer is not None:  # called early (tests, a key): keep a single chain of looks
+            self._poll_timer.stop()
+        self._poll_timer = None
+        c = self.controller
+        idx = c.index
+        if getattr(idx, "done", True) and hasattr(idx, "refresh"):
+            idx.refresh()  # tail -f: pick up what was appended
+        # Compared with the last look, not with before refresh: the indexing thread adds reports on its own.
+        seen = (len(idx), getattr(idx, "done", True), getattr(idx, "skipped", 0))
+        changed, grew = seen != self._seen, seen[0] != self._seen[0]
+        self._seen = seen
+        c.settle()
+        if not self._shown and len(idx):
+            self.show_position(rebuild=True)
+        elif changed or not getattr(idx, "done", True):
+            self.set_position_text(self._position_text())
+            self._update_scrubber()
+        if grew and self._scanner is not None and self._scanner.is_finished:
+            self._scanner = self.scan_markers()  # carries on from where it stopped
+        if self._timer is None:
+            self._schedule()
+        if getattr(idx, "finished", False):
+            return  # nothing more can ever arrive: no more polling
+        self._poll_timer = self.set_timer(WAIT_POLL if not self._shown else FOLLOW_POLL, self._poll)
+
+    def _moved(self) -> None:
+        self.show_position(rebuild=True)
+        self._schedule()
+
+    # --- actions ---
+    def action_play_pause(self) -> None:
+        self.controller.toggle()
+        self.set_position_text(self._position_text())
+        self._schedule()
+
+    def action_step(self, n: int) -> None:
+        c = self.controller
+        before = c.position
+        c.step(n)
+        if n == 1 and c.position == before + 1:
+            self.show_position(passed=[c.position])  # one step forward keeps the history
+            self._schedule()
+        else:
+            self._moved()
+
+    def action_minute(self, seconds: int) -> None:
+        self.controller.step_seconds(seconds)
+        self._moved()
+
+    def action_go_start(self) -> None:
+        self.controller.seek(0)
+        self._moved()
+
+    def action_go_end(self) -> None:
+        self.controller.seek(len(self.controller) - 1)
+        self._moved()
+
+    def action_speed(self, direction: int) -> None:
+        self.controller.set_speed(direction)
+        self.set_position_text(self._position_text())
+        self._schedule()
+
+    def action_marker(self, direction: int) -> None:
+        m = self.controller.next_marker(direction)
+        if m is None:
+            self.notify("no more markers" if self.controller.markers else "no markers (yet)", timeout=2)
+            return
+        self.controller.seek(m.index)
+        self.notify(m.text, title=f"marker #{m.index + 1}", timeout=4, markup=False)
+        self._moved()
+
+    def action_mark(self) -> None:
+        c = self.controller
+        c.mark_in = None if c.mark_in is not None else c.position
+        self._update_scrubber()
+
+    def write_target(self) -> tuple[int, int, Path]:
+        """Reports ``[start, stop]`` that ``w`` writes and the file name (in the current directory)."""
+        c = self.controller
+        if c.mark_in is not None:
+            start, stop = sorted((c.mark_in, c.position))
+        else:
+            start, stop = max(0, c.position - WINDOW + 1), c.position
+        stem = re.sub(r"[^\w.-]+", "_", Path(self.recording_name or "replay").name.split(".")[0]) or "replay"
+        return start, stop, Path.cwd() / f"{stem}-{start + 1}-{stop + 1}.jsonl"
+
+    def action_write(self) -> None:
+        if len(self.controller) == 0:
+            self.notify("nothing to write yet", timeout=2)
+            return
+        self.write_window(*self.write_target())
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="write", description="writing reports")
+    def write_window(self, start: int, stop: int, out: Path) -> None:
+        """In a worker: a marked range can be a gigabyte."""
+        from neuron_top.recording.writer import write_range
+
+        try:
+            n = write_range(self.controller.index, start, stop + 1, out)
+        except OSError as exc:
+            self.post_message(WindowWritten(f"cannot write {out}: {exc.strerror or exc}", error=True))
+            return
+        self.post_message(WindowWritten(f"wrote {n} reports ({start + 1}-{stop + 1}) to {out}"))
+
+    def on_window_written(self, message: WindowWritten) -> None:
+        self.notify(message.text, title="window written" if not message.error else "write failed",
+                    severity="error" if message.error else "information", markup=False)
+
+    def action_goto(self) -> None:
+        box = self.query_one("#goto", Input)
+        box.add_class("-visible")
+        box.value = ""
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "goto":
+            return
+        event.stop()
+        target = parse_goto(event.value, self.controller)
+        event.input.remove_class("-visible")
+        self.focus_next()
+        if target is None:
+            self.notify(f"not a report number or time: {event.value!r}", severity="warning", markup=False)
+            return
+        self.controller.seek(target)
+        self._moved()
+
+    def key_escape(self) -> None:
+        box = self.query_one("#goto", Input)
+        if box.has_class("-visible"):
+            box.remove_class("-visible")
+            self.focus_next()
+            return
+        self.escape()
+
+    def escape(self) -> None:
+        """Esc when the go-to box is not open: the screen's own Esc."""
+
+    def on_scrubber_seek(self, message: Scrubber.Seek) -> None:
+        self.controller.seek(message.index)
+        self._moved()

@@ -1,0 +1,320 @@
+"""Pilot tests of the fleet screen: every key, the drill-down and back, the heat map, label values shown
+literally, a fleet replay, and the ssh fleet with a local stand-in for ssh (one host failing)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from neuron_top.fleet.frame import FleetFrame, Problem
+from neuron_top.fleet.record import FleetRecorder
+from neuron_top.fleet.rows import DOWN, UP, FleetRow
+from neuron_top.fleet.ssh import command_for
+from neuron_top.recording.index import open_recording
+from neuron_top.recording.player import ReplayController
+from neuron_top.session import Session
+from neuron_top.tui.app import NeuronTopApp
+from neuron_top.tui.screens.fleet import FleetScreen
+from neuron_top.tui.screens.fleet_host import FleetHostScreen
+from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
+from neuron_top.tui.screens.fleet_sources import SshFleetScreen
+from neuron_top.tui.screens.help import HelpScreen
+from neuron_top.tui.widgets.fleet_header import FleetHeader
+from neuron_top.tui.widgets.fleet_table import FleetTable
+from neuron_top.tui.widgets.heatmap import HeatMap
+from tests.conftest import ROOT
+from tests.fleet_support import FLEET_T0, demo_frame
+from tests.helpers import demo_snapshots
+
+
+class StaticFleet(FleetScreen):
+    """A fleet screen fed one frame; its first hosts have dashboards made of demo snapshots."""
+
+    def __init__(self, frame: FleetFrame, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(clock=lambda: FLEET_T0 + 1, **kwargs)
+        self.first = frame
+        self.opened: list[str] = []
+        self.left: list[str] = []
+
+    def start(self) -> None:
+        self.apply_frame(self.first)
+
+    def host_session(self, key: str) -> Session | None:
+        if key.startswith("i-0") and not key.startswith("i-00"):  # the eight real demo hosts
+            session = Session(f"test {key}", state="live", clock=lambda: 1000.0)
+            for snap in demo_snapshots("inf2.48xlarge", 3, 5):
+                session.accept(snap)
+            self.opened.append(key)
+            return session
+        return None
+
+    def leave_host(self, key: str) -> None:
+        self.left.append(key)
+        super().leave_host(key)
+
+
+def fleet_app(screen: FleetScreen) -> NeuronTopApp:
+    return NeuronTopApp(None, clock=lambda: 1000.0, first_screen=lambda: screen)
+
+
+def table_text(widget) -> list[str]:  # type: ignore[no-untyped-def]
+    return [widget.render_line(y).text for y in range(widget.size.height)]
+
+
+def hosts_shown(app: NeuronTopApp) -> list[str]:
+    table = app.screen.query_one(FleetTable)
+    return [ln.key for ln in table.lines if isinstance(ln, FleetRow)]
+
+
+async def test_table_sorts_by_any_column_and_reverses() -> None:
+    screen = StaticFleet(demo_frame(20))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert hosts_shown(app) == sorted(hosts_shown(app))
+        for _ in range(5):  # host, name, type, zone, cores -> util
+            await pilot.press("s")
+        assert screen.sort == "util"
+        utils = [r.util for r in app.screen.query_one(FleetTable).lines if isinstance(r, FleetRow)]
+        assert utils == sorted(utils, reverse=True)
+        await pilot.press("r")
+        utils = [r.util for r in app.screen.query_one(FleetTable).lines if isinstance(r, FleetRow)]
+        assert utils == sorted(utils)
+        assert "UTIL ▲" in table_text(app.screen.query_one(FleetTable))[0]
+        await pilot.press("S")
+        assert screen.sort == "cores"
+
+
+async def test_click_on_a_title_sorts_by_it() -> None:
+    screen = StaticFleet(demo_frame(12))
+    app = fleet_app(screen)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(FleetTable)
+        x = table_text(table)[0].index("ERR/s")
+        await pilot.click(FleetTable, offset=(x + 1, 0))
+        assert screen.sort == "err" and not screen.reverse
+        await pilot.click(FleetTable, offset=(x + 1, 0))
+        assert screen.reverse
+
+
+async def test_filter_by_regex_over_names_and_labels() -> None:
+    screen = StaticFleet(demo_frame(30))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash", *"inf1")
+        assert hosts_shown(app) and all(
+            r.instance_type == "inf1.xlarge" for r in screen.frame.rows if r.key in hosts_shown(app))
+        assert "filter /inf1/" in table_text(app.screen.query_one(FleetHeader))[0]
+        await pilot.press("(")  # "inf1(" is not a regex: the box says so, the last good filter stays
+        box = app.screen.query_one("#fleet-filter")
+        assert box.has_class("-error") and "invalid regex" in str(box.border_title)
+        assert screen.filter_text == "inf1"
+        await pilot.press("escape")
+        assert screen.filter_text == "" and len(hosts_shown(app)) == 30
+
+
+async def test_group_by_label_and_trouble_first() -> None:
+    screen = StaticFleet(demo_frame(30))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("b")  # by instance type
+        text = "\n".join(table_text(app.screen.query_one(FleetTable)))
+        assert "▾ type inf1.xlarge ·" in text and "▾ type trn2.48xlarge ·" in text
+        await pilot.press("b", "b", "b", "b")  # zone, region, status, back to none
+        assert screen.group is None
+        await pilot.press("exclamation_mark")
+        rows = [ln for ln in app.screen.query_one(FleetTable).lines if isinstance(ln, FleetRow)]
+        assert rows[0].ecc_uncorrected  # the worst trouble on top
+        assert table_text(app.screen.query_one(FleetTable))[1].startswith("! ")
+        assert "trouble first" in table_text(app.screen.query_one(FleetHeader))[0]
+
+
+async def test_enter_opens_a_host_and_escape_comes_back_with_the_cursor_kept() -> None:
+    screen = StaticFleet(demo_frame(12))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        before = app.session
+        await pilot.press("end", "up")  # sorted by host: the copies ("i-000…") first, the real demo hosts last
+        key = screen.cursor_key
+        assert key == hosts_shown(app)[-2]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetHostScreen)
+        assert app.session is not before and app.session.latest is not None
+        assert screen.opened == [key]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and app.session is before
+        assert screen.left == [key] and screen.cursor_key == key
+        assert app.screen.query_one(FleetTable).current.key == key  # type: ignore[union-attr]
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_a_host_without_a_dashboard_says_why_and_l_needs_a_template() -> None:
+    screen = StaticFleet(demo_frame(12))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("home", "enter")  # sorted by host, the first is a copy ("i-000…"): no dashboard
+        await pilot.pause()
+        assert app.screen is screen
+        assert any("no per-host dashboard" in str(n.message) for n in app._notifications)
+        screen.action_live()
+        await pilot.pause()
+        assert any("--ssh-template" in str(n.message) for n in app._notifications)
+
+
+async def test_heat_map_fits_256_hosts_at_80x24() -> None:
+    screen = StaticFleet(demo_frame(256))
+    app = fleet_app(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("h")
+        await pilot.pause()
+        heat = app.screen.query_one(HeatMap)
+        assert heat.display and not app.screen.query_one(FleetTable).display
+        lines = table_text(heat)
+        cells = sum(len(ln.replace(" ", "")) for ln in lines[: heat.size.height - 2])
+        assert cells >= 256  # every host has a cell on screen at once
+        assert heat.top == 0 and heat._cell in (1, 3)
+        assert lines[-1].lstrip().startswith("util 0-100%")
+        await pilot.press("right", "right", "down")
+        assert heat.current is not None and screen.cursor_key == heat.current.key
+        await pilot.press("c")
+        assert heat.heat == "util_max" and "util_max" in table_text(app.screen.query_one(FleetHeader))[0]
+        await pilot.press("h")
+        await pilot.pause()
+        assert app.screen.query_one(FleetTable).current.key == heat.current.key  # type: ignore[union-attr]
+
+
+async def test_untrusted_label_values_render_literally() -> None:
+    evil = FleetRow(key="i-[bold red]boom[/]", name="\x1b[31mred\x1b[0m", instance_type="trn2\x1b]0;pwn\x07",
+                    util=50.0, note="[link=http://x]click[/link]")
+    frame = FleetFrame(ts=FLEET_T0, source="prometheus [b]x[/b]", rows=[evil])
+    screen = StaticFleet(frame)
+    app = fleet_app(screen)
+    async with app.run_test(size=(200, 24)) as pilot:
+        await pilot.pause()
+        lines = table_text(app.screen.query_one(FleetTable))
+        row = lines[1]
+        assert "i-[bold red]boom[/]" in row and "trn2\\x1b]0;pw" in row
+        assert "[link=http://x]click[/li" in row
+        assert "trn2\\x1b]0;pwn\\x07" in lines[-1] and "[link=http://x]click[/link]" in lines[-1]  # in full
+        assert all("\x1b" not in ln and "\x07" not in ln for ln in lines)
+        assert "prometheus [b]x[/b]" in table_text(app.screen.query_one(FleetHeader))[0]
+        await pilot.press("h")
+        await pilot.pause()
+        info = table_text(app.screen.query_one(HeatMap))[-2]
+        assert "i-[bold red]boom[/]" in info and "\x1b" not in info
+
+
+async def test_header_summary_and_problems() -> None:
+    frame = msgspec.structs.replace(demo_frame(10), state="partial", problems=[
+        Problem(name="ecc", message="bad_data: parse error", query="sum(increase(x[15x]))")])
+    screen = StaticFleet(frame)
+    app = fleet_app(screen)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        text = table_text(app.screen.query_one(FleetHeader))
+        assert "PARTIAL" in text[0] and "9 queries in 42 ms" in text[0]
+        assert text[1].lstrip().startswith("10 hosts:")
+        assert "query 'ecc' failed: bad_data: parse error · query: sum(increase(x[15x]))" in text[2]
+        await pilot.press("e")
+        assert any("sum(increase(x[15x]))" in str(n.message) for n in app._notifications)
+
+
+async def test_help_lists_the_fleet_keys() -> None:
+    app = fleet_app(StaticFleet(demo_frame(4)))
+    async with app.run_test(size=(120, 60)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        from neuron_top.tui.screens.help import help_sections
+
+        sections = dict(help_sections(list(type(app).BINDINGS)))
+        shown = " ".join(f"{k} {d}" for rows in sections.values() for k, d in rows)
+        assert {"Fleet (neuron-top fleet)", "Fleet heat map (h)", "Fleet host (Enter on a host)"} <= set(sections)
+        for words in ("! trouble first", "b group by", "h heat map", "Esc back to the fleet", "l live over ssh",
+                      "/ filter", "s sort"):
+            assert words in shown, words
+
+
+async def test_a_recorded_fleet_replays_with_transport_keys(tmp_path: Path) -> None:
+    path = tmp_path / "fleet.jsonl"
+    rec = FleetRecorder(path)
+    base = demo_frame(6)
+    for i in range(5):
+        rows = list(base.rows)
+        if i >= 3:  # the second host goes down at refresh 4
+            rows[1] = msgspec.structs.replace(rows[1], status=DOWN, age=300.0)
+        rec.write(msgspec.structs.replace(base, ts=FLEET_T0 + 2 * i, rows=rows))
+    rec.close()
+    index = open_recording(path)
+    index.wait()
+    controller = ReplayController(index)
+    controller.playing = False
+    screen = FleetReplayScreen(controller, str(path))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        header = app.screen.query_one(FleetHeader)
+        assert "refresh 1/5" in table_text(header)[0]
+        await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
+        assert "refresh 4/5" in table_text(header)[0]
+        assert screen.frame is not None and screen.frame.rows[1].status == DOWN
+        for _ in range(50):
+            if controller.markers:
+                break
+            await asyncio.sleep(0.05)
+        assert [m.index for m in controller.markers if m.kind == "stall"] == [3]
+        await pilot.press("g")  # the replay's start key
+        assert "refresh 1/5" in table_text(header)[0]
+        await pilot.press("enter")
+        assert any("keeps each host's row" in str(n.message) for n in app._notifications)
+
+
+@pytest.fixture
+def fast_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_SSH_PERIOD", "0.3")
+
+
+async def test_ssh_fleet_with_a_failing_host(fast_demo: None) -> None:
+    template = f"{sys.executable} {ROOT / 'tests' / 'fake_ssh.py'} {{host}} neuron-monitor"
+    screen = SshFleetScreen(["trn1-1", "bad-2", "inf1-3"], lambda h: command_for(template, {"host": h}),
+                            interval=0.5)
+    app = fleet_app(screen)
+    async with app.run_test(size=(160, 40)) as pilot:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            rows = {r.key: r for r in screen.frame.rows} if screen.frame else {}
+            if rows and rows["trn1-1"].status == UP and rows["inf1-3"].status == UP and rows["bad-2"].note:
+                break
+        assert rows["bad-2"].status == DOWN and "Connection refused" in rows["bad-2"].note
+        assert rows["trn1-1"].instance_type == "trn1.32xlarge" and rows["inf1-3"].util is not None
+        text = "\n".join(table_text(app.screen.query_one(FleetTable)))
+        assert "Connection refused" in text
+        await pilot.press("end")  # sorted by host: trn1-1 is last
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, FleetHostScreen)
+        assert app.session is screen.fleet.sessions["trn1-1"]
+        reports = app.session.reports
+        await asyncio.sleep(1.0)
+        assert app.session.reports > reports  # the host's stream keeps coming while its dashboard is open
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("q")
+    await asyncio.sleep(0)

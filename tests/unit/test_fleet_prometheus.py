@@ -1,0 +1,311 @@
+"""The Prometheus fleet against a real Prometheus (Debian's) on a loopback port, scraping expositions in AWS's
+format: demo hosts of four instance types, AWS's own real scrapes, hosts whose labels collide, a host that goes
+away, a server that goes down, a query that fails. One server for the module; each test picks its hosts with a
+target label (``--match 'group="..."'``), as a user picks a cluster."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neuron_top.cli.main import main as cli_main
+from neuron_top.feed import Feed, Report
+from neuron_top.fleet.host_source import PromHostSource
+from neuron_top.fleet.prom import PromFleet
+from neuron_top.fleet.promql import PromClient
+from neuron_top.fleet.queries import QuerySet, parse_match
+from neuron_top.fleet.rows import DOWN, STALE, UP, FleetRow, Thresholds, from_snapshot
+from neuron_top.snapshot import snapshot_from
+from neuron_top.sources.demo import generate
+from tests.conftest import ROOT
+from tests.fleet_support import PROMETHEUS, ExpositionServer, HostExporter, Prometheus, free_port, targets_on
+
+pytestmark = [pytest.mark.prometheus,
+              pytest.mark.skipif(PROMETHEUS is None, reason="Debian's prometheus is not installed")]
+
+FIXTURES = ROOT / "tests" / "fixtures" / "prometheus"
+DEMO8 = [(inst, seed) for inst in ("trn2.48xlarge", "trn1.32xlarge", "inf2.48xlarge", "inf1.xlarge")
+         for seed in (11, 12)]
+
+
+def demo_report(instance: str, seed: int) -> dict:
+    return json.loads(generate(instance, seed, 1)[0])
+
+
+class Cluster:
+    def __init__(self) -> None:
+        self.server = ExpositionServer()
+        self.demo: dict[str, dict] = {}
+        for inst, seed in DEMO8:
+            name = f"{inst}-{seed}"
+            self.demo[name] = demo_report(inst, seed)
+            self.server.add(name, HostExporter(self.demo[name]))
+        for f in ("inf1_xlarge_4runtimes_datadog.txt", "trn1n_32xlarge_trimmed_otel_awscontainerinsight.txt"):
+            text = (FIXTURES / f).read_text()
+            self.server.add(f, lambda text=text: text)
+        twin = demo_report("trn2.48xlarge", 21)
+        self.twin_id = twin["instance_info"]["instance_id"]
+        self.server.add("twin-a", HostExporter(twin))
+        self.server.add("twin-b", HostExporter(twin, instance_type="trn1.32xlarge"))  # same id, another type
+        self.dup = demo_report("inf2.48xlarge", 22)
+        self.server.add("dup", HostExporter(self.dup))
+        self.server.add("dup-again", HostExporter(self.dup))  # the same host scraped by two jobs
+        self.going = demo_report("inf1.xlarge", 23)
+        self.server.add("going", HostExporter(self.going))
+        self.server.add("stay", HostExporter(demo_report("inf1.xlarge", 24)))
+        self.server.start()
+        targets = {**targets_on(self.server, [f"{i}-{s}" for i, s in DEMO8], group="demo8"),
+                   **targets_on(self.server, ["inf1_xlarge_4runtimes_datadog.txt",
+                                              "trn1n_32xlarge_trimmed_otel_awscontainerinsight.txt"], group="aws"),
+                   **targets_on(self.server, ["twin-a", "twin-b", "dup", "dup-again"], group="collide"),
+                   **targets_on(self.server, ["going", "stay"], group="vanish")}
+        self.prom = Prometheus(targets)
+        self.prom.wait_ready()
+        # every target scraped at least three times: rate() and increase() need two samples in their window
+        self.prom.wait_for("min(count_over_time(up[1m]))", lambda r: bool(r) and float(r[0]["value"][1]) >= 3)
+
+    def fleet(self, group: str, **kw) -> PromFleet:  # type: ignore[no-untyped-def]
+        qs = QuerySet(match=parse_match(f'group="{group}"'), **kw.pop("qs", {}))
+        return PromFleet(PromClient(self.prom.url, timeout=5), qs, **kw)
+
+    def stop(self) -> None:
+        self.prom.stop()
+        self.server.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    c = Cluster()
+    yield c
+    c.stop()
+
+
+def rows_of(fleet: PromFleet) -> dict[str, FleetRow]:
+    frame = fleet.refresh()
+    assert frame.state == "ok", frame.problems
+    return {r.key: r for r in frame.rows}
+
+
+def once_avg(instance: str, seed: int) -> float:
+    """The "NeuronCores (all): avg N%" of ``neuron-top demo --once`` for that demo (the real command)."""
+    out = subprocess.run([sys.executable, "-m", "neuron_top", "demo", "--instance", instance, "--seed", str(seed),
+                          "--once"], capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
+    return float(re.search(r"NeuronCores \(all\): avg ([0-9.]+)%", out)[1])  # type: ignore[index]
+
+
+def test_eight_demo_hosts_with_their_ids_and_the_demos_own_utilization(cluster: Cluster) -> None:
+    fleet = cluster.fleet("demo8")
+    try:
+        rows = rows_of(fleet)
+    finally:
+        fleet.close()
+    want = {rep["instance_info"]["instance_id"]: name for name, rep in cluster.demo.items()}
+    assert set(rows) == set(want)
+    for iid, name in want.items():
+        inst, seed = name.rsplit("-", 1)
+        r = rows[iid]
+        assert r.status == UP and r.instance_type == inst
+        assert r.util is not None and abs(r.util - once_avg(inst, int(seed))) <= 2.0, name
+
+
+def test_prometheus_and_ssh_rows_agree_for_the_same_report(cluster: Cluster) -> None:
+    """The same report read back from Prometheus and taken straight from the stream gives the same row."""
+    fleet = cluster.fleet("demo8")
+    try:
+        rows = rows_of(fleet)
+    finally:
+        fleet.close()
+    for name, rep in cluster.demo.items():
+        direct = from_snapshot(name, snapshot_from(json.dumps(rep).encode(), 0.0))
+        r = rows[rep["instance_info"]["instance_id"]]
+        for f in ("util", "util_max"):
+            assert getattr(r, f) == pytest.approx(getattr(direct, f), abs=0.01), (name, f)
+        assert r.vcpu == pytest.approx(direct.vcpu, abs=0.1)  # 100 - idle vs the exporter's sum of the rest
+        for f in ("devices", "cores", "busy", "idle", "apps", "mem_used", "mem_total", "p99"):
+            assert getattr(r, f) == getattr(direct, f), (name, f)
+        assert r.exec_rate is not None and r.exec_rate > 0  # counters grow by the report's counts each scrape
+
+
+def test_aws_real_scrapes(cluster: Cluster) -> None:
+    fleet = cluster.fleet("aws")
+    try:
+        rows = rows_of(fleet)
+    finally:
+        fleet.close()
+    inf1, trn1n = rows["i-022af70542e30e040"], rows["i-09db9b55e0095612f"]
+    # inf1: 4 runtimes each reporting all 4 cores; per core the max over runtimes, then the average
+    per_core: dict[str, float] = {}
+    for line in (FIXTURES / "inf1_xlarge_4runtimes_datadog.txt").read_text().splitlines():
+        if line.startswith("neuroncore_utilization_ratio{"):
+            core = re.search(r'neuroncore="(\d+)"', line)[1]  # type: ignore[index]
+            per_core[core] = max(per_core.get(core, 0.0), float(line.rsplit(" ", 1)[1]))
+    assert inf1.util == pytest.approx(100 * sum(per_core.values()) / 4)
+    assert (inf1.instance_type, inf1.zone, inf1.devices, inf1.cores, inf1.apps) == (
+        "inf1.xlarge", "eu-north-1a", 1, 4, 4)
+    assert inf1.mem_total == 8589934592 and inf1.vcpus == 4
+    assert inf1.p99 is not None and (inf1.ecc_corrected, inf1.ecc_uncorrected) == (0, 0)
+    # the trimmed trn1n scrape has no hardware info, no latency and no ECC: blank, not zero
+    assert trn1n.instance_type == "trn1n.32xlarge" and trn1n.util == pytest.approx(10.0)
+    assert trn1n.devices is None and trn1n.mem_total is None and trn1n.cores == 1
+    assert trn1n.p99 is None and trn1n.ecc_corrected is None and trn1n.ecc_uncorrected is None
+    assert trn1n.vcpus == 128
+
+
+def test_colliding_labels_and_duplicate_targets(cluster: Cluster) -> None:
+    fleet = cluster.fleet("collide")
+    try:
+        rows = rows_of(fleet)
+    finally:
+        fleet.close()
+    twin = rows[cluster.twin_id]
+    assert "labels collide: instance_type" in twin.note and twin.targets == 2
+    dup = rows[cluster.dup["instance_info"]["instance_id"]]
+    direct = from_snapshot("dup", snapshot_from(json.dumps(cluster.dup).encode(), 0.0))
+    assert dup.targets == 2 and "2 scrape targets" in dup.note
+    assert dup.mem_used == direct.mem_used and dup.apps == direct.apps  # counted once, not twice
+
+
+def test_queries_per_refresh_do_not_depend_on_the_host_count(cluster: Cluster) -> None:
+    counts = {}
+    for group in ("vanish", "aws", "demo8"):
+        fleet = cluster.fleet(group)
+        try:
+            before = fleet.client.requests
+            frame = fleet.refresh()
+            counts[group] = (len(frame.rows), fleet.client.requests - before, frame.queries)
+        finally:
+            fleet.close()
+    assert [c[0] for c in counts.values()] == [2, 2, 8]
+    assert {c[1] for c in counts.values()} == {9} and {c[2] for c in counts.values()} == {9}
+
+
+def test_a_host_that_goes_away_turns_stale_then_down(cluster: Cluster) -> None:
+    fleet = cluster.fleet("vanish", thresholds=Thresholds(stale_after=30, down_after=4))
+    going = cluster.going["instance_info"]["instance_id"]
+    try:
+        assert rows_of(fleet)[going].status == UP
+        cluster.server.failing.add("going")
+        seen = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and DOWN not in seen:
+            r = rows_of(fleet)
+            seen.append(r[going].status)
+            assert all(x.status == UP for k, x in r.items() if k != going)
+            # its series went stale in Prometheus; the row keeps what it last said
+            assert r[going].instance_type == "inf1.xlarge" and r[going].util is not None
+            time.sleep(0.5)
+    finally:
+        cluster.server.failing.discard("going")
+        fleet.close()
+    assert STALE in seen and seen[-1] == DOWN
+    assert seen.index(STALE) < seen.index(DOWN)
+
+
+def test_a_failing_query_is_shown_with_its_text_and_blanks_its_columns(cluster: Cluster) -> None:
+    fleet = cluster.fleet("vanish", qs={"ecc_window": "15x"})  # not a duration: Prometheus refuses the query
+    try:
+        frame = fleet.refresh()
+    finally:
+        fleet.close()
+    assert frame.state == "partial"
+    [problem] = frame.problems
+    assert problem.name == "ecc" and "bad_data" in problem.message and "[15x]" in problem.query
+    assert frame.rows and all(r.ecc_corrected is None for r in frame.rows)
+    up = [r for r in frame.rows if r.status == UP]
+    assert up and all(r.util is not None and r.mem_used is not None for r in up)
+
+
+def test_a_host_dashboard_from_its_series(cluster: Cluster) -> None:
+    rep = cluster.demo["trn2.48xlarge-11"]
+    iid = rep["instance_info"]["instance_id"]
+    client = PromClient(cluster.prom.url)
+    source = PromHostSource(client, QuerySet(match='group="demo8"'), iid, interval=0.2)
+    feed = Feed(source)
+    try:
+        snap = next(ev.snapshot for ev in feed.events() if isinstance(ev, Report))
+    finally:
+        feed.close()
+        client.close()
+    direct = snapshot_from(json.dumps(rep).encode(), 0.0)
+    assert snap.instance.instance_id == iid and snap.device_count == 16 and snap.core_count == 64
+    assert sorted(a.tag for a in snap.apps) == sorted(a.tag for a in direct.apps)
+    got, want = from_snapshot("x", snap), from_snapshot("x", direct)
+    assert got.util == pytest.approx(want.util, abs=0.01) and got.mem_used == want.mem_used
+    assert got.p99 == want.p99 and got.idle == want.idle
+    assert snap.host_memory is not None and snap.host_memory.memory_total_bytes == (
+        rep["system_data"]["memory_info"]["memory_total_bytes"])
+
+
+def test_prometheus_down_keeps_the_last_rows_aging_and_backs_off(tmp_path: Path) -> None:
+    server = ExpositionServer()
+    rep = demo_report("inf2.48xlarge", 31)
+    server.add("h", HostExporter(rep))
+    server.start()
+    prom = Prometheus(targets_on(server))
+    try:
+        prom.wait_ready()
+        prom.wait_for("count(instance_info)", lambda r: bool(r))
+        fleet = PromFleet(PromClient(prom.url, timeout=2), QuerySet(), thresholds=Thresholds(5, 60))
+        first = fleet.refresh()
+        assert first.state == "ok" and first.rows[0].status == UP
+        prom.stop(keep_data=True)
+        down = [fleet.refresh() for _ in range(3)]
+        assert all(f.state == "unreachable" for f in down)
+        assert [f.retry_in for f in down] == [2.0, 4.0, 8.0]
+        assert "connection refused" in down[0].problems[0].message
+        kept = down[-1].rows[0]
+        assert kept.key == first.rows[0].key and kept.util == first.rows[0].util  # the last data stays
+        assert kept.status == STALE and kept.age is not None and kept.age >= first.rows[0].age
+        again = Prometheus(targets_on(server), port=prom.port, data=prom.data)
+        try:
+            again.wait_ready()
+            again.wait_for("count(instance_info)", lambda r: bool(r))
+            back = fleet.refresh()
+            assert back.state == "ok" and back.retry_in is None and fleet.backoff.failures == 0
+        finally:
+            again.stop()
+        fleet.close()
+    finally:
+        prom.stop()
+        server.stop()
+
+
+def test_a_server_that_never_answers_times_out_as_unreachable() -> None:
+    with socket.socket() as listener:  # accepts connections (the backlog) and never answers
+        port = free_port()
+        listener.bind(("127.0.0.1", port))
+        listener.listen(64)
+        fleet = PromFleet(PromClient(f"http://127.0.0.1:{port}", timeout=0.5), QuerySet())
+        t0 = time.monotonic()
+        frame = fleet.refresh()
+        took = time.monotonic() - t0
+        fleet.close()
+    assert frame.state == "unreachable" and frame.retry_in == 2.0
+    assert "no answer within 0.5 s" in frame.problems[0].message
+    assert took < 5  # the nine queries wait in parallel, not one after another
+
+
+def test_fleet_once_cli(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["fleet", "--prometheus", cluster.prom.url, "--match", 'group="aws"', "--once",
+                     "--width", "200", "--sort", "util"]) == 0
+    out = capsys.readouterr().out
+    assert "2 hosts: 2 up, 0 stale, 0 down" in out
+    lines = [ln for ln in out.splitlines() if "i-0" in ln]
+    utils = [float(re.search(r" ([0-9.]+)% ", ln)[1]) for ln in lines]  # type: ignore[index]
+    assert len(utils) == 2 and utils == sorted(utils, reverse=True)  # utilization, highest first
+    assert cli_main(["fleet", "--prometheus", cluster.prom.url, "--match", 'group="aws"', "--json"]) == 0
+    frame = json.loads(capsys.readouterr().out)
+    assert frame["neuron_top_fleet"] == 1 and len(frame["frame"]["rows"]) == 2
+
+
+def test_fleet_once_cli_unreachable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["fleet", "--prometheus", f"http://127.0.0.1:{free_port()}", "--once"]) == 1
+    assert "connection refused" in capsys.readouterr().out
