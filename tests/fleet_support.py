@@ -1,10 +1,7 @@
 """Test harness for the fleet view: a real Prometheus on a loopback port, scraping expositions we serve.
 
-* ``exposition``: a neuron-monitor report as AWS's ``neuron-monitor-prometheus.py`` would publish it (its names,
-  labels, label order and number format; see ../shared/reference/prometheus-metrics.md and the real scrapes in
-  tests/fixtures/prometheus/). Until ``neuron-top export`` (issue 27) is on main this stands in for it.
-* ``HostExporter``: one host's exporter: each scrape is one more report period, so counters grow as they do
-  behind a live exporter (by the per-period counts of its report, or of successive demo reports).
+* ``HostExporter``: one host's ``neuron-top export`` in process (the exporter library fed demo reports): each
+  scrape is one more report period, so counters grow as they do behind a live exporter.
 * ``ExpositionServer``: many hosts behind one loopback HTTP server, one path each; a host can be made to fail
   (HTTP 503) as a killed exporter would.
 * ``Prometheus``: Debian's ``prometheus`` started on a free port with a temporary config and storage, stopped
@@ -30,13 +27,6 @@ from pathlib import Path
 from typing import Any
 
 PROMETHEUS = shutil.which("prometheus")
-INSTANCE_LABELS = ("availability_zone", "instance_id", "instance_name", "instance_type", "region", "subnet_id")
-CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")
-ERROR_TYPES = ("generic", "numerical", "transient", "model", "runtime", "hardware")
-STATUS_TYPES = ("completed", "completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input",
-                "failed_to_queue")
-ECC_TYPES = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
-PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
 
 
 def free_port() -> int:
@@ -45,165 +35,46 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def go_float(d: float) -> str:
-    """prometheus_client's ``floatToGoString``: ``4.26648e+06``, ``132256.0``, ``5.32523487232e+011``."""
-    d = float(d)
-    if d != d:
-        return "NaN"
-    if d in (float("inf"), float("-inf")):
-        return "+Inf" if d > 0 else "-Inf"
-    s = repr(d)
-    dot = s.find(".")
-    if d > 0 and dot > 6:
-        mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1:]}".rstrip("0.")
-        return f"{mantissa}e+0{dot - 1}"
-    return s
-
-
-def _esc(v: str) -> str:
-    return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _line(name: str, labels: dict[str, str], value: float) -> str:
-    inside = ",".join(f'{k}="{_esc(str(labels[k]))}"' for k in sorted(labels))
-    return f"{name}{{{inside}}} {go_float(value)}" if inside else f"{name} {go_float(value)}"
-
-
-def instance_labels(report: dict[str, Any], **override: str) -> dict[str, str]:
-    ii = report.get("instance_info") or {}
-    labels = {
-        "availability_zone": ii.get("instance_availability_zone") or "",
-        "instance_id": ii.get("instance_id") or "",
-        "instance_name": ii.get("instance_name") or "",
-        "instance_type": ii.get("instance_type") or "",
-        "region": ii.get("instance_region") or "",
-        "subnet_id": ii.get("subnet_id") or "",
-    }
-    labels.update(override)
-    return labels
-
-
 class HostExporter:
-    """One host's exporter. ``reports`` gives the report of each scrape (a fixed one repeats); counters add up
-    each report's per-period counts, as AWS's script does."""
+    """One host's ``neuron-top export`` in process (``neuron_top.export.Exporter``): each scrape is one more
+    report period, so counters grow as behind a live exporter. ``reports``: one report (repeated) or an iterator
+    of them; ``labels`` override instance_info fields (``instance_type="trn1.32xlarge"``)."""
 
     def __init__(self, reports: Iterator[dict[str, Any]] | dict[str, Any], **labels: str) -> None:
+        from neuron_top.export import Exporter, ExportOptions
+
         self._reports = reports if not isinstance(reports, dict) else None
         self._fixed = reports if isinstance(reports, dict) else None
         self.override = labels
-        self.counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        self.exporter = Exporter(ExportOptions(process_metrics=False), source="test")
         self.report: dict[str, Any] | None = None
         """The report of the last scrape."""
         self.scrapes = 0
+        self.ended = False
+        """The source ended: scrapes serve the last values (as ``neuron-top export`` does), no more reports."""
         self._lock = threading.Lock()
-        self._static: tuple[int, str] | None = None
+
+    def end(self, why: str = "neuron-monitor exited") -> None:
+        from neuron_top.feed import StatusChanged
+        from neuron_top.sources.base import State, Status
+
+        with self._lock:
+            self.ended = True
+            self.exporter.apply(StatusChanged(Status(State.ENDED, why)))
 
     def scrape(self) -> str:
+        from neuron_top.snapshot import snapshot_from
+
         with self._lock:
+            if self.ended:
+                return self.exporter.render().decode()
             report = self._fixed if self._fixed is not None else next(self._reports)  # type: ignore[arg-type]
+            if self.override:
+                report = {**report, "instance_info": {**report.get("instance_info", {}), **self.override}}
             self.report = report
             self.scrapes += 1
-            return self._render(report)
-
-    def _count(self, name: str, labels: dict[str, str], n: float) -> None:
-        key = (name, tuple(sorted(labels.items())))
-        self.counters[key] = self.counters.get(key, 0.0) + float(n or 0)
-
-    def _render(self, report: dict[str, Any]) -> str:
-        base = instance_labels(report, **self.override)
-        # counters first (they change every scrape), then the gauges (kept when the report is the same object)
-        for rt in report.get("neuron_runtime_data") or []:
-            if rt.get("error"):
-                continue
-            tag = str(rt.get("neuron_runtime_tag") or rt.get("pid"))
-            ex = (rt.get("report") or {}).get("execution_stats") or {}
-            if ex.get("error"):
-                continue
-            for t in ERROR_TYPES:
-                self._count("execution_errors_total", {**base, "runtime_tag": tag, "error_type": t},
-                            (ex.get("error_summary") or {}).get(t) or 0)
-            for t in STATUS_TYPES:
-                self._count("execution_status_total", {**base, "runtime_tag": tag, "status_type": t},
-                            (ex.get("execution_summary") or {}).get(t) or 0)
-        hw = ((report.get("system_data") or {}).get("neuron_hw_counters") or {})
-        if not hw.get("error"):
-            for dev in hw.get("neuron_devices") or []:
-                for t in ECC_TYPES:
-                    self._count("hardware_ecc_events_total",
-                                {**base, "neuron_device_index": str(dev.get("neuron_device_index")), "event_type": t},
-                                dev.get(t) or 0)
-        counters: dict[str, list[str]] = {}
-        for (name, labels), v in self.counters.items():
-            counters.setdefault(name, []).append(_line(name, dict(labels), v))
-        if self._static is None or self._static[0] != id(report) or self._fixed is None:
-            self._static = (id(report), gauges(report, base))
-        out = [self._static[1]]
-        for name, lines in counters.items():
-            out.append(f"# HELP {name} {name}\n# TYPE {name} counter\n" + "\n".join(lines))
-        return "\n".join(out) + "\n"
-
-
-def gauges(report: dict[str, Any], base: dict[str, str]) -> str:
-    """Every gauge family of AWS's exporter for one report (its runtimes' and the system's)."""
-    fam: dict[str, list[str]] = {}
-
-    def g(name: str, labels: dict[str, str], v: float | None) -> None:
-        if v is not None:
-            fam.setdefault(name, []).append(_line(name, labels, v))
-
-    sysd = report.get("system_data") or {}
-    mi = sysd.get("memory_info") or {}
-    if mi and not mi.get("error"):
-        for k in ("memory_total_bytes", "memory_used_bytes", "swap_total_bytes", "swap_used_bytes"):
-            g(f"system_{k}", base, mi.get(k))
-    vc = sysd.get("vcpu_usage") or {}
-    if vc and not vc.get("error"):
-        g("system_vcpu_count", base, len(vc.get("usage_data") or {}))
-        a = vc.get("average_usage") or {}
-        g("system_vcpu_usage_ratio", {**base, "usage_type": "user"}, ((a.get("user") or 0) + (a.get("nice") or 0)) / 100)
-        g("system_vcpu_usage_ratio", {**base, "usage_type": "system"},
-          sum(a.get(k) or 0 for k in ("system", "io_wait", "irq", "soft_irq")) / 100)
-    g("instance_info", base, 1.0)
-    hw = report.get("neuron_hardware_info") or {}
-    if hw and not hw.get("error"):
-        g("neuron_hardware_info", {**base, "neuron_device_count": str(hw.get("neuron_device_count")),
-                                   "neuroncore_per_device_count": str(hw.get("neuroncore_per_device_count")),
-                                   "neuron_device_memory_size": str(hw.get("neuron_device_memory_size"))}, 1.0)
-    for rt in report.get("neuron_runtime_data") or []:
-        if rt.get("error"):
-            continue
-        tag = str(rt.get("neuron_runtime_tag") or rt.get("pid"))
-        rl = {**base, "runtime_tag": tag}
-        r = rt.get("report") or {}
-        nc = r.get("neuroncore_counters") or {}
-        if not nc.get("error"):
-            for core, c in (nc.get("neuroncores_in_use") or {}).items():
-                g("neuroncore_utilization_ratio", {**rl, "neuroncore": str(core)},
-                  ((c or {}).get("neuroncore_utilization") or 0) / 100)
-        vu = (r.get("neuron_runtime_vcpu_usage") or {})
-        if vu and not vu.get("error"):
-            u = vu.get("vcpu_usage") or {}
-            g("neuron_runtime_vcpu_usage_ratio", {**rl, "usage_type": "user"}, (u.get("user") or 0) / 100)
-            g("neuron_runtime_vcpu_usage_ratio", {**rl, "usage_type": "system"}, (u.get("system") or 0) / 100)
-        mu = r.get("memory_used") or {}
-        used = mu.get("neuron_runtime_used_bytes") or {}
-        if mu and not mu.get("error"):
-            g("neuron_runtime_memory_used_bytes", {**rl, "memory_location": "host"}, used.get("host"))
-            g("neuron_runtime_memory_used_bytes", {**rl, "memory_location": "neuron_device"}, used.get("neuron_device"))
-            per_core = (used.get("usage_breakdown") or {}).get("neuroncore_memory_usage") or {}
-            for core, cats in per_core.items():
-                for cat in CORE_MEMORY:
-                    g(f"neuroncore_memory_usage_{cat}", {**rl, "neuroncore": str(core), "memory_location": "None"},
-                      (cats or {}).get(cat))
-        ex = r.get("execution_stats") or {}
-        lat = ((ex.get("latency_stats") or {}).get("total_latency")) if not ex.get("error") else None
-        if lat:
-            for p in sorted(PERCENTILES):
-                g("execution_latency_seconds", {**rl, "percentile": p}, lat.get(p))
-    out = []
-    for name, lines in fam.items():
-        out.append(f"# HELP {name} {name}\n# TYPE {name} gauge\n" + "\n".join(lines))
-    return "\n".join(out)
+            self.exporter.apply_snapshot(snapshot_from(json.dumps(report).encode(), time.time(), self.scrapes))
+            return self.exporter.render().decode()
 
 
 class ExpositionServer:

@@ -44,9 +44,9 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--rate-window", default="1m", metavar="DUR", help="range of rate() for exec/errors (1m)")
     prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC events within this long count (15m)")
     prom.add_argument("--stale-after", type=float, default=60.0, metavar="S",
-                      help="a host whose newest sample is older is stale (60)")
+                      help="a host still scraped whose data is older is stale (60)")
     prom.add_argument("--down-after", type=float, default=180.0, metavar="S",
-                      help="a host with no sample for this long is down (180)")
+                      help="a host no longer scraped is stale at once and down after this long (180)")
     prom.add_argument("--ssh-template", metavar="CMD", help="command for a host's live stream (key l), e.g. "
                       "'ssh {instance_id} neuron-monitor'; names: {host}, {instance_id}, {instance_name}, "
                       "{instance_type}, {availability_zone}, {region}, --label ones")
@@ -109,8 +109,8 @@ def prom_fleet(ns: argparse.Namespace):
         raise UsageError("--password-file needs --user")
     if ns.timeout is None:
         ns.timeout = 5.0
-    if ns.timeout <= 0 or ns.stale_after <= 0 or ns.down_after < ns.stale_after:
-        raise UsageError("--timeout and --stale-after must be above 0, and --down-after at least --stale-after")
+    if ns.timeout <= 0 or ns.stale_after <= 0 or ns.down_after <= 0:
+        raise UsageError("--timeout, --stale-after and --down-after must be above 0")
     try:
         client = PromClient(ns.prometheus, timeout=ns.timeout, auth=auth, ca_file=ns.ca_file)
     except (ValueError, OSError) as exc:  # ssl: a CA file that is missing or not PEM

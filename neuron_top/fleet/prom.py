@@ -27,7 +27,8 @@ from neuron_top.textsafe import clean
 
 __all__ = ["Backoff", "PromFleet"]
 
-_FIGURES = tuple(f for f in FleetRow.__struct_fields__ if f not in ("key", "status", "age", "note", "targets"))
+_FIGURES = tuple(f for f in FleetRow.__struct_fields__
+                 if f not in ("key", "status", "age", "scraped", "note", "targets"))
 """What a row that went stale keeps from its last answer."""
 WORKERS = 4
 """Queries in flight at once: enough to hide round trips, few enough not to crowd a busy Prometheus."""
@@ -106,17 +107,21 @@ class PromFleet:
 
     def _aged(self, row: FleetRow, since: float) -> FleetRow:
         """A host that is not current (its scrapes fail): its last known figures stay (Prometheus no longer
-        answers with series that went stale), and its age is at most the age it had at the last refresh plus the
-        time since. The "gone" subquery sees samples only at its 10 s steps, so its age can be 10 s too old; the
-        smaller of the two is the better bound."""
+        answers with series that went stale), its data ages from the last refresh on, and the time since it was
+        last scraped is at most what it was then plus the time since: the "gone" subquery sees samples only at
+        its 10 s steps, so its own figure can be 10 s too old; the smaller of the two is the better bound."""
         old = self._rows.get(row.key)
         if row.status == UP or old is None:
             return row
-        kept = {f: getattr(old, f) for f in _FIGURES if _missing(getattr(row, f)) and not _missing(getattr(old, f))}
-        if old.age is not None and "seen" in self._ok_names:
-            carried = old.age + since
-            if row.age is None or row.age > carried:
-                kept.update(age=carried, status=status_for(carried, False, self.thresholds))
+        kept: dict[str, object] = {
+            f: getattr(old, f) for f in _FIGURES if _missing(getattr(row, f)) and not _missing(getattr(old, f))}
+        if "seen" in self._ok_names:
+            last = old.scraped if old.scraped is not None else old.age
+            if last is not None and (row.scraped is None or row.scraped > last + since):
+                kept["scraped"] = last + since
+                kept["status"] = status_for(last + since, False, self.thresholds)
+            if old.age is not None:
+                kept["age"] = max(old.age + since, row.age or 0.0)
         return msgspec.structs.replace(row, **kept) if kept else row
 
     def _unreachable(self, start: float, elapsed: float, problems: list[Problem]) -> FleetFrame:

@@ -124,6 +124,12 @@ class QuerySet:
                 out.append(n)
         return tuple(out)
 
+    def _per_target(self, family: str) -> str:
+        """``family`` (one series per scrape target, no instance labels) with the host's ``by`` label, taken from
+        that target's ``instance_info``."""
+        return (f"{family} * on (instance, job) group_left ({self.by}) "
+                f"max by (instance, job, {self.by}) ({self.sel('instance_info')})")
+
     def queries(self) -> tuple[FleetQuery, ...]:
         """The fixed set; its length does not depend on the fleet."""
         k = self.by
@@ -136,6 +142,9 @@ class QuerySet:
             FleetQuery("seen", _tagged([
                 ("now", f"time() - max by ({k}) ({presence})"),
                 ("gone", f"time() - max by ({k}) (max_over_time(({presence})[{self.seen_window}:10s]))"),
+                # neuron-top export's own health (no instance labels: joined through the scrape target)
+                ("report", f"max by ({k}) ({self._per_target('neurontop_last_report_age_seconds')})"),
+                ("source_up", f"min by ({k}) ({self._per_target('neurontop_source_up')})"),
             ]), ("status", "age")),
             FleetQuery("info", f"count by ({', '.join(self.info_labels)}) ({self.sel('instance_info')})",
                        ("name", "instance_id", "instance_type", "zone", "region", "labels", "targets")),

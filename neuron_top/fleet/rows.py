@@ -65,7 +65,9 @@ class FleetRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc
     status: str = "up"
     """"up", "stale", "down" or "starting"."""
     age: float | None = None
-    """Seconds since the host's newest data."""
+    """Seconds since the host's newest data (the exporter's last report when it says, else its newest sample)."""
+    scraped: float | None = None
+    """Seconds since Prometheus last had a sample of the host (what "down" is judged by); None over ssh."""
     note: str = ""
     """Why the row looks the way it does: the ssh error, labels that collide, a second scrape target."""
     targets: int = 1
@@ -93,16 +95,14 @@ class Thresholds:
 
 
 def status_for(age: float | None, present: bool, th: Thresholds) -> str:
-    """``present``: the host's series are current (no staleness marker). A host whose series went away (its
-    scrapes fail) is stale at once and down after ``down_after``; a present one is stale when its newest sample
-    is older than ``stale_after`` (a slow remote write, a scrape interval longer than expected)."""
+    """Two different questions. A host whose series went away (``present`` False: its scrapes fail) is stale at
+    once and down after ``down_after`` seconds. A host still being scraped is never down; it is stale when its
+    data is older than ``stale_after`` (a hung neuron-monitor behind a live exporter, a slow remote write)."""
     if age is None:
-        return DOWN
-    if age > th.down_after:
-        return DOWN
-    if not present or age > th.stale_after:
-        return STALE
-    return UP
+        return DOWN if not present else STALE
+    if not present:
+        return DOWN if age > th.down_after else STALE
+    return STALE if age > th.stale_after else UP
 
 
 # --- from Prometheus -----------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def _pct(x: float | None) -> float | None:
 class _Acc:
     """Everything known about one host while the answers are read."""
 
-    __slots__ = ("fields", "gone_age", "notes", "present", "seen_age")
+    __slots__ = ("fields", "gone_age", "notes", "present", "report_age", "seen_age", "source_up")
 
     def __init__(self) -> None:
         self.fields: dict[str, object] = {}
@@ -138,6 +138,9 @@ class _Acc:
         self.present = False
         self.seen_age: float | None = None
         self.gone_age: float | None = None
+        self.report_age: float | None = None
+        """From ``neuron-top export``: seconds since its source's last report (its data's real age)."""
+        self.source_up: float | None = None
 
 
 def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[str, object],
@@ -165,11 +168,16 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
     for s in samples("seen"):
         a = acc(s)
         age = s.number
-        if s.metric.get(PART) == "now":
+        part = s.metric.get(PART)
+        if part == "now":
             a.present = True
             a.seen_age = age
-        else:
+        elif part == "gone":
             a.gone_age = age
+        elif part == "report":
+            a.report_age = age
+        elif part == "source_up":
+            a.source_up = age
     _info(samples("info"), acc, qs)
     _hardware(samples("hardware"), acc)
     for name, spec in _PARTS.items():
@@ -196,18 +204,27 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
                 f[k] = int(f[k])  # type: ignore[call-overload]
         if not key:
             a.notes.insert(0, f"series without the {by} label (check --by)")
-        age = a.seen_age if a.present else a.gone_age
-        if seen_ok and age is None:
+        scraped = a.seen_age if a.present else a.gone_age
+        age = scraped
+        if a.present and a.report_age is not None:  # our exporter says how old its data really is
+            age = max(age or 0.0, a.report_age)
+        if a.present and a.source_up == 0:
+            a.notes.append("the exporter answers but its source is down (neurontop_source_up 0): "
+                           "neuron-monitor stopped?")
+        if seen_ok and scraped is None:
             # in other answers but not in "seen": its presence series are missing or younger than the
             # subquery's step; not down (it has data), not known to be up
             status = STALE
             a.notes.append("no instance_info, neuron_hardware_info or system_vcpu_count sample seen")
         elif seen_ok:
-            status = status_for(age, a.present, th)
+            status = status_for(age if a.present else scraped, a.present, th)
+            if status == UP and a.source_up == 0:
+                status = STALE
         else:
             status, age = STALE, None
             a.notes.append("status unknown: the seen query failed")
-        rows.append(FleetRow(key=key, status=status, age=age, note="; ".join(a.notes), **f))  # type: ignore[arg-type]
+        rows.append(FleetRow(key=key, status=status, age=age, scraped=scraped, note="; ".join(a.notes),
+                             **f))  # type: ignore[arg-type]
     return rows
 
 
@@ -361,5 +378,7 @@ def with_status(rows: Iterable[FleetRow], th: Thresholds, elapsed: float) -> lis
     out = []
     for r in rows:
         age = None if r.age is None else r.age + elapsed
-        out.append(msgspec.structs.replace(r, age=age, status=status_for(age, False, th)))
+        scraped = None if r.scraped is None else r.scraped + elapsed
+        out.append(msgspec.structs.replace(r, age=age, scraped=scraped,
+                                           status=status_for(scraped if scraped is not None else age, False, th)))
     return out

@@ -61,12 +61,16 @@ class Cluster:
         self.going = demo_report("inf1.xlarge", 23)
         self.server.add("going", HostExporter(self.going))
         self.server.add("stay", HostExporter(demo_report("inf1.xlarge", 24)))
+        self.ended = demo_report("trn1.32xlarge", 25)
+        self.ended_exporter = HostExporter(self.ended)
+        self.server.add("ended", self.ended_exporter)
         self.server.start()
         targets = {**targets_on(self.server, [f"{i}-{s}" for i, s in DEMO8], group="demo8"),
                    **targets_on(self.server, ["inf1_xlarge_4runtimes_datadog.txt",
                                               "trn1n_32xlarge_trimmed_otel_awscontainerinsight.txt"], group="aws"),
                    **targets_on(self.server, ["twin-a", "twin-b", "dup", "dup-again"], group="collide"),
-                   **targets_on(self.server, ["going", "stay"], group="vanish")}
+                   **targets_on(self.server, ["going", "stay"], group="vanish"),
+                   **targets_on(self.server, ["ended"], group="ended")}
         self.prom = Prometheus(targets)
         self.prom.wait_ready()
         # every target scraped at least three times: rate() and increase() need two samples in their window
@@ -207,6 +211,24 @@ def test_a_host_that_goes_away_turns_stale_then_down(cluster: Cluster) -> None:
         fleet.close()
     assert STALE in seen and seen[-1] == DOWN
     assert seen.index(STALE) < seen.index(DOWN)
+
+
+def test_an_exporter_whose_neuron_monitor_stopped_is_stale(cluster: Cluster) -> None:
+    """neuron-top export keeps answering when its source ends (neurontop_source_up 0): the row says so."""
+    fleet = cluster.fleet("ended")
+    iid = cluster.ended["instance_info"]["instance_id"]
+    try:
+        assert rows_of(fleet)[iid].status == UP
+        cluster.ended_exporter.end()
+        deadline = time.monotonic() + 15
+        row = rows_of(fleet)[iid]
+        while row.status == UP and time.monotonic() < deadline:
+            time.sleep(0.5)
+            row = rows_of(fleet)[iid]
+    finally:
+        fleet.close()
+    assert row.status == STALE and "neurontop_source_up 0" in row.note
+    assert row.util is not None  # still scraped: its last values are there
 
 
 def test_a_failing_query_is_shown_with_its_text_and_blanks_its_columns(cluster: Cluster) -> None:

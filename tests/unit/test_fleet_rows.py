@@ -149,9 +149,20 @@ def test_extra_labels_come_from_instance_info() -> None:
 
 
 @pytest.mark.parametrize("age, present, want", [
-    (5, True, UP), (31, True, STALE), (5, False, STALE), (121, False, DOWN), (121, True, DOWN), (None, True, DOWN)])
+    (5, True, UP), (31, True, STALE), (5, False, STALE), (121, False, DOWN), (121, True, STALE),
+    (None, True, STALE), (None, False, DOWN)])
 def test_status_for(age: float | None, present: bool, want: str) -> None:
     assert status_for(age, present, TH) == want
+
+
+def test_our_exporter_says_how_old_its_data_is() -> None:
+    rows = rows_of({"seen": [s(1, instance_id="i-1", **{PART: "now"}), s(45, instance_id="i-1", **{PART: "report"}),
+                             s(1, instance_id="i-1", **{PART: "source_up"}),
+                             s(1, instance_id="i-2", **{PART: "now"}), s(2, instance_id="i-2", **{PART: "report"}),
+                             s(0, instance_id="i-2", **{PART: "source_up"})]})
+    hung, stopped = rows["i-1"], rows["i-2"]
+    assert (hung.status, hung.age) == (STALE, 45.0)  # scraped every second, but its last report is 45 s old
+    assert stopped.status == STALE and "neurontop_source_up 0" in stopped.note
 
 
 def test_rows_age_while_no_answer_comes() -> None:
