@@ -7,6 +7,12 @@ Faults and what the user sees:
   (2, 4, 8 ... 60 s) and snap back to the refresh interval after a success;
 * one query fails (a server-side error, an old Prometheus without a function): its columns are blank and the
   frame carries the error with the query's text;
+* what changes slowly (labels, hardware, memory and runtimes, vCPU, one-minute execution rates, a p99, the ECC
+  window, hosts long gone) is asked once every ``SLOW_EVERY`` refreshes, in turns (one or two a refresh), and all
+  of it when a new host shows up, its last answer used in between; status and the NeuronCores' utilization are
+  asked every refresh. Prometheus's cost is per
+  series read (a few microseconds each, one core per query): at 256 trn2 hosts a full refresh costs it ~0.9 s of
+  CPU, one of status and utilization ~0.3 s;
 * a host vanishes from every answer: its last row stays, as down, for ``keep`` seconds.
 """
 
@@ -20,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 import msgspec
 
 from neuron_top.fleet.frame import FleetFrame, Problem
-from neuron_top.fleet.promql import PromClient, PromError
-from neuron_top.fleet.queries import QuerySet
+from neuron_top.fleet.promql import PromClient, PromError, Sample
+from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet
 from neuron_top.fleet.rows import DOWN, UP, FleetRow, Thresholds, from_answers, status_for, with_status
 from neuron_top.textsafe import clean
 
@@ -31,7 +37,8 @@ _FIGURES = tuple(f for f in FleetRow.__struct_fields__
                  if f not in ("key", "status", "age", "scraped", "note", "targets"))
 """What a row that went stale keeps from its last answer."""
 WORKERS = 4
-"""Queries in flight at once: enough to hide round trips, few enough not to crowd a busy Prometheus."""
+"""Queries in flight at once: every query of a fast refresh at once (a Prometheus with the cores to spare answers
+them side by side), few enough not to crowd it."""
 KEEP = 3600.0
 """Seconds a host that vanished from every answer stays listed (as down)."""
 
@@ -77,20 +84,45 @@ class PromFleet:
         """The queries that answered in the refresh under way."""
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="promql")
         self._closed = threading.Event()
+        self._reset_tiers()
+
+    def due(self) -> list[FleetQuery]:
+        """The queries this refresh asks: every fast one, and the slow ones in turns (each once in ``SLOW_EVERY``
+        refreshes, spread so no refresh asks them all); every one at the first refresh and right after a host
+        showed up that they do not know; a slow one without an answer (it failed) at once."""
+        slow = [q for q in self.queries if q.slow]
+        if self._count == 0 or self._new_hosts:
+            return list(self.queries)
+        slot = self._count % SLOW_EVERY
+        asked = [q for i, q in enumerate(slow) if i % SLOW_EVERY == slot or q.name not in self._kept]
+        return [q for q in self.queries if not q.slow or q in asked]
 
     def refresh(self) -> FleetFrame:
-        """Ask every query once (in parallel) and make the frame."""
+        """Ask the queries due (in parallel) and make the frame."""
         start = self.clock()
         t0 = time.perf_counter()
-        futures = {q.name: self._pool.submit(self._ask, q.expr) for q in self.queries}
+        due = self.due()
+        futures = {q.name: self._pool.submit(self._ask, q.expr) for q in due}
         answers: dict[str, object] = {name: f.result() for name, f in futures.items()}
         elapsed = time.perf_counter() - t0
         failures = {n: a for n, a in answers.items() if isinstance(a, PromError)}
         self._ok_names = {n for n in answers if n not in failures}
         problems = [Problem(message=e.message, name=n, query=e.query) for n, e in failures.items()]
-        n = len(self.queries)
+        n = len(due)
         if len(failures) == n and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
+        self._count += 1
+        for q in self.queries:  # slow answers: kept from when they were asked, and used until asked again
+            if not q.slow:
+                continue
+            got = answers.get(q.name)
+            if isinstance(got, list):
+                self._kept[q.name] = (start, got)
+            elif isinstance(got, PromError):
+                self._kept.pop(q.name, None)
+            elif q.name in self._kept:
+                answers[q.name] = _aged_answer(q.name, *self._kept[q.name], start)
+        self._new_hosts = _unknown_hosts(self.qs.by, answers)
         rows = from_answers(self.qs, self.queries, answers, self.thresholds)
         since = start - self._last_ok if self._last_ok is not None else 0.0
         fresh = {r.key: self._aged(r, since) for r in rows}
@@ -104,6 +136,12 @@ class PromFleet:
         self.backoff.reset()
         return FleetFrame(ts=start, source=self.source, rows=list(fresh.values()),
                           state="partial" if failures else "ok", problems=problems, queries=n, elapsed=elapsed)
+
+    def _reset_tiers(self) -> None:
+        self._count = 0
+        self._kept: dict[str, tuple[float, list[Sample]]] = {}
+        """Slow queries' last answers and when they were asked."""
+        self._new_hosts = False
 
     def _aged(self, row: FleetRow, since: float) -> FleetRow:
         """A host that is not current (its scrapes fail): its last known figures stay (Prometheus no longer
@@ -129,8 +167,9 @@ class PromFleet:
         rows = with_status(self._rows.values(), self.thresholds, since)
         retry = self.backoff.next()
         first = problems[0]
+        self._reset_tiers()  # when it answers again, ask everything
         return FleetFrame(ts=start, source=self.source, rows=rows, state="unreachable",
-                          problems=[Problem(message=first.message)], queries=len(self.queries), elapsed=elapsed,
+                          problems=[Problem(message=first.message)], queries=len(self.due()), elapsed=elapsed,
                           retry_in=retry)
 
     def next_delay(self, interval: float, frame: FleetFrame) -> float:
@@ -160,6 +199,24 @@ class PromFleet:
         self._closed.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+def _aged_answer(name: str, asked: float, samples: list[Sample], now: float) -> list[Sample]:
+    """A kept answer, used ``now``: ages (the "gone" query's values) have grown by the time since it was asked."""
+    if name != "gone" or now <= asked:
+        return samples
+    dt = now - asked
+    return [Sample(s.metric, (s.value[0] + dt, repr(v + dt) if (v := s.number) is not None else s.value[1]))
+            for s in samples]
+
+
+def _unknown_hosts(by: str, answers: dict[str, object]) -> bool:
+    """Whether "seen" names a host the (kept) info answer does not: then the slow queries are due next time."""
+    seen, info = answers.get("seen"), answers.get("info")
+    if not isinstance(seen, list) or not isinstance(info, list):
+        return False
+    known = {s.metric.get(by, "") for s in info}
+    return any(s.metric.get(by, "") not in known for s in seen if s.metric.get(PART) == "now")
 
 
 def _missing(value: object) -> bool:

@@ -10,9 +10,9 @@ Rules the queries follow:
 * Every runtime reports every core (0.0 on the cores it does not use), so a core's utilization is the max over
   runtimes first; the host's figure is the average of those (AWS's dashboard averages the raw series, which
   dilutes it by the number of runtimes) and its busiest core the max.
-* A host scraped twice (two jobs, two exporters) must not count twice: sums are taken over a ``max by`` the
-  series' own identity (runtime, core, device), which merges the copies; the ``info`` query counts the copies so
-  the row can say so.
+* A host scraped twice (two jobs scraping one exporter) must not count twice: the ``info`` query counts the
+  copies (scrape targets) and the row divides its sums and counts by that. (Merging the copies in PromQL, a
+  ``max by`` each series' identity before the sum, costs Prometheus ~20 us a series: five times the read.)
 * A figure that is absent is absent: counts that can legitimately be zero get an explicit ``or ... * 0`` so
   "no busy core" is 0 while "no utilization series at all" stays blank.
 """
@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_LABELS", "PART", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries", "parse_match"]
+__all__ = ["DEFAULT_LABELS", "PART", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries",
+           "parse_match"]
 
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
 DEFAULT_LABELS = ("instance_id", "instance_name", "instance_type", "availability_zone", "region")
@@ -30,10 +31,11 @@ DEFAULT_LABELS = ("instance_id", "instance_name", "instance_type", "availability
 PRESENCE = ("instance_info", "neuron_hardware_info", "system_vcpu_count")
 """Families whose samples say "this host is being scraped" (any one is enough)."""
 ON_DEVICE = 'memory_location="neuron_device"'
-NOT_COMPLETED = 'status_type!="completed"'
 P99 = 'percentile="p99"'
 PART = "neuron_top"
 """The label that tells apart the parts of a query made of several (``_tagged``)."""
+SLOW_EVERY = 5
+"""A slow query is asked once in this many refreshes (every 10 s at the default 2 s refresh)."""
 BUSY = 0.01
 """A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated."""
 
@@ -45,6 +47,10 @@ class FleetQuery:
     expr: str
     fills: tuple[str, ...]
     """The row fields its answer fills (blank when it fails)."""
+    slow: bool = False
+    """What changes slowly (labels, hardware, models loaded, a 15 minute ECC window, hosts long gone) is asked
+    once every ``SLOW_EVERY`` refreshes, in turns in the order of ``QuerySet.queries`` (the dearest first, so no
+    two dear ones share a turn), and when a new host shows up; the rest every refresh."""
 
 
 class MatchError(ValueError):
@@ -131,61 +137,59 @@ class QuerySet:
                 f"max by (instance, job, {self.by}) ({self.sel('instance_info')})")
 
     def queries(self) -> tuple[FleetQuery, ...]:
-        """The fixed set; its length does not depend on the fleet."""
+        """The fixed set (its length does not depend on the fleet): 3 asked every refresh (status, the
+        NeuronCores' average and busiest), 8 more in turns, each every ``SLOW_EVERY`` refreshes."""
         k = self.by
         util = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_utilization_ratio')})"
         code = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_memory_usage_model_code')})"
+        per_runtime = self.sel("neuron_runtime_memory_used_bytes", ON_DEVICE)
         # timestamp() drops the metric name: one family's series at a time, joined with "or" (a regex over
         # __name__ would give two series with the same labels, which Prometheus refuses)
         presence = " or ".join(f"timestamp({self.sel(f)})" for f in PRESENCE)
         return (
             FleetQuery("seen", _tagged([
                 ("now", f"time() - max by ({k}) ({presence})"),
-                ("gone", f"time() - max by ({k}) (max_over_time(({presence})[{self.seen_window}:10s]))"),
                 # neuron-top export's own health (no instance labels: joined through the scrape target)
                 ("report", f"max by ({k}) ({self._per_target('neurontop_last_report_age_seconds')})"),
                 ("source_up", f"min by ({k}) ({self._per_target('neurontop_source_up')})"),
             ]), ("status", "age")),
+            # Prometheus's cost is per series read (~16,000 core series at 256 trn2 hosts, a few microseconds
+            # each), and one query is answered on one core: the three reads of the core series are three queries,
+            # which a Prometheus with cores to spare answers side by side. U, the per-core max over runtimes, is
+            # not shared between parts, so each part reads once: counts are sums of "bool" comparisons (0 when
+            # none: no "or ... * 0" fallback reading them again); idle cores are the allocated ones (a model
+            # loaded: slow to change) less the busy ones
+            FleetQuery("util", f"avg by ({k}) ({util})", ("util",)),
+            FleetQuery("busiest", f"max by ({k}) ({self.sel('neuroncore_utilization_ratio')})", ("util_max",)),
+            # per outcome, one pass; the row adds them up (all) and leaves "completed" out (errors). A rate over a
+            # minute moves little in two seconds, and rate() is the dearest read per series (~12,000 at 256 hosts):
+            # asked with the slow ones
+            FleetQuery("executions", f"sum by ({self.by_('status_type')}) "
+                                     f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
+                       ("exec_rate", "err_rate"), slow=True),
+            FleetQuery("ecc", f"sum by ({self.by_('event_type')}) "
+                              f"(increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}]))",
+                       ("ecc_corrected", "ecc_uncorrected"), slow=True),
+            FleetQuery("allocated", f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
+            FleetQuery("busy", f"sum by ({k}) ({util} > bool {BUSY})", ("busy", "idle"), slow=True),
+            # the host's own figures, each cheap (a series per runtime or per host), in one round trip; memory,
+            # runtimes, vCPU and a p99 that is itself a figure over time: asked with the slow ones
+            FleetQuery("host", _tagged([
+                ("mem_used", f"sum by ({k}) ({per_runtime})"),
+                ("apps", f"count by ({k}) ({per_runtime})"),  # one series per runtime: cheaper than the cores'
+                ("vcpu", f"sum by ({k}) ({self.sel('system_vcpu_usage_ratio')})"),
+                ("vcpus", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
+                ("p99", f"max by ({k}) ({self.sel('execution_latency_seconds', P99)})"),
+            ]), ("mem_used", "apps", "vcpu", "vcpus", "p99"), slow=True),
+            # hosts whose series went away: the last sample of each, within the seen window (a subquery at 10 s
+            # steps; between two asks the fleet ages what it knows itself)
+            FleetQuery("gone", f"time() - max by ({k}) (max_over_time(({presence})[{self.seen_window}:10s]))",
+                       ("status", "age"), slow=True),
             FleetQuery("info", f"count by ({', '.join(self.info_labels)}) ({self.sel('instance_info')})",
-                       ("name", "instance_id", "instance_type", "zone", "region", "labels", "targets")),
+                       ("name", "instance_id", "instance_type", "zone", "region", "labels", "targets"), slow=True),
             FleetQuery("hardware", f"max by ({self.by_('neuron_device_count', 'neuroncore_per_device_count', 'neuron_device_memory_size')}) ({self.sel('neuron_hardware_info')})",
-                       ("devices", "cores", "mem_total")),
-            FleetQuery("cores", _tagged([
-                ("avg", f"avg by ({k}) ({util})"),
-                ("max", f"max by ({k}) ({util})"),
-                ("n", f"count by ({k}) ({util})"),
-                ("busy", f"count by ({k}) ({util} > {BUSY}) or count by ({k}) ({util}) * 0"),
-                ("idle", f"count by ({k}) (({code} > 0) unless on ({self.by_('neuroncore')}) ({util} > {BUSY}))"
-                         f" or count by ({k}) ({code}) * 0"),
-                ("apps", f"count by ({k}) (count by ({self.by_('runtime_tag')}) "
-                         f"({self.sel('neuroncore_utilization_ratio')}))"),
-            ]), ("util", "util_max", "busy", "idle", "apps")),
-            FleetQuery("memory", f"sum by ({k}) (max by ({self.by_('runtime_tag')}) "
-                                 f"({self.sel('neuron_runtime_memory_used_bytes', ON_DEVICE)}))",
-                       ("mem_used",)),
-            FleetQuery("vcpu", _tagged([
-                ("used", f"sum by ({k}) (max by ({self.by_('usage_type')}) ({self.sel('system_vcpu_usage_ratio')}))"),
-                ("count", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
-            ]), ("vcpu", "vcpus")),
-            FleetQuery("executions", _tagged([
-                ("all", f"sum by ({k}) (max by ({self.by_('runtime_tag', 'status_type')}) "
-                        f"(rate({self.sel('execution_status_total')}[{self.rate_window}])))"),
-                ("bad", f"sum by ({k}) (max by ({self.by_('runtime_tag', 'status_type')}) "
-                        f"(rate({self.sel('execution_status_total', NOT_COMPLETED)}[{self.rate_window}])))"),
-            ]), ("exec_rate", "err_rate")),
-            FleetQuery("latency", f"max by ({k}) ({self.sel('execution_latency_seconds', P99)})",
-                       ("p99",)),
-            FleetQuery("ecc", _tagged([
-                (kind, f"sum by ({k}) (max by ({self.by_('neuron_device_index', 'event_type')}) "
-                       f"(increase({self.sel('hardware_ecc_events_total', ecc_kind(kind))}[{self.ecc_window}])))")
-                for kind in ("corrected", "uncorrected")
-            ]), ("ecc_corrected", "ecc_uncorrected")),
+                       ("devices", "cores", "mem_total"), slow=True),
         )
-
-
-def ecc_kind(kind: str) -> str:
-    """The matcher for "corrected" or "uncorrected" ECC events, DRAM and SRAM (and newer "repairable" kinds)."""
-    return f'event_type=~".+_{kind}"'
 
 
 def _tagged(parts: list[tuple[str, str]]) -> str:

@@ -45,7 +45,8 @@ class FleetRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc
     busy: int | None = None
     """Cores above 1%."""
     idle: int | None = None
-    """Cores with a model loaded and at most 1% busy (allocated but idle)."""
+    """Cores with a model loaded and at most 1% busy (allocated but idle). From Prometheus: the allocated cores
+    less the busy ones (one read of the core series fewer; a busy core without a model would count once less)."""
     apps: int | None = None
     mem_used: float | None = None
     """Device memory used by the runtimes, bytes."""
@@ -172,12 +173,17 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
         if part == "now":
             a.present = True
             a.seen_age = age
-        elif part == "gone":
-            a.gone_age = age
         elif part == "report":
             a.report_age = age
         elif part == "source_up":
             a.source_up = age
+    for s in samples("gone"):
+        acc(s).gone_age = s.number
+    for name, (field, scale) in _PLAIN.items():
+        for s in samples(name):
+            v = s.number
+            if v is not None:
+                acc(s).fields[field] = v * scale
     _info(samples("info"), acc, qs)
     _hardware(samples("hardware"), acc)
     for name, spec in _PARTS.items():
@@ -188,17 +194,34 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
             v = s.number
             if v is not None:
                 acc(s).fields[field] = v * scale if scale != 1.0 else v
-    for s in samples("memory"):
-        acc(s).fields["mem_used"] = s.number
-    for s in samples("latency"):
-        acc(s).fields["p99"] = s.number
+    for s in samples("executions"):  # per outcome: all of them, and all but "completed"
+        v = s.number
+        if v is not None:
+            f = acc(s).fields
+            f["exec_rate"] = float(f.get("exec_rate") or 0.0) + v  # type: ignore[arg-type]
+            bad = float(f.get("err_rate") or 0.0) + (v if s.metric.get("status_type") != "completed" else 0.0)  # type: ignore[arg-type]
+            f["err_rate"] = bad
+    for s in samples("ecc"):  # per event type: corrected and uncorrected, DRAM and SRAM (and newer kinds)
+        v = s.number
+        if v is not None:
+            kind = s.metric.get("event_type", "")
+            field = "ecc_uncorrected" if kind.endswith("_uncorrected") else "ecc_corrected" if kind.endswith(
+                "_corrected") else None
+            if field is not None:
+                f = acc(s).fields
+                f[field] = float(f.get(field) or 0.0) + v  # type: ignore[arg-type]
     seen_ok = isinstance(answers.get("seen"), list)
     rows = []
     for key, a in hosts.items():
         f = a.fields
-        if f.get("cores") is None and f.get("cores_n") is not None:
-            f["cores"] = f["cores_n"]
-        f.pop("cores_n", None)
+        copies = int(f.get("targets", 1) or 1)  # type: ignore[call-overload]
+        if copies > 1:  # every series of the host came that many times: its sums and counts did too
+            for name in _SUMS:
+                if f.get(name) is not None:
+                    f[name] = float(f[name]) / copies  # type: ignore[arg-type]
+        allocated = f.pop("allocated", None)
+        if allocated is not None:  # cores with a model loaded that are not busy
+            f["idle"] = max(0, int(allocated) - int(f.get("busy") or 0))  # type: ignore[call-overload]
         for k in ("busy", "idle", "apps", "vcpus", "cores"):
             if f.get(k) is not None:
                 f[k] = int(f[k])  # type: ignore[call-overload]
@@ -229,13 +252,16 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
 
 
 _PARTS: dict[str, dict[str, tuple[str, float]]] = {
-    "cores": {"avg": ("util", 100.0), "max": ("util_max", 100.0), "n": ("cores_n", 1.0), "busy": ("busy", 1.0),
-              "idle": ("idle", 1.0), "apps": ("apps", 1.0)},
-    "vcpu": {"used": ("vcpu", 100.0), "count": ("vcpus", 1.0)},
-    "executions": {"all": ("exec_rate", 1.0), "bad": ("err_rate", 1.0)},
-    "ecc": {"corrected": ("ecc_corrected", 1.0), "uncorrected": ("ecc_uncorrected", 1.0)},
+    "host": {"mem_used": ("mem_used", 1.0), "apps": ("apps", 1.0), "vcpu": ("vcpu", 100.0),
+             "vcpus": ("vcpus", 1.0), "p99": ("p99", 1.0)},
 }
 """Tagged queries: which row field each part fills, and the factor (ratios become percent)."""
+_SUMS = ("mem_used", "apps", "vcpu", "exec_rate", "err_rate", "ecc_corrected", "ecc_uncorrected", "busy",
+         "allocated")
+"""Figures that add up series of the host (divided by the number of scrape targets reporting it)."""
+_PLAIN = {"util": ("util", 100.0), "busiest": ("util_max", 100.0), "busy": ("busy", 1.0),
+          "allocated": ("allocated", 1.0)}
+"""Queries of one figure: the field and the factor."""
 
 _INFO = (("instance_id", "instance_id"), ("instance_name", "name"), ("instance_type", "instance_type"),
          ("availability_zone", "zone"), ("region", "region"))
@@ -265,7 +291,7 @@ def _info(answer: list, acc, qs: QuerySet) -> None:
     for s in first.values():
         t = int(acc(s).fields.get("targets", 1))
         if t > 1:
-            acc(s).notes.append(f"{t} scrape targets report this host (counted once)")
+            acc(s).notes.append(f"{t} scrape targets report this host (its sums divided by {t})")
 
 
 def _hardware(answer: list, acc) -> None:

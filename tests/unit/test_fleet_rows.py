@@ -36,7 +36,9 @@ def rows_of(answers: dict[str, object], qs: QuerySet = QS) -> dict[str, object]:
 
 
 def test_query_count_is_fixed_and_small() -> None:
-    assert len(QuerySet().queries()) == len(QuerySet(by="node", labels=("cluster", "team")).queries()) == 9
+    for qs in (QuerySet(), QuerySet(by="node", labels=("cluster", "team"), match='job="x"')):
+        queries = qs.queries()
+        assert len(queries) == 11 and sum(not q.slow for q in queries) == 3
 
 
 def test_match_and_by_reach_every_selector() -> None:
@@ -74,19 +76,23 @@ def test_label_names_are_checked() -> None:
 
 def test_every_figure_lands_in_its_field() -> None:
     rows = rows_of({
-        "seen": [s(3, instance_id="i-1", **{PART: "now"}), s(3, instance_id="i-1", **{PART: "gone"})],
+        "seen": [s(3, instance_id="i-1", **{PART: "now"})], "gone": [s(3, instance_id="i-1")],
         "info": [s(1, instance_id="i-1", instance_name="web", instance_type="trn2.48xlarge",
                    availability_zone="us-east-2a", region="us-east-2")],
         "hardware": [s(1, instance_id="i-1", neuron_device_count="16", neuroncore_per_device_count="4",
                        neuron_device_memory_size="103079215104")],
-        "cores": [s(0.5, instance_id="i-1", **{PART: "avg"}), s(0.9, instance_id="i-1", **{PART: "max"}),
-                  s(64, instance_id="i-1", **{PART: "n"}), s(40, instance_id="i-1", **{PART: "busy"}),
-                  s(2, instance_id="i-1", **{PART: "idle"}), s(3, instance_id="i-1", **{PART: "apps"})],
-        "memory": [s(1e9, instance_id="i-1")],
-        "vcpu": [s(0.25, instance_id="i-1", **{PART: "used"}), s(192, instance_id="i-1", **{PART: "count"})],
-        "executions": [s(10, instance_id="i-1", **{PART: "all"}), s(0.5, instance_id="i-1", **{PART: "bad"})],
-        "latency": [s(0.012, instance_id="i-1")],
-        "ecc": [s(1, instance_id="i-1", **{PART: "corrected"}), s(0, instance_id="i-1", **{PART: "uncorrected"})],
+        "util": [s(0.5, instance_id="i-1")], "busiest": [s(0.9, instance_id="i-1")],
+        "busy": [s(40, instance_id="i-1")], "allocated": [s(42, instance_id="i-1")],
+        "host": [s(1e9, instance_id="i-1", **{PART: "mem_used"}), s(3, instance_id="i-1", **{PART: "apps"}),
+                 s(0.25, instance_id="i-1", **{PART: "vcpu"}), s(192, instance_id="i-1", **{PART: "vcpus"}),
+                 s(0.012, instance_id="i-1", **{PART: "p99"})],
+        "executions": [s(9.5, instance_id="i-1", status_type="completed"),
+                       s(0.25, instance_id="i-1", status_type="timed_out"),
+                       s(0.25, instance_id="i-1", status_type="completed_with_err")],
+        "ecc": [s(1, instance_id="i-1", event_type="mem_ecc_corrected"),
+                s(0, instance_id="i-1", event_type="sram_ecc_corrected"),
+                s(0, instance_id="i-1", event_type="mem_ecc_uncorrected"),
+                s(0, instance_id="i-1", event_type="mem_ecc_repairable_uncorrected")],
     })
     r = rows["i-1"]
     assert (r.name, r.instance_type, r.zone, r.region) == ("web", "trn2.48xlarge", "us-east-2a", "us-east-2")
@@ -100,24 +106,23 @@ def test_every_figure_lands_in_its_field() -> None:
 def test_missing_families_are_blank_not_zero() -> None:
     rows = rows_of({"seen": [s(2, instance_id="i-1", **{PART: "now"})],
                     "info": [s(1, instance_id="i-1", instance_type="inf1.xlarge")],
-                    "cores": [s(0.1, instance_id="i-1", **{PART: "avg"}), s(4, instance_id="i-1", **{PART: "n"})],
-                    "latency": [], "ecc": []})
+                    "util": [s(0.1, instance_id="i-1")], "host": [], "ecc": []})
     r = rows["i-1"]
-    assert r.cores == 4  # no hardware info: the cores that report utilization
-    assert r.devices is None and r.mem_total is None and r.p99 is None
+    assert r.util == 10.0
+    assert r.cores is None and r.devices is None and r.mem_total is None and r.p99 is None
     assert r.ecc_corrected is None and r.ecc_uncorrected is None and r.exec_rate is None and r.busy is None
 
 
 def test_a_failed_query_blanks_only_its_columns() -> None:
     rows = rows_of({"seen": [s(2, instance_id="i-1", **{PART: "now"})],
-                    "memory": [s(5e9, instance_id="i-1")],
-                    "cores": PromError("query", "bad_data: boom", "avg(...)")})
+                    "host": [s(5e9, instance_id="i-1", **{PART: "mem_used"})],
+                    "util": PromError("query", "bad_data: boom", "avg(...)")})
     r = rows["i-1"]
     assert r.mem_used == 5e9 and r.util is None and r.status == UP
 
 
 def test_without_the_seen_answer_the_status_is_unknown() -> None:
-    r = rows_of({"seen": PromError("timeout", "slow"), "memory": [s(1, instance_id="i-1")]})["i-1"]
+    r = rows_of({"seen": PromError("timeout", "slow"), "host": [s(1, instance_id="i-1", **{PART: "mem_used"})]})["i-1"]
     assert r.status == STALE and "status unknown" in r.note
 
 

@@ -1,0 +1,132 @@
+"""The Prometheus poller's own rules, with a stand-in client: which queries a refresh asks (fast every time, slow
+every few refreshes or when a new host shows up), what it keeps between asks, and the last rows kept while the
+server is down."""
+
+from __future__ import annotations
+
+from neuron_top.fleet.prom import PromFleet
+from neuron_top.fleet.promql import PromError, Sample
+from neuron_top.fleet.queries import PART, SLOW_EVERY, QuerySet
+from neuron_top.fleet.rows import STALE, UP, Thresholds
+
+
+def s(value: float, **labels: str) -> Sample:
+    return Sample(labels, (0.0, str(value)))
+
+
+class Client:
+    """Answers by query name; ``fail`` names the queries that fail this time, ``down`` makes every one fail."""
+
+    display = "http://prometheus.test:9090"
+
+    def __init__(self, qs: QuerySet) -> None:
+        self.names = {q.expr: q.name for q in qs.queries()}
+        self.hosts = ["i-1"]
+        self.fail: set[str] = set()
+        self.down = False
+        self.asked: list[list[str]] = []
+        self.requests = 0
+
+    def query(self, expr: str) -> list[Sample]:
+        name = self.names[expr]
+        self.requests += 1
+        self.asked[-1].append(name)
+        if self.down:
+            raise PromError("unreachable", "cannot reach http://prometheus.test:9090: connection refused", expr)
+        if name in self.fail:
+            raise PromError("query", "bad_data: boom", expr)
+        answers = {
+            "seen": [s(1, instance_id=h, **{PART: "now"}) for h in self.hosts],
+            "gone": [s(1, instance_id=h) for h in self.hosts],
+            "info": [s(1, instance_id=h, instance_type="trn2.48xlarge") for h in self.hosts],
+            "util": [s(0.5, instance_id=h) for h in self.hosts],
+        }
+        return answers.get(name, [])
+
+    def close(self) -> None:
+        pass
+
+
+def poller(clock: list[float] | None = None) -> tuple[PromFleet, Client]:
+    qs = QuerySet()
+    client = Client(qs)
+    t = clock if clock is not None else [1000.0]
+    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: t[0])  # type: ignore[arg-type]
+    return fleet, client
+
+
+def refresh(fleet: PromFleet, client: Client):  # type: ignore[no-untyped-def]
+    client.asked.append([])
+    return fleet.refresh()
+
+
+FAST = {"seen", "util", "busiest"}
+
+
+def test_slow_queries_in_turns_and_their_answers_kept_between() -> None:
+    fleet, client = poller()
+    frames = [refresh(fleet, client) for _ in range(3 * SLOW_EVERY + 1)]
+    assert len(client.asked[0]) == 11  # everything at first
+    later = client.asked[1:]
+    assert all(set(a) >= FAST and len(a) <= 5 for a in later)  # status and utilization every time, 1-2 more
+    slow = {q.name for q in fleet.queries if q.slow}
+    for i in range(len(later) - SLOW_EVERY + 1):  # every slow query once in any SLOW_EVERY refreshes in a row
+        window = [n for a in later[i:i + SLOW_EVERY] for n in a if n not in FAST]
+        assert sorted(window) == sorted(slow)
+    assert not any({"executions", "ecc"} <= set(a) for a in later)  # the two dearest in turns apart
+    assert all(f.rows[0].instance_type == "trn2.48xlarge" for f in frames)  # from the kept info answer
+    assert [f.queries for f in frames] == [len(a) for a in client.asked]
+    fleet.close()
+
+
+def test_a_new_host_brings_the_slow_queries_forward() -> None:
+    fleet, client = poller()
+    refresh(fleet, client)
+    refresh(fleet, client)
+    client.hosts.append("i-2")
+    refresh(fleet, client)  # "seen" names i-2, which the kept info does not know
+    frame = refresh(fleet, client)
+    assert len(client.asked[0]) == 11 and len(client.asked[3]) == 11
+    assert len(client.asked[1]) < 11 and len(client.asked[2]) < 11
+    assert {r.key: r.instance_type for r in frame.rows} == {"i-1": "trn2.48xlarge", "i-2": "trn2.48xlarge"}
+    fleet.close()
+
+
+def test_a_failed_slow_query_is_asked_again_at_once() -> None:
+    fleet, client = poller()
+    client.fail = {"info"}
+    first = refresh(fleet, client)
+    assert first.state == "partial" and first.problems[0].name == "info"
+    assert first.rows[0].instance_type == ""  # blank, not made up
+    client.fail = set()
+    second = refresh(fleet, client)
+    assert "info" in client.asked[1] and second.rows[0].instance_type == "trn2.48xlarge"
+    fleet.close()
+
+
+def test_a_kept_gone_answer_ages() -> None:
+    t = [1000.0]
+    fleet, client = poller(t)
+    refresh(fleet, client)
+    client.hosts = []  # every series of i-1 went stale: only the kept "gone" answer knows it
+    t[0] += 4.0
+    frame = refresh(fleet, client)
+    [row] = frame.rows
+    assert row.status == STALE and row.scraped is not None and row.scraped >= 4.0
+    fleet.close()
+
+
+def test_server_down_keeps_rows_and_asks_everything_when_back() -> None:
+    t = [1000.0]
+    fleet, client = poller(t)
+    assert refresh(fleet, client).rows[0].status == UP
+    client.down = True
+    t[0] += 10
+    down = refresh(fleet, client)
+    assert down.state == "unreachable" and down.retry_in == 2.0 and down.rows[0].util == 50.0
+    assert down.rows[0].status == STALE and "connection refused" in down.problems[0].message
+    client.down = False
+    t[0] += 2
+    back = refresh(fleet, client)
+    assert back.state == "ok" and len(client.asked[-1]) == 11 and back.rows[0].status == UP
+    fleet.close()
