@@ -17,9 +17,7 @@ from neuron_top.fleet.rows import DOWN, UP, FleetRow
 from neuron_top.fleet.ssh import command_for
 from neuron_top.recording.index import open_recording
 from neuron_top.recording.player import ReplayController
-from neuron_top.session import Session
 from neuron_top.tui.app import NeuronTopApp
-from neuron_top.tui.screens.fleet import FleetScreen
 from neuron_top.tui.screens.fleet_host import FleetHostScreen
 from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
 from neuron_top.tui.screens.fleet_sources import SshFleetScreen
@@ -28,38 +26,8 @@ from neuron_top.tui.widgets.fleet_header import FleetHeader
 from neuron_top.tui.widgets.fleet_table import FleetTable
 from neuron_top.tui.widgets.heatmap import HeatMap
 from tests.conftest import ROOT
+from tests.fleet_app import StaticFleet, fleet_app
 from tests.fleet_support import FLEET_T0, demo_frame
-from tests.helpers import demo_snapshots
-
-
-class StaticFleet(FleetScreen):
-    """A fleet screen fed one frame; its first hosts have dashboards made of demo snapshots."""
-
-    def __init__(self, frame: FleetFrame, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(clock=lambda: FLEET_T0 + 1, **kwargs)
-        self.first = frame
-        self.opened: list[str] = []
-        self.left: list[str] = []
-
-    def start(self) -> None:
-        self.apply_frame(self.first)
-
-    def host_session(self, key: str) -> Session | None:
-        if key.startswith("i-0") and not key.startswith("i-00"):  # the eight real demo hosts
-            session = Session(f"test {key}", state="live", clock=lambda: 1000.0)
-            for snap in demo_snapshots("inf2.48xlarge", 3, 5):
-                session.accept(snap)
-            self.opened.append(key)
-            return session
-        return None
-
-    def leave_host(self, key: str) -> None:
-        self.left.append(key)
-        super().leave_host(key)
-
-
-def fleet_app(screen: FleetScreen) -> NeuronTopApp:
-    return NeuronTopApp(None, clock=lambda: 1000.0, first_screen=lambda: screen)
 
 
 def table_text(widget) -> list[str]:  # type: ignore[no-untyped-def]
@@ -130,9 +98,10 @@ async def test_group_by_label_and_trouble_first() -> None:
         assert "▾ type inf1.xlarge ·" in text and "▾ type trn2.48xlarge ·" in text
         await pilot.press("b", "b", "b", "b")  # zone, region, status, back to none
         assert screen.group is None
-        await pilot.press("exclamation_mark")
+        await pilot.press("end", "exclamation_mark")
         rows = [ln for ln in app.screen.query_one(FleetTable).lines if isinstance(ln, FleetRow)]
         assert rows[0].ecc_uncorrected  # the worst trouble on top
+        assert screen.cursor_key == rows[0].key  # and the cursor on it
         assert table_text(app.screen.query_one(FleetTable))[1].startswith("! ")
         assert "trouble first" in table_text(app.screen.query_one(FleetHeader))[0]
 

@@ -303,7 +303,11 @@ class FleetScreen(Screen):
         self.redraw()
 
     def action_trouble(self) -> None:
+        """Troubled hosts first, and the cursor on the worst of them (the point of asking)."""
         self.trouble_first = not self.trouble_first
+        if self.trouble_first:
+            self.cursor_key = None
+            self._active().cursor = 0
         self.redraw()
 
     def action_group(self) -> None:
