@@ -19,10 +19,6 @@ from neuron_top.textsafe import clean
 
 __all__ = ["SessionFleet"]
 
-STALE_PERIODS = 3.0
-MIN_STALE = 10.0
-"""A live host is stale after this many seconds without a report (or three of its report periods, if longer)."""
-
 
 class SessionFleet:
     """The hosts' sessions and the rows made from them. Owned by the UI thread.
@@ -53,17 +49,18 @@ class SessionFleet:
 
     def row(self, host: str, now: float | None = None) -> FleetRow:
         s = self.sessions[host]
-        st = s.status
         now = self.clock() if now is None else now
+        st = s.shown(now)  # the session's own judgement of stale (three of its periods without a report)
         age = None if st.last_report is None else max(0.0, now - st.last_report)
         state = st.state
         note = ""
         if state in ("live", "demo") and s.latest is None:
             status, note = "starting", "connected; waiting for the first report"
         elif state in ("live", "demo"):
-            period = s.latest.period() if s.latest is not None else None
-            status = STALE if age is not None and age > max(MIN_STALE, STALE_PERIODS * (period or 0.0)) else UP
-        elif state == "starting":
+            status = UP
+        elif state == "stale":
+            status, note = STALE, f"no report for {age:.0f} s (expected every {st.expected or 0:g} s)" if age else ""
+        elif state in ("starting", "no data"):
             status, note = "starting", st.message
         else:  # restarting, ended, failed: the stream is not flowing; the message says why
             status, note = DOWN, st.message

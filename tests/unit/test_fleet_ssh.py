@@ -156,3 +156,21 @@ def test_session_fleet_rows_say_why_a_host_is_down() -> None:
 
 def test_the_stand_in_is_executable_as_a_command() -> None:
     assert os.access(ROOT / "tests" / "fake_ssh.py", os.R_OK)
+
+
+def test_a_host_that_stops_reporting_turns_stale_by_its_session() -> None:
+    from neuron_top.feed import Report as R
+    from neuron_top.sources.base import Status
+    from tests.helpers import demo_snapshots
+
+    t = [100.0]
+    fleet = SessionFleet(["h"], clock=lambda: t[0])
+    fleet.apply("h", StatusChanged(Status(State.LIVE, "reports from ssh h")))
+    assert fleet.row("h").status == "starting"  # connected, nothing to show yet
+    for snap in demo_snapshots("inf1.xlarge", 3, 3):
+        fleet.apply("h", R(snap, b""))
+        t[0] += 1.0
+    assert fleet.row("h").status == UP
+    t[0] += 60.0  # three of its periods and more without a report
+    row = fleet.row("h")
+    assert row.status == "stale" and row.util is not None and "no report for" in row.note
