@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
 import os
 import shlex
@@ -46,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_ui import Tmux, cpu_seconds, load, measure_window  # noqa: E402
+from bench_ui import Tmux, cpu_seconds, load, measure_window, terminal_bytes  # noqa: E402
 
 from neuron_top.fleet.prom import PromFleet  # noqa: E402
 from neuron_top.fleet.promql import PromClient  # noqa: E402
@@ -96,48 +95,36 @@ def queries_per_refresh(url: str) -> dict[str, tuple[int, int]]:
 
 
 async def refresh_times(url: str, match: str, n: int, server_pid: int) -> dict[str, list[float]]:
-    """Per refresh, in ms: the queries (wall), the render (wall), both, and the CPU time Prometheus spent
-    answering (its process's, all threads: what the queries cost the server, whatever else runs beside)."""
-    from rich.console import Console
-    from textual._compositor import CompositorUpdate
-    from textual.app import App
-    from textual.screen import Screen
-
+    """Per refresh, in ms: the queries (wall), the render (wall, terminal bytes included: ``terminal_bytes``),
+    both, and the CPU time Prometheus spent answering (its process's, all threads: what the queries cost the
+    server, whatever else runs beside)."""
     from neuron_top.tui.app import NeuronTopApp
     from neuron_top.tui.screens.fleet import FleetScreen
 
-    console = Console(force_terminal=True, color_system="256", width=W, height=H, file=io.StringIO())
-    display = App._display
-
-    def render(self: App, screen: Screen, renderable: object) -> None:
-        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
-            renderable.render_segments(console)  # what the driver would write; the headless driver skips it
-
-    App._display = render  # type: ignore[method-assign]
     fleet = PromFleet(PromClient(url, timeout=10), QuerySet(match=parse_match(match)))
     screen = FleetScreen()
     out: dict[str, list[float]] = {"queries": [], "render": [], "total": [], "server cpu": [], "asked": []}
     try:
         app = NeuronTopApp(None, first_screen=lambda: screen)
-        async with app.run_test(size=(W, H)) as pilot:
-            await pilot.pause()
-            for i in range(2 + n):  # two to warm up
-                if i == 2:
-                    fleet._reset_tiers()  # one whole refresh among the measured ones
-                c0 = cpu_seconds(server_pid)
-                t0 = time.perf_counter()
-                frame = fleet.refresh()
-                t1 = time.perf_counter()
-                out["server cpu"].append((cpu_seconds(server_pid) - c0) * 1000)
-                out["asked"].append(float(frame.queries))
-                screen.apply_frame(frame)
+        with terminal_bytes(W, H):
+            async with app.run_test(size=(W, H)) as pilot:
                 await pilot.pause()
-                t2 = time.perf_counter()
-                out["queries"].append((t1 - t0) * 1000)
-                out["render"].append((t2 - t1) * 1000)
-                out["total"].append((t2 - t0) * 1000)
+                for i in range(2 + n):  # two to warm up
+                    if i == 2:
+                        fleet.start_over()  # one whole refresh among the measured ones
+                    c0 = cpu_seconds(server_pid)
+                    t0 = time.perf_counter()
+                    frame = fleet.refresh()
+                    t1 = time.perf_counter()
+                    out["server cpu"].append((cpu_seconds(server_pid) - c0) * 1000)
+                    out["asked"].append(float(frame.queries))
+                    screen.apply_frame(frame)
+                    await pilot.pause()
+                    t2 = time.perf_counter()
+                    out["queries"].append((t1 - t0) * 1000)
+                    out["render"].append((t2 - t1) * 1000)
+                    out["total"].append((t2 - t0) * 1000)
     finally:
-        App._display = display  # type: ignore[method-assign]
         fleet.close()
     return {k: v[2:] for k, v in out.items()}
 

@@ -280,6 +280,30 @@ def first_frames(tmux: Tmux, runs: int, minimal: Path) -> dict[str, list[float]]
     return out
 
 
+@contextlib.contextmanager
+def terminal_bytes(width: int, height: int) -> Iterator[None]:
+    """While inside, every screen update of every app is rendered to a string for a 256-colour terminal of that
+    size, as the real driver would write it (the headless driver of ``run_test`` writes nothing, so a render
+    time measured with it would leave the terminal bytes out). Patched on ``App``: enter it before the app runs."""
+    from rich.console import Console
+    from textual._compositor import CompositorUpdate
+    from textual.app import App
+    from textual.screen import Screen
+
+    console = Console(force_terminal=True, color_system="256", width=width, height=height, file=io.StringIO())
+    display = App._display
+
+    def render(self: App, screen: Screen, renderable: object) -> None:
+        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
+            renderable.render_segments(console)  # what the driver would write; the headless driver skips it
+
+    App._display = render  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        App._display = display  # type: ignore[method-assign]
+
+
 async def render_times(updates: int) -> dict[str, list[float]]:
     """Per update, in ms: CPU of the event-loop thread from accept until idle, the same for an idle pause (the
     baseline), and wall time inside ``accept_snapshot`` plus every ``Screen._on_timer_update`` and panel
@@ -305,42 +329,30 @@ async def render_times(updates: int) -> dict[str, list[float]]:
         flush(app)  # type: ignore[arg-type]
         inside.append(time.perf_counter() - t)
 
-    from rich.console import Console
-    from textual._compositor import CompositorUpdate
-    from textual.app import App
-
-    console = Console(force_terminal=True, color_system="256", width=W, height=H, file=io.StringIO())
-    display = App._display
-
-    def render(self: App, screen: Screen, renderable: object) -> None:
-        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
-            renderable.render_segments(console)  # what the driver would write; the headless driver skips it
-
     # Patched before any screen exists: each screen's update timer binds the method when it is created.
     Screen._on_timer_update = timed  # type: ignore[method-assign]
     paint.flush = timed_flush  # type: ignore[assignment]
-    App._display = render  # type: ignore[method-assign]
     out: dict[str, list[float]] = {"cpu": [], "idle_cpu": [], "busy_wall": []}
     try:
         app = make_app()
-        async with app.run_test(size=(W, H)) as pilot:
-            await feed(pilot, snaps[:40])  # a full history first, as after 40 s of running
-            for s in snaps[40:]:
-                c = time.thread_time()
-                await pilot.pause()
-                out["idle_cpu"].append((time.thread_time() - c) * 1000)
-                inside.clear()
-                c = time.thread_time()
-                t = time.perf_counter()
-                app.accept_snapshot(s)
-                sync = time.perf_counter() - t
-                await pilot.pause()
-                out["cpu"].append((time.thread_time() - c) * 1000)
-                out["busy_wall"].append((sync + sum(inside)) * 1000)
+        with terminal_bytes(W, H):
+            async with app.run_test(size=(W, H)) as pilot:
+                await feed(pilot, snaps[:40])  # a full history first, as after 40 s of running
+                for s in snaps[40:]:
+                    c = time.thread_time()
+                    await pilot.pause()
+                    out["idle_cpu"].append((time.thread_time() - c) * 1000)
+                    inside.clear()
+                    c = time.thread_time()
+                    t = time.perf_counter()
+                    app.accept_snapshot(s)
+                    sync = time.perf_counter() - t
+                    await pilot.pause()
+                    out["cpu"].append((time.thread_time() - c) * 1000)
+                    out["busy_wall"].append((sync + sum(inside)) * 1000)
     finally:
         Screen._on_timer_update = original  # type: ignore[method-assign]
         paint.flush = flush  # type: ignore[assignment]
-        App._display = display  # type: ignore[method-assign]
     return out
 
 

@@ -35,6 +35,33 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A loopback HTTP server for tests: a thread per request, quiet when a client gives up (a scrape or query
+    timeout), served from a thread of its own by ``start``."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+    def start(self) -> QuietServer:
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
+    handler.send_response(status)
+    for k, v in headers.items():
+        handler.send_header(k, v)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class HostExporter:
     """One host's ``neuron-top export`` in process (``neuron_top.export.Exporter``): each scrape is one more
     report period, so counters grow as behind a live exporter. ``reports``: one report (repeated) or an iterator
@@ -93,35 +120,23 @@ class ExpositionServer:
                     self.send_error(503 if host is not None else 404)
                     return
                 body = (host.scrape() if isinstance(host, HostExporter) else host()).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                reply(self, 200, {"Content-Type": "text/plain; version=0.0.4; charset=utf-8"}, body)
 
             def log_message(self, *args: object) -> None:
                 pass
 
-        class Server(ThreadingHTTPServer):
-            def handle_error(self, request: object, client_address: object) -> None:
-                pass  # a scraper that gave up (its scrape timeout): nothing to report
-
-        self.httpd = Server(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="expositions", daemon=True)
 
     def add(self, name: str, host: HostExporter | Callable[[], str]) -> None:
         self.hosts[name] = host
 
     def start(self) -> ExpositionServer:
-        self._thread.start()
+        self.httpd.start()
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.stop()
 
 
 def targets_on(server: ExpositionServer, names: list[str] | None = None, **labels: str

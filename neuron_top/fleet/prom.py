@@ -84,7 +84,7 @@ class PromFleet:
         """The queries that answered in the refresh under way."""
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="promql")
         self._closed = threading.Event()
-        self._reset_tiers()
+        self.start_over()
 
     def due(self) -> list[FleetQuery]:
         """The queries this refresh asks: every fast one, and the slow ones in turns (each once in ``SLOW_EVERY``
@@ -137,7 +137,8 @@ class PromFleet:
         return FleetFrame(ts=start, source=self.source, rows=list(fresh.values()),
                           state="partial" if failures else "ok", problems=problems, queries=n, elapsed=elapsed)
 
-    def _reset_tiers(self) -> None:
+    def start_over(self) -> None:
+        """The next refresh asks every query (as the first one does)."""
         self._count = 0
         self._kept: dict[str, tuple[float, list[Sample]]] = {}
         """Slow queries' last answers and when they were asked."""
@@ -167,7 +168,7 @@ class PromFleet:
         rows = with_status(self._rows.values(), self.thresholds, since)
         retry = self.backoff.next()
         first = problems[0]
-        self._reset_tiers()  # when it answers again, ask everything
+        self.start_over()  # when it answers again, ask everything
         return FleetFrame(ts=start, source=self.source, rows=rows, state="unreachable",
                           problems=[Problem(message=first.message)], queries=len(self.due()), elapsed=elapsed,
                           retry_in=retry)

@@ -188,28 +188,20 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
     _hardware(samples("hardware"), acc)
     for name, spec in _PARTS.items():
         for s in samples(name):
-            field, scale = spec.get(s.metric.get(PART, ""), (None, 1.0))
-            if field is None:
-                continue
+            part, factor = spec.get(s.metric.get(PART, ""), ("", 1.0))
             v = s.number
-            if v is not None:
-                acc(s).fields[field] = v * scale if scale != 1.0 else v
+            if part and v is not None:
+                acc(s).fields[part] = v * factor
     for s in samples("executions"):  # per outcome: all of them, and all but "completed"
         v = s.number
         if v is not None:
-            f = acc(s).fields
-            f["exec_rate"] = float(f.get("exec_rate") or 0.0) + v  # type: ignore[arg-type]
-            bad = float(f.get("err_rate") or 0.0) + (v if s.metric.get("status_type") != "completed" else 0.0)  # type: ignore[arg-type]
-            f["err_rate"] = bad
+            _add(acc(s).fields, "exec_rate", v)
+            _add(acc(s).fields, "err_rate", v if s.metric.get("status_type") != "completed" else 0.0)
     for s in samples("ecc"):  # per event type: corrected and uncorrected, DRAM and SRAM (and newer kinds)
         v = s.number
-        if v is not None:
-            kind = s.metric.get("event_type", "")
-            field = "ecc_uncorrected" if kind.endswith("_uncorrected") else "ecc_corrected" if kind.endswith(
-                "_corrected") else None
-            if field is not None:
-                f = acc(s).fields
-                f[field] = float(f.get(field) or 0.0) + v  # type: ignore[arg-type]
+        kind = s.metric.get("event_type", "")
+        if v is not None and kind.endswith(("_corrected", "_uncorrected")):
+            _add(acc(s).fields, "ecc_uncorrected" if kind.endswith("_uncorrected") else "ecc_corrected", v)
     seen_ok = isinstance(answers.get("seen"), list)
     rows = []
     for key, a in hosts.items():
@@ -256,6 +248,11 @@ _PARTS: dict[str, dict[str, tuple[str, float]]] = {
              "vcpus": ("vcpus", 1.0), "p99": ("p99", 1.0)},
 }
 """Tagged queries: which row field each part fills, and the factor (ratios become percent)."""
+def _add(fields: dict[str, object], name: str, value: float) -> None:
+    old = fields.get(name)
+    fields[name] = (float(old) if isinstance(old, int | float) else 0.0) + value
+
+
 _SUMS = ("mem_used", "apps", "vcpu", "exec_rate", "err_rate", "ecc_corrected", "ecc_uncorrected", "busy",
          "allocated")
 """Figures that add up series of the host (divided by the number of scrape targets reporting it)."""

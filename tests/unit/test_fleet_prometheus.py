@@ -98,6 +98,15 @@ def rows_of(fleet: PromFleet) -> dict[str, FleetRow]:
     return {r.key: r for r in frame.rows}
 
 
+def one_refresh(cluster: Cluster, group: str) -> dict[str, FleetRow]:
+    """One refresh of the hosts of ``group``, their rows by key."""
+    fleet = cluster.fleet(group)
+    try:
+        return rows_of(fleet)
+    finally:
+        fleet.close()
+
+
 def once_avg(instance: str, seed: int) -> float:
     """The "NeuronCores (all): avg N%" of ``neuron-top demo --once`` for that demo (the real command)."""
     out = subprocess.run([sys.executable, "-m", "neuron_top", "demo", "--instance", instance, "--seed", str(seed),
@@ -106,11 +115,7 @@ def once_avg(instance: str, seed: int) -> float:
 
 
 def test_eight_demo_hosts_with_their_ids_and_the_demos_own_utilization(cluster: Cluster) -> None:
-    fleet = cluster.fleet("demo8")
-    try:
-        rows = rows_of(fleet)
-    finally:
-        fleet.close()
+    rows = one_refresh(cluster, "demo8")
     want = {rep["instance_info"]["instance_id"]: name for name, rep in cluster.demo.items()}
     assert set(rows) == set(want)
     for iid, name in want.items():
@@ -122,11 +127,7 @@ def test_eight_demo_hosts_with_their_ids_and_the_demos_own_utilization(cluster: 
 
 def test_prometheus_and_ssh_rows_agree_for_the_same_report(cluster: Cluster) -> None:
     """The same report read back from Prometheus and taken straight from the stream gives the same row."""
-    fleet = cluster.fleet("demo8")
-    try:
-        rows = rows_of(fleet)
-    finally:
-        fleet.close()
+    rows = one_refresh(cluster, "demo8")
     for name, rep in cluster.demo.items():
         direct = from_snapshot(name, snapshot_from(json.dumps(rep).encode(), 0.0))
         r = rows[rep["instance_info"]["instance_id"]]
@@ -139,11 +140,7 @@ def test_prometheus_and_ssh_rows_agree_for_the_same_report(cluster: Cluster) -> 
 
 
 def test_aws_real_scrapes(cluster: Cluster) -> None:
-    fleet = cluster.fleet("aws")
-    try:
-        rows = rows_of(fleet)
-    finally:
-        fleet.close()
+    rows = one_refresh(cluster, "aws")
     inf1, trn1n = rows["i-022af70542e30e040"], rows["i-09db9b55e0095612f"]
     # inf1: 4 runtimes each reporting all 4 cores; per core the max over runtimes, then the average
     per_core: dict[str, float] = {}
@@ -164,11 +161,7 @@ def test_aws_real_scrapes(cluster: Cluster) -> None:
 
 
 def test_colliding_labels_and_duplicate_targets(cluster: Cluster) -> None:
-    fleet = cluster.fleet("collide")
-    try:
-        rows = rows_of(fleet)
-    finally:
-        fleet.close()
+    rows = one_refresh(cluster, "collide")
     twin = rows[cluster.twin_id]
     assert "labels collide: instance_type" in twin.note and twin.targets == 2
     dup = rows[cluster.dup["instance_info"]["instance_id"]]

@@ -9,16 +9,15 @@ import json
 import shutil
 import ssl
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from neuron_top.fleet.promql import BasicAuth, BearerTokenFile, PromClient, PromError, StaticBearer
-from tests.fleet_support import free_port
+from tests.fleet_support import QuietServer, free_port, reply
 
 VECTOR = {"status": "success", "data": {"resultType": "vector", "result": [
     {"metric": {"instance_id": "i-1"}, "value": [1700000000.0, "0.5"]},
@@ -39,31 +38,19 @@ class Fake:
 
             def do_GET(self) -> None:
                 fake.requests.append((self.path, dict(self.headers)))
-                status, headers, body = respond(self)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                reply(self, *respond(self))
 
             def log_message(self, *a: object) -> None:
                 pass
 
-        class Server(ThreadingHTTPServer):
-            def handle_error(self, request: object, client_address: object) -> None:
-                pass  # a client that gave up (the timeout test): nothing to report
-
-        self.httpd = Server(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietServer(("127.0.0.1", 0), H)
         if context is not None:
             self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.httpd.start()
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.stop()
 
 
 def ok(body: object = VECTOR, **headers: str) -> Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]]:
