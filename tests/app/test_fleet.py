@@ -286,3 +286,32 @@ async def test_ssh_fleet_with_a_failing_host(fast_demo: None) -> None:
         assert app.screen is screen
         await pilot.press("q")
     await asyncio.sleep(0)
+
+
+async def test_l_opens_the_hosts_live_stream_over_ssh(fast_demo: None) -> None:
+    """A Prometheus host's ``l``: its ``--ssh-template`` command, filled with the row's labels, as a live source."""
+    from neuron_top.fleet.ssh import HostStream
+    from neuron_top.tui.screens.fleet_sources import PromFleetScreen, template_values
+
+    template = f"{sys.executable} {ROOT / 'tests' / 'fake_ssh.py'} trn1-{{instance_type}} neuron-monitor"
+
+    class WithSsh(StaticFleet):
+        BINDINGS = PromFleetScreen.BINDINGS  # the Prometheus fleet's l
+
+        def live_command(self, row: FleetRow):  # type: ignore[no-untyped-def]
+            return HostStream(row.key, command_for(template, template_values(row, "instance_id")))
+
+    screen = WithSsh(demo_frame(12))
+    app = fleet_app(screen)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("end", "l")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (isinstance(app.screen, FleetHostScreen)
+                                                   and app.session.latest is not None):
+            await asyncio.sleep(0.2)
+        assert isinstance(app.screen, FleetHostScreen) and "(live over ssh)" in app.screen.host_title
+        assert "fake_ssh.py" in app.session.status.name and app.session.latest is not None
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and screen.left  # its stream stopped when its dashboard closed
