@@ -60,6 +60,9 @@ class SessionHost(Protocol):
 class FleetHost(SessionHost, Protocol):
     """The app, as the fleet screen sees it: it can show one host's session in the dashboard."""
 
+    layout_state: LayoutState
+    """The dashboard's layout, which a host's dashboard uses too."""
+
     def show_session(self, session: Session) -> Session:
         """Show ``session`` in the dashboard screens from now on; returns the session shown before."""
         ...

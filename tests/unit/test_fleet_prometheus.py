@@ -111,7 +111,7 @@ def once_avg(instance: str, seed: int) -> float:
     """The "NeuronCores (all): avg N%" of ``neuron-top demo --once`` for that demo (the real command)."""
     out = subprocess.run([sys.executable, "-m", "neuron_top", "demo", "--instance", instance, "--seed", str(seed),
                           "--once"], capture_output=True, text=True, check=True, cwd=ROOT, timeout=60).stdout
-    return float(re.search(r"NeuronCores \(all\): avg ([0-9.]+)%", out)[1])  # type: ignore[index]
+    return float(re.search(r"NeuronCores \(all\):.*?avg ([0-9.]+)%", out)[1])  # type: ignore[index]
 
 
 def test_eight_demo_hosts_with_their_ids_and_the_demos_own_utilization(cluster: Cluster) -> None:

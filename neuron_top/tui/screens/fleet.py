@@ -271,7 +271,8 @@ class FleetScreen(Screen):
             self.redraw()
 
         live = (lambda: self._go_live(key)) if row is not None else None
-        self.host.open_screen(FleetHostScreen(title or clean(key, 60), live=live, on_close=back))
+        self.host.open_screen(FleetHostScreen(title or clean(key, 60), live=live, on_close=back,
+                                              layout=self.host.layout_state))
 
     def _row(self, key: str) -> FleetRow | None:
         if self.frame is None:

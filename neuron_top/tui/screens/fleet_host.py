@@ -11,6 +11,7 @@ from collections.abc import Callable
 from textual.binding import Binding
 from textual.widgets import Input
 
+from neuron_top.layouts import LayoutState
 from neuron_top.tui.screens.dashboard import DashboardScreen
 
 
@@ -20,9 +21,9 @@ class FleetHostScreen(DashboardScreen):
         Binding("l", "live", "live over ssh"),
     ]
 
-    def __init__(self, title: str, *, on_close: Callable[[], object], live: Callable[[], object] | None = None
-                 ) -> None:
-        super().__init__()
+    def __init__(self, title: str, *, on_close: Callable[[], object], live: Callable[[], object] | None = None,
+                 layout: LayoutState | None = None) -> None:
+        super().__init__(layout=layout)
         self.host_title = title
         self._on_close = on_close
         self._live = live
