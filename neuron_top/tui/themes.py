@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+_THEME_HAS_ANSI = "ansi" in getattr(Theme, "__dataclass_fields__", {})
+"""Textual 8.2.5 added ``Theme(ansi=True)``: the theme's ANSI colours reach the terminal as they are. Before it,
+only Textual's own "textual-ansi" theme did that; ``ThemeSet.install`` gives ours the same (``App.ansi_color``)."""
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -44,6 +48,8 @@ class ThemeSet:
     themes: dict[str, Theme] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     """One line per theme file that was skipped, e.g. "themes/x.toml: error: 'reed' is not a colour"."""
+    ansi: set[str] = field(default_factory=set)
+    """The themes drawn in the terminal's own ANSI colours (``ansi = true`` in the file)."""
 
     def install(self, app: App, wanted: str) -> None:
         """Register the themes with ``app``, say which files were skipped, and switch to ``wanted`` (the default
@@ -52,6 +58,13 @@ class ThemeSet:
             app.register_theme(t)
         for problem in self.problems:
             app.notify(problem, title="theme file skipped", severity="warning", timeout=8, markup=False)
+        if not _THEME_HAS_ANSI and self.ansi:
+            # An older Textual sets ``ansi_color`` on every theme change (True only for "textual-ansi"); the
+            # signal comes after that, so an ANSI theme of ours turns the colour conversion off again.
+            def follow(theme: Theme) -> None:
+                app.ansi_color = theme.name in self.ansi or theme.name == "textual-ansi"
+
+            app.theme_changed_signal.subscribe(app, follow)
         if wanted in app.available_themes:
             app.theme = wanted
         else:
@@ -78,6 +91,11 @@ def _check_colour(value: object) -> str:
 
 def load_theme(path: Path) -> Theme:
     """Parse one theme file; raises ValueError with a readable message."""
+    return _load(path)[0]
+
+
+def _load(path: Path) -> tuple[Theme, bool]:
+    """The theme in ``path`` and whether it is drawn in the terminal's own ANSI colours."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -108,7 +126,8 @@ def load_theme(path: Path) -> Theme:
         # without them stops the app at start-up with "undefined variable '$ansi-background'".
         variables.setdefault("ansi-background", "ansi_black" if dark else "ansi_white")
         variables.setdefault("ansi-foreground", "ansi_white" if dark else "ansi_black")
-    return Theme(name=name, dark=dark, ansi=ansi, variables=variables, **colours)
+    extra = {"ansi": ansi} if _THEME_HAS_ANSI else {}
+    return Theme(name=name, dark=dark, variables=variables, **colours, **extra), ansi  # type: ignore[arg-type]
 
 
 def load_themes(dirs: list[Path] | None = None) -> ThemeSet:
@@ -118,9 +137,11 @@ def load_themes(dirs: list[Path] | None = None) -> ThemeSet:
             continue
         for path in sorted(d.glob("*.toml")):
             try:
-                theme = load_theme(path)
+                theme, ansi = _load(path)
             except ValueError as exc:
                 out.problems.append(f"{path}: {exc}")
                 continue
             out.themes.setdefault(theme.name, theme)
+            if ansi and out.themes[theme.name] is theme:  # (a theme of the same name found earlier wins)
+                out.ansi.add(theme.name)
     return out

@@ -204,6 +204,26 @@ async def test_every_shipped_theme_can_be_cycled_through(trn2) -> None:
         assert {"neuron-16", "neuron-dark", "neuron-light", "solarized-dark"} <= seen
 
 
+async def test_the_16_colour_theme_sends_the_terminals_own_colours(trn2) -> None:
+    """``ansi = true`` in a theme file: no conversion of ANSI colours to RGB, on every Textual we support (before
+    8.2.5 Textual knew no ``Theme(ansi=...)``; themes.py turns the conversion off itself), and on again after."""
+    from textual.filter import ANSIToTruecolor
+
+    def converting(app) -> bool:
+        return any(f.enabled for f in app._filters if isinstance(f, ANSIToTruecolor))
+
+    app = make_app(trn2, theme="neuron-16")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot)
+        assert app.theme == "neuron-16" and not converting(app)
+        app.theme = "neuron-dark"
+        await pilot.pause()
+        assert converting(app)
+        app.theme = "neuron-16"
+        await pilot.pause()
+        assert not converting(app)
+
+
 async def test_hostile_strings_render_literally() -> None:
     snaps = file_snapshots(DATA / "trn2_small.json")
     app = make_app(snaps)

@@ -12,7 +12,7 @@ def test_shipped_themes_load() -> None:
     ts = load_themes([ROOT / "themes"])
     assert ts.problems == []
     assert {"neuron-dark", "neuron-light", "neuron-16", "solarized-dark"} <= set(ts.themes)
-    assert ts.themes["neuron-16"].ansi and not ts.themes["neuron-light"].dark
+    assert ts.ansi == {"neuron-16"} and not ts.themes["neuron-light"].dark
 
 
 def test_broken_theme_files_are_reported(tmp_path: Path) -> None:
