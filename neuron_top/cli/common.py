@@ -136,7 +136,7 @@ def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, t
                            replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter,
                            source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
                            trace_metrics=getattr(ns, "metrics", None), settings=SettingsStore.open(),
-                           layout=getattr(ns, "layout", None))
+                           layout=getattr(ns, "layout", None), render=getattr(ns, "render", None))
         app.run()
     finally:
         if server is not None:

@@ -43,6 +43,13 @@ def _common_ui(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history", type=int, default=600, metavar="N", help="reports kept for sparklines (600)")
     p.add_argument("--export", metavar="[HOST:]PORT",
                    help="also serve the reports on http://HOST:PORT/metrics for Prometheus (as neuron-top export)")
+    _render(p)
+
+
+def _render(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--render", choices=("fast", "textual"), default=None,
+                   help="fast: send only the cells that changed (default); textual: Textual's own drawing only, "
+                   "if the screen looks wrong with a Textual release we have not tested (also NEURON_TOP_RENDER)")
 
 
 def _once(p: argparse.ArgumentParser) -> None:
@@ -107,6 +114,7 @@ def trace_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", metavar="REC",
                    help="a neuron-monitor recording to draw beside the trace, on its clock when it is a wall clock")
     p.add_argument("--theme", metavar="NAME")
+    _render(p)
     return p
 
 

@@ -71,8 +71,8 @@ class NeuronTopApp(TerminalApp):
                  notes: list[str] | None = None, exporter: FeedSink | None = None,
                  source_filter: str | None = None, trace_at: str = "start", trace_metrics: str | None = None,
                  settings: SettingsStore | None = None, layout: str | None = None,
-                 first_screen: Callable[[], Screen] | None = None) -> None:
-        super().__init__()
+                 first_screen: Callable[[], Screen] | None = None, render: str | None = None) -> None:
+        super().__init__(render=render)
         self.clock = clock
         self._notes = notes or []
         """Injected so tests (and snapshots) see a fixed "updated Ns ago"."""

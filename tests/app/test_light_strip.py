@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
@@ -10,6 +13,15 @@ from neuron_top.tui.render import light
 from neuron_top.tui.render.light import LightStrip
 
 RED = Style(color="red")
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["engine", "textual"])
+def engine_strips(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """Each test with the engine's light strips (what an app with the engine makes) and without."""
+    before = light.engine_strips()
+    light.use_engine_strips(request.param)
+    yield request.param
+    light.use_engine_strips(before)
 
 
 def segments() -> list[Segment]:
@@ -30,10 +42,15 @@ def test_it_draws_and_answers_as_a_strip_does() -> None:
     assert list(LightStrip(segments(), 8)) == segments()
 
 
-def test_its_caches_are_made_when_first_read() -> None:
-    """On the pinned Textual the light path is on (a Textual whose Strip changed shape gets a plain Strip)."""
+def test_its_caches_are_made_when_first_read(engine_strips: bool) -> None:
+    """On the tested Textual the light path is there (a Textual whose Strip changed shape gets a plain Strip),
+    and taken while an app runs the render engine; without it a LightStrip is made by ``Strip.__init__``."""
     assert light._CACHES is not None and "_crop_cache" in light._CACHES
+    assert light.engine_strips() is engine_strips
     lite = LightStrip(segments())
+    if not engine_strips:
+        assert all(_set(lite, name) for name in light._CACHES)
+        return
     assert [name for name in light._CACHES if _set(lite, name)] == []
     lite.crop(0, 3)
     assert _set(lite, "_crop_cache") and not _set(lite, "_style_cache")

@@ -1,6 +1,8 @@
 """What reaches the terminal: cell-level partial updates must leave it exactly as a full repaint would.
 
-A VT100 emulator (pyte) plays the part of the terminal. Every update the app sends is fed to it, and the result
+The updates are drawn by a ``RenderEngine`` (``ours``), as the app's ``TerminalApp`` draws its own; whether our
+writer means what Textual's does is ``test_render_engine.py``'s question. A VT100 emulator (pyte) plays the part
+of the terminal. Every update the app sends is fed to it, and the result
 is compared, cell by cell (character, colours, bold, reverse), with a fresh terminal that was given one full
 repaint of the final screen. This catches a span cropped one cell short, a colour left on after a move, or a
 line feed in the wrong place — none of which a headless snapshot can see, because the headless driver writes
@@ -21,7 +23,8 @@ from textual.app import App
 from textual.geometry import Region
 from textual.strip import Strip
 
-import neuron_top.tui.render.spans  # noqa: F401  (installs the writer)
+from neuron_top.tui.render.engine import RenderEngine
+from neuron_top.tui.render.paint import WidgetChops
 from tests.helpers import demo_snapshots, feed, make_app
 
 W, H = 120, 40
@@ -30,6 +33,24 @@ W, H = 120, 40
 def console(color_system: str = "256") -> Console:
     return Console(force_terminal=True, color_system=color_system, width=W, height=H,  # type: ignore[arg-type]
                    legacy_windows=False)
+
+
+ENGINE = RenderEngine()
+"""Draws every update of these tests; it keeps a shadow per console, and each test makes its own consoles."""
+
+
+class _Ours:
+    """An update drawn by ``ENGINE``: ``ours(update).render_segments(console)``."""
+
+    def __init__(self, update: CompositorUpdate) -> None:
+        self.update = update
+
+    def render_segments(self, con: Console) -> str:
+        return ENGINE.render(self.update, con)  # type: ignore[arg-type]
+
+
+def ours(update: CompositorUpdate) -> _Ours:
+    return _Ours(update)
 
 
 def terminal() -> tuple[pyte.Screen, pyte.ByteStream]:
@@ -63,7 +84,7 @@ def _random_line(rng: random.Random, styles: list[Style]) -> Strip:
 def test_writer_sends_only_the_spans_and_crops_both_sides() -> None:
     red, green = Style(color="red"), Style(color="green")
     line = Strip([Segment("abcdef", red), Segment("ghijkl", green), Segment("mnopqr", red)])
-    update = ChopsUpdate([{0: line}], [(0, 8, 10)], [[18]])
+    update = ours(ChopsUpdate([{0: line}], [(0, 8, 10)], [[18]]))
     out = update.render_segments(console())
     assert "ij" in out and "h" not in out and "k" not in out  # cells 8-9 only
     assert out.startswith("\x1b[1;9H")  # the cursor goes to the span, not to the start of the line
@@ -74,7 +95,7 @@ def test_the_writer_bridges_a_gap_only_when_that_is_cheaper_than_a_move() -> Non
     line = Strip([Segment("[ 91.3%]", green), Segment("██─", green), Segment("x", red), Segment("ab", green)])
 
     def sent(*spans: tuple[int, int]) -> str:
-        return ChopsUpdate([{0: line}], [(0, a, b) for a, b in spans], [[line.cell_length]]).render_segments(
+        return ours(ChopsUpdate([{0: line}], [(0, a, b) for a, b in spans], [[line.cell_length]])).render_segments(
             console())
 
     assert "1.3" in sent((3, 4), (5, 6))  # one ASCII cell (1 byte) beats a move (3 bytes)
@@ -102,7 +123,7 @@ def test_random_partial_updates_match_a_full_repaint(grounded: bool, colors: str
 
     old = [random_line() for _ in range(H)]
     screen, stream = terminal()
-    stream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console(colors)).encode())
+    stream.feed(ours(LayoutUpdate([[s] for s in old], Region(0, 0, W, H))).render_segments(console(colors)).encode())
     for _ in range(30):
         new = list(old)
         spans = []
@@ -116,7 +137,7 @@ def test_random_partial_updates_match_a_full_repaint(grounded: bool, colors: str
         cuts = [0, 40, 90]  # three "widgets" side by side
         chops = [{c: s for c, s in zip(cuts, new[y].divide([40, 90, W]), strict=True)} for y in range(H)]
         update = ChopsUpdate(chops, spans, [[40, 90, W]] * H)
-        stream.feed(update.render_segments(console(colors)).encode())
+        stream.feed(ours(update).render_segments(console(colors)).encode())
         old = new
     expected, estream = terminal()
     estream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console(colors)).encode())
@@ -180,9 +201,9 @@ def test_wide_characters_in_a_partly_updated_chop() -> None:
     before = Strip([Segment("app ", style), Segment("推理服务", Style(color="red")), Segment(" 10.0%" + " " * 100, style)])
     after = Strip([Segment("app ", style), Segment("推理服务", Style(color="red")), Segment(" 99.5%" + " " * 100, style)])
     screen, stream = terminal()
-    stream.feed(LayoutUpdate([[before]] + [[Strip.blank(W)]] * (H - 1), Region(0, 0, W, H))
+    stream.feed(ours(LayoutUpdate([[before]] + [[Strip.blank(W)]] * (H - 1), Region(0, 0, W, H)))
                 .render_segments(console()).encode())
-    stream.feed(ChopsUpdate([{0: after}] + [{0: None}] * (H - 1), [(0, 2, 17)], [[W]] * H)
+    stream.feed(ours(ChopsUpdate([{0: after}] + [{0: None}] * (H - 1), [(0, 2, 17)], [[W]] * H))
                 .render_segments(console()).encode())
     expected, estream = terminal()
     estream.feed(LayoutUpdate([[after]] + [[Strip.blank(W)]] * (H - 1), Region(0, 0, W, H))
@@ -192,18 +213,22 @@ def test_wide_characters_in_a_partly_updated_chop() -> None:
 
 
 def test_a_writer_failure_falls_back_to_textuals_own(monkeypatch) -> None:
-    """A newer Textual whose private ChopsUpdate changed must cost bytes, never a traceback."""
-    import neuron_top.tui.render.spans as spans
+    """A newer Textual whose private ChopsUpdate changed must cost bytes, never a traceback; the user is told once."""
+    import neuron_top.tui.render.engine as engine_module
 
-    def broken(self, console):
+    def broken(*args):
         raise AttributeError("no such thing in this Textual")
 
-    monkeypatch.setattr(spans, "_render_segments", broken)
-    monkeypatch.setattr(spans, "_fallback", False)
+    monkeypatch.setattr(engine_module, "write_chops", broken)
+    told: list[str] = []
+    engine = RenderEngine(report=told.append)
     line = Strip([Segment("abcdef", Style(color="red"))])
-    out = ChopsUpdate([{0: line}], [(0, 2, 4)], [[6]]).render_segments(console())
+    update = ChopsUpdate([{0: line}], [(0, 2, 4)], [[6]])
+    out = engine.render(update, console())
     assert "abcd" in out  # Textual's writer: from the chop's start to the span's end
-    assert spans._fallback
+    assert engine.failed and engine.frame(update) is update  # Textual's from now on, unwrapped
+    engine.render(update, console())
+    assert len(told) == 1 and "AttributeError" in told[0]
 
 
 def _screen_lines(rng: random.Random, styles: list[Style]) -> list[Strip]:
@@ -211,8 +236,6 @@ def _screen_lines(rng: random.Random, styles: list[Style]) -> list[Strip]:
 
 
 def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> None:
-    import neuron_top.tui.render.spans as spans
-
     rng = random.Random(11)
     styles = [Style(color="red"), Style(color="green", bold=True), Style(color="black", bgcolor="yellow")]
     first = _screen_lines(rng, styles)
@@ -220,23 +243,23 @@ def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> 
     second[3] = Strip.join([first[3].crop(0, 50), Strip([Segment("CHANGED", styles[1])]), first[3].crop(57, W)])
     con = console()
     screen, stream = terminal()
-    whole = LayoutUpdate([[s] for s in first], Region(0, 0, W, H)).render_segments(con)
+    whole = ours(LayoutUpdate([[s] for s in first], Region(0, 0, W, H))).render_segments(con)
     stream.feed(whole.encode())
-    again = LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(con)
+    again = ours(LayoutUpdate([[s] for s in second], Region(0, 0, W, H))).render_segments(con)
     stream.feed(again.encode())
     assert "CHANGED" in again and len(again) < 40 < len(whole) // 100  # seven cells, not 4,800
     expected, estream = terminal()
     estream.feed(LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(console()).encode())
     assert first_difference(screen, expected) is None
-    assert LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(con) == ""  # nothing differs
-    spans.forget(con)  # a resize, Ctrl+Z / fg, Ctrl+L: the terminal's content is unknown again
-    assert len(LayoutUpdate([[s] for s in second], Region(0, 0, W, H)).render_segments(con)) > len(whole) // 2
+    assert ours(LayoutUpdate([[s] for s in second], Region(0, 0, W, H))).render_segments(con) == ""  # nothing differs
+    ENGINE.forget(con)  # a resize, Ctrl+Z / fg, Ctrl+L: the terminal's content is unknown again
+    assert len(ours(LayoutUpdate([[s] for s in second], Region(0, 0, W, H))).render_segments(con)) > len(whole) // 2
 
 
 def test_the_shadow_compares_styles_by_value_not_by_object() -> None:
     """A repaint's lines hold the very Style objects the terminal was drawn with, or equal copies (Textual makes
     new ones for its own widgets): an equal copy is no change, a different style is, whatever the characters."""
-    from neuron_top.tui.render.spans import Shadow
+    from neuron_top.tui.render.writer import Shadow
 
     red, green = Style(color="red"), Style(color="green")
     shadow = Shadow(W, 1)
@@ -256,7 +279,7 @@ def test_partial_and_full_repaints_mixed_on_one_terminal_match_a_full_repaint() 
     con = console()
     old = _screen_lines(rng, styles)
     screen, stream = terminal()
-    stream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(con).encode())
+    stream.feed(ours(LayoutUpdate([[s] for s in old], Region(0, 0, W, H))).render_segments(con).encode())
     for step in range(40):
         patch_lines = _screen_lines(rng, styles)
         new = list(old)
@@ -267,12 +290,12 @@ def test_partial_and_full_repaints_mixed_on_one_terminal_match_a_full_repaint() 
             new[y] = Strip.join([old[y].crop(0, x1), patch_lines[y].crop(x1, x2), old[y].crop(x2, W)])
             spans.append((y, x1, x2))
         if step % 5 == 4:  # a layout change: Textual sends the whole screen
-            update: CompositorUpdate = LayoutUpdate([[s] for s in new], Region(0, 0, W, H))
+            update: CompositorUpdate = ours(LayoutUpdate([[s] for s in new], Region(0, 0, W, H)))
         else:
             spans.sort()
             chops = [{c: s for c, s in zip((0, 40, 90), new[y].divide([40, 90, W]), strict=True)} for y in range(H)]
             update = ChopsUpdate(chops, spans, [[40, 90, W]] * H)
-        stream.feed(update.render_segments(con).encode())
+        stream.feed(ours(update).render_segments(con).encode())
         old = new
     expected, estream = terminal()
     estream.feed(LayoutUpdate([[s] for s in old], Region(0, 0, W, H)).render_segments(console()).encode())
@@ -285,12 +308,11 @@ def test_widget_lines_written_again_and_again_leave_the_shadow_exact(keep: int |
     updates drawn over part of a row come between. Lines are drawn from three variants per row, so cells often
     change back: a full repaint that trusted a stale shadow would then skip a cell the terminal shows wrong.
     ``keep``: the written ranges merged after that many (the default waits for minutes of updates)."""
-    import neuron_top.tui.render.spans as spans_module
-    from neuron_top.tui.render.paint import WidgetChops
+    import neuron_top.tui.render.writer as writer_module
     from neuron_top.tui.render.spans import changed_spans
 
     if keep is not None:
-        monkeypatch.setattr(spans_module, "_KEEP_RANGES", keep)
+        monkeypatch.setattr(writer_module, "_KEEP_RANGES", keep)
 
     rng = random.Random(31)
     styles = [Style(color=c, bold=b) for c in ("red", "green", "color(208)") for b in (False, True)]
@@ -298,7 +320,7 @@ def test_widget_lines_written_again_and_again_leave_the_shadow_exact(keep: int |
     variants = [[_random_line(rng, styles) for _ in range(3)] for _ in range(H)]
     shown = [variants[y][0] for y in range(H)]
     screen, stream = terminal()
-    stream.feed(LayoutUpdate([[s] for s in shown], Region(0, 0, W, H)).render_segments(con).encode())
+    stream.feed(ours(LayoutUpdate([[s] for s in shown], Region(0, 0, W, H))).render_segments(con).encode())
     ends = [40, 90, W]  # three widgets side by side
     for step in range(80):
         new = list(shown)
@@ -306,7 +328,7 @@ def test_widget_lines_written_again_and_again_leave_the_shadow_exact(keep: int |
             new[y] = rng.choice(variants[y])
         update: CompositorUpdate
         if step % 9 == 8:  # a layout change: the whole screen
-            update = LayoutUpdate([[s] for s in new], Region(0, 0, W, H))
+            update = ours(LayoutUpdate([[s] for s in new], Region(0, 0, W, H)))
         elif step % 4 == 3:  # Textual's own update, cut elsewhere (a toast's edge)
             spans = sorted((y, 20, 70) for y in range(H) if new[y] is not shown[y])
             update = ChopsUpdate([dict(zip((0, 20, 70), new[y].divide([20, 70, W]), strict=True)) for y in range(H)],
@@ -318,14 +340,14 @@ def test_widget_lines_written_again_and_again_leave_the_shadow_exact(keep: int |
                     spans += [(y, x + lo, x + hi) for lo, hi in changed_spans(a, b)]
             update = WidgetChops([dict(zip((0, 40, 90), new[y].divide(ends), strict=True)) for y in range(H)],
                                  sorted(spans), [ends] * H)
-        stream.feed(update.render_segments(con).encode())
+        stream.feed(ours(update).render_segments(con).encode())
         if not isinstance(update, ChopsUpdate) or isinstance(update, WidgetChops):
             shown = new
         else:  # only columns 20-70 were sent
             shown = [Strip.join([shown[y].crop(0, 20), new[y].crop(20, 70), shown[y].crop(70, W)])
                      for y in range(H)]
     final = [variants[y][rng.randrange(3)] for y in range(H)]
-    stream.feed(LayoutUpdate([[s] for s in final], Region(0, 0, W, H)).render_segments(con).encode())
+    stream.feed(ours(LayoutUpdate([[s] for s in final], Region(0, 0, W, H))).render_segments(con).encode())
     expected, estream = terminal()
     estream.feed(LayoutUpdate([[s] for s in final], Region(0, 0, W, H)).render_segments(console()).encode())
     assert first_difference(screen, expected) is None
@@ -360,14 +382,11 @@ async def test_ctrl_l_sends_every_cell_again(monkeypatch) -> None:
 async def test_a_resize_forgets_what_the_terminal_showed(monkeypatch) -> None:
     """After a resize the terminal may have cleared or reflowed its lines (even when the size comes back to what
     it was): the app forgets its copy, so the next full repaint sends every cell."""
-    import neuron_top.tui.render.terminal as app_module
-
     forgot: list[object] = []
-    monkeypatch.setattr(app_module, "forget", forgot.append)
     app = make_app()
     async with app.run_test(size=(W, H)) as pilot:
         await feed(pilot, demo_snapshots("inf2.48xlarge", 3, 5))
-        forgot.clear()
+        monkeypatch.setattr(app.render_engine, "forget", forgot.append)
         await pilot.resize_terminal(W - 20, H)
         await pilot.pause()
     assert app.console in forgot

@@ -4,6 +4,9 @@ Why: ``Strip.__init__`` (Textual 8.2) makes seven ``FIFOCache`` objects, each wi
 filters and the like. The dashboard builds ~65 strips a report and asks almost none of them for any of that:
 the diff reads their segments, the writer walks them. Without the caches a strip costs a fifth as much to
 make, and has eight fewer objects for the garbage collector.
+
+Light only while an app runs the render engine (``use_engine_strips``, called by ``TerminalApp`` at start-up):
+otherwise a ``LightStrip`` is made by ``Strip.__init__`` and read through Strip's public methods.
 """
 
 from __future__ import annotations
@@ -33,6 +36,21 @@ def _caches() -> dict[str, int] | None:
 
 
 _CACHES = _caches()
+_light = False
+"""Strips are made light (``use_engine_strips``)."""
+
+
+def use_engine_strips(on: bool) -> None:
+    """Make ``LightStrip`` light and let the diff read and set Strip's private fields (``engine_strips``), or
+    not. Process-wide, but only our widgets make LightStrips: Textual's own strips are untouched either way, and a
+    strip made either way works in every app."""
+    global _light
+    _light = on and _CACHES is not None
+
+
+def engine_strips() -> bool:
+    """Whether the render engine's strip shortcuts are on (see ``use_engine_strips``)."""
+    return _light
 
 
 class LightStrip(Strip):
@@ -41,27 +59,25 @@ class LightStrip(Strip):
 
     __slots__ = ("_pieces",)
 
-    if _CACHES is not None:
-        def __init__(self, segments: Iterable[Segment], cell_length: int | None = None) -> None:
-            self._segments = list(segments)
-            self._cell_length = cell_length
-            self._render_cache = None
-            self._link_ids = None
-            self._cell_count = None
-            self._pieces: tuple[list[str], str, list[Style | None]] | None = None
-
-        def __getattr__(self, name: str) -> FIFOCache:  # type: ignore[type-arg]
-            """Only reached for a slot not set yet: a cache, made now."""
-            size = _CACHES.get(name)  # type: ignore[union-attr]
-            if size is None:
-                raise AttributeError(name)
-            cache: FIFOCache = FIFOCache(size)  # type: ignore[type-arg]
-            setattr(self, name, cache)
-            return cache
-    else:
-        def __init__(self, segments: Iterable[Segment], cell_length: int | None = None) -> None:
+    def __init__(self, segments: Iterable[Segment], cell_length: int | None = None) -> None:
+        self._pieces: tuple[list[str], str, list[Style | None]] | None = None
+        if not _light:
             super().__init__(segments, cell_length)
-            self._pieces = None
+            return
+        self._segments = list(segments)
+        self._cell_length = cell_length
+        self._render_cache = None
+        self._link_ids = None
+        self._cell_count = None
+
+    def __getattr__(self, name: str) -> FIFOCache:  # type: ignore[type-arg]
+        """Only reached for a slot not set yet (a strip made light): a cache, made now."""
+        size = _CACHES.get(name) if _CACHES is not None else None
+        if size is None:
+            raise AttributeError(name)
+        cache: FIFOCache = FIFOCache(size)  # type: ignore[type-arg]
+        setattr(self, name, cache)
+        return cache
 
 
 segment_text = attrgetter("text")
@@ -76,7 +92,7 @@ def pieces(strip: Strip) -> tuple[list[str], str, list[Style | None]]:
     if type(strip) is LightStrip:
         kept = strip._pieces
         if kept is None:
-            segments = strip._segments
+            segments = strip._segments if _light else list(strip)
             texts = list(map(segment_text, segments))
             kept = strip._pieces = (texts, "".join(texts), list(map(segment_style, segments)))
         return kept

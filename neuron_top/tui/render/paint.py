@@ -10,6 +10,7 @@ handed straight to the writer (``spans.py``), once per update for all panels tog
 Anything unusual falls back to ``Widget.refresh``: a toast or another widget over the panel, a screen that is not
 current, a batch in progress, a line that is not exactly as wide as the widget. Either way the widget's
 StylesCache is told its lines changed, so a later full repaint (a resize, a toast going away) draws the new lines.
+An app without the render engine (``--render textual``) gets every change as ``Widget.refresh`` of its cells.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from weakref import WeakKeyDictionary
 
 from rich.segment import Segment
 from rich.style import Style
-from textual._compositor import ChopsUpdate
 from textual.app import App
 from textual.color import Color
 from textual.filter import ANSIToTruecolor, LineFilter
@@ -28,6 +28,10 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from neuron_top.tui.render.light import segment_style as _style
+from neuron_top.tui.render.private import ChopsUpdate
+
+__all__ = ["HIDDEN", "ExactChops", "QuickTruecolor", "Spans", "WidgetChops", "flush", "paint", "placement",
+           "quicken_filters", "regions"]
 
 Line = Callable[[int], Strip]
 """What a widget draws on one of its lines (``render_line``, or a cheaper equivalent the widget provides)."""
@@ -63,6 +67,9 @@ def paint(widget: Widget, spans: Spans, line: Line | None = None) -> None:
         widget.refresh(*regions(spans))
         return
     app = widget.app
+    if getattr(app, "render_engine", None) is None:  # Textual's own paths only (or not our app)
+        widget.refresh(*regions(spans))
+        return
     pending = _pending.get(app)
     if pending is None:
         pending = _pending[app] = {}
@@ -194,7 +201,7 @@ def _plain(widget: Widget) -> bool:
     """True when Textual draws the widget's lines as they are: no border, padding, outline, tint, hatch or
     opacity (StylesCache would change them), nothing that replaces them (BLANK)."""
     styles = widget.styles
-    return (not widget.BLANK and not any(styles.padding) and not any(kind for kind, _ in styles.border)
+    return (not getattr(widget, "BLANK", False) and not any(styles.padding) and not any(kind for kind, _ in styles.border)
             and not any(kind for kind, _ in styles.outline) and not styles.tint.a and styles.text_opacity == 1
             and not (styles.has_rule("hatch") and styles.hatch != "none") and widget.opacity == 1)
 

@@ -16,7 +16,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Container, VerticalScroll
 from textual.events import Resize
-from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
@@ -50,8 +49,8 @@ RIGHT = ("apps", "latency", "memory-tree")
 class Columns(Container):
     """A container of panels that does not lay the screen out a second time when it grows (``settle_size``)."""
 
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        return settle_size(super(), size, virtual_size, container_size)
+    def _size_updated(self, *args: Any, **kwargs: Any) -> bool:
+        return settle_size(self, super(), args, kwargs)
 
 
 class Body(VerticalScroll, can_focus=False):
@@ -71,8 +70,8 @@ class Body(VerticalScroll, can_focus=False):
     def on_resize(self, event: Resize) -> None:
         self._on_height(event.size.height)
 
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        return settle_size(super(), size, virtual_size, container_size)
+    def _size_updated(self, *args: Any, **kwargs: Any) -> bool:
+        return settle_size(self, super(), args, kwargs)
 
 
 class DashboardScreen(Screen):

@@ -36,16 +36,20 @@ SHRINK_AFTER = 60
 job's pause. While the same apps run it never shrinks."""
 
 
-def settle_size(widget: Any, size: Size, virtual_size: Size, container_size: Size) -> bool:
-    """``Widget._size_updated`` for a widget laid out by the layout under way, without asking for another.
+def settle_size(widget: Widget, parent: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """``Widget._size_updated(*args, **kwargs)`` for a widget laid out by the layout under way, without asking for
+    another (with the render engine on; Textual's, unchanged, with it off: ``--render textual``).
 
     Why: after a layout Textual hands every widget its new size with ``layout=True``, so a widget whose virtual
     size changed (a panel that grew by a row, and every container around it) asks for a second layout of the
     whole screen, which finds the same sizes: 8-13 ms more on each of the demo's start-up height changes. That
     request comes from the ``virtual_size`` reactive; a scrollbar that must appear or go asks for its own layout
-    (``show_vertical_scrollbar`` and ``show_horizontal_scrollbar``), so nothing is lost. ``widget`` is
-    ``super()`` of the calling widget."""
-    return widget._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[no-any-return]
+    (``show_vertical_scrollbar`` and ``show_horizontal_scrollbar``), so nothing is lost. ``parent`` is
+    ``super()`` of the calling ``widget``."""
+    if getattr(widget.app, "render_engine", None) is None:
+        return parent._size_updated(*args, **kwargs)  # type: ignore[no-any-return]
+    size, virtual_size, container_size = args[:3]
+    return parent._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[no-any-return]
 
 
 def load_band(pct: float) -> int:
@@ -324,8 +328,8 @@ class Panel(Widget, can_focus=True):
         view = self.view
         return None if view is None else tuple(a.pid for a in view.snapshot.apps)
 
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        return settle_size(super(), size, virtual_size, container_size)
+    def _size_updated(self, *args: Any, **kwargs: Any) -> bool:
+        return settle_size(self, super(), args, kwargs)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return max(len(self._lines(width)), 1)
