@@ -40,7 +40,7 @@ def _fast(data: bytes | str) -> schema.Report:
     global _k8s_last
     wire = _DECODER.decode(data)
     fields = msgspec.structs.asdict(wire)
-    raw = wire.neuron_k8s_info
+    raw: msgspec.Raw = wire.neuron_k8s_info  # type: ignore[attr-defined]  # a field of the defstruct
     last_raw, k8s = _k8s_last
     if raw != last_raw:
         raw = msgspec.Raw(bytes(raw))  # a copy: the Raw would otherwise keep the whole report alive
@@ -170,8 +170,8 @@ def _lenient(obj: dict[str, Any]) -> tuple[schema.Report, tuple[str, ...]]:
             except msgspec.ValidationError as exc:
                 problems.append(f"{where}: {clean(str(exc), 160)}")
                 continue
-            report = schema.RuntimeReport(**_groups(rt.get("report"), _RUNTIME_GROUPS, f"{where}.report", problems))
-            runtimes.append(msgspec.structs.replace(runtime, report=report))
+            rt_report = schema.RuntimeReport(**_groups(rt.get("report"), _RUNTIME_GROUPS, f"{where}.report", problems))
+            runtimes.append(msgspec.structs.replace(runtime, report=rt_report))
     elif raw_runtimes is not None:
         problems.append("neuron_runtime_data: expected a list")
     report = schema.Report(

@@ -169,14 +169,14 @@ def build_tree(snap: Snapshot, app: AppView, cache: ModelCache | None = None) ->
     made: dict[int, tuple[int, Mapping[str, int], tuple[ModelShare, ...], Node | None]] = {}
     for core in sorted({*core_memory, *models}):
         cats = core_memory.get(core, {})
-        shares = tuple(models.get(core, ()))
+        core_shares = tuple(models.get(core, ()))
         hit = kept.get(core)
-        if hit is not None and hit[0] == cpd and hit[1] == cats and len(hit[2]) == len(shares) \
-                and all(a is b for a, b in zip(hit[2], shares, strict=True)):
+        if hit is not None and hit[0] == cpd and hit[1] == cats and len(hit[2]) == len(core_shares) \
+                and all(a is b for a, b in zip(hit[2], core_shares, strict=True)):
             node = hit[3]
         else:
-            node = _core_node(core, cpd, cats, shares)
-        made[core] = (cpd, cats, shares, node)
+            node = _core_node(core, cpd, cats, core_shares)
+        made[core] = (cpd, cats, core_shares, node)
         if node is not None:
             devices.setdefault(core // cpd, []).append(node)
     if cache is not None:

@@ -633,7 +633,7 @@ class Snapshot:
         n = len(data)
         if n <= len(_KEYS) and list(data) == _KEYS[:n]:  # "0", "1", ... in order, as neuron-monitor writes
             cpus = list(data.values())
-            return tuple(compress(zip(range(n), cpus, strict=True), cpus))  # drops nulls: a Struct is truthy
+            return tuple(compress(zip(range(n), cpus, strict=True), cpus))  # type: ignore[arg-type]  # drops nulls: a Struct is truthy
         out = [(int(k), v) for k, v in data.items()
                if v is not None and k.isascii() and k.isdigit() and len(k) < 5]
         out.sort(key=itemgetter(0))

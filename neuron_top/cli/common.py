@@ -8,17 +8,24 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from neuron_top.textsafe import clean
+
+if TYPE_CHECKING:
+    from neuron_top.config import MonitorConfig
+    from neuron_top.recording.player import ReplayController
+    from neuron_top.recording.writer import RecordingWriter
+    from neuron_top.sources.base import Source
 
 
 class UsageError(Exception):
     """A one-line message for the user; exit status 2."""
 
 
-def _load_config(path: str | None):
+def _load_config(path: str | None) -> MonitorConfig | None:
     from neuron_top.config import ConfigError, load_config
 
     if path is None:
@@ -41,7 +48,7 @@ def _check_tag(tag: str | None) -> None:
             raise UsageError(f"--tag {tag!r} is not a valid regex: {exc}") from None
 
 
-def live_source(ns: argparse.Namespace):
+def live_source(ns: argparse.Namespace) -> tuple[Source, list[str]]:
     """The source for plain ``neuron-top``: --command, a pipe on stdin, neuron-monitor, or the built-in one
     (the rule and its tests live in ``sources.live``). Returns (source, notes)."""
     choice = live_choice(ns)
@@ -51,19 +58,19 @@ def live_source(ns: argparse.Namespace):
 def live_choice(ns: argparse.Namespace):
     """``live_source`` with all the choice says (``sources.live.LiveChoice``: the source filter too)."""
     from neuron_top.config import ConfigError
-    from neuron_top.sources.live import choose_live_source
+    from neuron_top.sources.live import choose_live_source, find_neuron_monitor
 
-    kwargs = {"monitor": lambda: None} if getattr(ns, "builtin", False) else {}
+    monitor: Callable[[], str | None] = (lambda: None) if getattr(ns, "builtin", False) else find_neuron_monitor
     try:
         return choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
-                                  **kwargs)
+                                  monitor=monitor)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot read config {ns.config}: {exc.strerror or exc}") from None
 
 
-def _recorder(path: str | None):
+def _recorder(path: str | None) -> RecordingWriter | None:
     if not path:
         return None
     from neuron_top.recording.writer import RecordingWriter
@@ -74,7 +81,7 @@ def _recorder(path: str | None):
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
 
 
-def print_once(source, as_json: bool) -> int:
+def print_once(source: Source, as_json: bool) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit."""
     from neuron_top.feed import Feed, Report, SkippedInput, StatusChanged
     from neuron_top.output.text import SourceInfo, text
@@ -109,7 +116,8 @@ def _write(data: bytes) -> None:
     sys.stdout.flush()
 
 
-def run_tui(source, ns: argparse.Namespace, recorder=None, demo: bool = False, traces=None, replay=None,
+def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWriter | None = None,
+            demo: bool = False, traces: Sequence[str] | None = None, replay: ReplayController | None = None,
             replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None) -> int:
     from neuron_top.settings import SettingsStore
     from neuron_top.tui.app import NeuronTopApp

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from neuron_top.decode import DecodeError
 from neuron_top.output.text import SourceInfo, as_json, text
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.textsafe import clean
+
+if TYPE_CHECKING:
+    from neuron_top.recording.index import RecordingIndex, SpooledIndex
 
 START_WAIT = 0.5
 """Seconds to wait for the starting report to be indexed before the screen comes up."""
@@ -24,6 +28,7 @@ def replay_main(ns: argparse.Namespace) -> int:
         # 1 GB is being indexed doubled the time to the first frame.
         from neuron_top.tui import app  # noqa: F401
 
+    index: RecordingIndex | SpooledIndex
     try:
         if ns.file == "-":
             # Take the pipe off fd 0 first (the terminal gets fd 0 back for keys), then spool from it.
@@ -62,7 +67,7 @@ def replay_main(ns: argparse.Namespace) -> int:
         index.close()
 
 
-def _fleet(index) -> bool:
+def _fleet(index: RecordingIndex | SpooledIndex) -> bool:
     """Whether the recording is a fleet's (its first line a fleet frame)."""
     from neuron_top.fleet.record import is_fleet_line
 
@@ -72,7 +77,7 @@ def _fleet(index) -> bool:
         return False
 
 
-def _print_once(index, ns: argparse.Namespace) -> int:
+def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> int:
     """The state after the last complete report, or at --start N (1-based)."""
     from neuron_top.cli.common import UsageError
 
@@ -101,7 +106,7 @@ def _print_once(index, ns: argparse.Namespace) -> int:
     return 0
 
 
-def _snap(index, i: int, info: SourceInfo) -> Snapshot | None:
+def _snap(index: RecordingIndex | SpooledIndex, i: int, info: SourceInfo) -> Snapshot | None:
     try:
         return snapshot_from(index.get(i), index.timestamp(i), i + 1)
     except DecodeError as exc:

@@ -661,7 +661,7 @@ def open_recording(target: str | os.PathLike[str], *, follow: bool = False,
         return SpooledIndex(sys.stdin.buffer, spool_dir=spool_dir)
     if not stat.S_ISREG(os.stat(target).st_mode):
         stream = open(target, "rb", buffering=0)  # noqa: SIM115 - closed with the index
-        index = SpooledIndex(stream, name=Path(target).name, spool_dir=spool_dir)  # type: ignore[arg-type]
+        index = SpooledIndex(stream, name=Path(target).name, spool_dir=spool_dir)
         index._owned_stream = stream
         return index
     return RecordingIndex(target, follow=follow, spool_dir=spool_dir)

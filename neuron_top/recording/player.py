@@ -17,7 +17,7 @@ from typing import Protocol
 
 from neuron_top.decode import DecodeError
 from neuron_top.fmt import plural
-from neuron_top.snapshot import Snapshot, finite, snapshot_from
+from neuron_top.snapshot import AppView, Snapshot, finite, snapshot_from
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 MAX_FRAME_REPORTS = 200
@@ -81,7 +81,7 @@ def markers_between(prev: Snapshot | None, cur: Snapshot, index: int) -> list[Ma
     return out
 
 
-def _errors(app) -> int:
+def _errors(app: AppView) -> int:
     """Failed executions in one report's period (neuron-monitor's counts are per period, not totals)."""
     ex = app.exec_summary
     return sum(app.error_summary.values()) + sum(ex.get(k, 0) for k in _BAD_EXEC)
@@ -90,9 +90,8 @@ def _errors(app) -> int:
 _BAD_EXEC = ("completed_with_err", "completed_with_num_err", "timed_out", "failed_to_queue", "incorrect_input")
 
 
-def _busy(app) -> float | None:
-    vals = [finite(c.neuroncore_utilization) for c in app.cores.values()]
-    vals = [v for v in vals if v is not None]
+def _busy(app: AppView) -> float | None:
+    vals = [v for c in app.cores.values() if (v := finite(c.neuroncore_utilization)) is not None]
     return max(vals) if vals else None
 
 
@@ -242,7 +241,7 @@ class ReplayController:
         if self._origin is None:
             self._origin = (now, self.index.timestamp(self.position))
         target_t = self._origin[1] + (now - self._origin[0]) * self.speed
-        passed = []
+        passed: list[int] = []
         i = self.position
         while i + 1 < n and self.index.timestamp(i + 1) <= target_t and len(passed) < MAX_FRAME_REPORTS:
             i += 1

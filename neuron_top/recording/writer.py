@@ -206,7 +206,7 @@ def install_signal_handlers(writer: RecordingWriter, stop: threading.Event | Non
     """
     stop = writer.stopping if stop is None else stop
     sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
-    old: dict[int, object] = {}
+    old: dict[signal.Signals, object] = {}
 
     def handler(signum: int, frame: object) -> None:
         if writer.interrupted is not None:

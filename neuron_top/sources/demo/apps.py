@@ -138,7 +138,7 @@ class App:
         if self.run_no:
             self.pid += rng.randint(40, 6_000)
         self.run_no += 1
-        self.models = []
+        self.models: list[dict[str, Any]] = []
         model_id = 10_001
         for m in spec.models:
             x = f"{rng.getrandbits(128):032x}"

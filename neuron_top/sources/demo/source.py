@@ -9,7 +9,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, cast
 
 from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, RawReport, State, Status
@@ -149,7 +149,7 @@ def emit_main(instance: str, seed: int, out: IO[Any] | None = None, count: int |
     """
     if out is None:
         out = sys.stdout
-    binary = getattr(out, "buffer", out)
+    binary = cast(BinaryIO, getattr(out, "buffer", out))
     try:
         reports = iter_reports(instance, seed, periods=periods, period=period, tag_filter=tag_filter)
         tick = min(resolve_periods(periods, period).values(), default=period)

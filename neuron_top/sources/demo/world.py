@@ -284,8 +284,9 @@ class World:
         if key != self._k8s_key:
             cores, devices = self._k8s_maps()
             self._k8s_key, self._k8s_info = key, (msgspec.Raw(encode(cores)), msgspec.Raw(encode(devices)))
-        cores, devices = self._k8s_info
-        return {"period": period, "neuroncores_k8s_info": cores, "neurondevices_k8s_info": devices, "error": ""}
+        raw_cores, raw_devices = self._k8s_info
+        return {"period": period, "neuroncores_k8s_info": raw_cores, "neurondevices_k8s_info": raw_devices,
+                "error": ""}
 
     def _k8s_maps(self) -> tuple[dict[str, Any], dict[str, Any]]:
         cores: dict[str, Any] = {}
