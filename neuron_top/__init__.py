@@ -1,6 +1,140 @@
-"""neuron-top: a terminal dashboard for AWS Neuron accelerators.
+"""neuron-top: a terminal dashboard for AWS Neuron accelerators, and the headless library under it.
 
-The package root is the headless core: nothing imported from here pulls in textual or rich.
+The package root is the headless core: nothing imported from here pulls in textual or rich. The names below are
+the public API (see ``examples/`` and ``docs/ARCHITECTURE.md``); each is imported when first used, so
+``import neuron_top`` stays cheap for the command line.
+
+Reading reports, from any source::
+
+    from neuron_top import DemoSource, Feed, Report
+
+    feed = Feed(DemoSource("trn2.48xlarge", seed=1, period=0.0, count=3))
+    for event in feed.events():
+        if isinstance(event, Report):
+            print(event.snapshot.all.cores)  # NeuronCore index -> counters
+    feed.close()
+
+* Sources (``neuron_top.sources``): ``choose_live_source`` (what plain ``neuron-top`` reads), ``MonitorSource``,
+  ``CommandSource``, ``StreamSource``, ``HostCollector``, ``DemoSource``, ``RecordingSource``; all implement
+  ``Source``.
+* The feed (``neuron_top.feed``): ``Feed`` turns a source into ``Report``, ``SkippedInput``, ``StatusChanged``
+  and ``RecordingError`` events; a ``Session`` (``neuron_top.session``) holds one source's state.
+* Snapshots (``neuron_top.snapshot``): ``Snapshot`` (one decoded report), ``AppView`` (one app, or all),
+  ``snapshot_from`` (bytes to ``Snapshot``), ``History`` (bounded series for sparklines).
+* Recordings (``neuron_top.recording``): ``RecordingWriter``, ``open_recording``, ``ReplayController`` (seek, pace,
+  markers), ``Marker``.
+* Traces (``neuron_top.trace``): ``load_trace``, ``TraceStore``, ``TraceError``.
+* Output (``neuron_top.output``): ``text`` and ``as_json`` (what ``--once`` and ``--json`` print), ``SourceInfo``.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # sources
+    "Source": "neuron_top.sources.base",
+    "choose_live_source": "neuron_top.sources.live",
+    "MonitorSource": "neuron_top.sources.monitor",
+    "CommandSource": "neuron_top.sources.stream",
+    "StreamSource": "neuron_top.sources.stream",
+    "HostCollector": "neuron_top.sources.host",
+    "DemoSource": "neuron_top.sources.demo",
+    "RecordingSource": "neuron_top.recording.index",
+    # the feed and the session
+    "Feed": "neuron_top.feed",
+    "FeedEvent": "neuron_top.feed",
+    "Report": "neuron_top.feed",
+    "SkippedInput": "neuron_top.feed",
+    "StatusChanged": "neuron_top.feed",
+    "RecordingError": "neuron_top.feed",
+    "Session": "neuron_top.session",
+    # snapshots
+    "Snapshot": "neuron_top.snapshot",
+    "AppView": "neuron_top.snapshot",
+    "snapshot_from": "neuron_top.snapshot",
+    "DecodeError": "neuron_top.decode",
+    "History": "neuron_top.history",
+    # recordings
+    "RecordingWriter": "neuron_top.recording.writer",
+    "open_recording": "neuron_top.recording.index",
+    "ReplayController": "neuron_top.recording.player",
+    "Marker": "neuron_top.recording.player",
+    # traces
+    "load_trace": "neuron_top.trace",
+    "TraceStore": "neuron_top.trace",
+    "TraceError": "neuron_top.trace",
+    # output
+    "text": "neuron_top.output.text",
+    "as_json": "neuron_top.output.text",
+    "SourceInfo": "neuron_top.output.text",
+}
+
+__all__ = [
+    "AppView",
+    "CommandSource",
+    "DecodeError",
+    "DemoSource",
+    "Feed",
+    "FeedEvent",
+    "History",
+    "HostCollector",
+    "Marker",
+    "MonitorSource",
+    "RecordingError",
+    "RecordingSource",
+    "RecordingWriter",
+    "ReplayController",
+    "Report",
+    "Session",
+    "SkippedInput",
+    "Snapshot",
+    "Source",
+    "SourceInfo",
+    "StatusChanged",
+    "StreamSource",
+    "TraceError",
+    "TraceStore",
+    "__version__",
+    "as_json",
+    "choose_live_source",
+    "load_trace",
+    "open_recording",
+    "snapshot_from",
+    "text",
+]
+
+if TYPE_CHECKING:
+    from neuron_top.decode import DecodeError
+    from neuron_top.feed import Feed, FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
+    from neuron_top.history import History
+    from neuron_top.output.text import SourceInfo, as_json, text
+    from neuron_top.recording.index import RecordingSource, open_recording
+    from neuron_top.recording.player import Marker, ReplayController
+    from neuron_top.recording.writer import RecordingWriter
+    from neuron_top.session import Session
+    from neuron_top.snapshot import AppView, Snapshot, snapshot_from
+    from neuron_top.sources.base import Source
+    from neuron_top.sources.demo import DemoSource
+    from neuron_top.sources.host import HostCollector
+    from neuron_top.sources.live import choose_live_source
+    from neuron_top.sources.monitor import MonitorSource
+    from neuron_top.sources.stream import CommandSource, StreamSource
+    from neuron_top.trace import TraceError, TraceStore, load_trace
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'neuron_top' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from neuron_top.snapshot import Snapshot
 
+__all__ = ["new_uncorrected"]
+
 
 def new_uncorrected(cur: Snapshot) -> list[int]:
     """Devices with uncorrected ECC events (DRAM + SRAM) in this report, in index order."""

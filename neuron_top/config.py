@@ -24,6 +24,11 @@ from typing import Any
 
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "DEFAULT_PERIOD", "RUNTIME_METRICS", "SYSTEM_METRICS", "ConfigError", "Metric", "MonitorConfig",
+    "RuntimeSelection", "default_config", "format_period", "load_config", "parse_config", "parse_period",
+]
+
 DEFAULT_PERIOD = 5.0
 """Seconds; what neuron-monitor uses where no period is given (and with no config file at all)."""
 

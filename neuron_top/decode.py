@@ -17,6 +17,8 @@ import msgspec
 from neuron_top import schema
 from neuron_top.textsafe import clean
 
+__all__ = ["DecodeError", "decode_report"]
+
 _HUGE_NUMBER = re.compile(rb"(?<![\w.\"])-?\d{19,}(?:\.\d+)?(?:[eE][+-]?\d+)?|-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
 _GENERIC = msgspec.json.Decoder()
 

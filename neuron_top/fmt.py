@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["duration", "human_bytes", "latency", "pct", "rate", "tflops"]
+
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
 
@@ -18,12 +20,14 @@ def human_bytes(n: float | int | None) -> str:
 
 
 def pct(x: float | None, width: int = 0, digits: int = 1) -> str:
+    """A percentage as the panels show it (``12.5%``), or ``-`` for no value, right-aligned in ``width``."""
     if x is None:
         return "-".rjust(width)
     return f"{x:.{digits}f}%".rjust(width)
 
 
 def tflops(x: float | None) -> str:
+    """FLOPS as teraFLOPS (``12.34TF``), or ``-`` for no value."""
     if x is None:
         return "-"
     return f"{x / 1e12:.2f}TF"
@@ -46,6 +50,7 @@ def latency(seconds: float | None) -> str:
 
 
 def rate(x: float | None) -> str:
+    """A count per second, short (``12.0/s``, ``12.3k/s``, ``1.2M/s``), or ``-`` for no value."""
     if x is None:
         return "-"
     if x >= 1e6:

@@ -28,6 +28,14 @@ def _columns(snap: Snapshot) -> list[float | None]:
 
 
 class History:
+    """Bounded per-metric series for the sparklines: one value per report, the last ``maxlen`` kept.
+
+    Owned by one thread (the UI's): ``push`` adds a ``Snapshot``, ``last(key, n)`` reads a series' newest values.
+
+    Args:
+        maxlen: reports kept per series.
+    """
+
     def __init__(self, maxlen: int = 600) -> None:
         self.maxlen = maxlen
         self.ts: deque[float] = deque(maxlen=maxlen)

@@ -14,6 +14,11 @@ from collections.abc import Callable, Mapping
 from neuron_top.snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, AppView, ModelView, Snapshot, SubgraphView
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "CATEGORY_LABELS", "Key", "ModelCache", "ModelShare", "Node", "build_tree", "category_label",
+    "expandable", "global_core", "walk",
+]
+
 CATEGORY_LABELS = {
     "tensors": "Tensors",
     "constants": "Constants",
@@ -71,6 +76,7 @@ class Node:
 
 
 def category_label(name: str) -> str:
+    """A memory category's name as the tree shows it (its known label, else the name, cleaned and cut)."""
     return CATEGORY_LABELS.get(name) or clean(name, 40)
 
 

@@ -15,6 +15,14 @@ from typing import Any
 
 import msgspec
 
+__all__ = [
+    "RUNTIME_GROUPS", "SYSTEM_GROUPS", "CoreCounters", "CpuShare", "CpuTimes", "DeviceCounters",
+    "ExecutionStats", "Group", "HardwareInfo", "HwCounters", "InstanceInfo", "K8sEntry", "K8sInfo",
+    "LatencyStats", "LoadedModel", "MemoryInfo", "MemoryUsed", "NeuronTopMeta", "NeuroncoreCounters",
+    "PhysicalCore", "Report", "Runtime", "RuntimeReport", "RuntimeVcpuUsage", "Subgraph", "SystemData",
+    "UsageBreakdown", "UsedBytes", "VcpuUsage", "decode_models",
+]
+
 
 class _S(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
     """Base: immutable, keyword-only, defaults omitted when re-encoded.
@@ -36,10 +44,14 @@ class Group(_S, frozen=True, kw_only=True):
 
 
 class PhysicalCore(_S, frozen=True, kw_only=True):
+    """One physical core of a logical NeuronCore (``v3d``: its utilization on trn2)."""
+
     neuroncore_utilization: float | None = None
 
 
 class CoreCounters(_S, frozen=True, kw_only=True):
+    """One NeuronCore in ``neuroncore_counters.neuroncores_in_use``: utilization and FLOPS."""
+
     neuroncore_utilization: float | None = None
     flops: float | None = None
     effective_flops: float | None = None
@@ -48,16 +60,22 @@ class CoreCounters(_S, frozen=True, kw_only=True):
 
 
 class NeuroncoreCounters(Group, frozen=True, kw_only=True):
+    """The ``neuroncore_counters`` group of a runtime: its cores, by index as a string."""
+
     neuroncores_in_use: dict[str, CoreCounters | None] | None = None
 
 
 class LatencyStats(_S, frozen=True, kw_only=True):
+    """Execution latency percentiles (seconds) of a runtime: total and on device."""
+
     total_latency: dict[str, float | None] | None = None
     """Percentiles ("p0", "p1", "p25", "p50", "p75", "p99", "p100") in seconds; null when the app was idle."""
     device_latency: dict[str, float | None] | None = None
 
 
 class ExecutionStats(Group, frozen=True, kw_only=True):
+    """The ``execution_stats`` group: executions by outcome, errors by type, latency."""
+
     error_summary: dict[str, int | None] | None = None
     """generic, numerical, transient, model, runtime, hardware (and whatever newer versions add)."""
     execution_summary: dict[str, int | None] | None = None
@@ -66,6 +84,8 @@ class ExecutionStats(Group, frozen=True, kw_only=True):
 
 
 class UsageBreakdown(_S, frozen=True, kw_only=True):
+    """Memory by category, on the host and on the Neuron device."""
+
     host: dict[str, int | None] | None = None
     """application_memory, constants, dma_buffers, tensors."""
     neuroncore_memory_usage: dict[str, dict[str, int | None] | None] | None = None
@@ -75,12 +95,16 @@ class UsageBreakdown(_S, frozen=True, kw_only=True):
 
 
 class UsedBytes(_S, frozen=True, kw_only=True):
+    """Bytes in use on the host and the device, with their breakdown."""
+
     host: int | None = None
     neuron_device: int | None = None
     usage_breakdown: UsageBreakdown | None = None
 
 
 class LoadedModel(_S, frozen=True, kw_only=True):
+    """One model in ``memory_used.loaded_models``, with its subgraphs."""
+
     name: str | None = None
     uuid: str | None = None
     model_id: int | None = None
@@ -91,12 +115,16 @@ class LoadedModel(_S, frozen=True, kw_only=True):
 
 
 class Subgraph(_S, frozen=True, kw_only=True):
+    """One subgraph of a loaded model: its memory and the NeuronCore it runs on."""
+
     memory_used_bytes: UsedBytes | None = None
     neuroncore_index: int | None = None
     neuron_device_index: int | None = None
 
 
 class MemoryUsed(Group, frozen=True, kw_only=True):
+    """The ``memory_used`` group of a runtime (``loaded_models`` kept raw: decoded on first use)."""
+
     neuron_runtime_used_bytes: UsedBytes | None = None
     loaded_models: msgspec.Raw = msgspec.Raw()
     """``list[LoadedModel | None] | None`` kept as raw JSON and decoded on first use (``decode_models``): models
@@ -118,15 +146,21 @@ def decode_models(raw: msgspec.Raw) -> tuple[list[LoadedModel], str | None]:
 
 
 class CpuShare(_S, frozen=True, kw_only=True):
+    """A runtime's vCPU use, user and system, in percent."""
+
     user: float | None = None
     system: float | None = None
 
 
 class RuntimeVcpuUsage(Group, frozen=True, kw_only=True):
+    """The ``neuron_runtime_vcpu_usage`` group."""
+
     vcpu_usage: CpuShare | None = None
 
 
 class RuntimeReport(_S, frozen=True, kw_only=True):
+    """Every metric group neuron-monitor reports for one runtime."""
+
     neuroncore_counters: NeuroncoreCounters | None = None
     execution_stats: ExecutionStats | None = None
     memory_used: MemoryUsed | None = None
@@ -134,6 +168,8 @@ class RuntimeReport(_S, frozen=True, kw_only=True):
 
 
 class Runtime(_S, frozen=True, kw_only=True):
+    """One entry of ``neuron_runtime_data``: a Neuron runtime (an app), its tag and its report."""
+
     pid: int | None = None
     address: str | None = None
     neuron_runtime_tag: str | None = None
@@ -145,6 +181,8 @@ class Runtime(_S, frozen=True, kw_only=True):
 
 
 class DeviceCounters(_S, frozen=True, kw_only=True):
+    """One Neuron device's hardware counters (ECC events, by type)."""
+
     neuron_device_index: int | None = None
     mem_ecc_corrected: int | None = None
     mem_ecc_uncorrected: int | None = None
@@ -154,10 +192,14 @@ class DeviceCounters(_S, frozen=True, kw_only=True):
 
 
 class HwCounters(Group, frozen=True, kw_only=True):
+    """The ``neuron_hw_counters`` system group."""
+
     neuron_devices: list[DeviceCounters | None] | None = None
 
 
 class CpuTimes(_S, frozen=True, kw_only=True):
+    """vCPU time shares in percent (user, nice, system, idle, io wait, irq, soft irq)."""
+
     user: float | None = None
     nice: float | None = None
     system: float | None = None
@@ -168,12 +210,16 @@ class CpuTimes(_S, frozen=True, kw_only=True):
 
 
 class VcpuUsage(Group, frozen=True, kw_only=True):
+    """The ``vcpu_usage`` system group: the average and each vCPU's, and context switches."""
+
     average_usage: CpuTimes | None = None
     usage_data: dict[str, CpuTimes | None] | None = None
     context_switch_count: int | None = None
 
 
 class MemoryInfo(Group, frozen=True, kw_only=True):
+    """The ``memory_info`` system group: host memory and swap."""
+
     memory_total_bytes: int | None = None
     memory_used_bytes: int | None = None
     swap_total_bytes: int | None = None
@@ -181,12 +227,16 @@ class MemoryInfo(Group, frozen=True, kw_only=True):
 
 
 class SystemData(_S, frozen=True, kw_only=True):
+    """The system groups of a report."""
+
     neuron_hw_counters: HwCounters | None = None
     vcpu_usage: VcpuUsage | None = None
     memory_info: MemoryInfo | None = None
 
 
 class InstanceInfo(_S, frozen=True, kw_only=True):
+    """The ``instance_info`` key: the EC2 instance's name, type, zone and ids."""
+
     instance_name: str | None = None
     instance_id: str | None = None
     instance_type: str | None = None
@@ -201,6 +251,8 @@ class InstanceInfo(_S, frozen=True, kw_only=True):
 
 
 class HardwareInfo(_S, frozen=True, kw_only=True):
+    """The ``neuron_hardware_info`` key: device type, count and cores per device."""
+
     neuron_device_type: str | None = None
     neuron_device_version: str | None = None
     neuroncore_version: str | None = None
@@ -212,12 +264,16 @@ class HardwareInfo(_S, frozen=True, kw_only=True):
 
 
 class K8sEntry(_S, frozen=True, kw_only=True):
+    """Kubernetes placement of a core or device: pod, namespace and container."""
+
     pod_name: str | None = None
     namespace: str | None = None
     container_name: list[str | None] | None = None
 
 
 class K8sInfo(Group, frozen=True, kw_only=True):
+    """The ``neuron_k8s_info`` key: Kubernetes placement by core and by device."""
+
     neuroncores_k8s_info: dict[str, K8sEntry | None] | None = None
     neurondevices_k8s_info: dict[str, K8sEntry | None] | None = None
 
@@ -229,6 +285,8 @@ class NeuronTopMeta(_S, frozen=True, kw_only=True):
 
 
 class Report(_S, frozen=True, kw_only=True):
+    """One neuron-monitor report: every runtime, the system groups and the instance and hardware keys."""
+
     neuron_runtime_data: list[Runtime | None] | None = None
     system_data: SystemData | None = None
     instance_info: InstanceInfo | None = None

@@ -18,8 +18,12 @@ def app_cores(app: AppView, cores_per_device: int) -> list[int]:
     it per snapshot)."""
     return list(owned_cores(app.core_memory, lambda: app.models, app.core_stats, cores_per_device))
 
+__all__ = ["Selection"]
+
 
 class Selection:
+    """Which app is shown and the tag filter (``/``): the tabs' state, kept across reports."""
+
     def __init__(self, tag: str | None = None) -> None:
         self.pid: int | None = None
         """The selected app's pid; None is the "all" tab."""

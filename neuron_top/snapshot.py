@@ -35,6 +35,12 @@ from neuron_top.derived import (
 )
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "MAX_CORES", "PERCENTILES",
+    "AllApps", "AppView", "DeviceEcc", "GroupStatus", "ModelView", "Snapshot", "SubgraphView", "across",
+    "cached", "finite", "k8s_label", "snapshot_from",
+]
+
 HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
 DEVICE_CATEGORIES = ("tensors", "constants", "model_code", "runtime_memory", "model_shared_scratchpad")
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
@@ -219,7 +225,15 @@ class across(cached[_T]):
 
 
 class AppView:
-    """One Neuron application (runtime) in one report, or the "all" aggregate. Read-only."""
+    """One Neuron application (runtime) in one report, or the "all" aggregate. Read-only.
+
+    Args:
+        pid: the runtime's process id (0 for the "all" aggregate).
+        tag: its ``neuron_runtime_tag``; label: the tab title; error: the runtime's own error text.
+        cores: global NeuronCore index -> counters, for the cores this app reports.
+        runtime: the raw runtime entry, decoded lazily for memory, models, latency and execution.
+        is_all: True for the aggregate of every app (``AllApps``).
+    """
 
     __slots__ = ("__dict__", "_rt", "cores", "error", "is_all", "label", "models_error", "pid", "tag")
 
@@ -502,7 +516,14 @@ _DEVICE = attrgetter("device")
 
 
 class Snapshot:
-    """One report, ready to draw."""
+    """One report, ready to draw.
+
+    Args:
+        report: the decoded report (``decode.decode_report``).
+        ts: Unix time of the report.
+        seq: its number in its stream (1-based; 0 when unknown).
+        problems: what the lenient decoder had to skip (one line each).
+    """
 
     __slots__ = ("__dict__", "all", "apps", "problems", "report", "seq", "ts")
 
@@ -687,7 +708,16 @@ class Snapshot:
 
 def snapshot_from(data: bytes, fallback_ts: float, seq: int = 0) -> Snapshot:
     """Decode one report into a Snapshot, timed by its ``neuron_top.ts`` when it was recorded by us, else by
-    ``fallback_ts`` (when it was received, or the recording index's synthesized time). Raises ``DecodeError``."""
+    ``fallback_ts`` (when it was received, or the recording index's synthesized time). Raises ``DecodeError``.
+
+    Args:
+        data: one report's JSON document.
+        fallback_ts: Unix time to use when the report carries none of ours.
+        seq: its number in its stream.
+
+    Returns:
+        The snapshot.
+    """
     report, problems = decode_report(data)
     meta = report.neuron_top
     ts = meta.ts if meta is not None and meta.ts is not None and finite(meta.ts) is not None else fallback_ts
@@ -699,6 +729,7 @@ def _k8s_map(d: Mapping[str, schema.K8sEntry | None] | None) -> dict[int, schema
 
 
 def k8s_label(e: schema.K8sEntry) -> str:
+    """A Kubernetes placement as one short label: ``namespace/pod [containers]``, each part cleaned and cut."""
     ns = clean(e.namespace or "", 40)
     pod = clean(e.pod_name or "", 60)
     cont = ",".join(clean(c, 40) for c in (e.container_name or ()) if c)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+__all__ = ["clean"]
+
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))}
 # Bidi overrides can reorder what follows them on screen; show them too.
 _CONTROL.update(

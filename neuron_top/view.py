@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 from neuron_top.history import History
 from neuron_top.snapshot import AppView, Snapshot
 
+__all__ = ["View"]
+
 
 @dataclass(frozen=True, slots=True)
 class View:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.sources.base import Source
 
+__all__ = ["UsageError", "live_source", "print_once", "run_tui"]
+
 
 class UsageError(Exception):
     """A one-line message for the user; exit status 2."""

@@ -26,6 +26,11 @@ from neuron_top.cli.common import (
 )
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "COMMANDS", "INSTANCES", "demo_parser", "main", "main_parser", "record_parser", "replay_parser",
+    "run_demo", "run_live", "run_record", "run_replay", "run_trace", "trace_parser",
+]
+
 INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
 COMMANDS = ("demo", "replay", "trace", "record", "export", "health", "fleet")
 
@@ -58,6 +63,7 @@ def _once(p: argparse.ArgumentParser) -> None:
 
 
 def main_parser() -> argparse.ArgumentParser:
+    """The options of plain ``neuron-top`` (live)."""
     p = argparse.ArgumentParser(
         prog="neuron-top",
         description="A terminal dashboard for AWS Neuron (Inferentia, Trainium). Reads neuron-monitor; without "
@@ -77,6 +83,7 @@ def main_parser() -> argparse.ArgumentParser:
 
 
 def demo_parser() -> argparse.ArgumentParser:
+    """The options of ``neuron-top demo``."""
     p = argparse.ArgumentParser(prog="neuron-top demo", description="Simulated Neuron machine with tagged apps.")
     p.add_argument("--instance", choices=INSTANCES, default="trn2.48xlarge")
     p.add_argument("--seed", type=int, default=None, help="make the simulation deterministic")
@@ -92,6 +99,7 @@ def demo_parser() -> argparse.ArgumentParser:
 
 
 def replay_parser() -> argparse.ArgumentParser:
+    """The options of ``neuron-top replay``."""
     p = argparse.ArgumentParser(prog="neuron-top replay", description="Replay a recorded neuron-monitor stream.")
     p.add_argument("file", help="recording (one report per line; .gz/.zst), or - for stdin")
     p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 100 (1)")
@@ -119,6 +127,7 @@ def trace_parser() -> argparse.ArgumentParser:
 
 
 def record_parser() -> argparse.ArgumentParser:
+    """The options of ``neuron-top record``."""
     p = argparse.ArgumentParser(prog="neuron-top record", description="Record reports headless (no screen).")
     p.add_argument("file")
     p.add_argument("-c", "--config", metavar="FILE")
@@ -131,6 +140,7 @@ def record_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``neuron-top`` command: parse ``argv``, run the command, return its exit status (never a traceback)."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args and args[0] in COMMANDS:
@@ -188,6 +198,7 @@ def _check_export(ns: argparse.Namespace) -> None:
 
 
 def run_live(ns: argparse.Namespace) -> int:
+    """Plain ``neuron-top``: the live source, then ``--once``/``--json`` or the dashboard."""
     _check_tag(ns.tag)
     _check_export(ns)
     choice = live_choice(ns)
@@ -198,6 +209,7 @@ def run_live(ns: argparse.Namespace) -> int:
 
 
 def run_demo(ns: argparse.Namespace) -> int:
+    """``neuron-top demo``: the simulator, emitted as reports or shown."""
     from neuron_top.sources.demo import DemoSource, emit_main
 
     _check_tag(ns.tag)
@@ -225,6 +237,7 @@ def run_demo(ns: argparse.Namespace) -> int:
 
 
 def run_replay(ns: argparse.Namespace) -> int:
+    """``neuron-top replay FILE``."""
     from neuron_top.cli.replay_cmd import replay_main
 
     _check_tag(ns.tag)
@@ -232,6 +245,7 @@ def run_replay(ns: argparse.Namespace) -> int:
 
 
 def run_trace(ns: argparse.Namespace) -> int:
+    """``neuron-top trace FILE...``: checks and summaries headless, else the timeline."""
     from neuron_top.trace.check import run_check, run_summary
 
     if ns.check or ns.summary:
@@ -256,6 +270,7 @@ def run_trace(ns: argparse.Namespace) -> int:
 
 
 def run_record(ns: argparse.Namespace) -> int:
+    """``neuron-top record FILE``: the live source written to a recording, no screen."""
     from neuron_top.recording.writer import record_main
 
     ns.tag = None

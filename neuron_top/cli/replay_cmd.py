@@ -14,11 +14,14 @@ from neuron_top.textsafe import clean
 if TYPE_CHECKING:
     from neuron_top.recording.index import RecordingIndex, SpooledIndex
 
+__all__ = ["START_WAIT", "replay_main"]
+
 START_WAIT = 0.5
 """Seconds to wait for the starting report to be indexed before the screen comes up."""
 
 
 def replay_main(ns: argparse.Namespace) -> int:
+    """``neuron-top replay``: the dashboard on a recording, or ``--once``/``--json`` of one report."""
     from neuron_top.cli.common import UsageError, run_tui
     from neuron_top.recording.index import SpooledIndex, open_recording
     from neuron_top.recording.player import ReplayController

@@ -41,6 +41,7 @@ class SourceInfo:
 
 
 def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
+    """The ``--once`` header: source, state, time, instance and what was skipped."""
     inst, hw = snap.instance, snap.hardware
     lines = [f"neuron-top {__version__}  source: {clean(src.name)} [{src.state.upper()}]"
              + (f"  {src.position}" if src.position else "")]
@@ -107,6 +108,7 @@ def app_lines(snap: Snapshot) -> list[str]:
 
 
 def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
+    """The ``--once`` memory lines: host and device, by category."""
     h, d = app.used_bytes
     hb, db = app.host_breakdown, app.device_breakdown
     out = [f"memory ({clean(app.label)}):",
@@ -127,6 +129,7 @@ def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
 
 
 def ecc_lines(snap: Snapshot) -> list[str]:
+    """The ``--once`` ECC lines: each device's corrected and uncorrected events."""
     if not snap.ecc:
         return ["ECC: no data"]
     out = ["ECC events in this report (DRAM corrected/uncorrected, SRAM corrected/uncorrected):"]
@@ -139,6 +142,7 @@ def ecc_lines(snap: Snapshot) -> list[str]:
 
 
 def latency_lines(snap: Snapshot, app: AppView) -> list[str]:
+    """The ``--once`` latency lines: the app's percentiles."""
     apps = snap.apps if app.is_all else (app,)
     out = ["latency (" + " ".join(PERCENTILES) + "):"]
     if not apps:
@@ -205,6 +209,15 @@ def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
 
 
 def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
+    """The ``--json`` document: the snapshot's figures as neuron-top shows them, with where they came from.
+
+    Args:
+        snap: the report to print.
+        src: its source, state and skipped input.
+
+    Returns:
+        One JSON object, UTF-8, without a final newline.
+    """
     inst, hw = snap.instance, snap.hardware
     doc = {
         "neuron_top_version": __version__,

@@ -656,7 +656,16 @@ class SpooledIndex(_IndexBase):
 def open_recording(target: str | os.PathLike[str], *, follow: bool = False,
                    spool_dir: str | os.PathLike[str] | None = None) -> RecordingIndex | SpooledIndex:
     """``-`` reads stdin; a pipe or device path (``<(zcat x.gz)``) is spooled like stdin; anything else is a
-    recording file. Raises ``OSError`` if it cannot be opened."""
+    recording file. Raises ``OSError`` if it cannot be opened.
+
+    Args:
+        target: a recording file, ``-``, or a pipe or device path.
+        follow: keep reading as the file grows (a recording still being written).
+        spool_dir: where a spooled stream is kept (default: the temporary directory).
+
+    Returns:
+        The index, being built in a background thread (``wait`` for all of it).
+    """
     if str(target) == "-":
         return SpooledIndex(sys.stdin.buffer, spool_dir=spool_dir)
     if not stat.S_ISREG(os.stat(target).st_mode):
@@ -674,6 +683,14 @@ class RecordingSource:
     (2.0 = twice as fast). ``clock``/``sleep`` are injectable so tests and the UI control time; gaps longer than
     ``max_gap`` seconds of wall time are shortened to it. With ``follow`` (default: the index's), the source
     waits for the file to grow instead of ending. The replay UI can ``seek`` and change ``speed`` at any time.
+
+    Args:
+        index: an index from ``open_recording``.
+        follow: wait for the file to grow at its end (default: the index's).
+        speed: None for as fast as read, else a factor of recorded time.
+        start: the first report (0-based).
+        clock, sleep, poll, max_gap: pacing (see above).
+        own_index: close the index with the source.
     """
 
     def __init__(self, index: _IndexBase, *, follow: bool | None = None, speed: float | None = None,

@@ -19,6 +19,11 @@ from neuron_top.decode import DecodeError
 from neuron_top.fmt import plural
 from neuron_top.snapshot import AppView, Snapshot, finite, snapshot_from
 
+__all__ = [
+    "MARKER_KINDS", "MAX_FRAME_REPORTS", "MAX_GAP", "SPEEDS", "Index", "Marker", "ReplayController",
+    "clamp_speed", "markers_between", "parse_goto",
+]
+
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 MAX_FRAME_REPORTS = 200
 """At high speed several reports are due per frame; they all go into history, one frame is drawn."""
@@ -107,6 +112,13 @@ class ReplayController:
 
     Moves (seek, step, due) happen on the UI thread only. The decoded-snapshot cache is the one thing both
     threads touch (the scan never uses it; a history rebuild in a worker does), so it is guarded by a lock.
+
+    Args:
+        index: an index from ``open_recording`` (anything with ``Index``'s methods).
+        speed: playback speed, clamped to 0.25-100.
+        start: the first report shown (0-based).
+        cache: decoded snapshots kept for moving back and forth.
+        clock: monotonic time (injected by tests).
     """
 
     def __init__(self, index: Index, *, speed: float = 1.0, start: int = 0, cache: int = 64,

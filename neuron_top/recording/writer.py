@@ -83,6 +83,14 @@ class RecordingWriter:
     """Appends reports to ``path``; thread-safe. Raises ``OSError`` from the constructor or a failed write.
 
     ``write(data, ts)`` is what ``Collector`` calls for every live report. ``append=False`` truncates first.
+
+    Args:
+        path: the file; ``.gz`` and ``.zst`` compress (``compression="auto"``), anything else is plain NDJSON.
+        append: add to an existing recording (False truncates).
+        compression: "auto", "gzip", "zstd" or None.
+        clock: Unix time for reports written without one.
+        fsync_interval: seconds between fsyncs, so a crash loses at most that much.
+        level: the compression level (default: the codec's fast one).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, append: bool = True, compression: str | None = "auto",

@@ -17,8 +17,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+__all__ = ["Item", "RawReport", "Skipped", "Source", "State", "Status", "pause", "wait_for_any"]
+
 
 class State(enum.Enum):
+    """Where a source is: the status line's word and the feed's."""
+
     STARTING = "starting"
     LIVE = "live"  # reports are flowing from a live source
     REPLAY = "replay"  # reports come from a recording

@@ -32,6 +32,11 @@ import re
 from neuron_top.sources.base import Skipped
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "BOM", "DEFAULT_MAX_REPORT_BYTES", "NOT_A_REPORT", "SAMPLE_BYTES", "TOO_LARGE", "TRUNCATED", "Framed",
+    "ReportFramer", "brace_depth", "sample", "split_concatenated",
+]
+
 BOM = b"\xef\xbb\xbf"
 SAMPLE_BYTES = 120
 """How much of skipped input is kept as a sample."""

@@ -51,6 +51,8 @@ from neuron_top.sources.sysfs import (
 )
 from neuron_top.textsafe import clean
 
+__all__ = ["DMI_ROOT", "SYSFS_TAG", "HostCollector", "HostProbes"]
+
 SYSFS_TAG = "all processes (driver sysfs)"
 """Tag of the pseudo-runtime carrying per-core data read from sysfs."""
 DMI_ROOT = Path("/sys/devices/virtual/dmi/id")
@@ -125,7 +127,15 @@ def _percent(deltas: Sequence[float]) -> dict[str, float]:
 
 
 class HostCollector:
-    """A ``Source`` producing neuron-monitor reports itself (see the module docstring)."""
+    """A ``Source`` producing neuron-monitor reports itself (see the module docstring).
+
+    Args:
+        config: the neuron-monitor config whose groups and periods to follow (default: every group every 5 s).
+        reason: why the built-in collector is used, shown in the status line.
+        sysfs_root, dmi_root, neuron_ls, probes: where devices, the instance type and host figures come from
+            (injected by tests).
+        clock, sleep: pacing.
+    """
 
     name = "built-in collector"
 

@@ -66,7 +66,18 @@ def choose_live_source(
     take_stdin: Callable[[], BinaryIO] = take_stdin_for_reports,
     monitor: Callable[[], str | None] = find_neuron_monitor,
 ) -> LiveChoice:
-    """The source for ``neuron-top [-c FILE] [--tag REGEX] [--command CMD]``; raises ConfigError."""
+    """The source for ``neuron-top [-c FILE] [--tag REGEX] [--command CMD]``; raises ConfigError.
+
+    Args:
+        config_path: a neuron-monitor config file.
+        tag: only runtimes whose tag matches this regex.
+        command: read reports from this command's stdout instead.
+        stdin_fd, take_stdin, monitor: where a piped stdin and neuron-monitor are found (injected by tests).
+
+    Returns:
+        A ``LiveChoice``: the source and notes to show the user (a config's warnings, why the built-in collector
+        is used).
+    """
     config: MonitorConfig | None = load_config(config_path) if config_path is not None else None
     notes = list(config.warnings) if config is not None else []
     pattern = None

@@ -23,6 +23,11 @@ from neuron_top.sources.base import Item, State, Status, pause
 from neuron_top.sources.stream import ChildProcess, ChildSource, Clock, describe_exit
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "BACKOFF_FIRST", "BACKOFF_MAX", "HEALTHY_RUN", "NEURON_BIN", "Backoff", "MonitorSource",
+    "find_neuron_monitor",
+]
+
 NEURON_BIN = Path("/opt/aws/neuron/bin")
 """Where aws-neuronx-tools installs neuron-monitor; on PATH only through the DLAMI profile scripts."""
 
@@ -65,6 +70,13 @@ class MonitorSource(ChildSource):
     default, every group every 5 s) is rewritten with that ``tag_filter`` into a temporary file, so neuron-monitor
     itself filters applications. ``sleep`` waits between restarts and is injectable so tests are instant; by
     default it returns early on ``stop`` or ``close()``.
+
+    Args:
+        config_path: a neuron-monitor config file, passed as ``-c``.
+        tag: only runtimes whose tag matches this regex (written into a temporary config).
+        executable: the neuron-monitor binary (default: found on ``PATH`` or in ``/opt/aws/neuron/bin``).
+        clock, sleep, backoff: pacing and restart delays (injected by tests).
+        healthy_run: seconds a run must last for the restart delay to start again from its shortest.
     """
 
     name = "neuron-monitor"

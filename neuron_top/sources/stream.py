@@ -25,6 +25,12 @@ from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.sources.framing import ReportFramer
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "POLL_SECONDS", "READ_SIZE", "STDERR_LINES", "ChildExit", "ChildProcess", "ChildSource", "Clock",
+    "CommandSource", "PipeLifecycle", "ReportCounter", "StreamSource", "Waker", "describe_exit",
+    "needs_shell", "plural", "pump", "take_stdin_for_reports",
+]
+
 READ_SIZE = 1 << 16
 FLOOD_PAUSE = 0.02
 """Seconds to wait after a big read (half of ``READ_SIZE`` or more: the pipe had a backlog) that held no report:
@@ -218,7 +224,13 @@ class PipeLifecycle:
 
 
 class StreamSource(PipeLifecycle):
-    """Reports from an already open binary stream (usually the stdin pipe from ``take_stdin_for_reports``)."""
+    """Reports from an already open binary stream (usually the stdin pipe from ``take_stdin_for_reports``).
+
+    Args:
+        stream: a binary stream or file descriptor to read reports from.
+        name: what the status line calls it.
+        clock: Unix time for reports.
+    """
 
     def __init__(self, stream: BinaryIO | int, name: str = "stdin", *, clock: Clock = time.time) -> None:
         super().__init__()
@@ -441,6 +453,11 @@ class CommandSource(ChildSource):
     ``ENDED`` when it exited with status 0, else ``FAILED`` (an ssh connection that dropped after an hour of
     reports failed too), with the exit status in the ``Status``. It is not restarted (that is
     ``MonitorSource``'s job for a local neuron-monitor).
+
+    Args:
+        command: the command line; its stdout must carry neuron-monitor reports, one JSON document per line.
+        shell: force (True) or forbid (False) ``/bin/sh -c``; None decides from the command's syntax.
+        clock: Unix time for reports (injected by tests).
     """
 
     def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time) -> None:

@@ -21,6 +21,12 @@ from typing import Any
 
 import msgspec
 
+__all__ = [
+    "MAX_DEPTH", "MAX_FILES", "SYSFS_ROOT", "Device", "LsFacts", "NeuronSysfs", "SysfsNode",
+    "find_neuron_ls", "global_core_index", "lazy_once", "parse_neuron_ls", "read_int", "read_text",
+    "run_neuron_ls", "sum_known",
+]
+
 SYSFS_ROOT = Path("/sys/devices/virtual/neuron_device")
 MAX_DEPTH = 8
 MAX_FILES = 20_000
@@ -43,6 +49,7 @@ def read_int(path: Path | None) -> int | None:
 
 
 def read_text(path: Path | None) -> str | None:
+    """A sysfs file's text, stripped, or None when it cannot be read."""
     if path is None:
         return None
     try:
@@ -174,6 +181,7 @@ class LsFacts:
 
 
 def find_neuron_ls() -> str | None:
+    """The ``neuron-ls`` executable (``PATH``, then ``/opt/aws/neuron/bin``), or None."""
     found = shutil.which("neuron-ls")
     if found:
         return found
@@ -245,5 +253,6 @@ def global_core_index(device_index: int, core_index: int, cores_per_device: int 
 
 
 def sum_known(values: Iterable[int | None]) -> int | None:
+    """The sum of the values that are not None, or None when none is known."""
     known = [v for v in values if v is not None]
     return sum(known) if known else None

@@ -19,6 +19,10 @@ from neuron_top.trace.loaders import TraceError, load_trace, trace_files
 from neuron_top.trace.store import TraceStore
 from neuron_top.trace.summary import format_duration, what_it_holds
 
+__all__ = [
+    "EXIT_FOUND", "EXIT_OK", "EXIT_UNREADABLE", "check_lines", "run_check", "run_summary", "summary_lines",
+]
+
 EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_UNREADABLE = 2

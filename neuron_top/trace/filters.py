@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 from neuron_top.trace.store import HARDWARE_EVENTS, Track
 
+__all__ = [
+    "FilterError", "Filters", "TypeFilter", "event_type", "parse_cores", "parse_instances", "parse_types",
+]
+
 
 class FilterError(ValueError):
     """A filter string that does not parse; the message says which part."""
@@ -42,6 +46,7 @@ def parse_cores(text: str) -> frozenset[int] | None:
 
 
 def event_type(name: str) -> str:
+    """The type a filter matches an event by: its name's first word."""
     return name.split(" ", 1)[0]
 
 
@@ -92,6 +97,7 @@ def parse_types(text: str) -> TypeFilter | None:
 
 
 def parse_instances(text: str) -> frozenset[str] | None:
+    """A comma-separated list of instance ids from the filter bar, as a set; None when empty (all)."""
     parts = frozenset(p.strip() for p in text.split(",") if p.strip())
     return parts or None
 

@@ -79,7 +79,14 @@ def sniff_format(path: str | Path) -> str:
 
 
 def load_trace(path: str | Path) -> TraceStore:
-    """Load any supported trace; raises ``TraceError`` with a one-line message when it cannot."""
+    """Load any supported trace; raises ``TraceError`` with a one-line message when it cannot.
+
+    Args:
+        path: a Chrome/Perfetto JSON trace, or a Neuron Profiler system trace (JSON or Parquet folder).
+
+    Returns:
+        The events in a columnar ``TraceStore``.
+    """
     p = Path(path)
     fmt = sniff_format(p)
     try:

@@ -18,6 +18,8 @@ from neuron_top.trace.filters import Filters
 from neuron_top.trace.store import CounterTrack, TraceStore, Track
 from neuron_top.trace.summary import RowIndex
 
+__all__ = ["GROUPINGS", "GROUPING_LABELS", "PALETTE", "Line", "TimelineModel", "name_slot"]
+
 GROUPINGS = ("cpu-device", "core", "thread", "process", "instance")
 GROUPING_LABELS = {
     "file": "file",

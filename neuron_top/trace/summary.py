@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from neuron_top.trace.store import CounterTrack, TraceStore, mip_levels, mip_pick
 from neuron_top.trace.timeparse import is_wall_clock
 
+__all__ = [
+    "RowIndex", "Span", "Window", "axis_ticks", "counter_sample_at", "format_duration", "nice_step",
+    "overlay", "summarise_counter", "summarise_row",
+]
+
 
 class RowIndex:
     """The events of one displayed row: a [lo, hi) window of the store's display columns, or filtered copies.

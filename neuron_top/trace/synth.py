@@ -13,6 +13,8 @@ import random
 from collections.abc import Iterator
 from typing import IO
 
+__all__ = ["iter_events", "trace_text", "write_trace"]
+
 _NEFFS = (
     "/tmp/neuroncc_compile_workdir/model_a/graph.neff",
     "/tmp/neuroncc_compile_workdir/model_b/graph.neff",
@@ -130,6 +132,7 @@ def trace_text(
     hang: bool = True,
     force_error: bool = False,
 ) -> str:
+    """A synthetic Chrome trace of ``n_events`` events as one JSON text (seeded; ``hang`` leaves one unfinished)."""
     buf = io.StringIO()
     write_trace(buf, n_events, cores, processes, seed, hang, force_error)
     return buf.getvalue()

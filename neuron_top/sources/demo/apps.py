@@ -17,6 +17,11 @@ import msgspec
 
 from neuron_top.sources.demo.profiles import AppSpec, InstanceProfile, MiB
 
+__all__ = [
+    "CORE_MEMORY", "DAY", "ERROR_KINDS", "HOST_MEMORY", "OUTCOMES", "PERCENTILES", "App", "CoreCounters",
+    "PhysicalCore", "r2",
+]
+
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
 ERROR_KINDS = ("generic", "numerical", "transient", "model", "runtime", "hardware")
 OUTCOMES = ("completed", "completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input",

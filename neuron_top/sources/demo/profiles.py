@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+__all__ = ["INSTANCE_TYPES", "PROFILES", "AppSpec", "GiB", "InstanceProfile", "Kind", "MiB", "ModelSpec"]
+
 GiB = 1 << 30
 MiB = 1 << 20
 

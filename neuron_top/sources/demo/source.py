@@ -17,6 +17,8 @@ from neuron_top.sources.demo.apps import encode
 from neuron_top.sources.demo.profiles import PROFILES
 from neuron_top.sources.demo.world import World, resolve_periods
 
+__all__ = ["BATCH", "DemoSource", "emit_main", "generate", "iter_reports", "trn2_benchmark_report"]
+
 
 def _profile(instance: str) -> Any:
     try:
@@ -78,6 +80,16 @@ class DemoSource:
     ``items`` yields ``Status(DEMO, ...)`` first, then one ``RawReport`` per tick. The report bytes never depend
     on the clock (only ``RawReport.ts`` does), so a seeded demo is reproducible. Reports are simulated ``BATCH``
     at a time, each still handed out at its own tick.
+
+    Args:
+        instance: one of ``INSTANCE_TYPES`` (``trn2.48xlarge``, ``inf2.48xlarge``, ...).
+        seed: the simulation's seed; the same seed gives the same reports.
+        period: seconds between reports, in simulated time and (unless ``sleep``/``clock`` say otherwise) in real
+            time.
+        clock, sleep: pacing (``sleep=lambda s: None`` hands reports out as fast as they are read).
+        start_ts: the first report's timestamp (default: the clock at start).
+        periods: per-group periods, as a neuron-monitor config gives them; tag_filter: only apps whose tag matches.
+        count: end after this many reports (None: never).
     """
 
     def __init__(self, instance: str, seed: int = 0, period: float = 1.0, *,

@@ -20,6 +20,8 @@ from neuron_top.schema import RUNTIME_GROUPS, SYSTEM_GROUPS
 from neuron_top.sources.demo.apps import App, encode, r2
 from neuron_top.sources.demo.profiles import GiB, InstanceProfile
 
+__all__ = ["GROUPS", "K8S_GROUP", "VcpuUsage", "World", "resolve_periods"]
+
 K8S_GROUP = "neuron_k8s_info"
 GROUPS = RUNTIME_GROUPS + SYSTEM_GROUPS + (K8S_GROUP,)
 
