@@ -62,9 +62,6 @@ class VcpuPanel(Panel):
         self._sparks = SteppedSparks(1)
         self._numbers: list[int] = []
         self._keys: list[tuple[str, int]] = []
-        self._strip_key: tuple[object, ...] | None = None
-        self._strip_rows: list[Strip] = []
-        """The heat strip as last built: the same Strip objects until the next step (see ``VcpuGrid``)."""
 
     def cache_extra(self) -> tuple[object, ...]:
         return (self.strip,)
@@ -136,14 +133,16 @@ class VcpuPanel(Panel):
 
     def _strip(self, view: View, width: int) -> list[Strip]:
         """Every vCPU as one cell (its mean over the last two reports, a gap when it had no data), rows of as
-        many as fit, each row led by its first vCPU's number."""
+        many as fit, each row led by its first vCPU's number. Made once per history step (``per_step``): the
+        same Strip objects until the next one."""
+        cpu = view.snapshot.cpu
+        key = ("strip", width, cpu.count, cpu.per_cpu[0][0], cpu.per_cpu[-1][0])
+        return self.per_step(view.history, key, lambda: self._make_strip(view, width))
+
+    def _make_strip(self, view: View, width: int) -> list[Strip]:
         cpu = view.snapshot.cpu
         history = view.history
         label, dim = self.style("label"), self.style("dim")
-        key = (history, history.clears, history.pushed // STEP, width, label, cpu.count, cpu.per_cpu[0][0],
-               cpu.per_cpu[-1][0])
-        if key == self._strip_key:
-            return self._strip_rows
         keys = _keys(cpu, self._numbers, self._keys)
         drawn = self._sparks.many(history, keys)
         per_row = max(width - STRIP_LABEL - 1, 1)
@@ -163,7 +162,6 @@ class VcpuPanel(Panel):
             if run:
                 segs.append(Segment("".join(run), run_style))
             rows.append(LightStrip(segs))
-        self._strip_key, self._strip_rows = key, rows
         return rows
 
 
@@ -177,10 +175,6 @@ class VcpuGrid(Panel):
         self._labels: dict[int, Segment] = {}
         """vCPU number -> its label Segment, the same every update (made once per theme)."""
         self._labels_style: Style | None = None
-        self._grid_key: tuple[object, ...] | None = None
-        self._grid_rows: list[Strip] = []
-        """The sparkline grid as last built: between two steps it is handed out again, the same Strip objects,
-        so finding the changed cells skips it at once."""
         self._sparks = SteppedSparks(SPARK_W)
         self._numbers: list[int] = []
         self._keys: list[tuple[str, int]] = []
@@ -202,13 +196,16 @@ class VcpuGrid(Panel):
         return lines + self._grid(view, width)
 
     def _grid(self, view: View, width: int) -> list[Strip]:
+        """The sparkline grid, made once per history step (``per_step``): between two steps it is handed out
+        again, the same Strip objects, so finding the changed cells skips it at once."""
+        cpu = view.snapshot.cpu
+        key = ("grid", width, cpu.count, cpu.per_cpu[0][0], cpu.per_cpu[-1][0])
+        return self.per_step(view.history, key, lambda: self._make_grid(view, width))
+
+    def _make_grid(self, view: View, width: int) -> list[Strip]:
         cpu = view.snapshot.cpu
         history = view.history
         label = self.style("label")
-        step = history.pushed // STEP
-        key = (history, step, width, label, self.style("low"), cpu.count, cpu.per_cpu[0][0], cpu.per_cpu[-1][0])
-        if key == self._grid_key:
-            return self._grid_rows
         cell = SPARK_W + 5  # " 123▁▂▃▄▅▆"
         per_row = max((width - 1) // cell, 1)
         labels = self._labels
@@ -229,5 +226,4 @@ class VcpuGrid(Panel):
                 segs.append(tag)
                 segs.append(Segment(text, dim if newest is None else bands[load_band(newest)]))  # load_style
             rows.append(LightStrip(segs))
-        self._grid_key, self._grid_rows = key, rows
         return rows
