@@ -322,3 +322,51 @@ def test_ctrl_l_repaints_what_another_program_wrote_over(term) -> None:
     t.keys("C-l")
     t.wait_for(lambda s: "INTRUDER-TEXT" not in s and "PAUSED" in s)
     assert "ND11" in t.screen()
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_textuals_own_drawing_on_a_real_terminal(term, how: str) -> None:
+    """The off switch of the render engine, as a user would reach for it: ``--render textual`` or
+    ``NEURON_TOP_RENDER=textual``. The dashboard is drawn whole, keys work, and the program exits cleanly; with a
+    value it does not know in the environment it says so and draws with the engine."""
+    t = term(120, 40)
+    args = ("demo", "--seed", "7", "--instance", "inf2.48xlarge")
+    command = nt(*args, "--render", "textual") if how == "option" else "NEURON_TOP_RENDER=textual " + nt(*args)
+    t.start(command)
+    # One column at 120x40: the grid's last device row and the vCPU panel are what shows.
+    t.wait_for(lambda s: re.search(r"^ND11 (?:[^\n]*\[){2}", s, re.M) is not None and "vCPU" in s and "DEMO" in s)
+    assert "render" not in t.screen()  # no notice: the user asked for it
+    t.keys("f")
+    t.wait_for("FLOPS (total")
+    t.keys("q")
+    assert t.wait_exit() == 0
+
+
+def test_an_unknown_render_mode_in_the_environment_is_shown(term) -> None:
+    t = term(120, 40)
+    t.start("NEURON_TOP_RENDER=curses " + nt("demo", "--seed", "7", "--instance", "inf2.48xlarge"))
+    t.wait_for(lambda s: "NEURON_TOP_RENDER" in s and "curses" in s and "NeuronCore" in s)
+    t.keys("q")
+    assert t.wait_exit() == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_a_signal_ends_the_app_as_q_does(term, tmp_path: Path, sig: signal.Signals) -> None:
+    """``kill`` once left the terminal in the alternate screen and the command's child running: the signal now
+    ends the app as ``q`` does (the terminal restored, the child stopped), with the shell's status for it."""
+    pidfile, childfile = tmp_path / "app.pid", tmp_path / "child.pid"
+    child = (f"sh -c 'echo $$ > {shlex.quote(str(childfile))}; exec {shlex.quote(PY)} "
+             f"{shlex.quote(str(ROOT / 'scripts' / 'fake-neuron-monitor'))} --period 0.5'")
+    app = nt("--command", child)
+    t = term(120, 40)
+    t.start(f"sh -c 'echo $$ > {shlex.quote(str(pidfile))}; exec {app.replace(chr(39), chr(39) + chr(92) + chr(39) * 2)}'")
+    t.wait_for(lambda s: "LIVE" in s and "NeuronCore" in s)
+    assert t.fmt("#{alternate_on}") == "1"
+    os.kill(int(pidfile.read_text().strip()), sig)
+    assert t.wait_exit() == 128 + sig
+    assert t.fmt("#{alternate_on}") == "0"  # the terminal is back from the alternate screen
+    child_pid = int(childfile.read_text().strip())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{child_pid}").exists():
+        time.sleep(0.1)
+    assert not Path(f"/proc/{child_pid}").exists(), "the command the app started is still running"
