@@ -24,7 +24,8 @@ Reading reports, from any source::
 * Recordings (``neuron_top.recording``): ``RecordingWriter``, ``open_recording``, ``ReplayController`` (seek, pace,
   markers), ``Marker``.
 * Traces (``neuron_top.trace``): ``load_trace``, ``TraceStore``, ``TraceError``.
-* Output (``neuron_top.output``): ``text`` and ``as_json`` (what ``--once`` and ``--json`` print), ``SourceInfo``.
+* Output (``neuron_top.output``): ``text`` and ``as_json`` (what ``--once`` and ``--json`` print), ``SourceInfo``;
+  ``Exporter`` (``neuron_top.export``): the Prometheus exposition, fed by a ``Feed``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "text": "neuron_top.output.text",
     "as_json": "neuron_top.output.text",
     "SourceInfo": "neuron_top.output.text",
+    "Exporter": "neuron_top.export",
 }
 
 __all__ = [
@@ -78,6 +80,7 @@ __all__ = [
     "CommandSource",
     "DecodeError",
     "DemoSource",
+    "Exporter",
     "Feed",
     "FeedEvent",
     "History",
@@ -109,6 +112,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from neuron_top.decode import DecodeError
+    from neuron_top.export import Exporter
     from neuron_top.feed import Feed, FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
     from neuron_top.history import History
     from neuron_top.output.text import SourceInfo, as_json, text

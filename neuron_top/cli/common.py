@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from neuron_top.recording.player import ReplayController
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.sources.base import Source
+    from neuron_top.sources.live import LiveChoice
 
 __all__ = ["UsageError", "live_source", "print_once", "run_tui"]
 
@@ -57,7 +58,7 @@ def live_source(ns: argparse.Namespace) -> tuple[Source, list[str]]:
     return choice.source, choice.notes
 
 
-def live_choice(ns: argparse.Namespace):
+def live_choice(ns: argparse.Namespace) -> LiveChoice:
     """``live_source`` with all the choice says (``sources.live.LiveChoice``: the source filter too)."""
     from neuron_top.config import ConfigError
     from neuron_top.sources.live import choose_live_source, find_neuron_monitor
@@ -121,6 +122,7 @@ def _write(data: bytes) -> None:
 def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWriter | None = None,
             demo: bool = False, traces: Sequence[str] | None = None, replay: ReplayController | None = None,
             replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None) -> int:
+    """Start the dashboard (the only place the command line imports the TUI); returns the exit status."""
     from neuron_top.settings import SettingsStore
     from neuron_top.tui.app import NeuronTopApp
 

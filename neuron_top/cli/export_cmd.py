@@ -23,6 +23,7 @@ __all__ = ["export_main", "export_parser"]
 
 
 def export_parser() -> argparse.ArgumentParser:
+    """The options of ``neuron-top export``."""
     p = argparse.ArgumentParser(
         prog="neuron-top export",
         description="Serve neuron-monitor's metrics for Prometheus on /metrics, with the names, types and labels "

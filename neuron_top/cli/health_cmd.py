@@ -24,6 +24,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def health_parser() -> argparse.ArgumentParser:
+    """The options of ``neuron-top health``."""
     p = _Parser(prog="neuron-top health",
                 description="Check this node's Neuron health for node-problem-detector: read reports for a while, "
                 "print one line and exit 0 (OK), 1 (problem) or 2 (unknown).")
@@ -38,13 +39,15 @@ def health_parser() -> argparse.ArgumentParser:
 
 
 def health_main(ns: argparse.Namespace, out: TextIO | None = None) -> int:
+    """``neuron-top health``: read reports, print the verdict as one line, return 0, 1 or 2."""
     from neuron_top.cli.common import UsageError, live_source
     from neuron_top.export.health import UNKNOWN, HealthCheck, RulesError, load_rules
     from neuron_top.feed import Feed, StatusChanged
-    from neuron_top.sources.base import State
+    from neuron_top.sources.base import Source, State
     from neuron_top.textsafe import clean
 
     out = out if out is not None else sys.stdout
+    source: Source
     try:
         rules = load_rules(ns.rules) if ns.rules else None
         if ns.recording:

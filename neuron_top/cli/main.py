@@ -111,6 +111,7 @@ def replay_parser() -> argparse.ArgumentParser:
 
 
 def trace_parser() -> argparse.ArgumentParser:
+    """The options of ``neuron-top trace``."""
     p = argparse.ArgumentParser(prog="neuron-top trace", description="Show system traces in the timeline pane "
                                 "(several files, or a directory of them, on one time axis).")
     p.add_argument("files", nargs="+", metavar="FILE")

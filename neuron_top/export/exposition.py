@@ -632,11 +632,11 @@ def _render_registry(registry, openmetrics: bool) -> str:  # type: ignore[no-unt
     if openmetrics:
         from prometheus_client.openmetrics.exposition import generate_latest as om
 
-        text = om(registry).decode()
+        text: str = om(registry).decode()
         return text[: -len("# EOF\n")] if text.endswith("# EOF\n") else text
     from prometheus_client.exposition import generate_latest
 
-    return generate_latest(registry).decode()  # type: ignore[no-any-return]
+    return generate_latest(registry).decode()
 
 
 def exposition(reports: Iterable[Snapshot | bytes | FeedEvent], *, options: ExportOptions | None = None,

@@ -20,6 +20,7 @@ switchable and tunable from a TOML file (``[health]`` table, see ``deploy/node-p
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -53,10 +54,10 @@ class HealthRules:
 
 def load_rules(path: str | Path) -> HealthRules:
     """Rules from the ``[health]`` table of a TOML file; keys not given keep their defaults."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # Python 3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:

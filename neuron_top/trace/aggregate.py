@@ -22,6 +22,8 @@ from operator import eq
 
 from neuron_top.trace.store import TraceStore
 
+__all__ = ["AggRow", "aggregate", "display_names"]
+
 _FEW_NAMES = 8
 """Up to this many names in a row's part of the range, each name gets its own C-level pass over it."""
 

@@ -25,6 +25,8 @@ from neuron_top.trace.jsonstream import EventStream
 from neuron_top.trace.store import INSTANT, StoreBuilder, TraceStore
 from neuron_top.trace.timeparse import NeedsText, floats_need_text, ns_list, start_end_ns, to_ns
 
+__all__ = ["ChromeLoader", "decode_dict", "fuchsia_system"]
+
 _LIMIT = 1 << 62
 """Timestamps beyond this (ns) do not fit the int64 columns with room for arithmetic: dropped and counted."""
 
@@ -141,6 +143,7 @@ def _args(e: _Ev) -> bytes:
 
 
 def decode_dict(raw: msgspec.Raw | bytes) -> dict[str, Any]:
+    """A raw JSON object (an event's ``args``) as a dict; {} when it is empty or not an object."""
     if not raw:
         return {}
     try:
@@ -213,7 +216,7 @@ class ChromeLoader:
         try:
             if self.lean and not self.text_mode:
                 return _lean_decoder.decode(data)  # type: ignore[return-value]  # _Lean reads like an _Ev
-            return batch.decode(data)
+            return batch.decode(data)  # type: ignore[no-any-return]
         except msgspec.ValidationError:
             self.lean = False
         raws = _raw_list_decoder.decode(data)  # DecodeError here: not an array, the stream deals with it

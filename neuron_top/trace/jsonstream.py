@@ -25,6 +25,8 @@ from typing import IO, Any, Generic, TypeVar
 
 import msgspec
 
+__all__ = ["CHUNK", "EventStream", "count_events"]
+
 CHUNK = 1 << 22
 """Bytes read at a time (and the usual size of a decoded batch)."""
 _MAX_CUT_TRIES = 12

@@ -478,7 +478,7 @@ def _parquet_hbm(b: StoreBuilder, pf: Any, cols: set[str]) -> None:
         key = (row.get("instance_id"), row.get("device_idx", row.get("nd_idx")), row.get("hbm_idx"))
         cats = samples.setdefault(key, {}).setdefault(ts, {})
         if long_form:
-            v = row.get(long_val)  # type: ignore[arg-type]
+            v = row.get(long_val)
             if isinstance(v, (int, float)):
                 cats[str(row.get("category"))] = cats.get(str(row.get("category")), 0.0) + float(v)
         else:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from neuron_top.trace.store import TraceStore
 
+__all__ = ["file_label", "merge_stores"]
+
 _NDET_LOG = re.compile(r"([^/\s]+\.txt)\b")
 
 

@@ -24,6 +24,10 @@ from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.trace.store import CounterTrack, TraceStore, mip_levels
 from neuron_top.trace.summary import format_duration
 
+__all__ = [
+    "GROUP", "Index", "Metrics", "attach", "build_metrics", "open_index", "parse_offset", "shift",
+]
+
 GROUP = "metrics"
 _MAX_REPORTS = 20_000
 """At most this many reports are decoded for one trace (a long trace beside a 1 Hz recording: 5.5 hours)."""

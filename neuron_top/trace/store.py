@@ -25,6 +25,12 @@ import msgspec
 
 from neuron_top.trace.timeparse import is_wall_clock
 
+__all__ = [
+    "ASYNC", "ERROR", "ERROR_NAMES", "FLOW", "HARDWARE_EVENTS", "INSTANT", "UNFINISHED", "CounterTrack",
+    "EventInfo", "StoreBuilder", "TraceStore", "Track", "decode_args", "is_error_name", "merge_args",
+    "mip_levels", "mip_pick", "ret_is_error",
+]
+
 # Event flags (one byte per event).
 UNFINISHED = 1
 """B without E, X without dur: extended to the trace end. The hang signal."""
@@ -998,7 +1004,7 @@ class StoreBuilder:
         """The raw position of the slice a v2 flow point names (None: its begin never became a slice)."""
         kind, ref = where[0], where[1]
         if kind == "raw":
-            return ref
+            return ref  # type: ignore[no-any-return]
         if kind == "be":
             return self.be_pos.get(ref)
         return self.async_pos.get(ref)

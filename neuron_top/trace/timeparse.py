@@ -20,6 +20,11 @@ from itertools import repeat
 from operator import add, eq, itemgetter, mul, sub
 from typing import Any
 
+__all__ = [
+    "EPOCH_NS", "SAFE_US", "NeedsText", "decimal_ns", "floats_need_text", "is_wall_clock", "ns_list",
+    "start_end_ns", "to_ns",
+]
+
 SAFE_US = 1 << 40
 """Microsecond floats below this convert exactly (error <= 0.25 ns before rounding)."""
 
@@ -28,6 +33,7 @@ EPOCH_NS = 946_684_800 * 10**9
 
 
 def is_wall_clock(t_ns: int) -> bool:
+    """Whether a time in nanoseconds reads as a date (2000-2100): a wall clock, not a monotonic one."""
     return EPOCH_NS <= t_ns < 4_102_444_800 * 10**9  # before 2100
 
 
@@ -50,6 +56,7 @@ def decimal_ns(text: str) -> int:
     exp = int(exp_text) if exp_text else 0
     digits = int(whole + frac or "0")
     shift = exp + 3 - len(frac)  # value in ns = digits * 10**shift
+    ns: int
     if abs(shift) > 39:
         if digits == 0 or shift < 0:
             return 0
@@ -67,14 +74,14 @@ def to_ns(v: Any) -> int:
     """One timestamp (int, float, or decimal text) -> nanoseconds; ValueError/TypeError when it is none."""
     t = type(v)
     if t is int:
-        return v * 1000
+        return v * 1000  # type: ignore[no-any-return]
     if t is str:
         return decimal_ns(v)
     if t is float:
         if v != v or v in (float("inf"), float("-inf")):
             raise ValueError("not a finite timestamp")
         if -SAFE_US < v < SAFE_US:
-            return round(v * 1000.0)
+            return round(v * 1000.0)  # type: ignore[no-any-return]
         return decimal_ns(repr(v))  # the shortest text that reads back as this float: the best there is
     raise TypeError("no timestamp")
 
