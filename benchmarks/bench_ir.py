@@ -33,12 +33,17 @@ ROOT = Path(__file__).resolve().parents[1]
 W, H = 200, 60
 
 PRELUDE = '''\
-import asyncio, gc, io, sys
+import asyncio, gc, io, os, sys
 sys.path.insert(0, {tree!r})
 from rich.console import Console
 from textual._compositor import CompositorUpdate
 from textual.app import App
-from neuron_top.tui.render import paint
+# A checkout from before the layout of b9fe0a7 has the module elsewhere. Not try/except ImportError: the editable
+# install of this tree would answer "neuron_top.tui" for the other one, and its flush would find nothing to send.
+if os.path.isdir(os.path.join({tree!r}, "neuron_top", "tui")):
+    from neuron_top.tui.render import paint
+else:
+    from neuron_top.widgets import paint
 from tests.helpers import feed, make_app
 
 console = Console(force_terminal=True, color_system="256", width={w}, height={h}, file=io.StringIO())

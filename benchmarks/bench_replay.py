@@ -16,6 +16,11 @@ second apart. Then:
 
     python benchmarks/bench_replay.py                  # 10,000 reports, ~1.1 GB (the figures in BENCHMARKS.md)
     python benchmarks/bench_replay.py --reports 1000   # a quick run
+    python benchmarks/bench_replay.py --other /tmp/base --runs 5   # first frame only, this tree against another
+
+``--other TREE`` (another checkout, e.g. ``git worktree add /tmp/base <commit>``) measures only the first frame,
+of both trees on the same two recordings, the runs interleaved (this big, other big, this small, other small, ...)
+so that the machine's drift falls on both alike; it prints each tree's medians and ratios and the ratio of the two.
 """
 
 from __future__ import annotations
@@ -83,13 +88,13 @@ class Tui:
     screen: after the first frame only changed cells are sent, so "report 123/10000" never appears whole in the
     byte stream once it is on screen."""
 
-    def __init__(self, path: Path, *args: str, cols: int = 160, rows: int = 50) -> None:
+    def __init__(self, path: Path, *args: str, cols: int = 160, rows: int = 50, tree: Path = ROOT) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows))
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen([sys.executable, "-m", "neuron_top", "replay", str(path), *args],
-                                     stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT,
+                                     stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tree,
                                      start_new_session=True)
         os.close(slave)
         self.master = master
@@ -142,10 +147,10 @@ class Tui:
         os.close(self.master)
 
 
-def first_frame(path: Path, runs: int) -> tuple[list[float], list[bool | None]]:
+def first_frame(path: Path, runs: int, tree: Path = ROOT) -> tuple[list[float], list[bool | None]]:
     times, indexing = [], []
     for _ in range(runs):
-        t = Tui(path)
+        t = Tui(path, tree=tree)
         t.read_for(30, until_first=True)
         t.quit()
         if t.first_frame is None:
@@ -231,6 +236,27 @@ def pct(values: list[float], p: float) -> float:
     return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
+def _ab_first_frame(big: Path, small: Path, other: Path, runs: int) -> int:
+    """First frame of this tree and ``other`` on the same recordings, runs interleaved; medians and ratios."""
+    compile_bytecode(other)
+    trees = {"this": ROOT, "other": other}
+    got: dict[tuple[str, str], list[float]] = {(t, f): [] for t in trees for f in ("big", "small")}
+    for _ in range(runs):
+        for file_name, path in (("big", big), ("small", small)):
+            for tree_name, tree in trees.items():
+                got[tree_name, file_name] += first_frame(path, 1, tree)[0]
+    med = {k: statistics.median(v) for k, v in got.items()}
+    for tree_name, tree in trees.items():
+        print(f"{tree_name} ({tree}): first frame median {med[tree_name, 'big']:.2f} s (runs "
+              f"{', '.join(f'{x:.2f}' for x in got[tree_name, 'big'])}); one-report baseline "
+              f"{med[tree_name, 'small']:.2f} s (runs {', '.join(f'{x:.2f}' for x in got[tree_name, 'small'])}); "
+              f"ratio {med[tree_name, 'big'] / med[tree_name, 'small']:.2f}")
+    print(f"this / other: first frame {med['this', 'big'] / med['other', 'big']:.2f}, "
+          f"baseline {med['this', 'small'] / med['other', 'small']:.2f}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
 def main() -> int:
     compile_bytecode(ROOT)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -238,6 +264,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="TUI starts for the first-frame median (3)")
     ap.add_argument("--seeks", type=int, default=100)
     ap.add_argument("--watch", type=float, default=12.0, help="seconds of 100x playback watched (12)")
+    ap.add_argument("--other", type=Path, default=None, help="another checkout: first frame only, A/B interleaved")
     ns = ap.parse_args()
     cmd = "python benchmarks/bench_replay.py" + "".join(
         f" --{k} {v}" for k, v in vars(ns).items() if v != ap.get_default(k))
@@ -252,6 +279,8 @@ def main() -> int:
         print(f"generated {ns.reports} reports, {size / 2**20:.0f} MiB ({size / ns.reports / 1024:.0f} KiB each) "
               f"in {time.perf_counter() - t:.1f} s")
 
+        if ns.other is not None:
+            return _ab_first_frame(big, small, ns.other.resolve(), ns.runs)
         ff, indexing = first_frame(big, ns.runs)
         base, _ = first_frame(small, ns.runs)
         print(f"first frame (real TUI in a pty): median {statistics.median(ff):.2f} s "
