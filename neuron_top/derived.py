@@ -101,6 +101,7 @@ class CoreStats:
 
 
 def core_stats(cores: Mapping[int, schema.CoreCounters]) -> CoreStats:
+    """Per core: utilization and best FLOPS; the mean utilization, the FLOPS sum and peak, whether effective FLOPS were reported."""
     util = {i: _finite(c.neuroncore_utilization) for i, c in cores.items()}
     flops = {i: best_flops(c) for i, c in cores.items()}
     us = [u for u in util.values() if u is not None]
@@ -120,6 +121,7 @@ class PhysicalStats:
 
 
 def physical_stats(cores: Mapping[int, schema.CoreCounters]) -> PhysicalStats:
+    """trn2 LNC=2: each logical core's physical cores' utilization, and their mean."""
     util = {i: tuple(_finite(p.neuroncore_utilization) if p is not None else None for p in (c.v3d or {}).values())
             for i, c in cores.items()}
     vals = [u for us in util.values() for u in us if u is not None]
@@ -176,6 +178,7 @@ class AppRates:
 
 def app_rates(exec_summary: Mapping[str, int], error_summary: Mapping[str, int],
               period: float | None) -> AppRates:
+    """An app's executions by outcome and errors by type in one report's period, with the period (``AppRates``)."""
     return AppRates(period, {k: exec_summary.get(k) for k in EXEC_TYPES}, dict(error_summary))
 
 
@@ -200,6 +203,7 @@ def _busy(idle: float | None) -> float | None:
 
 
 def cpu_summary(g: schema.VcpuUsage | None, cpus: tuple[tuple[int, schema.CpuTimes], ...]) -> CpuSummary:
+    """The machine's vCPUs in one report: how many, the average busy share, by kind, context switches per second, each vCPU's."""
     avg = g.average_usage if g is not None else None
     kinds = tuple((k, _finite(getattr(avg, k)) or 0.0) for k in CPU_KINDS) if avg is not None else ()
     ctx = per_second(g.context_switch_count, _finite(g.period)) if g is not None else None

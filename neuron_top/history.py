@@ -15,7 +15,9 @@ from operator import itemgetter
 
 from neuron_top.snapshot import DeviceEcc, Snapshot
 
-Key = tuple[object, ...]
+__all__ = ["History", "Key"]
+
+Key = tuple[object, ...] | str
 _BUSY = itemgetter(1)
 
 

@@ -605,7 +605,7 @@ class Snapshot:
         if got is None:
             got = self.__dict__[key] = owned_cores(app.core_memory, lambda: app.models, app.core_stats,
                                                    self.cores_per_device)
-        return got  # type: ignore[no-any-return]
+        return got
 
     def app_util(self, app: AppView) -> float | None:
         """The mean utilization of the cores ``app`` uses (``cores_of``); for "all", of every core."""

@@ -99,6 +99,7 @@ class CoreCells:
 
 
 def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> CoreCells:
+    """The core grid's title and cells as the dashboard draws them, for the ``--once`` text (``CoreCells``)."""
     return CoreCells(snap, app, flops, physical)
 
 

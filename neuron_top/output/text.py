@@ -24,6 +24,11 @@ from neuron_top.snapshot import (
 )
 from neuron_top.textsafe import clean
 
+__all__ = [
+    "SourceInfo", "app_lines", "as_json", "core_lines", "ecc_lines", "exec_lines", "header_lines", "latency_lines",
+    "memory_lines", "text", "vcpu_lines",
+]
+
 _CPU_NAMES = {"io_wait": "iowait", "soft_irq": "softirq"}
 
 
@@ -80,6 +85,7 @@ def core_lines(snap: Snapshot, app: AppView, flops: bool = False, physical: bool
 
 
 def vcpu_lines(snap: Snapshot, app: AppView) -> list[str]:
+    """The ``--once`` vCPU lines: the machine's busy share by kind, context switches, and the app's runtime vCPU."""
     cpu, g = snap.cpu, snap.vcpu
     out = []
     if not cpu.kinds:
@@ -171,6 +177,17 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
 
 
 def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False) -> str:
+    """The ``--once`` text: what the dashboard's panels show, as plain lines.
+
+    Args:
+        snap: the report to print.
+        src: its source, state and skipped input (the header).
+        pid: the app to show (None: every app together).
+        flops: show FLOPS instead of utilization where the panels would.
+
+    Returns:
+        The lines, each ending in a newline.
+    """
     app = snap.app(pid)
     lines = header_lines(snap, src)
     lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid})" for i, a in enumerate(snap.apps))
