@@ -9,16 +9,27 @@ import argparse
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from neuron_top.cli.common import UsageError
 from neuron_top.fleet.frame import FleetFrame
+
+if TYPE_CHECKING:
+    from neuron_top.fleet.prom import PromFleet
 from neuron_top.textsafe import clean
+
+__all__ = [
+    "GROUP_CHOICES", "fleet_main", "fleet_parser", "print_frame", "prom_fleet", "replay_once", "replay_tui",
+    "run_fleet_tui", "ssh_command_for", "ssh_hosts", "ssh_once",
+]
 
 GROUP_CHOICES = ("type", "zone", "region", "status")
 
 
 def fleet_parser() -> argparse.ArgumentParser:
+    """The options of ``neuron-top fleet``."""
     p = argparse.ArgumentParser(
         prog="neuron-top fleet",
         description="Many Neuron hosts in one screen: read from the Prometheus your cluster already has "
@@ -66,6 +77,9 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--json", action="store_true", help="with --once (implied): print the refresh as JSON")
     view.add_argument("--width", type=int, default=None, help="with --once: the table's width (the terminal's)")
     view.add_argument("--theme", metavar="NAME")
+    view.add_argument("--render", choices=("fast", "textual"), default=None,
+                      help="fast: send only the cells that changed (default); textual: Textual's own drawing only "
+                      "(also NEURON_TOP_RENDER)")
     view.add_argument("--history", type=int, default=600, metavar="N", help="reports kept per host (600)")
     return p
 
@@ -80,7 +94,8 @@ def _read_secret(path: str, what: str) -> str:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
 
 
-def prom_fleet(ns: argparse.Namespace):
+def prom_fleet(ns: argparse.Namespace) -> PromFleet:
+    """The ``PromFleet`` the Prometheus options describe; a bad option is a ``UsageError``."""
     from neuron_top.fleet.prom import PromFleet
     from neuron_top.fleet.promql import Auth, BasicAuth, BearerTokenFile, PromClient
     from neuron_top.fleet.queries import MatchError, QuerySet, check_label, parse_match
@@ -127,6 +142,7 @@ def _check_duration(option: str, text: str) -> None:
 
 
 def ssh_hosts(ns: argparse.Namespace) -> list[str]:
+    """The hosts of ``--hosts FILE``, else of ``--ssh`` (duplicates dropped); an unreadable or empty file is a ``UsageError``."""
     from neuron_top.fleet.ssh import read_hosts
 
     if ns.hosts:
@@ -144,7 +160,8 @@ def ssh_hosts(ns: argparse.Namespace) -> list[str]:
     return out
 
 
-def ssh_command_for(ns: argparse.Namespace):
+def ssh_command_for(ns: argparse.Namespace) -> Callable[[str], list[str]]:
+    """The per-host argv for ``--ssh`` (``--command`` with ``{host}``, or the default), checked once up front."""
     from neuron_top.fleet.ssh import DEFAULT_COMMAND, TemplateError, command_for
 
     template = ns.command or DEFAULT_COMMAND
@@ -179,6 +196,7 @@ def _view_options(ns: argparse.Namespace, labels: tuple[str, ...] = ()) -> None:
 
 
 def fleet_main(ns: argparse.Namespace) -> int:
+    """``neuron-top fleet``: many hosts from Prometheus or ssh, as a table or ``--once``/``--json``; returns the exit status."""
     ns.refresh = ns.refresh if ns.refresh is not None else (2.0 if ns.prometheus else 1.0)
     if ns.refresh <= 0:
         raise UsageError("--refresh must be above 0")
@@ -209,20 +227,20 @@ def fleet_main(ns: argparse.Namespace) -> int:
     return run_fleet_tui(ns, lambda rec: _ssh_screen(hosts, command, ns, rec), None)
 
 
-def _prom_screen(fleet, ns: argparse.Namespace, recorder):
+def _prom_screen(fleet: Any, ns: argparse.Namespace, recorder: Any) -> Any:
     from neuron_top.tui.screens.fleet_sources import PromFleetScreen
 
     return _arranged(PromFleetScreen(fleet, interval=ns.refresh, ssh_template=ns.ssh_template, recorder=recorder),
                      ns)
 
 
-def _ssh_screen(hosts: list[str], command, ns: argparse.Namespace, recorder):
+def _ssh_screen(hosts: list[str], command: Callable[[str], list[str]], ns: argparse.Namespace, recorder: Any) -> Any:
     from neuron_top.tui.screens.fleet_sources import SshFleetScreen
 
     return _arranged(SshFleetScreen(hosts, command, interval=ns.refresh, recorder=recorder), ns)
 
 
-def _arranged(screen, ns: argparse.Namespace):
+def _arranged(screen: Any, ns: argparse.Namespace) -> Any:
     from neuron_top.fleet.table import compile_filter
 
     screen.sort = ns.sort
@@ -236,7 +254,9 @@ def _arranged(screen, ns: argparse.Namespace):
     return screen
 
 
-def run_fleet_tui(ns: argparse.Namespace, make_screen, cleanup) -> int:
+def run_fleet_tui(ns: argparse.Namespace, make_screen: Callable[[Any], Any],
+                  cleanup: Callable[[], object] | None) -> int:
+    """The fleet table in the TUI (``make_screen`` builds its screen, given the recorder); returns the exit status."""
     from neuron_top.fleet.record import FleetRecorder
     from neuron_top.tui.app import NeuronTopApp
 
@@ -248,7 +268,8 @@ def run_fleet_tui(ns: argparse.Namespace, make_screen, cleanup) -> int:
             if cleanup is not None:
                 cleanup()
             raise UsageError(f"cannot record to {ns.record}: {exc.strerror or exc}") from None
-    app = NeuronTopApp(None, theme=ns.theme, history=ns.history, first_screen=lambda: make_screen(recorder))
+    app = NeuronTopApp(None, theme=ns.theme, history=ns.history, first_screen=lambda: make_screen(recorder),
+                       render=getattr(ns, "render", None))
     try:
         app.run()
     finally:
@@ -259,7 +280,7 @@ def run_fleet_tui(ns: argparse.Namespace, make_screen, cleanup) -> int:
     return app.return_code or 0
 
 
-def ssh_once(hosts: list[str], command, timeout: float) -> FleetFrame:
+def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: float) -> FleetFrame:
     """Every host's first report (or why there is none), waiting at most ``timeout`` seconds."""
     from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.fleet.sessions import SessionFleet
@@ -326,7 +347,7 @@ def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -
     return 1 if frame.state == "unreachable" else 0
 
 
-def replay_once(index, ns: argparse.Namespace) -> int:
+def replay_once(index: Any, ns: argparse.Namespace) -> int:
     """``neuron-top replay FLEET.jsonl --once``: the recorded refresh at --start N (1-based) or the last one."""
     import msgspec
 
@@ -342,11 +363,12 @@ def replay_once(index, ns: argparse.Namespace) -> int:
     raise UsageError(f"no fleet refresh in {clean(ns.file)} could be read")
 
 
-def replay_tui(controller, ns: argparse.Namespace, name: str) -> int:
+def replay_tui(controller: Any, ns: argparse.Namespace, name: str) -> int:
     """``neuron-top replay FLEET.jsonl``: the fleet table at each recorded refresh, with the replay's keys."""
     from neuron_top.tui.app import NeuronTopApp
     from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
 
-    app = NeuronTopApp(None, theme=ns.theme, first_screen=lambda: FleetReplayScreen(controller, name))
+    app = NeuronTopApp(None, theme=ns.theme, first_screen=lambda: FleetReplayScreen(controller, name),
+                       render=getattr(ns, "render", None))
     app.run()
     return app.return_code or 0

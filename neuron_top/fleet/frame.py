@@ -22,6 +22,8 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=
 
 
 class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
+    """One refresh of the fleet: every host's row, where they came from, and what went wrong."""
+
     ts: float
     """Unix seconds of the refresh."""
     source: str

@@ -52,7 +52,7 @@ class Backoff:
 
     def next(self) -> float:
         self.failures += 1
-        return min(self.cap, self.first * 2 ** (self.failures - 1))
+        return float(min(self.cap, self.first * 2 ** (self.failures - 1)))
 
     def reset(self) -> None:
         self.failures = 0

@@ -89,6 +89,7 @@ def parse_match(text: str | None) -> str:
 
 
 def check_label(name: str, option: str = "--by") -> str:
+    """``name`` if it is a Prometheus label name (not a reserved ``__`` one); else ``MatchError``."""
     if not LABEL_NAME.match(name) or name.startswith("__"):
         raise MatchError(f"{option} {name!r} is not a label name")
     return name

@@ -42,6 +42,7 @@ def decode_frame(data: bytes) -> FleetFrame:
 
 
 def is_fleet_line(data: bytes) -> bool:
+    """Whether a recording's line is a fleet frame (starts with the fleet's magic), not a report."""
     return data.lstrip(b"\xef\xbb\xbf \t").startswith(MAGIC)
 
 

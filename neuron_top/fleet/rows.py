@@ -8,8 +8,9 @@ for a host streamed over ssh), so the two modes show the same numbers for the sa
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -264,7 +265,7 @@ _INFO = (("instance_id", "instance_id"), ("instance_name", "name"), ("instance_t
          ("availability_zone", "zone"), ("region", "region"))
 
 
-def _info(answer: list, acc, qs: QuerySet) -> None:
+def _info(answer: list[Any], acc: Callable[[Any], Any], qs: QuerySet) -> None:
     first: dict[int, object] = {}
     for s in sorted(answer, key=lambda s: -(s.number or 0)):  # the label set most targets agree on first
         a = acc(s)
@@ -275,7 +276,7 @@ def _info(answer: list, acc, qs: QuerySet) -> None:
             diff = [f"{n} {clean(other.get(n, ''), 40)!r}/{clean(m.get(n, ''), 40)!r}"
                     for n in qs.info_labels if other.get(n, "") != m.get(n, "")]
             a.notes.append("labels collide: " + ", ".join(diff))
-            a.fields["targets"] = int(a.fields.get("targets", 1)) + targets  # type: ignore[call-overload]
+            a.fields["targets"] = int(a.fields.get("targets", 1)) + targets
             continue
         first[id(a)] = s
         for label, field in _INFO:
@@ -291,7 +292,7 @@ def _info(answer: list, acc, qs: QuerySet) -> None:
             acc(s).notes.append(f"{t} scrape targets report this host (its sums divided by {t})")
 
 
-def _hardware(answer: list, acc) -> None:
+def _hardware(answer: list[Any], acc: Callable[[Any], Any]) -> None:
     for s in answer:
         a = acc(s)
         if "devices" in a.fields:

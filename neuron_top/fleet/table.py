@@ -128,10 +128,12 @@ _BY_KEY = {c.key: c for c in COLUMNS}
 
 
 def column(key: str) -> Column:
+    """The table column named ``key``."""
     return _BY_KEY[key]
 
 
 def cell_text(col: Column, row: FleetRow) -> str:
+    """What ``col`` shows for ``row``."""
     return col.text(row)
 
 
@@ -298,6 +300,7 @@ def _sum(values: Iterable[float | None]) -> float | None:
 
 
 def summarize(rows: Sequence[FleetRow]) -> Summary:
+    """The fleet's totals: hosts up, stale and down, utilization (mean, p10), rates, ECC hosts and idle cores."""
     utils = [r.util for r in rows if r.util is not None and r.status != DOWN]
     return Summary(
         hosts=len(rows),

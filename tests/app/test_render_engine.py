@@ -308,12 +308,14 @@ def test_the_mode_comes_from_the_command_line_then_the_environment(monkeypatch) 
 
 
 def test_every_screen_command_takes_render() -> None:
+    from neuron_top.cli.fleet_cmd import fleet_parser
     from neuron_top.cli.main import demo_parser, main_parser, replay_parser, trace_parser
 
     assert main_parser().parse_args(["--render", "textual"]).render == "textual"
     assert demo_parser().parse_args(["--render", "fast"]).render == "fast"
     assert replay_parser().parse_args(["x.ndjson", "--render", "textual"]).render == "textual"
     assert trace_parser().parse_args(["t.json", "--render", "textual"]).render == "textual"
+    assert fleet_parser().parse_args(["--ssh", "h1", "--render", "textual"]).render == "textual"
     assert main_parser().parse_args([]).render is None
     with pytest.raises(SystemExit):
         main_parser().parse_args(["--render", "curses"])
