@@ -392,6 +392,10 @@ async def test_the_dashboard_looks_the_same_with_the_engine_off(size: tuple[int,
                 sent.append(renderable.render_segments(con))
 
         monkeypatch.setattr(App, "_display", capture)
+        # Textual's Strip.render keeps a strip's first rendering whatever console asks later, and Strip.blank is
+        # cached for the whole process: an earlier test's 16-colour console would otherwise colour this one's
+        # blank cells (Textual's own path only; a real app has one console).
+        Strip.blank.cache_clear()
         app = make_app(render=mode)
         assert (app.render_engine is None) == (mode == "textual")
         async with app.run_test(size=size) as pilot:
