@@ -374,16 +374,15 @@ async def _drive(pilot, snaps) -> None:
     await pilot.pause()
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
-async def test_the_dashboard_looks_the_same_with_the_engine_off(size: tuple[int, int], monkeypatch) -> None:
-    """The exported screen (what the snapshot tests compare) and the emulated terminal that got every byte are the
-    same with ``--render textual`` as with the engine, after the same session."""
+async def _both_modes(size: tuple[int, int]) -> dict[str, object]:
+    """The same session with the engine and without: their exported screens, and for each the terminal that got
+    every byte it sent, checked against Textual's own full repaint of its final screen."""
     snaps = demo_snapshots("trn2.48xlarge", 7, 20)
-    screens, terminals = [], []
+    screens, terminals, problems = [], [], []
+    real_display = App._display
     for mode in ("fast", "textual"):
         sent: list[str] = []
-        # The app's own colour system: Textual's Strip.render keeps the first rendering it made, whatever console
-        # asks next (the headless app's console is truecolor).
+        # The app's own colour system (the headless app's console is truecolor).
         con = Console(force_terminal=True, color_system="truecolor", width=size[0], height=size[1],
                       legacy_windows=False)
 
@@ -391,26 +390,46 @@ async def test_the_dashboard_looks_the_same_with_the_engine_off(size: tuple[int,
             if isinstance(renderable, CompositorUpdate) and not self._batch_count:
                 sent.append(renderable.render_segments(con))
 
-        monkeypatch.setattr(App, "_display", capture)
-        # Textual's Strip.render keeps a strip's first rendering whatever console asks later, and Strip.blank is
-        # cached for the whole process: an earlier test's 16-colour console would otherwise colour this one's
-        # blank cells (Textual's own path only; a real app has one console).
-        Strip.blank.cache_clear()
-        app = make_app(render=mode)
-        assert (app.render_engine is None) == (mode == "textual")
-        async with app.run_test(size=size) as pilot:
-            await _drive(pilot, snaps)
-            screens.append(app.export_screenshot())
-            assert app.render_engine is None or not app.render_engine.failed  # never fell back to Textual's
-            whole = app.screen._compositor.render_update(full=True).render_segments(
-                Console(force_terminal=True, color_system="truecolor", width=size[0], height=size[1],
-                        legacy_windows=False))
+        App._display = capture  # type: ignore[method-assign]
+        try:
+            app = make_app(render=mode)
+            assert (app.render_engine is None) == (mode == "textual")
+            async with app.run_test(size=size) as pilot:
+                await _drive(pilot, snaps)
+                screens.append(app.export_screenshot())
+                if app.render_engine is not None and app.render_engine.failed:
+                    problems.append("the engine fell back to Textual's writer")
+                whole = app.screen._compositor.render_update(full=True).render_segments(
+                    Console(force_terminal=True, color_system="truecolor", width=size[0], height=size[1],
+                            legacy_windows=False))
+        finally:
+            App._display = real_display  # type: ignore[method-assign]
         term, expected = Terminal(*size), Terminal(*size)
         for chunk in sent:
             term.feed(chunk)
         expected.feed(whole)
-        assert difference(term, expected) is None, mode  # every byte sent adds up to the final screen
+        if (d := difference(term, expected)) is not None:  # every byte sent adds up to the final screen
+            problems.append(f"{mode}: {d}")
         terminals.append(term)
-        monkeypatch.undo()
-    assert screens[0] == screens[1]
-    assert difference(terminals[0], terminals[1]) is None
+    return {"screens_equal": screens[0] == screens[1], "between": difference(terminals[0], terminals[1]),
+            "problems": problems}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_dashboard_looks_the_same_with_the_engine_off(size: tuple[int, int]) -> None:
+    """The exported screen (what the snapshot tests compare) and the emulated terminal that got every byte are the
+    same with ``--render textual`` as with the engine, after the same session.
+
+    In a fresh interpreter: Rich keeps a Style's SGR codes and Textual a Strip's rendering for whichever colour
+    system asked first, process-wide (``Style._ansi``, ``Strip.render``, the cached ``Strip.blank``), so an earlier
+    test's 16-colour console would colour some cells of this one. A real app has one console."""
+    code = ("import asyncio, json, sys\n"
+            "from tests.app.test_render_engine import _both_modes\n"
+            f"print(json.dumps(asyncio.run(_both_modes({size!r}))))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, ENV: ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    assert got["problems"] == []
+    assert got["screens_equal"]
+    assert got["between"] is None
