@@ -22,7 +22,9 @@ from operator import itemgetter, le, sub
 from typing import Any
 
 import msgspec
+import numpy as np
 
+from neuron_top.trace.layout import nest
 from neuron_top.trace.timeparse import is_wall_clock
 
 __all__ = [
@@ -448,8 +450,6 @@ class StoreBuilder:
         self.async_group: dict[int, int] = {}
         """Raw position of an async slice -> its root's position (a root and its children are laid out together)."""
         self.open_ended: list[int] = []
-        self._row_times: list[tuple[list[int], list[int]]] = []
-        """(starts, ends) of each depth row ``_nest`` made for the track being laid out, in row order."""
         self.disp_start, self.disp_end = array("q"), array("q")
         """The display-order time columns ``_layout`` builds (taken by ``build``)."""
         self.be_pos: dict[int, int] = {}
@@ -858,53 +858,61 @@ class StoreBuilder:
     def _layout(self) -> array:
         """Give each event a row (nesting depth in its lane; partial overlaps go to overflow lanes).
 
-        Returns the display order (by track, row, start) and fills ``Track.rows`` with each row's range.
-        Only one track's events are ever in Python lists at a time (memory: a list costs ~40 B per event,
-        an ``array`` 4); traces are usually sorted per thread, so the per-track sorts are near-linear.
+        Returns the display order (by track, row, start), fills ``Track.rows`` with each row's range and the
+        display-order time columns. Thread tracks are nested with whole-column numpy passes (``layout.nest``);
+        async tracks, and the few tracks where some event overlaps its parent partially, take the stack walk.
         """
-        start, end = self.start, self.end
-        segments = _segments(self.track, len(self.tracks))
-        perm = array("i")
-        self.disp_start, self.disp_end = array("q"), array("q")
+        n = len(self.start)
+        start = np.frombuffer(self.start, np.int64) if n else np.empty(0, np.int64)
+        end = np.frombuffer(self.end, np.int64) if n else np.empty(0, np.int64)
+        track = np.frombuffer(self.track, np.int32) if n else np.empty(0, np.int32)
+        is_async = np.array([tr.kind == "async" for tr in self.tracks] or [False], bool)
+        nested = nest(start, end, track, is_async if is_async.any() else None)
+        walk = np.zeros(len(is_async), bool)
+        walk[nested.walk] = True
+        walk |= is_async
+        walked: dict[int, list[list[int]]] = {}
         overflow = 0
-        for t, members in segments:
-            tr = self.tracks[t]
-            seg = list(members)
-            self._row_times = []
-            if tr.kind == "async":
-                lanes = self._async_lanes(seg)
-                self._row_times = []  # its lanes' rows are regrouped: gather their times
-            else:
-                starts = list(map(start.__getitem__, seg))
-                if not all(map(le, starts, islice(starts, 1, None))):  # usually sorted already: no key calls
-                    seg.sort(key=start.__getitem__)
-                del starts
-                got = self._nest(seg, packed=False)
-                if got is None:  # equal starts in the wrong order (child before parent): sort by (start, -end)
-                    self._row_times = []
-                    got = self._nest(seg, packed=True)
-                assert got is not None
-                lanes = got
-                overflow += sum(len(row) for lane in lanes[1:] for row in lane)
-            del seg
-            k = 0
-            for lane in lanes:
-                for row in lane:
-                    lo = len(perm)
-                    perm += array("i", row)
-                    if k < len(self._row_times):  # the first lane's rows come with their times
-                        s_row, e_row = self._row_times[k]
-                        self.disp_start += array("q", s_row)
-                        self.disp_end += array("q", e_row)
-                    else:  # overflow and async lanes (few events): gather them
-                        self.disp_start += array("q", map(start.__getitem__, row))
-                        self.disp_end += array("q", map(end.__getitem__, row))
-                    k += 1
-                    tr.rows.append((lo, len(perm)))
-            self._row_times = []
+        if walk.any():
+            sel = np.flatnonzero(walk[track])
+            sel = sel[np.argsort(track[sel], kind="stable")]
+            tsel = track[sel]
+            cuts = np.flatnonzero(tsel[1:] != tsel[:-1]) + 1
+            for part in np.split(sel, cuts) if len(sel) else []:
+                t = int(track[part[0]])
+                seg = part.tolist()
+                if self.tracks[t].kind == "async":
+                    lanes = self._async_lanes(seg)
+                else:
+                    seg.sort(key=self.start.__getitem__)
+                    got = self._nest(seg, packed=False)
+                    if got is None:  # equal starts in the wrong order (child before parent): by (start, -end)
+                        got = self._nest(seg, packed=True)
+                    assert got is not None
+                    lanes = got
+                    overflow += sum(len(row) for lane in lanes[1:] for row in lane)
+                walked[t] = [row for lane in lanes for row in lane]
+        pieces: list[np.ndarray] = []
+        pos = 0
+        for t, tr in enumerate(self.tracks):
+            got_rows = nested.rows.get(t)
+            if got_rows is not None:
+                lo0, hi1 = got_rows[0][0], got_rows[-1][1]
+                pieces.append(nested.perm[lo0:hi1])
+                tr.rows.extend((pos + lo - lo0, pos + hi - lo0) for lo, hi in got_rows)
+                pos += hi1 - lo0
+            elif t in walked:
+                for row in walked[t]:
+                    pieces.append(np.array(row, np.int64))
+                    tr.rows.append((pos, pos + len(row)))
+                    pos += len(row)
         if overflow:
             self.problems["partially overlapping events (overflow lane)"] += overflow
-        return perm
+        perm = np.concatenate(pieces) if pieces else np.empty(0, np.int64)
+        self.disp_start = array("q", start[perm].tobytes())
+        self.disp_end = array("q", end[perm].tobytes())
+        del start, end, track
+        return array("i", perm.astype(np.int32).tobytes())
 
     def _async_lanes(self, seg: list[int]) -> list[list[list[int]]]:
         """An async track: each root slice and its children is laid out as a unit, in the first lane free at its
@@ -944,10 +952,6 @@ class StoreBuilder:
         pop, push = stack.pop, stack.append
         buckets: list[list[int]] = []
         adds: list[Any] = []  # the buckets' append methods (a bound-method call beats index + attribute)
-        sbuckets: list[list[int]] = []  # each bucket's starts and ends, collected on the way: the display
-        sadds: list[Any] = []  # columns then need no gather through the permutation afterwards
-        ebuckets: list[list[int]] = []
-        eadds: list[Any] = []
         spill: list[int] = []
         for ev, s, e in zip(seg, map(start.__getitem__, seg), map(end.__getitem__, seg)):  # noqa: B905
             while stack[-1] <= s:
@@ -956,21 +960,14 @@ class StoreBuilder:
                 d = len(stack) - 1
                 if d < len(adds):
                     adds[d](ev)
-                    sadds[d](s)
-                    eadds[d](e)
                 else:
                     buckets.append([ev])
                     adds.append(buckets[-1].append)
-                    sbuckets.append([s])
-                    sadds.append(sbuckets[-1].append)
-                    ebuckets.append([e])
-                    eadds.append(ebuckets[-1].append)
                 push(e)
             else:
                 spill.append(ev)
         if spill and not packed and len(set(start[k] for k in seg)) < len(seg):
             return None
-        self._row_times.extend(zip(sbuckets, ebuckets, strict=True))
         lanes = [buckets]
         if spill:
             lanes.extend(self._spill_lanes(spill))
