@@ -13,17 +13,24 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from itertools import accumulate, compress, islice, repeat
+from itertools import compress, islice, repeat
 from operator import attrgetter, eq, ne, not_, or_
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from neuron_top.trace.errors import TraceError
 from neuron_top.trace.jsonstream import EventStream
 from neuron_top.trace.store import INSTANT, StoreBuilder, TraceStore
-from neuron_top.trace.timeparse import NeedsText, floats_need_text, ns_list, start_end_ns, to_ns
+from neuron_top.trace.timeparse import (
+    float_start_end,
+    floats_need_text_array,
+    ns_array,
+    start_end_arrays,
+    to_ns,
+)
 
 __all__ = ["ChromeLoader", "decode_dict", "fuchsia_system"]
 
@@ -73,12 +80,13 @@ class _Lean(msgspec.Struct, gc=False):
     pid: int | str | None = None
     tid: int | str | None = None
     args: msgspec.Raw = _EMPTY
+    bind_id: int | str | None = None
+    """Decoded only to notice a v2 flow (the batch is then decoded again with every field)."""
     id = None
     id2 = _EMPTY
     scope = None
     s = None
     bp = None
-    bind_id = None
     flow_in = None
     flow_out = None
 
@@ -122,6 +130,7 @@ _fev_decoder = msgspec.json.Decoder(_FEv, float_hook=str)
 _any_decoder = msgspec.json.Decoder()
 
 _PH, _NAME, _CAT, _TS, _DUR = (attrgetter(k) for k in ("ph", "name", "cat", "ts", "dur"))
+_BIND = attrgetter("bind_id")
 _PID, _TID, _ARGS, _ID, _BP = (attrgetter(k) for k in ("pid", "tid", "args", "id", "bp"))
 
 _FLOW_PHASES = frozenset("stf")
@@ -135,6 +144,15 @@ _META_KEYS = ("displayTimeUnit", "traceName", "schemaVersion", "baseTimeNanoseco
 
 def _str(v: Any) -> str:
     return v if type(v) is str else "" if v is None else str(v)
+
+
+def _bytes(a: np.ndarray) -> memoryview:
+    """An int64 array's memory as bytes, for ``array.frombytes`` (a memcpy, no per-item conversion)."""
+    return memoryview(np.ascontiguousarray(a, np.int64)).cast("B")
+
+
+def _cat_str(v: Any) -> str:
+    return v if type(v) is str else ""
 
 
 def _args(e: _Ev) -> bytes:
@@ -158,7 +176,21 @@ def _append_args(blob: bytearray, xs: list[_Ev]) -> array:
     raws = list(map(_ARGS, xs))
     base = len(blob)
     blob += b"".join(raws)
-    return array("q", accumulate(map(len, raws), initial=base))[1:]
+    ends = np.cumsum(np.fromiter(map(len, raws), np.int64, len(raws)))
+    ends += base
+    out = array("q")
+    out.frombytes(_bytes(ends))
+    return out
+
+
+def _runs(pids: list[Any], tids: list[Any]) -> np.ndarray | None:
+    """Where each run of equal (pid, tid) begins, when both are all integers (None otherwise)."""
+    try:
+        p = np.frombuffer(array("q", pids), np.int64)
+        t = np.frombuffer(array("q", tids), np.int64)
+    except (TypeError, OverflowError):
+        return None
+    return np.flatnonzero(np.concatenate(([True], (p[1:] != p[:-1]) | (t[1:] != t[:-1]))))
 
 
 def _flow_key(v: Any) -> Any:
@@ -280,10 +312,12 @@ class ChromeLoader:
         """X and B/E events a batch at a time; the rest one by one."""
         phases = list(map(_PH, batch))
         n = len(batch)
-        nx = phases.count("X")
-        binds = b'"bind_id"' in data
+        joined = "".join(phases)
+        counts = joined.count if len(joined) == n else phases.count  # one-letter phases: str.count is a memchr
+        nx = counts("X")
+        binds = list(map(_BIND, batch)).count(None) != n
         lean = self.lean and not self.text_mode
-        if lean and (binds or nx + phases.count("B") + phases.count("E") < n):
+        if lean and (binds or nx + counts("B") + counts("E") < n):
             self.lean = lean = False  # this file has more than X/B/E: every field from now on
             self._lean_off = True
             batch = self._redecode(data)
@@ -296,18 +330,18 @@ class ChromeLoader:
             b.phase_counts["X"] += n
             self.lean = not binds and not self.text_mode and not self._lean_off
             return
-        if not self.text_mode and floats_need_text(list(map(_TS, batch))):
+        if not self.text_mode and floats_need_text_array(list(map(_TS, batch))):
             self.text_mode = True  # this batch, and every later one, keeps its numbers as text
             batch = self._redecode(data)
         b.phase_counts.update(phases)
         if nx:
             self._ingest_x(list(compress(batch, map(eq, phases, repeat("X")))), binds, checked=True)
-        nb, ne = phases.count("B"), phases.count("E")
+        nb, ne = counts("B"), counts("E")
         if nb + ne:
             self._ingest_be(list(compress(batch, map(_BE_PHASES.__contains__, phases))), binds)
         rest = n - nx - nb - ne
         if rest:
-            nf = phases.count("s") + phases.count("t") + phases.count("f")
+            nf = counts("s") + counts("t") + counts("f")
             if nf > 16:
                 self._ingest_flows(list(compress(batch, map(_FLOW_PHASES.__contains__, phases))))
                 rest -= nf
@@ -326,26 +360,24 @@ class ChromeLoader:
         """
         b = self.b
         ts = list(map(_TS, xs))
+        durs = list(map(_DUR, xs))
+        got = float_start_end(ts, durs)
+        if got is None and not checked and not self.text_mode and floats_need_text_array(ts):
+            return False
         try:
-            starts, ends = start_end_ns(ts, list(map(_DUR, xs)), exact_only=not checked and not self.text_mode)
-            if (self.text_mode or checked) and (min(starts) < -_LIMIT or max(ends) > _LIMIT):
+            starts, ends = got if got is not None else start_end_arrays(ts, durs)
+            if len(starts) and (starts.min() < -_LIMIT or ends.max() > _LIMIT):
                 raise ValueError
-        except NeedsText:
-            if floats_need_text(ts):
-                return False
-            return self._ingest_x(xs, binds, checked=True)
         except (TypeError, ValueError, OverflowError):
-            if not checked and not self.text_mode and floats_need_text(ts):
-                return False
             for e in xs:
                 self._one(e)
             return True
         base = len(b.start)
         names, cats, tracks = self._columns(xs)
         offs = _append_args(b.args_blob, xs)
-        # array += array is a memcpy; array.extend(list) converts item by item and costs twice as much.
-        b.start += array("q", starts)
-        b.end += array("q", ends)
+        # array.frombytes of an array's buffer is a memcpy; array.extend(list) converts item by item.
+        b.start.frombytes(_bytes(starts))
+        b.end.frombytes(_bytes(ends))
         b.name += array("i", names)
         b.cat += array("i", cats)
         b.track += array("i", tracks)
@@ -355,15 +387,15 @@ class ChromeLoader:
         if binds:
             for k, e in enumerate(xs):
                 if e.bind_id is not None:
-                    self._flow_v2(e, ("raw", base + k), starts[k])
+                    self._flow_v2(e, ("raw", base + k), int(starts[k]))
         return True
 
     def _ingest_be(self, xs: list[_Ev], binds: bool) -> None:
         """B and E events into the builder's begin/end columns; they are paired per thread in ``build``."""
         b = self.b
         try:
-            starts = ns_list(list(map(_TS, xs)))
-            if min(starts) < -_LIMIT or max(starts) > _LIMIT:
+            starts = ns_array(list(map(_TS, xs)))
+            if len(starts) and (starts.min() < -_LIMIT or starts.max() > _LIMIT):
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
             for e in xs:
@@ -372,7 +404,7 @@ class ChromeLoader:
         base = len(b.be_ts)
         names, cats, tracks = self._columns(xs)
         offs = _append_args(b.be_blob, xs)
-        b.be_ts += array("q", starts)
+        b.be_ts.frombytes(_bytes(starts))
         b.be_track += array("i", tracks)
         b.be_name += array("i", names)
         b.be_cat += array("i", cats)
@@ -381,24 +413,34 @@ class ChromeLoader:
         if binds:
             for k, e in enumerate(xs):
                 if e.bind_id is not None and e.ph == "B":
-                    self._flow_v2(e, ("be", base + k), starts[k])
+                    self._flow_v2(e, ("be", base + k), int(starts[k]))
 
     def _columns(self, xs: list[_Ev]) -> tuple[list[int], list[int], list[int]]:
         """Interned name ids, cat ids and track ids of a batch (new ones are added as they appear)."""
-        b = self.b
-        sget = b.smap.get
-        names = list(map(sget, map(_NAME, xs), repeat(-1)))
-        if -1 in names:
-            for k, v in enumerate(names):
-                if v == -1:
-                    names[k] = b.intern(_str(xs[k].name))
-        cats = list(map(sget, map(_CAT, xs), repeat(-1)))
-        if -1 in cats:
-            for k, v in enumerate(cats):
-                if v == -1:
-                    cats[k] = b.intern(xs[k].cat or "")
+        names = self._interned(list(map(_NAME, xs)), _str)
+        cats = self._interned(list(map(_CAT, xs)), _cat_str)
         tracks = self._track_ids(xs)
         return names, cats, tracks
+
+    def _interned(self, vals: list[Any], text: Callable[[Any], str]) -> list[int]:
+        """String ids of ``vals`` (``text`` makes a string of an odd value: a number, None).
+
+        A name seen for the first time is interned once, then the whole batch is looked up again at C speed: a
+        batch that brings one new name (a new core's barrier) costs two passes, not a Python step per event."""
+        b = self.b
+        sget = b.smap.get
+        ids = list(map(sget, vals, repeat(-1)))
+        if -1 in ids:
+            missing = set(compress(vals, map(eq, ids, repeat(-1))))
+            odd = [v for v in missing if type(v) is not str]
+            for v in missing:
+                b.intern(text(v))
+            ids = list(map(sget, vals, repeat(-1)))
+            if odd:  # numbers or None as names: looked up by their text, one by one
+                for k, v in enumerate(ids):
+                    if v == -1:
+                        ids[k] = b.smap[text(vals[k])]
+        return ids
 
     def _track_ids(self, xs: list[_Ev]) -> list[int]:
         """The thread track of each event. Writers put a thread's events together (neuron-det a core at a time):
@@ -408,20 +450,26 @@ class ChromeLoader:
         pids = list(map(_PID, xs))
         tids = list(map(_TID, xs))
         n = len(xs)
-        change = list(map(ne, pids, islice(pids, 1, None)))
-        if tids.count(tids[0]) != n:
-            change = list(map(or_, change, map(ne, tids, islice(tids, 1, None))))
-        if change.count(True) * 8 < n:
-            tracks: list[int] = []
-            a = 0
-            while a < n:
-                try:
-                    b_ = change.index(True, a) + 1
-                except ValueError:
-                    b_ = n
-                tracks += [b.track_id((pids[a], tids[a]))] * (b_ - a)
-                a = b_
-            return tracks
+        cuts = _runs(pids, tids)
+        if cuts is not None:
+            if len(cuts) * 8 < n:
+                ids = [b.track_id((pids[a], tids[a])) for a in cuts]
+                return np.repeat(np.array(ids, np.int32), np.diff(np.append(cuts, n))).tolist()
+        else:
+            change = list(map(ne, pids, islice(pids, 1, None)))
+            if tids.count(tids[0]) != n:
+                change = list(map(or_, change, map(ne, tids, islice(tids, 1, None))))
+            if change.count(True) * 8 < n:
+                tracks: list[int] = []
+                a = 0
+                while a < n:
+                    try:
+                        b_ = change.index(True, a) + 1
+                    except ValueError:
+                        b_ = n
+                    tracks += [b.track_id((pids[a], tids[a]))] * (b_ - a)
+                    a = b_
+                return tracks
         tracks = list(map(b.tmap.get, zip(pids, tids, strict=True), repeat(-1)))
         if -1 in tracks:
             for k, v in enumerate(tracks):
@@ -433,7 +481,7 @@ class ChromeLoader:
         """Flow events (s/t/f) of a batch: times and tracks a batch at a time, then one light step each."""
         b = self.b
         try:
-            ts = ns_list(list(map(_TS, fs)))
+            ts = ns_array(list(map(_TS, fs))).tolist()
             if min(ts) < -_LIMIT or max(ts) > _LIMIT:
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
