@@ -6,10 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neuron_top.trace.layout import nest
+from neuron_top.trace.timeparse import (
+    float_start_end,
+    ns_array,
+    ns_list,
+    start_end_arrays,
+    start_end_ns,
+    three_decimals_array,
+    to_ns,
+)
 
 # -- layout: numpy nesting vs the stack walk ------------------------------------------------------------------------
 
@@ -123,3 +133,90 @@ def test_nest_leaves_skipped_tracks_out() -> None:
     end = np.array([5, 5, 2, 2], np.int64)
     got = nest(start, end, track, skip=np.array([False, True]))
     assert set(got.rows) == {0} and sorted(got.perm.tolist()) == [0, 2]
+
+
+# -- timestamps: the bulk paths vs the exact rule, value by value --------------------------------------------------
+
+
+def _decimal_texts() -> st.SearchStrategy[str]:
+    """Decimal microseconds as writers print them, and odd ones: epoch times with nanoseconds, 0-6 decimals,
+    signs, exponents, leading zeros, 19-20 digit values (around the int64 edge)."""
+    whole = st.one_of(
+        st.integers(0, 10**6).map(str),
+        st.integers(10**15, 2 * 10**15).map(str),  # epoch microseconds (Kineto)
+        st.integers(0, 10**19).map(str),
+        st.sampled_from(["0", "00", "0001", "9223372036854775", "9223372036854776", "9999999999999999"]),
+    )
+    frac = st.one_of(st.just(""), st.text("0123456789", min_size=0, max_size=6).map(lambda d: "." + d))
+    sign = st.sampled_from(["", "", "", "-"])
+    exp = st.sampled_from(["", "", "", "", "e3", "E-2", "e+1"])
+    return st.builds(lambda s, w, f, e: s + w + f + e, sign, whole, frac, exp).filter(
+        lambda t: any(c.isdigit() for c in t)
+    )
+
+
+def _exact_or_none(text: str) -> int | None:
+    try:
+        return to_ns(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_decimal_texts(), min_size=1, max_size=30))
+def test_bulk_text_times_agree_with_the_exact_rule(texts: list[str]) -> None:
+    want = [_exact_or_none(t) for t in texts]
+    fast = three_decimals_array(texts)
+    if fast is not None:  # the bulk path only answers for ``digits.ddd``, and then exactly
+        assert all(len(t.split(".")[-1]) == 3 and "e" not in t.lower() for t in texts)
+        assert fast.tolist() == want
+    if None in want or any(abs(w) >= 1 << 63 for w in want if w is not None):
+        with pytest.raises((ValueError, OverflowError)):
+            ns_array(texts)
+    else:
+        assert ns_array(texts).tolist() == want == ns_list(texts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 10**13), min_size=1, max_size=30), st.integers(0, 3))
+def test_three_decimal_texts_of_any_size(values_ns: list[int], digits_before: int) -> None:
+    """``digits.ddd`` texts (the Kineto shape), zero-padded or not: the bulk path takes them, exactly."""
+    texts = [f"{v // 1000:0{digits_before}d}.{v % 1000:03d}" for v in values_ns]
+    got = three_decimals_array(texts)
+    assert got is not None and got.tolist() == values_ns == [to_ns(t) for t in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.integers(-10**12, 10**12), st.floats(-2e12, 2e12, allow_nan=False)),
+            st.one_of(st.integers(0, 10**9), st.floats(0, 1e9, allow_nan=False)),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_numeric_start_end_arrays_agree_with_the_list_rule(pairs: list[tuple[float, float]]) -> None:
+    ts = [t for t, _ in pairs]
+    durs = [d for _, d in pairs]
+    want = start_end_ns(ts, durs)
+    got = start_end_arrays(ts, durs)
+    assert (got[0].tolist(), got[1].tolist()) == want
+    fast = float_start_end(ts, durs)
+    if fast is not None:
+        assert (fast[0].tolist(), fast[1].tolist()) == want
+    assert ns_array(ts).tolist() == ns_list(ts)
+
+
+def test_odd_values_take_the_exact_way() -> None:
+    with pytest.raises(OverflowError):
+        ns_array([1, 2**62])  # beyond int64 once in nanoseconds
+    assert ns_array(["1", 2, 3.5]).tolist() == [1000, 2000, 3500]
+    assert ns_array(["1712195495519689.047", 63]).tolist() == [1712195495519689047, 63000]
+    assert three_decimals_array(["12.345", "-1.000"]) is None
+    assert three_decimals_array(["12.345", "1.0000"]) is None
+    assert three_decimals_array(["12.345", ".500"]) is None
+    assert three_decimals_array(["99999999999999999.999"]) is None  # 20 digits
+    with pytest.raises(ValueError):
+        start_end_arrays([1.0], [-1.0])
