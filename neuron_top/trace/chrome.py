@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from itertools import compress, islice, repeat
+from itertools import compress, count, islice, repeat
 from operator import attrgetter, eq, ne, not_, or_
 from pathlib import Path
 from typing import Any
@@ -217,6 +217,9 @@ class ChromeLoader:
         """Batches are decoded with ``_Lean`` (set after a batch of only X/B/E; unset for good by one that had
         anything else, which is then decoded again whole)."""
         self.stream: EventStream[_Ev] | None = None
+        self._flow_texts: dict[str | None, int] = {}
+        """Flow cats and names as numbers, for the flow keys (see ``_ingest_flows``)."""
+        self._flow_text_numbers = count()
         self._malformed = 0
         """Events the last ``_decode`` counted as malformed (undone when a batch is decoded again as text)."""
 
@@ -333,7 +336,11 @@ class ChromeLoader:
         if not self.text_mode and floats_need_text_array(list(map(_TS, batch))):
             self.text_mode = True  # this batch, and every later one, keeps its numbers as text
             batch = self._redecode(data)
-        b.phase_counts.update(phases)
+        if len(joined) == n:
+            for ph in dict.fromkeys(joined):  # in order of first appearance, as Counter.update counts
+                b.phase_counts[ph] += joined.count(ph)
+        else:
+            b.phase_counts.update(phases)
         if nx:
             self._ingest_x(list(compress(batch, map(eq, phases, repeat("X")))), binds, checked=True)
         nb, ne = counts("B"), counts("E")
@@ -431,7 +438,7 @@ class ChromeLoader:
         sget = b.smap.get
         ids = list(map(sget, vals, repeat(-1)))
         if -1 in ids:
-            missing = set(compress(vals, map(eq, ids, repeat(-1))))
+            missing = dict.fromkeys(compress(vals, map(eq, ids, repeat(-1))))  # in order of first appearance
             odd = [v for v in missing if type(v) is not str]
             for v in missing:
                 b.intern(text(v))
@@ -439,7 +446,7 @@ class ChromeLoader:
             if odd:  # numbers or None as names: looked up by their text, one by one
                 for k, v in enumerate(ids):
                     if v == -1:
-                        ids[k] = b.smap[text(vals[k])]
+                        ids[k] = b.intern(text(vals[k]))
         return ids
 
     def _track_ids(self, xs: list[_Ev]) -> list[int]:
@@ -478,36 +485,40 @@ class ChromeLoader:
         return tracks
 
     def _ingest_flows(self, fs: list[_Ev]) -> None:
-        """Flow events (s/t/f) of a batch: times and tracks a batch at a time, then one light step each."""
+        """Flow events (s/t/f) of a batch into the builder's flow columns, a batch at a time."""
         b = self.b
         try:
-            ts = ns_array(list(map(_TS, fs))).tolist()
-            if min(ts) < -_LIMIT or max(ts) > _LIMIT:
+            ts = ns_array(list(map(_TS, fs)))
+            if len(ts) and (ts.min() < -_LIMIT or ts.max() > _LIMIT):
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
             for e in fs:
                 self._one(e)
             return
-        tracks = self._track_ids(fs)
         ids = list(map(_ID, fs))
         if None in ids:  # a flow without "id" (maybe with id2): the slow, careful way for those
-            rest = [e for e, i in zip(fs, ids, strict=True) if i is None]
             keep = [i is not None for i in ids]
-            fs, ts, tracks, ids = (list(compress(v, keep)) for v in (fs, ts, tracks, ids))
+            rest = [e for e, i in zip(fs, ids, strict=True) if i is None]
+            fs, ids = list(compress(fs, keep)), list(compress(ids, keep))
+            ts = ts[np.array(keep, bool)]
             for e in rest:
                 self._one(e)
+            if not fs:
+                return
+        tracks = self._track_ids(fs)
         if str in set(map(type, ids)):
             ids = list(map(_flow_key, ids))
+        # (id, cat, name) keys with cat and name as small numbers: a tuple of ints hashes without reading text
+        texts, numbers = self._flow_texts.setdefault, self._flow_text_numbers
         names = list(map(_NAME, fs))
         if not all(map(isinstance, names, repeat(str))):
             names = list(map(_str, names))
-        phs = list(map(_PH, fs))
-        enclosing = list(map(or_, map(ne, phs, repeat("f")), map(eq, map(_BP, fs), repeat("e"))))
-        n = len(fs)
-        keys = zip(repeat("v1"), ids, map(_CAT, fs), names)
-        where = zip(repeat("track"), tracks, enclosing)
-        b.flow_points += zip(keys, ts, range(b.seq + 1, b.seq + 1 + n), phs, where, strict=True)
-        b.seq += n
+        names = list(map(texts, names, numbers))
+        cats = list(map(texts, map(_CAT, fs), numbers))  # str or None (None and "" stay apart, as in the old key)
+        phs = "".join(map(_PH, fs))
+        enclosing = bytes(map(or_, map(ne, phs, repeat("f")), map(eq, map(_BP, fs), repeat("e"))))
+        keys = list(zip(repeat("v1"), ids, cats, names))
+        b.flow_v1_batch(keys, ts, phs.encode(), tracks, enclosing)
 
     def _one(self, e: _Ev) -> None:
         """Any event, one at a time: odd values, instants, counters, flows, async, metadata."""
@@ -604,7 +615,10 @@ class ChromeLoader:
             flow_id: Any = e.id if e.id is not None else bytes(e.id2)
             t = b.track_id((e.pid, e.tid))
             enclosing = ph != "f" or e.bp == "e"
-            b.flow_v1(("v1", _flow_key(flow_id), e.cat, _str(e.name)), ph, t, s, enclosing)
+            texts, numbers = self._flow_texts, self._flow_text_numbers
+            cat = texts.setdefault(e.cat, next(numbers))
+            name = texts.setdefault(_str(e.name), next(numbers))
+            b.flow_v1(("v1", _flow_key(flow_id), cat, name), ph, t, s, enclosing)
         elif ph == "M":
             self._metadata_event(e)
         elif not ph:

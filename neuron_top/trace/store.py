@@ -17,13 +17,14 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import accumulate, islice
-from operator import itemgetter, le, sub
+from itertools import accumulate, count, islice
+from operator import itemgetter, le
 from typing import Any
 
 import msgspec
 import numpy as np
 
+from neuron_top.trace.flowbind import FlowMap, enclosing_slices, run_flows
 from neuron_top.trace.layout import nest
 from neuron_top.trace.timeparse import is_wall_clock
 
@@ -237,7 +238,14 @@ def mip_pick(
     return best
 
 
-_STEP = 1 << 16
+def _gather(col: np.ndarray, perm: np.ndarray) -> array:
+    """``col[perm]`` as an int64 ``array``, written in place (no temporary of the column's size)."""
+    out = array("q", [0]) * len(perm)
+    if len(perm):
+        np.take(col, perm, out=np.frombuffer(out, np.int64))
+    return out
+
+
 
 
 def _segments(track: array, ntracks: int) -> list[tuple[int, array | range]]:
@@ -464,9 +472,20 @@ class StoreBuilder:
         self.be_begin = bytearray()
         self.be_off = array("q", [0])
         self.be_blob = bytearray()
+        self.flow_keys: dict[tuple[Any, ...], int] = {}
+        """Flow id -> key number, increasing in order of first appearance: ("v1", id, cat, name) or ("v2", bind_id)."""
+        self._flow_numbers = count()
+        # Flow events (v1 s/t/f) as columns: Kineto has one for every launch and kernel.
+        self.fv_key = array("i")
+        self.fv_ts = array("q")
+        self.fv_seq = array("q")
+        self.fv_action = bytearray()
+        self.fv_track = array("i")
+        self.fv_enclosing = bytearray()
+        """1: binds to the slice enclosing it (s, t, and f with ``"bp": "e"``); 0: to the next slice (f)."""
         self.flow_points: list[tuple[Any, ...]] = []
-        """(flow key, ts, seq, action "s"/"t"/"f", where): ``where`` is ("track", track, bind_enclosing) for flow
-        events (v1), or ("raw" | "be" | "async", ref) for the slice that carries a v2 ``bind_id``."""
+        """v2 points, few: (key number, ts, seq, action "s"/"t"/"f", where), ``where`` ("raw" | "be" | "async", ref)
+        naming the slice that carries the ``bind_id``."""
         self.flow_links: list[tuple[int, int]] = []
         """Direct links between raw event positions (neuron-explorer flow ids)."""
         self.lost = 0
@@ -556,16 +575,39 @@ class StoreBuilder:
         self.seq += 1
         self.async_events.append((ts, self.seq, phase, ident, pid, name, cat, args))
 
+    def flow_key_ids(self, keys: list[tuple[Any, ...]]) -> list[int]:
+        """Key numbers of flow ids, a batch at a time: increasing in order of first appearance (not dense: each
+        lookup takes a number from one running count, so a new key is numbered in one hashing pass)."""
+        return list(map(self.flow_keys.setdefault, keys, self._flow_numbers))
+
     def flow_v1(self, key: tuple[Any, ...], phase: str, track: int, ts: int, enclosing: bool) -> None:
         """A flow event (s/t/f): bound in ``build`` to the slice enclosing it on its thread, or (an ``f`` without
         ``"bp": "e"``) to the next slice that begins there."""
         self.seq += 1
-        self.flow_points.append((key, ts, self.seq, phase, ("track", track, enclosing)))
+        self.fv_key.append(self.flow_key_ids([key])[0])
+        self.fv_ts.append(ts)
+        self.fv_seq.append(self.seq)
+        self.fv_action.append(ord(phase))
+        self.fv_track.append(track)
+        self.fv_enclosing.append(1 if enclosing else 0)
+
+    def flow_v1_batch(
+        self, keys: list[tuple[Any, ...]], ts: np.ndarray, actions: bytes, tracks: list[int], enclosing: bytes
+    ) -> None:
+        """``flow_v1`` for a batch of flow events (in file order)."""
+        n = len(keys)
+        self.fv_key += array("i", self.flow_key_ids(keys))
+        self.fv_ts.frombytes(memoryview(np.ascontiguousarray(ts, np.int64)).cast("B"))
+        self.fv_seq += array("q", range(self.seq + 1, self.seq + 1 + n))
+        self.seq += n
+        self.fv_action += actions
+        self.fv_track += array("i", tracks)
+        self.fv_enclosing += enclosing
 
     def flow_v2(self, key: tuple[Any, ...], action: str, ref: tuple[str, int], ts: int) -> None:
         """A slice that carries ``bind_id``: ``action`` "s" (flow_out), "t" (both), "f" (flow_in)."""
         self.seq += 1
-        self.flow_points.append((key, ts, self.seq, action, ref))
+        self.flow_points.append((self.flow_key_ids([key])[0], ts, self.seq, action, ref))
 
     # -- building --------------------------------------------------------------------------------------------
     def _match_begin_end(self) -> None:
@@ -766,17 +808,22 @@ class StoreBuilder:
         ctimes = [c.ts[0] for c in self.counters if len(c.ts)] + [
             c.ts[-1] for c in self.counters if len(c.ts)
         ]
-        t_min = min(([min(start)] if n else []) + ctimes, default=0)
-        t_max = max(([max(end), max(start)] if n else []) + ctimes, default=0)
+        s_np = np.frombuffer(start, np.int64) if n else None
+        e_np = np.frombuffer(end, np.int64) if n else None
+        t_min = min(([int(s_np.min())] if s_np is not None else []) + ctimes, default=0)
+        t_max = max(([int(e_np.max()), int(s_np.max())] if e_np is not None and s_np is not None else []) + ctimes,
+                    default=0)
+        del s_np, e_np
         st.t_min, st.t_max = t_min, max(t_max, t_min)
         for i in self.open_ended:
             end[i] = st.t_max
         perm = self._layout()
         st.start, st.end = self.disp_start, self.disp_end
         self.disp_start = self.disp_end = array("q")
-        st.dur = array("q", bytes(8 * n))
-        for k in range(0, n, _STEP):
-            st.dur[k : k + _STEP] = array("q", list(map(sub, st.end[k : k + _STEP], st.start[k : k + _STEP])))
+        st.dur = array("q", [0]) * n
+        if n:
+            np.subtract(np.frombuffer(st.end, np.int64), np.frombuffer(st.start, np.int64),
+                        out=np.frombuffer(st.dur, np.int64))
         st.orig = perm
         del perm
         st.name, st.cat, st.track, st.flags, st.phase = self.name, self.cat, self.track, flags, self.phase
@@ -908,11 +955,14 @@ class StoreBuilder:
                     pos += len(row)
         if overflow:
             self.problems["partially overlapping events (overflow lane)"] += overflow
-        perm = np.concatenate(pieces) if pieces else np.empty(0, np.int64)
-        self.disp_start = array("q", start[perm].tobytes())
-        self.disp_end = array("q", end[perm].tobytes())
-        del start, end, track
-        return array("i", perm.astype(np.int32).tobytes())
+        out = array("i", [0]) * n
+        perm = np.frombuffer(out, np.int32) if n else np.empty(0, np.int32)
+        if pieces:
+            np.concatenate(pieces, out=perm, casting="unsafe")
+        del pieces, nested
+        self.disp_start, self.disp_end = _gather(start, perm), _gather(end, perm)
+        del start, end, track, perm
+        return out
 
     def _async_lanes(self, seg: list[int]) -> list[list[list[int]]]:
         """An async track: each root slice and its children is laid out as a unit, in the first lane free at its
@@ -1007,125 +1057,82 @@ class StoreBuilder:
         return self.async_pos.get(ref)
 
     def _flow_slices(self) -> list[int]:
+        """Raw positions of the slices v2 flow points name."""
         out = []
         for p in self.flow_points:
-            if p[4][0] != "track":
-                raw = self._resolve(p[4])
-                if raw is not None:
-                    out.append(raw)
+            raw = self._resolve(p[4])
+            if raw is not None:
+                out.append(raw)
         return out
 
     def _bind_flows(self, st: TraceStore, inv: dict[int, int]) -> None:
         """Flows as Perfetto's JSON importer binds them, in time order per flow id.
 
-        v1 (s/t/f events): ``s`` and ``t`` bind to the innermost slice enclosing them on their thread, ``f`` too
-        with ``"bp": "e"``, else to the next slice that begins on its thread. v2: the slice carrying ``bind_id``
-        itself, ``flow_out`` a start, ``flow_in`` an end, both a step. A start opens the flow, a step links from
-        the flow's current slice and moves it, an end links from it and leaves it (JSON flows never close, so
-        several ends can share one start); a start after an end reuses the id for a new flow, as catapult does.
-        Ids are per (id, cat, name) in v1 and per ``bind_id`` in v2.
+        v1 (s/t/f events): ``s`` and ``t`` bind to the innermost slice enclosing them on their thread (a slice
+        starting exactly at the point first: flow points are usually written at their slice's start, Kineto's s
+        at the launch, f at the kernel), ``f`` too with ``"bp": "e"``, else to the next slice that begins on its
+        thread. v2: the slice carrying ``bind_id`` itself, ``flow_out`` a start, ``flow_in`` an end, both a step.
+        A start opens the flow, a step links from the flow's current slice and moves it, an end links from it and
+        leaves it (JSON flows never close, so several ends can share one start); a start after an end reuses the
+        id for a new flow, as catapult does. Ids are per (id, cat, name) in v1 and per ``bind_id`` in v2.
+        The binding and the flows are computed with array passes (``flowbind``).
         """
-        problems = self.problems
-        links: list[tuple[int, int]] = [(inv[a], inv[b]) for a, b in self.flow_links]
-        exact: dict[int, dict[int, int]] = {}
-        """Per track, start time -> the innermost slice starting exactly then: flow points are usually written
-        at their slice's start (Kineto's s at the launch, f at the kernel), one lookup instead of a bisect per row."""
-        flags, orig = st.flags, st.orig
-        pts = self.flow_points
+        links_a: list[int] = [inv[a] for a, _ in self.flow_links]
+        links_b: list[int] = [inv[b] for _, b in self.flow_links]
+        nv1, v2 = len(self.fv_ts), self.flow_points
         self.flow_points = []
-        # 1. the slice each point binds to
-        evs: list[int | None] = []
-        add = evs.append
-        for _key, ts, _seq, _action, where in pts:
-            if where[0] == "track":
-                _, track, enclosing = where
-                if enclosing:
-                    starts = exact.get(track)
-                    if starts is None:
-                        starts = exact[track] = self._starts_of(st, track)
-                    ev = starts.get(ts)
-                    if ev is None or flags[orig[ev]] & INSTANT:
-                        ev = self._slice_for(st, track, ts)
-                else:
-                    ev = self._next_slice(st, track, ts)
-            else:
-                raw = self._resolve(where)
-                ev = None if raw is None else inv.get(raw)
-            add(ev)
-        # 2. each flow id's points in time order (file order on ties): one sort of small tuples
-        kmap: dict[Any, int] = {}
-        kid = list(map(kmap.setdefault, map(itemgetter(0), pts), range(len(pts))))
-        order = sorted(zip(kid, map(itemgetter(1), pts), map(itemgetter(2), pts), range(len(pts)), strict=True))
-        # 3. the flows: a start opens, a step links and moves on, an end links (several may share a start)
-        last = -1
-        cur: int | None = None
-        ended = False
-        for k, _ts, _seq, i in order:
-            if k != last:
-                last, cur, ended = k, None, False
-            ev = evs[i]
-            if ev is None:
-                problems["flow point outside any slice"] += 1
-                continue
-            action = pts[i][3]
-            if action == "s":
-                if cur is None or ended:
-                    cur, ended = ev, False
-                else:
-                    problems["flow id started again while open (the first start kept)"] += 1
-            elif cur is None:
-                problems["flow end without a start" if action == "f" else "flow step without a start"] += 1
-            else:
-                if cur != ev:
-                    links.append((cur, ev))
-                if action == "t":
-                    cur, ended = ev, False
-                else:
-                    ended = True
-        for a, b in links:
-            st.flows.setdefault(a, []).append(b)
-            st.flows.setdefault(b, []).append(a)
-            st.flags[st.orig[a]] |= FLOW
-            st.flags[st.orig[b]] |= FLOW
-        st.flow_count = len(links)
-
-    @staticmethod
-    def _starts_of(st: TraceStore, track: int) -> dict[int, int]:
-        """Start time -> event of a track, deeper rows (and then overflow lanes) winning, as ``_slice_for`` picks."""
-        out: dict[int, int] = {}
-        if track < len(st.tracks):
-            start = st.start
-            for lo, hi in st.tracks[track].rows:
-                out.update(zip(start[lo:hi], range(lo, hi), strict=True))
-        return out
-
-    @staticmethod
-    def _slice_for(st: TraceStore, track: int, ts: int) -> int | None:
-        """The innermost (non-instant) slice of a track that encloses ``ts``: the last row that has one (rows are
-        nesting depth, then overflow lanes), found from the bottom up."""
-        if track >= len(st.tracks):
-            return None
-        start, end, flags, orig = st.start, st.end, st.flags, st.orig
-        for lo, hi in reversed(st.tracks[track].rows):
-            k = bisect_right(start, ts, lo, hi) - 1
-            if k >= lo and end[k] >= ts and not flags[orig[k]] & INSTANT:
-                return k
-        return None
-
-    @staticmethod
-    def _next_slice(st: TraceStore, track: int, ts: int) -> int | None:
-        """The first (non-instant) slice of a track that begins at or after ``ts``."""
-        if track >= len(st.tracks):
-            return None
-        nxt = None
-        for lo, hi in st.tracks[track].rows:
-            k = bisect_left(st.start, ts, lo, hi)
-            while k < hi and st.flags_of(k) & INSTANT:
-                k += 1
-            if k < hi and (nxt is None or st.start[k] < st.start[nxt]):
-                nxt = k
-        return nxt
-
+        a = np.array(links_a, np.int64)
+        b = np.array(links_b, np.int64)
+        if nv1 or v2:
+            n = len(st)
+            flags = np.frombuffer(st.flags, np.uint8) if n else np.empty(0, np.uint8)
+            orig = np.frombuffer(st.orig, np.int32) if n else np.empty(0, np.int32)
+            instant = (flags[orig] & INSTANT) != 0
+            start = np.frombuffer(st.start, np.int64) if n else np.empty(0, np.int64)
+            end = np.frombuffer(st.end, np.int64) if n else np.empty(0, np.int64)
+            rows = [tr.rows for tr in st.tracks]
+            ev1 = enclosing_slices(
+                np.frombuffer(self.fv_track, np.int32) if nv1 else np.empty(0, np.int32),
+                np.frombuffer(self.fv_ts, np.int64) if nv1 else np.empty(0, np.int64),
+                np.frombuffer(self.fv_enclosing, np.uint8).astype(bool) if nv1 else np.empty(0, bool),
+                rows,
+                start,
+                end,
+                instant,
+            )
+            del start, end, instant, flags, orig
+            ev2 = []
+            for p in v2:
+                raw = self._resolve(p[4])
+                got = None if raw is None else inv.get(raw)
+                ev2.append(-1 if got is None else got)
+            cols = [
+                (self.fv_key, "i", np.int32, [p[0] for p in v2]),
+                (self.fv_ts, "q", np.int64, [p[1] for p in v2]),
+                (self.fv_seq, "q", np.int64, [p[2] for p in v2]),
+            ]
+            kid, ts, seq = (
+                np.concatenate((np.frombuffer(col, dt) if nv1 else np.empty(0, dt), np.array(extra, dt)))
+                for col, _code, dt, extra in cols
+            )
+            action = np.concatenate(
+                (
+                    np.frombuffer(self.fv_action, np.uint8) if nv1 else np.empty(0, np.uint8),
+                    np.frombuffer("".join(p[3] for p in v2).encode(), np.uint8),
+                )
+            )
+            ev = np.concatenate((ev1, np.array(ev2, np.int64)))
+            fa, fb, problems = run_flows(kid, ts, seq, action, ev)
+            self.problems.update(problems)
+            a, b = np.concatenate((a, fa)), np.concatenate((b, fb))
+        if len(a):
+            flags_w = np.frombuffer(st.flags, np.uint8)
+            orig_i = np.frombuffer(st.orig, np.int32)
+            flags_w[orig_i[a]] |= FLOW
+            flags_w[orig_i[b]] |= FLOW
+            del flags_w, orig_i
+            st.flows = FlowMap(a, b)
+        st.flow_count = len(a)
 
 def merge_args(first: bytes | bytearray, second: bytes | bytearray) -> bytes | bytearray:
     """The args of a begin and its end together (the end's value wins a key both have, as catapult does)."""

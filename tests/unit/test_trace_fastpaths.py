@@ -99,12 +99,14 @@ def _check(events: list[tuple[int, int, int]]) -> None:
     track = np.array([t for t, _, _ in events], np.int32)
     start = np.array([s for _, s, _ in events], np.int64)
     end = np.array([e for _, _, e in events], np.int64)
-    got = nest(start, end, track)
     rows, spilled = _walk(events)
-    assert set(got.walk) == spilled
-    assert set(got.rows) == set(rows)
-    for t, want in rows.items():
-        assert [got.perm[lo:hi].tolist() for lo, hi in got.rows[t]] == want
+    for chunk in (1 << 17, 7, 1):  # one pass, and tracks taken a few (or one) at a time
+        got = nest(start, end, track, chunk=chunk)
+        assert set(got.walk) == spilled
+        assert set(got.rows) == set(rows)
+        for t, want in rows.items():
+            assert [got.perm[lo:hi].tolist() for lo, hi in got.rows[t]] == want
+        assert sum(hi - lo for r in got.rows.values() for lo, hi in r) == len(got.perm)
 
 
 @settings(max_examples=300, deadline=None)
