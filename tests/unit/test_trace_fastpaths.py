@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neuron_top.trace.flowbind import FlowMap, enclosing_slices, run_flows
 from neuron_top.trace.layout import nest
 from neuron_top.trace.timeparse import (
     float_start_end,
@@ -222,3 +223,123 @@ def test_odd_values_take_the_exact_way() -> None:
     assert three_decimals_array(["99999999999999999.999"]) is None  # 20 digits
     with pytest.raises(ValueError):
         start_end_arrays([1.0], [-1.0])
+
+
+# -- flows: array binding and state machine vs point by point -------------------------------------------------------
+
+
+def _bind_one(rows: list[list[tuple[int, int]]], start: list[int], end: list[int], instant: list[bool],
+              track: int, ts: int, enclosing: bool) -> int:
+    """The point-by-point rule: exact start (last row wins) unless an instant, else the innermost enclosing
+    non-instant slice (bottom row up); ``f`` without bp=e: the first non-instant slice at or after it."""
+    from bisect import bisect_left, bisect_right
+
+    if track >= len(rows):
+        return -1
+    if enclosing:
+        exact = {}
+        for lo, hi in rows[track]:
+            exact.update(zip(start[lo:hi], range(lo, hi), strict=True))
+        ev = exact.get(ts)
+        if ev is not None and not instant[ev]:
+            return ev
+        for lo, hi in reversed(rows[track]):
+            k = bisect_right(start, ts, lo, hi) - 1
+            if k >= lo and end[k] >= ts and not instant[k]:
+                return k
+        return -1
+    nxt = -1
+    for lo, hi in rows[track]:
+        k = bisect_left(start, ts, lo, hi)
+        while k < hi and instant[k]:
+            k += 1
+        if k < hi and (nxt < 0 or start[k] < start[nxt]):
+            nxt = k
+    return nxt
+
+
+def _flows_one(points: list[tuple[int, int, int, int, int]]) -> tuple[list[tuple[int, int]], dict[str, int]]:
+    """The state machine point by point over (key, ts, seq, action, ev) sorted by (key, ts, seq)."""
+    links: list[tuple[int, int]] = []
+    problems: dict[str, int] = {}
+
+    def bump(k: str) -> None:
+        problems[k] = problems.get(k, 0) + 1
+
+    last, cur, ended = None, -1, False
+    for key, _ts, _seq, action, ev in sorted(points):
+        if key != last:
+            last, cur, ended = key, -1, False
+        if ev < 0:
+            bump("flow point outside any slice")
+        elif action == ord("s"):
+            if cur < 0 or ended:
+                cur, ended = ev, False
+            else:
+                bump("flow id started again while open (the first start kept)")
+        elif cur < 0:
+            bump("flow end without a start" if action == ord("f") else "flow step without a start")
+        else:
+            if cur != ev:
+                links.append((cur, ev))
+            cur, ended = (ev, False) if action == ord("t") else (cur, True)
+    return links, problems
+
+
+@st.composite
+def _slices_and_points(draw: Any) -> Any:
+    ntracks = draw(st.integers(1, 3))
+    rows: list[list[tuple[int, int]]] = []
+    start: list[int] = []
+    end: list[int] = []
+    instant: list[bool] = []
+    for _ in range(ntracks):
+        rows.append([])
+        for _row in range(draw(st.integers(0, 3))):
+            lo = len(start)
+            t = 0
+            for _ in range(draw(st.integers(1, 6))):
+                t += draw(st.integers(0, 4))
+                d = draw(st.sampled_from([0, 0, 1, 2, 5]))
+                start.append(t)
+                end.append(t + d)
+                instant.append(d == 0 and draw(st.booleans()))
+                t += d
+            rows[-1].append((lo, len(start)))
+    n = draw(st.integers(0, 25))
+    pts = [
+        (draw(st.integers(0, ntracks)), draw(st.integers(0, 25)), draw(st.booleans()),
+         draw(st.integers(0, 4)), draw(st.sampled_from("sstff")))
+        for _ in range(n)
+    ]
+    return rows, start, end, instant, pts
+
+
+@settings(max_examples=400, deadline=None)
+@given(_slices_and_points())
+def test_flow_binding_and_state_machine_agree_with_point_by_point(case: Any) -> None:
+    rows, start, end, instant, pts = case
+    got = enclosing_slices(
+        np.array([p[0] for p in pts], np.int32), np.array([p[1] for p in pts], np.int64),
+        np.array([p[2] for p in pts], bool), rows, np.array(start, np.int64), np.array(end, np.int64),
+        np.array(instant, bool),
+    )
+    want = [_bind_one(rows, start, end, instant, t, ts, enc) for t, ts, enc, _k, _a in pts]
+    assert got.tolist() == want
+    kid = np.array([p[3] for p in pts], np.int64)
+    ts = np.array([p[1] for p in pts], np.int64)
+    seq = np.arange(len(pts), dtype=np.int64)
+    action = np.array([ord(p[4]) for p in pts], np.uint8)
+    a, b, problems = run_flows(kid, ts, seq, action, got)
+    links, want_problems = _flows_one(
+        [(p[3], p[1], i, ord(p[4]), ev) for i, (p, ev) in enumerate(zip(pts, want, strict=True))]
+    )
+    assert list(zip(a.tolist(), b.tolist(), strict=True)) == links
+    assert dict(problems) == want_problems
+    fm = FlowMap(a, b)
+    ref: dict[int, list[int]] = {}
+    for x, y in links:
+        ref.setdefault(x, []).append(y)
+        ref.setdefault(y, []).append(x)
+    assert dict(fm.items()) == ref and len(fm) == len(ref)
+    assert all(fm.get(k) == v for k, v in ref.items()) and fm.get(10**6) is None
