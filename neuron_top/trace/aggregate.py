@@ -5,27 +5,22 @@ duration of the slices that overlap the range (whole durations, as Perfetto's sl
 sorted by total, and which instance is the longest so the timeline can jump to it.
 
 Why it is cheap on a million events: each row of the store is a start-sorted run of non-overlapping slices, so
-two bisects give a row's slices in the range; their name ids (display order, built once) and durations are array
-slices, and a row with few distinct names is grouped with C-level passes (``compress`` over a name mask) instead
-of a Python step per event. Rows with many names (GPU kernel streams) fall back to one Python pass.
+two bisects give a row's slices in the range; the rows' ranges are then gathered and grouped by name with numpy
+(a stable sort of the name ids, sums and maxima per run of one name: exact int64 sums, no Python step per event).
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import eq
+
+import numpy as np
 
 from neuron_top.trace.store import TraceStore
 
 __all__ = ["AggRow", "aggregate", "display_names"]
-
-_FEW_NAMES = 8
-"""Up to this many names in a row's part of the range, each name gets its own C-level pass over it."""
 
 
 @dataclass(frozen=True)
@@ -46,10 +41,13 @@ class AggRow:
 
 
 def display_names(store: TraceStore) -> array:
-    """The name id of every event in display order (built once per store, ~40 ms per million events)."""
+    """The name id of every event in display order (built once per store, a few ms per million events)."""
     got = getattr(store, "_display_names", None)
     if got is None or len(got) != len(store):
-        got = array("i", map(store.name.__getitem__, store.orig))
+        got = array("i", [0]) * len(store)
+        if len(store):
+            np.take(np.frombuffer(store.name, np.int32), np.frombuffer(store.orig, np.int32),
+                    out=np.frombuffer(got, np.int32))
         store._display_names = got  # type: ignore[attr-defined]
     return got
 
@@ -60,14 +58,14 @@ def aggregate(
     """Slices overlapping [t0, t1) on ``tracks`` (all when None), by name, most total time first.
 
     ``names_ok`` (one byte per interned string, the event-type filter's table) drops names the filter hides.
+    The longest instance of a name is the first one met (tracks in the order given, rows, then time) among
+    those of its greatest duration.
     """
     if t1 < t0:
         t0, t1 = t1, t0
-    dname = display_names(store)
-    start, end, dur = store.start, store.end, store.dur
-    count: Counter[int] = Counter()
-    total: dict[int, int] = {}
-    best: dict[int, tuple[int, int]] = {}  # name -> (longest duration, event)
+    start, end = store.start, store.end
+    los: list[int] = []
+    his: list[int] = []
     ids = range(len(store.tracks)) if tracks is None else tracks
     for tid in ids:
         for lo, hi in store.tracks[tid].rows:
@@ -75,61 +73,39 @@ def aggregate(
             b = bisect_left(start, t1, a, hi) if t1 > t0 else a
             while b < hi and start[b] == t1 == t0:  # a zero-width area still catches what starts there
                 b += 1
-            if a >= b:
-                continue
-            names = dname[a:b]
-            durs = dur[a:b]
-            k = names[0]
-            mx = max(durs)
-            imx = durs.index(mx)
-            n_k = names.count(k)
-            if n_k == b - a:  # one name (a depth row of neuron-det): no grouping at all
-                count[k] += n_k
-                total[k] = total.get(k, 0) + sum(durs)
-                _better(best, k, mx, a + imx)
-                continue
-            here = set(names)
-            if len(here) <= _FEW_NAMES:
-                # every name but one gets a mask pass; the last one is what they leave (count, total), and its
-                # longest is the row's longest unless that belongs to another name
-                rest_n, rest_t = b - a, sum(durs)
-                top = names[imx]
-                ks = sorted(here, key=lambda v: v == top)  # the row's longest name last: its max is known
-                for k in ks[:-1]:
-                    mask = list(map(eq, names, repeat(k)))
-                    n = mask.count(True)
-                    t = sum(compress(durs, mask))
-                    kmx = max(compress(durs, mask))
-                    i = durs.index(kmx)
-                    while names[i] != k:
-                        i = durs.index(kmx, i + 1)
-                    count[k] += n
-                    total[k] = total.get(k, 0) + t
-                    _better(best, k, kmx, a + i)
-                    rest_n -= n
-                    rest_t -= t
-                k = ks[-1]
-                count[k] += rest_n
-                total[k] = total.get(k, 0) + rest_t
-                _better(best, k, mx, a + imx)
-            else:
-                count.update(names)
-                for i, (k, d) in enumerate(zip(names, durs, strict=True)):
-                    total[k] = total.get(k, 0) + d
-                    cur = best.get(k)
-                    if cur is None or d > cur[0]:
-                        best[k] = (d, a + i)
+            if a < b:
+                los.append(a)
+                his.append(b)
+    if not los:
+        return []
+    lo_a, hi_a = np.array(los, np.int64), np.array(his, np.int64)
+    lens = hi_a - lo_a
+    if len(los) == 1:
+        sel = np.arange(los[0], his[0], dtype=np.int64)
+    else:  # the rows' ranges one after another: each position is its range's start plus its place in it
+        offs = np.cumsum(lens) - lens
+        sel = np.arange(int(lens.sum()), dtype=np.int64)
+        sel += np.repeat(lo_a - offs, lens)
+    names = np.frombuffer(display_names(store), np.int32)[sel]
+    durs = np.frombuffer(store.dur, np.int64)[sel]
+    small = len(store.strings) < (1 << 16)
+    order = np.argsort(names.astype(np.uint16) if small else names, kind="stable")  # 16 bits: a radix sort
+    names, durs, sel = names[order], durs[order], sel[order]
+    first = np.flatnonzero(np.concatenate(([True], names[1:] != names[:-1])))
+    counts = np.diff(np.append(first, len(names)))
+    totals = np.add.reduceat(durs, first)
+    maxes = np.maximum.reduceat(durs, first)
+    group = np.repeat(np.arange(len(first)), counts)
+    at_max = np.flatnonzero(durs == maxes[group])
+    _, firsts_at_max = np.unique(group[at_max], return_index=True)
+    longest = sel[at_max[firsts_at_max]]
     strings = store.strings
     rows = [
-        AggRow(strings[k], n, total[k], best[k][1], best[k][0])
-        for k, n in count.items()
+        AggRow(strings[k], n, t, ev, mx)
+        for k, n, t, ev, mx in zip(
+            names[first].tolist(), counts.tolist(), totals.tolist(), longest.tolist(), maxes.tolist(), strict=True
+        )
         if not names_ok or names_ok[k]
     ]
     rows.sort(key=lambda r: (-r.total, -r.count, r.name))
     return rows
-
-
-def _better(best: dict[int, tuple[int, int]], k: int, d: int, ev: int) -> None:
-    cur = best.get(k)
-    if cur is None or d > cur[0]:
-        best[k] = (d, ev)

@@ -343,3 +343,36 @@ def test_flow_binding_and_state_machine_agree_with_point_by_point(case: Any) -> 
         ref.setdefault(y, []).append(x)
     assert dict(fm.items()) == ref and len(fm) == len(ref)
     assert all(fm.get(k) == v for k, v in ref.items()) and fm.get(10**6) is None
+
+
+# -- area aggregation: array grouping vs a walk over the rows -------------------------------------------------------
+
+
+def test_aggregate_agrees_with_a_walk_over_the_rows() -> None:
+    """Counts, exact totals, maxima, and the longest instance as the first met (tracks in the order given, then
+    rows, then time) among those of a name's greatest duration, on a real trace with many equal durations."""
+    import random
+    from bisect import bisect_left
+
+    from neuron_top.trace import load_trace
+    from neuron_top.trace.aggregate import aggregate
+    from tests.trace_helpers import real_trace
+
+    st = load_trace(real_trace("hta_nccl_parser_config_nccl_data.json.gz"))
+    rnd = random.Random(7)
+    for _ in range(25):
+        t0, t1 = sorted(rnd.randrange(st.t_min - 10, st.t_max + 10) for _ in range(2))
+        tracks = [t.id for t in st.tracks if rnd.random() < 0.6]
+        rnd.shuffle(tracks)
+        want: dict[str, list[int]] = {}
+        for tid in tracks:
+            for lo, hi in st.tracks[tid].rows:
+                a = bisect_left(st.end, t0, lo, hi)
+                for i in range(a, bisect_left(st.start, t1, a, hi) if t1 > t0 else a):
+                    w = want.setdefault(st.name_of(i), [0, 0, -1, -1])
+                    w[0] += 1
+                    w[1] += st.dur[i]
+                    if st.dur[i] > w[3]:
+                        w[2], w[3] = i, st.dur[i]
+        got = {r.name: [r.count, r.total, r.longest, r.max] for r in aggregate(st, t0, t1, tracks)}
+        assert got == want
