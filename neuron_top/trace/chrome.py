@@ -11,9 +11,10 @@ fraction, as Kineto writes), the file is decoded from then on with the numbers k
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable
-from itertools import compress, count, islice, repeat
+from itertools import compress, count, repeat
 from operator import attrgetter, eq, ne, not_, or_
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from neuron_top.trace.errors import TraceError
 from neuron_top.trace.jsonstream import EventStream
 from neuron_top.trace.store import INSTANT, StoreBuilder, TraceStore
 from neuron_top.trace.timeparse import (
+    SAFE_US,
     float_start_end,
     floats_need_text_array,
     ns_array,
@@ -38,6 +40,9 @@ _LIMIT = 1 << 62
 """Timestamps beyond this (ns) do not fit the int64 columns with room for arithmetic: dropped and counted."""
 
 _EMPTY = msgspec.Raw(b"")
+_BIG_FLOAT_TS = re.compile(rb'"ts"\s*:\s*-?(\d{13,})\.')
+"""A time a float cannot hold exactly (a fraction on 13+ digits of microseconds): the batch would be decoded again as
+text, so the first one is read as text at once."""
 
 
 class _Ev(msgspec.Struct, gc=False):
@@ -134,6 +139,18 @@ _BIND = attrgetter("bind_id")
 _PID, _TID, _ARGS, _ID, _BP = (attrgetter(k) for k in ("pid", "tid", "args", "id", "bp"))
 
 _FLOW_PHASES = frozenset("stf")
+_X_ONLY = frozenset("X")
+
+
+def _mask_table(chars: str) -> bytes:
+    """A bytes.translate table: 1 for the given phase letters, 0 for every other byte."""
+    return bytes(1 if chr(c) in chars else 0 for c in range(256))
+
+
+_MASK_X, _MASK_BE, _MASK_FLOW = _mask_table("X"), _mask_table("BE"), _mask_table("stf")
+_MASK_NOT_F = bytes(0 if c == ord("f") else 1 for c in range(256))
+_NOT_XBE = re.compile("[^XBE]")
+_NOT_XBE_FLOW = re.compile("[^XBEstf]")
 _BE_PHASES = frozenset("BE")
 _XBE_FLOW = frozenset("XBEstf")
 _XBE = frozenset("XBE")
@@ -149,6 +166,11 @@ def _str(v: Any) -> str:
 def _bytes(a: np.ndarray) -> memoryview:
     """An int64 array's memory as bytes, for ``array.frombytes`` (a memcpy, no per-item conversion)."""
     return memoryview(np.ascontiguousarray(a, np.int64)).cast("B")
+
+
+def _bytes32(a: np.ndarray) -> memoryview:
+    """An int32 array's memory as bytes, for ``array("i").frombytes``."""
+    return memoryview(np.ascontiguousarray(a, np.int32)).cast("B")
 
 
 def _cat_str(v: Any) -> str:
@@ -183,14 +205,12 @@ def _append_args(blob: bytearray, xs: list[_Ev]) -> array:
     return out
 
 
-def _runs(pids: list[Any], tids: list[Any]) -> np.ndarray | None:
-    """Where each run of equal (pid, tid) begins, when both are all integers (None otherwise)."""
+def _int_columns(pids: list[Any], tids: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """pids and tids as int64 arrays, when both are all integers (None otherwise)."""
     try:
-        p = np.frombuffer(array("q", pids), np.int64)
-        t = np.frombuffer(array("q", tids), np.int64)
+        return np.frombuffer(array("q", pids), np.int64), np.frombuffer(array("q", tids), np.int64)
     except (TypeError, OverflowError):
         return None
-    return np.flatnonzero(np.concatenate(([True], (p[1:] != p[:-1]) | (t[1:] != t[:-1]))))
 
 
 def _flow_key(v: Any) -> Any:
@@ -217,9 +237,11 @@ class ChromeLoader:
         """Batches are decoded with ``_Lean`` (set after a batch of only X/B/E; unset for good by one that had
         anything else, which is then decoded again whole)."""
         self.stream: EventStream[_Ev] | None = None
-        self._flow_texts: dict[str | None, int] = {}
-        """Flow cats and names as numbers, for the flow keys (see ``_ingest_flows``)."""
+        self._flow_names: dict[Any, int] = {}
+        self._flow_cats: dict[str | None, int] = {}
+        """Flow names and cats as numbers, for the flow keys (see ``_ingest_flows``)."""
         self._flow_text_numbers = count()
+        self._sniffed = False
         self._malformed = 0
         """Events the last ``_decode`` counted as malformed (undone when a batch is decoded again as text)."""
 
@@ -246,6 +268,11 @@ class ChromeLoader:
     # -- decoding -----------------------------------------------------------------------------------------------
     def _decode(self, data: bytes) -> list[_Ev]:
         """A batch of events; events with odd field types are decoded one by one (the bad ones counted)."""
+        if not self._sniffed:
+            self._sniffed = True
+            m = _BIG_FLOAT_TS.search(data, 0, 1 << 16)
+            if m is not None and int(m.group(1)) >= SAFE_US:
+                self.text_mode = True  # epoch microseconds with a fraction (Kineto): text from the first batch on
         batch, one, anyd = _DECODERS[self.text_mode]
         self._malformed = 0
         try:
@@ -341,21 +368,34 @@ class ChromeLoader:
                 b.phase_counts[ph] += joined.count(ph)
         else:
             b.phase_counts.update(phases)
+        ascii_ = len(joined) == n and joined.isascii()
+        code = joined.encode() if ascii_ else b""  # one byte per event: masks by bytes.translate, a C pass
+
+        def pick(table: bytes, members: frozenset[str]) -> list[_Ev]:
+            if ascii_:
+                return list(compress(batch, code.translate(table)))
+            return list(compress(batch, map(members.__contains__, phases)))
+
         if nx:
-            self._ingest_x(list(compress(batch, map(eq, phases, repeat("X")))), binds, checked=True)
+            self._ingest_x(pick(_MASK_X, _X_ONLY), binds, checked=True)
         nb, ne = counts("B"), counts("E")
         if nb + ne:
-            self._ingest_be(list(compress(batch, map(_BE_PHASES.__contains__, phases))), binds)
+            self._ingest_be(pick(_MASK_BE, _BE_PHASES), binds)
         rest = n - nx - nb - ne
         if rest:
             nf = counts("s") + counts("t") + counts("f")
             if nf > 16:
-                self._ingest_flows(list(compress(batch, map(_FLOW_PHASES.__contains__, phases))))
+                self._ingest_flows(pick(_MASK_FLOW, _FLOW_PHASES))
                 rest -= nf
-            if rest:  # instants, counters, async, metadata ...: one by one
+            if rest:  # instants, counters, async, metadata ...: one by one, in file order
                 done = _XBE_FLOW if nf > 16 else _XBE
-                for e in compress(batch, map(not_, map(done.__contains__, phases))):
-                    self._one(e)
+                if ascii_:
+                    other = _NOT_XBE_FLOW if nf > 16 else _NOT_XBE
+                    for m in other.finditer(joined):
+                        self._one(batch[m.start()])
+                else:
+                    for e in compress(batch, map(not_, map(done.__contains__, phases))):
+                        self._one(e)
         elif not binds and not self.text_mode and not self._lean_off:
             self.lean = True
 
@@ -387,7 +427,7 @@ class ChromeLoader:
         b.end.frombytes(_bytes(ends))
         b.name += array("i", names)
         b.cat += array("i", cats)
-        b.track += array("i", tracks)
+        b.track.frombytes(_bytes32(tracks))
         b.flags.frombytes(bytes(len(xs)))
         b.phase.frombytes(b"X" * len(xs))
         b.args_off += offs
@@ -412,7 +452,7 @@ class ChromeLoader:
         names, cats, tracks = self._columns(xs)
         offs = _append_args(b.be_blob, xs)
         b.be_ts.frombytes(_bytes(starts))
-        b.be_track += array("i", tracks)
+        b.be_track.frombytes(_bytes32(tracks))
         b.be_name += array("i", names)
         b.be_cat += array("i", cats)
         b.be_begin += bytes(map(eq, map(_PH, xs), repeat("B")))
@@ -422,7 +462,7 @@ class ChromeLoader:
                 if e.bind_id is not None and e.ph == "B":
                     self._flow_v2(e, ("be", base + k), int(starts[k]))
 
-    def _columns(self, xs: list[_Ev]) -> tuple[list[int], list[int], list[int]]:
+    def _columns(self, xs: list[_Ev]) -> tuple[list[int], list[int], np.ndarray]:
         """Interned name ids, cat ids and track ids of a batch (new ones are added as they appear)."""
         names = self._interned(list(map(_NAME, xs)), _str)
         cats = self._interned(list(map(_CAT, xs)), _cat_str)
@@ -449,40 +489,41 @@ class ChromeLoader:
                         ids[k] = b.intern(text(vals[k]))
         return ids
 
-    def _track_ids(self, xs: list[_Ev]) -> list[int]:
-        """The thread track of each event. Writers put a thread's events together (neuron-det a core at a time):
-        where (pid, tid) changes is found with C-level passes, and each run gets its id at once, instead of a
-        tuple and a lookup per event."""
+    def _track_ids(self, xs: list[_Ev]) -> np.ndarray:
+        """The thread track of each event (int32). Writers put a thread's events together (neuron-det a core at a
+        time) or interleave a few threads (Kineto): with integer pids and tids both are found with array passes
+        (runs of one thread, or one key per thread), new tracks numbered in order of appearance; other ids take
+        a tuple and a lookup per event."""
         b = self.b
         pids = list(map(_PID, xs))
         tids = list(map(_TID, xs))
         n = len(xs)
-        cuts = _runs(pids, tids)
-        if cuts is not None:
-            if len(cuts) * 8 < n:
+        ints = _int_columns(pids, tids)
+        if ints is not None:
+            p, t = ints
+            cuts = np.flatnonzero(np.concatenate(([True], (p[1:] != p[:-1]) | (t[1:] != t[:-1]))))
+            if len(cuts) * 8 < n:  # long runs of one thread
                 ids = [b.track_id((pids[a], tids[a])) for a in cuts]
-                return np.repeat(np.array(ids, np.int32), np.diff(np.append(cuts, n))).tolist()
-        else:
-            change = list(map(ne, pids, islice(pids, 1, None)))
-            if tids.count(tids[0]) != n:
-                change = list(map(or_, change, map(ne, tids, islice(tids, 1, None))))
-            if change.count(True) * 8 < n:
-                tracks: list[int] = []
-                a = 0
-                while a < n:
-                    try:
-                        b_ = change.index(True, a) + 1
-                    except ValueError:
-                        b_ = n
-                    tracks += [b.track_id((pids[a], tids[a]))] * (b_ - a)
-                    a = b_
-                return tracks
+                return np.repeat(np.array(ids, np.int32), np.diff(np.append(cuts, n)))
+            pmin, tmin = int(p.min()), int(t.min())
+            width = int(t.max()) - tmin + 1
+            if (int(p.max()) - pmin + 1) * width < (1 << 62):  # threads interleaved: one key per thread
+                key = (p - pmin) * width + (t - tmin)
+                uniq = np.unique(key)
+                inv = np.searchsorted(uniq, key)
+                first = np.full(len(uniq), n, np.int64)
+                np.minimum.at(first, inv, np.arange(n))
+                table = np.empty(len(uniq), np.int32)
+                for u in np.argsort(first, kind="stable").tolist():  # new tracks numbered in order of appearance
+                    a = int(first[u])
+                    table[u] = b.track_id((pids[a], tids[a]))
+                return table[inv]
         tracks = list(map(b.tmap.get, zip(pids, tids, strict=True), repeat(-1)))
         if -1 in tracks:
             for k, v in enumerate(tracks):
                 if v == -1:
                     tracks[k] = b.track_id((xs[k].pid, xs[k].tid))
-        return tracks
+        return np.array(tracks, np.int32)
 
     def _ingest_flows(self, fs: list[_Ev]) -> None:
         """Flow events (s/t/f) of a batch into the builder's flow columns, a batch at a time."""
@@ -496,7 +537,8 @@ class ChromeLoader:
                 self._one(e)
             return
         ids = list(map(_ID, fs))
-        if None in ids:  # a flow without "id" (maybe with id2): the slow, careful way for those
+        types = set(map(type, ids))
+        if type(None) in types:  # a flow without "id" (maybe with id2): the slow, careful way for those
             keep = [i is not None for i in ids]
             rest = [e for e, i in zip(fs, ids, strict=True) if i is None]
             fs, ids = list(compress(fs, keep)), list(compress(ids, keep))
@@ -506,19 +548,23 @@ class ChromeLoader:
             if not fs:
                 return
         tracks = self._track_ids(fs)
-        if str in set(map(type, ids)):
+        if str in types:
             ids = list(map(_flow_key, ids))
         # (id, cat, name) keys with cat and name as small numbers: a tuple of ints hashes without reading text
-        texts, numbers = self._flow_texts.setdefault, self._flow_text_numbers
-        names = list(map(_NAME, fs))
-        if not all(map(isinstance, names, repeat(str))):
-            names = list(map(_str, names))
-        names = list(map(texts, names, numbers))
-        cats = list(map(texts, map(_CAT, fs), numbers))  # str or None (None and "" stay apart, as in the old key)
-        phs = "".join(map(_PH, fs))
-        enclosing = bytes(map(or_, map(ne, phs, repeat("f")), map(eq, map(_BP, fs), repeat("e"))))
-        keys = list(zip(repeat("v1"), ids, cats, names))
-        b.flow_v1_batch(keys, ts, phs.encode(), tracks, enclosing)
+        known = len(self._flow_names)
+        names = list(map(self._flow_names.setdefault, map(_NAME, fs), self._flow_text_numbers))
+        if len(self._flow_names) > known and any(type(k) is not str for k in list(self._flow_names)[known:]):
+            # a number or null as a name: keyed by its text, as the event-by-event way does
+            names = list(map(self._flow_names.setdefault, map(_str, map(_NAME, fs)), self._flow_text_numbers))
+        cats = list(map(self._flow_cats.setdefault, map(_CAT, fs), self._flow_text_numbers))
+        phs = "".join(map(_PH, fs)).encode()
+        bps = list(map(_BP, fs))
+        if bps.count(None) == len(bps):
+            enclosing = phs.translate(_MASK_NOT_F)
+        else:
+            enclosing = bytes(map(or_, map(ne, phs, repeat(ord("f"))), map(eq, bps, repeat("e"))))
+        keys = list(zip(ids, cats, names, strict=True))
+        b.flow_v1_batch(keys, ts, phs, tracks, enclosing)
 
     def _one(self, e: _Ev) -> None:
         """Any event, one at a time: odd values, instants, counters, flows, async, metadata."""
@@ -615,10 +661,10 @@ class ChromeLoader:
             flow_id: Any = e.id if e.id is not None else bytes(e.id2)
             t = b.track_id((e.pid, e.tid))
             enclosing = ph != "f" or e.bp == "e"
-            texts, numbers = self._flow_texts, self._flow_text_numbers
-            cat = texts.setdefault(e.cat, next(numbers))
-            name = texts.setdefault(_str(e.name), next(numbers))
-            b.flow_v1(("v1", _flow_key(flow_id), cat, name), ph, t, s, enclosing)
+            numbers = self._flow_text_numbers
+            cat = self._flow_cats.setdefault(e.cat, next(numbers))
+            name = self._flow_names.setdefault(_str(e.name), next(numbers))
+            b.flow_v1((_flow_key(flow_id), cat, name), ph, t, s, enclosing)
         elif ph == "M":
             self._metadata_event(e)
         elif not ph:

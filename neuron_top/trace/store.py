@@ -473,7 +473,8 @@ class StoreBuilder:
         self.be_off = array("q", [0])
         self.be_blob = bytearray()
         self.flow_keys: dict[tuple[Any, ...], int] = {}
-        """Flow id -> key number, increasing in order of first appearance: ("v1", id, cat, name) or ("v2", bind_id)."""
+        """Flow id -> key number, increasing in order of first appearance: (id, cat, name) for flow events (cat and
+        name as numbers), ("v2", bind_id) for v2 flows."""
         self._flow_numbers = count()
         # Flow events (v1 s/t/f) as columns: Kineto has one for every launch and kernel.
         self.fv_key = array("i")
@@ -592,7 +593,7 @@ class StoreBuilder:
         self.fv_enclosing.append(1 if enclosing else 0)
 
     def flow_v1_batch(
-        self, keys: list[tuple[Any, ...]], ts: np.ndarray, actions: bytes, tracks: list[int], enclosing: bytes
+        self, keys: list[tuple[Any, ...]], ts: np.ndarray, actions: bytes, tracks: np.ndarray, enclosing: bytes
     ) -> None:
         """``flow_v1`` for a batch of flow events (in file order)."""
         n = len(keys)
@@ -601,7 +602,7 @@ class StoreBuilder:
         self.fv_seq += array("q", range(self.seq + 1, self.seq + 1 + n))
         self.seq += n
         self.fv_action += actions
-        self.fv_track += array("i", tracks)
+        self.fv_track.frombytes(memoryview(np.ascontiguousarray(tracks, np.int32)).cast("B"))
         self.fv_enclosing += enclosing
 
     def flow_v2(self, key: tuple[Any, ...], action: str, ref: tuple[str, int], ts: int) -> None:
