@@ -31,6 +31,7 @@ from neuron_top.trace.timeparse import (
     floats_need_text_array,
     ns_array,
     start_end_arrays,
+    three_decimals_raw,
     to_ns,
 )
 
@@ -67,10 +68,22 @@ class _Ev(msgspec.Struct, gc=False):
 
 
 class _EvText(_Ev, gc=False):
-    """The same event with ``ts``/``dur`` numbers kept as their decimal text (for exact nanoseconds)."""
+    """The same event with ``ts``/``dur`` kept as their raw JSON text (for exact nanoseconds): ``_value`` reads one
+    as ``_Ev`` would with numbers as text, and a batch of ``digits.ddd`` numbers is read in bulk from the text
+    (``_times``). Raw, not a ``float_hook``: no Python call per number while decoding."""
 
-    ts: Any = None
-    dur: Any = None
+    ts: msgspec.Raw = _EMPTY  # type: ignore[assignment]
+    dur: msgspec.Raw = _EMPTY  # type: ignore[assignment]
+
+
+_text_value = msgspec.json.Decoder(float_hook=str)
+
+
+def _value(v: Any) -> Any:
+    """A time field as the text-mode decoders read it: a number's text (str) or an int, a string, None."""
+    if type(v) is msgspec.Raw:
+        return _text_value.decode(v) if len(v) else None
+    return v
 
 
 class _Lean(msgspec.Struct, gc=False):
@@ -123,8 +136,8 @@ class _FSystem(msgspec.Struct, gc=False):
 _DECODERS: dict[bool, tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = {
     False: (msgspec.json.Decoder(list[_Ev]), msgspec.json.Decoder(_Ev), msgspec.json.Decoder()),
     True: (
-        msgspec.json.Decoder(list[_EvText], float_hook=str),
-        msgspec.json.Decoder(_EvText, float_hook=str),
+        msgspec.json.Decoder(list[_EvText]),
+        msgspec.json.Decoder(_EvText),
         msgspec.json.Decoder(float_hook=str),
     ),
 }
@@ -408,10 +421,14 @@ class ChromeLoader:
         b = self.b
         ts = list(map(_TS, xs))
         durs = list(map(_DUR, xs))
-        got = float_start_end(ts, durs)
+        got = None if self.text_mode else float_start_end(ts, durs)
         if got is None and not checked and not self.text_mode and floats_need_text_array(ts):
             return False
         try:
+            if got is None and self.text_mode:
+                got = self._text_start_end(ts, durs)
+                if got is None:
+                    ts, durs = list(map(_value, ts)), list(map(_value, durs))
             starts, ends = got if got is not None else start_end_arrays(ts, durs)
             if len(starts) and (starts.min() < -_LIMIT or ends.max() > _LIMIT):
                 raise ValueError
@@ -441,7 +458,7 @@ class ChromeLoader:
         """B and E events into the builder's begin/end columns; they are paired per thread in ``build``."""
         b = self.b
         try:
-            starts = ns_array(list(map(_TS, xs)))
+            starts = self._times(list(map(_TS, xs)))
             if len(starts) and (starts.min() < -_LIMIT or starts.max() > _LIMIT):
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
@@ -461,6 +478,25 @@ class ChromeLoader:
             for k, e in enumerate(xs):
                 if e.bind_id is not None and e.ph == "B":
                     self._flow_v2(e, ("be", base + k), int(starts[k]))
+
+    def _times(self, vals: list[Any]) -> np.ndarray:
+        """Timestamps -> ns (``ns_array``); in text mode from the raw number texts, in bulk when they allow it."""
+        if self.text_mode:
+            got = three_decimals_raw(vals)
+            return got if got is not None else ns_array(list(map(_value, vals)))
+        return ns_array(vals)
+
+    def _text_start_end(self, ts: list[Any], durs: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Starts and ends of X events from raw number texts, when both columns read in bulk (else None)."""
+        starts = three_decimals_raw(ts)
+        if starts is None:
+            return None
+        d = three_decimals_raw(durs)
+        if d is None:
+            return start_end_arrays(list(map(_value, ts)), list(map(_value, durs)))
+        if int(starts.max()) + int(d.max()) >= 1 << 63:
+            raise OverflowError("end out of range")
+        return starts, starts + d
 
     def _columns(self, xs: list[_Ev]) -> tuple[list[int], list[int], np.ndarray]:
         """Interned name ids, cat ids and track ids of a batch (new ones are added as they appear)."""
@@ -529,7 +565,7 @@ class ChromeLoader:
         """Flow events (s/t/f) of a batch into the builder's flow columns, a batch at a time."""
         b = self.b
         try:
-            ts = ns_array(list(map(_TS, fs)))
+            ts = self._times(list(map(_TS, fs)))
             if len(ts) and (ts.min() < -_LIMIT or ts.max() > _LIMIT):
                 raise ValueError
         except (TypeError, ValueError, OverflowError):
@@ -572,7 +608,7 @@ class ChromeLoader:
         problems = b.problems
         ph = e.ph
         try:
-            s = to_ns(e.ts)
+            s = to_ns(_value(e.ts))
             if not -_LIMIT <= s <= _LIMIT:
                 raise OverflowError
         except (ValueError, TypeError, OverflowError):
@@ -581,7 +617,7 @@ class ChromeLoader:
                 return
             s = 0
         if ph == "X":
-            d = e.dur
+            d = _value(e.dur)
             if d is None:
                 end = None  # X without dur: unfinished
             else:

@@ -195,11 +195,23 @@ def three_decimals_array(vals: list[Any]) -> np.ndarray | None:
         joined = ",".join(vals)
     except TypeError:
         return None
-    n = len(vals)
-    if not n or not joined.isascii():
+    if not joined.isascii():
         return None
-    raw = joined.encode()
-    if raw.translate(None, _DIGITS_DOT_COMMA):
+    return _three_decimals_bytes(joined.encode(), len(vals))
+
+
+def three_decimals_raw(vals: list[Any]) -> np.ndarray | None:
+    """``three_decimals_array`` for the raw JSON texts of numbers (bytes-like, e.g. ``msgspec.Raw``); None when
+    any is not a ``digits.ddd`` number (a string, null, another shape) or not bytes at all."""
+    try:
+        joined = b",".join(vals)
+    except TypeError:
+        return None
+    return _three_decimals_bytes(joined, len(vals))
+
+
+def _three_decimals_bytes(raw: bytes, n: int) -> np.ndarray | None:
+    if not n or raw.translate(None, _DIGITS_DOT_COMMA):
         return None
     a = np.frombuffer(raw, np.uint8)
     dots = np.flatnonzero(a == 46)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from neuron_top.trace.timeparse import (
     start_end_arrays,
     start_end_ns,
     three_decimals_array,
+    three_decimals_raw,
     to_ns,
 )
 
@@ -170,6 +172,9 @@ def _exact_or_none(text: str) -> int | None:
 def test_bulk_text_times_agree_with_the_exact_rule(texts: list[str]) -> None:
     want = [_exact_or_none(t) for t in texts]
     fast = three_decimals_array(texts)
+    raw = three_decimals_raw([msgspec.json.encode(t)[1:-1] for t in texts])  # the raw JSON text of each number
+    assert (raw is None) == (fast is None) and (raw is None or raw.tolist() == fast.tolist())
+    assert three_decimals_raw([msgspec.json.encode(t) for t in texts]) is None  # a JSON string is not a number
     if fast is not None:  # the bulk path only answers for ``digits.ddd``, and then exactly
         assert all(len(t.split(".")[-1]) == 3 and "e" not in t.lower() for t in texts)
         assert fast.tolist() == want
