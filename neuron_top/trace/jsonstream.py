@@ -27,8 +27,10 @@ import msgspec
 
 __all__ = ["CHUNK", "EventStream", "count_events"]
 
-CHUNK = 1 << 22
-"""Bytes read at a time (and the usual size of a decoded batch)."""
+CHUNK = 1 << 19
+"""Bytes read at a time (and the usual size of a decoded batch). Small on purpose: the loader makes a dozen passes
+over each batch's decoded events, and a batch that stays in the CPU cache between passes loads a third faster
+(87 MB Kineto trace: 0.50 s with 512 KB batches, 0.84 s with 4 MB; the 1M trace 0.89 s vs 1.30 s)."""
 _MAX_CUT_TRIES = 12
 _KEEP_VALUE = 1 << 16
 """Top-level values up to this size are decoded and kept in ``meta`` (metadata, distributedInfo, ...)."""
