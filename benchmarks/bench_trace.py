@@ -59,8 +59,10 @@ def status(key):
             if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
 what, path = sys.argv[1], sys.argv[2]
+i0 = time.perf_counter()
 if what == "loader":
-    from neuron_top.trace import load_trace
+    from neuron_top.trace import load_trace  # numpy comes with it
+imported = time.perf_counter() - i0
 gc.collect()
 base = status("VmRSS")
 w0, c0 = time.perf_counter(), time.process_time()
@@ -73,7 +75,8 @@ else:
     n = sum(result.phase_counts.values())
 wall, cpu = time.perf_counter() - w0, time.process_time() - c0
 gc.collect()
-print(json.dumps({{"wall": wall, "cpu": cpu, "peak": status("VmHWM") - base, "kept": status("VmRSS") - base, "n": n}}))
+print(json.dumps({{"wall": wall, "cpu": cpu, "peak": status("VmHWM") - base, "kept": status("VmRSS") - base, "n": n,
+                  "import": imported}}))
 """
 
 
@@ -130,8 +133,8 @@ def make_kineto(path: Path, target_mb: float) -> int:
 
 
 def bench_load(path: Path, repeat: int) -> dict[str, object]:
-    js: dict[str, list[float]] = {"wall": [], "cpu": [], "peak": [], "kept": []}
-    ld: dict[str, list[float]] = {"wall": [], "cpu": [], "peak": [], "kept": []}
+    js: dict[str, list[float]] = {"wall": [], "cpu": [], "peak": [], "kept": [], "import": []}
+    ld: dict[str, list[float]] = {"wall": [], "cpu": [], "peak": [], "kept": [], "import": []}
     n = 0
     for i in range(repeat):
         for what, acc in (("json", js), ("loader", ld)) if i % 2 == 0 else (("loader", ld), ("json", js)):
@@ -146,13 +149,20 @@ def bench_load(path: Path, repeat: int) -> dict[str, object]:
         peak, kept = statistics.median(acc["peak"]), statistics.median(acc["kept"])
         print(f"{label:24}{wall:9.2f}{cpu:9.2f}{fmt_mb(peak):>12}{peak / n:9.0f}{fmt_mb(kept):>11}{kept / n:9.0f}")
     ratios = [a / b for a, b in zip(ld["wall"], js["wall"], strict=True)]
+    cpu_ratios = [a / b for a, b in zip(ld["cpu"], js["cpu"], strict=True)]
     ratio = statistics.median(ld["wall"]) / statistics.median(js["wall"])
+    cpu_ratio = statistics.median(ld["cpu"]) / statistics.median(js["cpu"])
+    imp = statistics.median(ld["import"])
     print(
         f"ratio loader/json.load: wall {ratio:.2f} (per run: {', '.join(f'{r:.2f}' for r in ratios)}), "
-        f"cpu {statistics.median(ld['cpu']) / statistics.median(js['cpu']):.2f}, "
+        f"cpu {cpu_ratio:.2f} (per run: {', '.join(f'{r:.2f}' for r in cpu_ratios)}), "
         f"peak memory {statistics.median(ld['peak']) / statistics.median(js['peak']):.2f}"
     )
-    return {"n": n, "ratio": ratio, "peak_per_event": statistics.median(ld["peak"]) / n,
+    print(
+        f"not timed above: importing the loader (neuron_top.trace with numpy) {imp * 1000:.0f} ms; "
+        f"counted in, the wall ratio would be {(statistics.median(ld['wall']) + imp) / statistics.median(js['wall']):.2f}"
+    )
+    return {"n": n, "ratio": ratio, "cpu_ratio": cpu_ratio, "peak_per_event": statistics.median(ld["peak"]) / n,
             "loader_s": statistics.median(ld["wall"]), "json_s": statistics.median(js["wall"])}
 
 
@@ -298,7 +308,8 @@ def main() -> None:
             agg = bench_aggregate(store)
             per_m = agg * 1_000_000 / len(store)
             verdicts += [
-                f"1M load {res['ratio']:.2f}x json.load (target <= 0.50): {'OK' if res['ratio'] <= 0.5 else 'OVER'}",
+                f"1M load {res['ratio']:.2f}x json.load wall, {res['cpu_ratio']:.2f}x cpu (target <= 0.50): "
+                f"{'OK' if res['ratio'] <= 0.5 else 'OVER'}",
                 f"1M peak {res['peak_per_event']:.0f} B/event (target <= 200): "
                 f"{'OK' if res['peak_per_event'] <= 200 else 'OVER'}",
                 f"1M redraw worst {worst:.2f} ms (target <= 16): {'OK' if worst <= 16 else 'OVER'}",
@@ -319,7 +330,8 @@ def main() -> None:
             store = load_trace(path)
             worst = bench_redraw(store, sizes[:1])
             verdicts += [
-                f"Kineto load {res['ratio']:.2f}x json.load (target <= 0.50): {'OK' if res['ratio'] <= 0.5 else 'OVER'}",
+                f"Kineto load {res['ratio']:.2f}x json.load wall, {res['cpu_ratio']:.2f}x cpu (target <= 0.50): "
+                f"{'OK' if res['ratio'] <= 0.5 else 'OVER'}",
                 f"Kineto redraw worst {worst:.2f} ms (target <= 16): {'OK' if worst <= 16 else 'OVER'}",
             ]
         print("\n" + "\n".join(verdicts))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable
-from itertools import compress, count, repeat
+from itertools import compress, repeat
 from operator import attrgetter, eq, ne, not_, or_
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ import numpy as np
 
 from neuron_top.trace.errors import TraceError
 from neuron_top.trace.jsonstream import EventStream
-from neuron_top.trace.store import INSTANT, StoreBuilder, TraceStore
+from neuron_top.trace.store import FLOW_ID_LIMIT, FLOW_TEXT_LIMIT, INSTANT, StoreBuilder, TraceStore
 from neuron_top.trace.timeparse import (
     SAFE_US,
     float_start_end,
@@ -226,6 +226,34 @@ def _int_columns(pids: list[Any], tids: list[Any]) -> tuple[np.ndarray, np.ndarr
         return None
 
 
+def _dense(d: dict[Any, int], vals: list[Any]) -> list[int]:
+    """Numbers 0, 1, 2, ... of ``vals`` in order of first appearance (``d`` keeps them across batches)."""
+    ids = list(map(d.get, vals, repeat(-1)))
+    if -1 in ids:
+        new = dict.fromkeys(compress(vals, map(eq, ids, repeat(-1))))
+        d.update(zip(new, range(len(d), len(d) + len(new)), strict=True))
+        ids = list(map(d.__getitem__, vals))
+    return ids
+
+
+def _packed_flow_keys(b: StoreBuilder, ids: list[Any], cats: list[int], names: list[int]) -> np.ndarray:
+    """``StoreBuilder.flow_key`` for a batch: packed with array passes where the ids are ints in range, the rest
+    one by one."""
+    n = len(ids)
+    c = np.array(cats, np.int64)
+    m = np.array(names, np.int64)
+    try:
+        i = np.frombuffer(array("q", ids), np.int64)
+    except (TypeError, OverflowError):  # text (or huge) ids among them
+        return np.array([b.flow_key(ids[k], cats[k], names[k]) for k in range(n)], np.int64)
+    out = (c << 51) | (m << 40) | i
+    fits = (i >= 0) & (i < FLOW_ID_LIMIT) & (c < FLOW_TEXT_LIMIT) & (m < FLOW_TEXT_LIMIT)
+    if not fits.all():
+        for k in np.flatnonzero(~fits).tolist():
+            out[k] = b.flow_key(ids[k], cats[k], names[k])
+    return out
+
+
 def _flow_key(v: Any) -> Any:
     """Flow ids as Perfetto reads them: a string is hexadecimal (``"0x402"``), a number is itself."""
     if isinstance(v, str):
@@ -251,9 +279,8 @@ class ChromeLoader:
         anything else, which is then decoded again whole)."""
         self.stream: EventStream[_Ev] | None = None
         self._flow_names: dict[Any, int] = {}
-        self._flow_cats: dict[str | None, int] = {}
-        """Flow names and cats as numbers, for the flow keys (see ``_ingest_flows``)."""
-        self._flow_text_numbers = count()
+        self._flow_cats: dict[Any, int] = {}
+        """Flow names and cats as small numbers (in order of first appearance), for the flow keys."""
         self._sniffed = False
         self._malformed = 0
         """Events the last ``_decode`` counted as malformed (undone when a batch is decoded again as text)."""
@@ -545,10 +572,11 @@ class ChromeLoader:
             width = int(t.max()) - tmin + 1
             if (int(p.max()) - pmin + 1) * width < (1 << 62):  # threads interleaved: one key per thread
                 key = (p - pmin) * width + (t - tmin)
-                uniq = np.unique(key)
+                run_keys = key[cuts]  # the threads are those of the runs' first events: a few hundred keys
+                uniq = np.unique(run_keys)
                 inv = np.searchsorted(uniq, key)
                 first = np.full(len(uniq), n, np.int64)
-                np.minimum.at(first, inv, np.arange(n))
+                np.minimum.at(first, np.searchsorted(uniq, run_keys), cuts)
                 table = np.empty(len(uniq), np.int32)
                 for u in np.argsort(first, kind="stable").tolist():  # new tracks numbered in order of appearance
                     a = int(first[u])
@@ -586,20 +614,19 @@ class ChromeLoader:
         tracks = self._track_ids(fs)
         if str in types:
             ids = list(map(_flow_key, ids))
-        # (id, cat, name) keys with cat and name as small numbers: a tuple of ints hashes without reading text
-        known = len(self._flow_names)
-        names = list(map(self._flow_names.setdefault, map(_NAME, fs), self._flow_text_numbers))
-        if len(self._flow_names) > known and any(type(k) is not str for k in list(self._flow_names)[known:]):
-            # a number or null as a name: keyed by its text, as the event-by-event way does
-            names = list(map(self._flow_names.setdefault, map(_str, map(_NAME, fs)), self._flow_text_numbers))
-        cats = list(map(self._flow_cats.setdefault, map(_CAT, fs), self._flow_text_numbers))
+        # the flow id (id, cat, name) packed into one int64 (cat and name as small numbers): no tuple per point
+        raw_names = list(map(_NAME, fs))
+        if set(map(type, raw_names)) != {str}:  # a number or null as a name: keyed by its text, as one by one
+            raw_names = list(map(_str, raw_names))
+        names = _dense(self._flow_names, raw_names)
+        cats = _dense(self._flow_cats, list(map(_CAT, fs)))
+        keys = _packed_flow_keys(b, ids, cats, names)
         phs = "".join(map(_PH, fs)).encode()
         bps = list(map(_BP, fs))
         if bps.count(None) == len(bps):
             enclosing = phs.translate(_MASK_NOT_F)
         else:
             enclosing = bytes(map(or_, map(ne, phs, repeat(ord("f"))), map(eq, bps, repeat("e"))))
-        keys = list(zip(ids, cats, names, strict=True))
         b.flow_v1_batch(keys, ts, phs, tracks, enclosing)
 
     def _one(self, e: _Ev) -> None:
@@ -697,10 +724,9 @@ class ChromeLoader:
             flow_id: Any = e.id if e.id is not None else bytes(e.id2)
             t = b.track_id((e.pid, e.tid))
             enclosing = ph != "f" or e.bp == "e"
-            numbers = self._flow_text_numbers
-            cat = self._flow_cats.setdefault(e.cat, next(numbers))
-            name = self._flow_names.setdefault(_str(e.name), next(numbers))
-            b.flow_v1((_flow_key(flow_id), cat, name), ph, t, s, enclosing)
+            cat = _dense(self._flow_cats, [e.cat])[0]
+            name = _dense(self._flow_names, [_str(e.name)])[0]
+            b.flow_v1(b.flow_key(_flow_key(flow_id), cat, name), ph, t, s, enclosing)
         elif ph == "M":
             self._metadata_event(e)
         elif not ph:

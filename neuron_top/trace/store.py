@@ -17,7 +17,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import accumulate, count, islice
+from itertools import accumulate, islice
 from operator import itemgetter, le
 from typing import Any
 
@@ -188,6 +188,11 @@ class EventInfo:
     def dur(self) -> int:
         return self.end - self.start
 
+
+FLOW_ID_LIMIT = 1 << 40
+FLOW_TEXT_LIMIT = 1 << 11
+"""A flow id packs into one int64 key when its id is below ``FLOW_ID_LIMIT`` and its cat and name numbers below
+``FLOW_TEXT_LIMIT`` (``StoreBuilder.flow_key``)."""
 
 _BLOCK = 16
 """Events per block at the finest mipmap level; a column with fewer events than 2 blocks is scanned."""
@@ -473,11 +478,10 @@ class StoreBuilder:
         self.be_off = array("q", [0])
         self.be_blob = bytearray()
         self.flow_keys: dict[tuple[Any, ...], int] = {}
-        """Flow id -> key number, increasing in order of first appearance: (id, cat, name) for flow events (cat and
-        name as numbers), ("v2", bind_id) for v2 flows."""
-        self._flow_numbers = count()
+        """Flow ids that are not one int64 (see ``flow_key``) -> their negative key number."""
         # Flow events (v1 s/t/f) as columns: Kineto has one for every launch and kernel.
-        self.fv_key = array("i")
+        self.fv_key = array("q")
+        """Each point's flow id as one int64: ``flow_key`` for one, ``ChromeLoader._ingest_flows`` for a batch."""
         self.fv_ts = array("q")
         self.fv_seq = array("q")
         self.fv_action = bytearray()
@@ -576,16 +580,27 @@ class StoreBuilder:
         self.seq += 1
         self.async_events.append((ts, self.seq, phase, ident, pid, name, cat, args))
 
-    def flow_key_ids(self, keys: list[tuple[Any, ...]]) -> list[int]:
-        """Key numbers of flow ids, a batch at a time: increasing in order of first appearance (not dense: each
-        lookup takes a number from one running count, so a new key is numbered in one hashing pass)."""
-        return list(map(self.flow_keys.setdefault, keys, self._flow_numbers))
+    def tuple_key(self, key: tuple[Any, ...]) -> int:
+        """A flow id that does not pack into one int64 (a text id, a v2 ``bind_id``, a big id): a negative number,
+        the same for equal ids."""
+        got = self.flow_keys.get(key)
+        if got is None:
+            got = self.flow_keys[key] = -1 - len(self.flow_keys)
+        return got
 
-    def flow_v1(self, key: tuple[Any, ...], phase: str, track: int, ts: int, enclosing: bool) -> None:
-        """A flow event (s/t/f): bound in ``build`` to the slice enclosing it on its thread, or (an ``f`` without
-        ``"bp": "e"``) to the next slice that begins there."""
+    def flow_key(self, fid: Any, cat: int, name: int) -> int:
+        """A flow event's id (id, cat number, name number) as one int64: packed when the id is an int in
+        [0, 2**40) and the numbers are below 2**11 (every Kineto flow), else ``tuple_key``. Equal ids always get
+        equal keys, whichever way they come (a batch packs the same ones with array passes)."""
+        if type(fid) is int and 0 <= fid < FLOW_ID_LIMIT and cat < FLOW_TEXT_LIMIT and name < FLOW_TEXT_LIMIT:
+            return (cat << 51) | (name << 40) | fid
+        return self.tuple_key((fid, cat, name))
+
+    def flow_v1(self, key: int, phase: str, track: int, ts: int, enclosing: bool) -> None:
+        """A flow event (s/t/f) with its ``flow_key``: bound in ``build`` to the slice enclosing it on its thread,
+        or (an ``f`` without ``"bp": "e"``) to the next slice that begins there."""
         self.seq += 1
-        self.fv_key.append(self.flow_key_ids([key])[0])
+        self.fv_key.append(key)
         self.fv_ts.append(ts)
         self.fv_seq.append(self.seq)
         self.fv_action.append(ord(phase))
@@ -593,11 +608,11 @@ class StoreBuilder:
         self.fv_enclosing.append(1 if enclosing else 0)
 
     def flow_v1_batch(
-        self, keys: list[tuple[Any, ...]], ts: np.ndarray, actions: bytes, tracks: np.ndarray, enclosing: bytes
+        self, keys: np.ndarray, ts: np.ndarray, actions: bytes, tracks: np.ndarray, enclosing: bytes
     ) -> None:
-        """``flow_v1`` for a batch of flow events (in file order)."""
+        """``flow_v1`` for a batch of flow events (in file order), keys already packed."""
         n = len(keys)
-        self.fv_key += array("i", self.flow_key_ids(keys))
+        self.fv_key.frombytes(memoryview(np.ascontiguousarray(keys, np.int64)).cast("B"))
         self.fv_ts.frombytes(memoryview(np.ascontiguousarray(ts, np.int64)).cast("B"))
         self.fv_seq += array("q", range(self.seq + 1, self.seq + 1 + n))
         self.seq += n
@@ -608,7 +623,7 @@ class StoreBuilder:
     def flow_v2(self, key: tuple[Any, ...], action: str, ref: tuple[str, int], ts: int) -> None:
         """A slice that carries ``bind_id``: ``action`` "s" (flow_out), "t" (both), "f" (flow_in)."""
         self.seq += 1
-        self.flow_points.append((self.flow_key_ids([key])[0], ts, self.seq, action, ref))
+        self.flow_points.append((self.tuple_key(key), ts, self.seq, action, ref))
 
     # -- building --------------------------------------------------------------------------------------------
     def _match_begin_end(self) -> None:
@@ -1108,14 +1123,23 @@ class StoreBuilder:
                 got = None if raw is None else inv.get(raw)
                 ev2.append(-1 if got is None else got)
             cols = [
-                (self.fv_key, "i", np.int32, [p[0] for p in v2]),
-                (self.fv_ts, "q", np.int64, [p[1] for p in v2]),
-                (self.fv_seq, "q", np.int64, [p[2] for p in v2]),
+                (self.fv_key, [p[0] for p in v2]),
+                (self.fv_ts, [p[1] for p in v2]),
+                (self.fv_seq, [p[2] for p in v2]),
             ]
-            kid, ts, seq = (
-                np.concatenate((np.frombuffer(col, dt) if nv1 else np.empty(0, dt), np.array(extra, dt)))
-                for col, _code, dt, extra in cols
+            key, ts, seq = (
+                np.concatenate((np.frombuffer(col, np.int64) if nv1 else np.empty(0, np.int64),
+                                np.array(extra, np.int64)))
+                for col, extra in cols
             )
+            # flow ids numbered in order of first appearance (the lowest seq of each)
+            uniq, inv = np.unique(key, return_inverse=True)
+            first = np.full(len(uniq), np.iinfo(np.int64).max, np.int64)
+            np.minimum.at(first, inv, seq)
+            rank = np.empty(len(uniq), np.int64)
+            rank[np.argsort(first)] = np.arange(len(uniq))
+            kid = rank[inv]
+            del key, uniq, inv, first, rank
             action = np.concatenate(
                 (
                     np.frombuffer(self.fv_action, np.uint8) if nv1 else np.empty(0, np.uint8),
