@@ -381,3 +381,34 @@ def test_aggregate_agrees_with_a_walk_over_the_rows() -> None:
                         w[2], w[3] = i, st.dur[i]
         got = {r.name: [r.count, r.total, r.longest, r.max] for r in aggregate(st, t0, t1, tracks)}
         assert got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.integers(-5, 2**41), st.sampled_from([0, 1, 2**40 - 1, 2**40]), st.text(max_size=3)),
+            st.integers(0, 2**11 + 2),
+            st.integers(0, 2**11 + 2),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_packed_flow_keys_agree_with_one_by_one(points: list[tuple[Any, int, int]]) -> None:
+    """A batch's packed flow ids equal the one-by-one ``flow_key`` (which the events read alone go through), and
+    two points share a key exactly when their (id, cat, name) are equal."""
+    from neuron_top.trace.chrome import _packed_flow_keys
+    from neuron_top.trace.store import StoreBuilder
+
+    b1, b2 = StoreBuilder(), StoreBuilder()
+    ids, cats, names = (list(col) for col in zip(*points, strict=True))
+    one = [b1.flow_key(i, c, m) for i, c, m in points]
+    batch = _packed_flow_keys(b2, ids, cats, names).tolist()
+    for x in range(len(points)):
+        for y in range(len(points)):
+            same = points[x] == points[y] and type(points[x][0]) is type(points[y][0])
+            assert (one[x] == one[y]) == same
+            assert (batch[x] == batch[y]) == same
+    assert [k >= 0 for k in one] == [k >= 0 for k in batch]
+    assert [k for k in one if k >= 0] == [k for k in batch if k >= 0]
