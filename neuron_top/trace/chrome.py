@@ -178,12 +178,12 @@ def _str(v: Any) -> str:
 
 def _bytes(a: np.ndarray) -> memoryview:
     """An int64 array's memory as bytes, for ``array.frombytes`` (a memcpy, no per-item conversion)."""
-    return memoryview(np.ascontiguousarray(a, np.int64)).cast("B")
+    return np.ascontiguousarray(a, np.int64).data.cast("B")
 
 
 def _bytes32(a: np.ndarray) -> memoryview:
     """An int32 array's memory as bytes, for ``array("i").frombytes``."""
-    return memoryview(np.ascontiguousarray(a, np.int32)).cast("B")
+    return np.ascontiguousarray(a, np.int32).data.cast("B")
 
 
 def _cat_str(v: Any) -> str:

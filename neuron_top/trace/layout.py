@@ -135,7 +135,7 @@ def nest(
     out = 0
     a = 0
     while a < m:
-        b = int(firsts[min(np.searchsorted(firsts, a + chunk, side="right") - 1, len(firsts) - 1)])
+        b = int(firsts[min(int(np.searchsorted(firsts, a + chunk, side="right")) - 1, len(firsts) - 1)])
         if b <= a:  # one track longer than a chunk: it alone
             b = int(firsts[np.searchsorted(firsts, a, side="right")])
         sub = order[a:b]

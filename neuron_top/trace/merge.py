@@ -49,6 +49,8 @@ def merge_stores(stores: list[TraceStore], labels: list[str]) -> TraceStore:
         shifts = [base - st.t_min for st in stores]
         alignment = "aligned at their starts: their clocks do not compare"
     out = TraceStore()
+    flows: dict[int, list[int]] = {}
+    out.flows = flows
     out.path = ", ".join(st.path for st in stores)
     formats = sorted({st.format for st in stores})
     out.format = formats[0] if len(formats) == 1 else "+".join(formats)
@@ -90,7 +92,7 @@ def merge_stores(stores: list[TraceStore], labels: list[str]) -> TraceStore:
                 replace(c, id=c.id + c0, key=(label, *c.key), ts=array("q", map(add, c.ts, repeat(shift))), file=label)
             )
         for a, bs in st.flows.items():
-            out.flows[a + d] = [b + d for b in bs]
+            flows[a + d] = [b + d for b in bs]
         out.flow_count += st.flow_count
         out.unfinished += [e + d for e in st.unfinished]
         out.errors += [e + d for e in st.errors]

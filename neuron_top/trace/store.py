@@ -16,6 +16,7 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from operator import itemgetter, le
@@ -326,7 +327,7 @@ class TraceStore:
         self.args_blob: bytes | bytearray = b""
         self.tracks: list[Track] = []
         self.counters: list[CounterTrack] = []
-        self.flows: dict[int, list[int]] = {}
+        self.flows: Mapping[int, list[int]] = {}
         """Event index -> the events its flow arrows lead to (both directions)."""
         self.flow_count = 0
         self.problems: Counter[str] = Counter()
@@ -612,12 +613,12 @@ class StoreBuilder:
     ) -> None:
         """``flow_v1`` for a batch of flow events (in file order), keys already packed."""
         n = len(keys)
-        self.fv_key.frombytes(memoryview(np.ascontiguousarray(keys, np.int64)).cast("B"))
-        self.fv_ts.frombytes(memoryview(np.ascontiguousarray(ts, np.int64)).cast("B"))
+        self.fv_key.frombytes(np.ascontiguousarray(keys, np.int64).data.cast("B"))
+        self.fv_ts.frombytes(np.ascontiguousarray(ts, np.int64).data.cast("B"))
         self.fv_seq += array("q", range(self.seq + 1, self.seq + 1 + n))
         self.seq += n
         self.fv_action += actions
-        self.fv_track.frombytes(memoryview(np.ascontiguousarray(tracks, np.int32)).cast("B"))
+        self.fv_track.frombytes(np.ascontiguousarray(tracks, np.int32).data.cast("B"))
         self.fv_enclosing += enclosing
 
     def flow_v2(self, key: tuple[Any, ...], action: str, ref: tuple[str, int], ts: int) -> None:
@@ -1133,13 +1134,13 @@ class StoreBuilder:
                 for col, extra in cols
             )
             # flow ids numbered in order of first appearance (the lowest seq of each)
-            uniq, inv = np.unique(key, return_inverse=True)
+            uniq, which = np.unique(key, return_inverse=True)
             first = np.full(len(uniq), np.iinfo(np.int64).max, np.int64)
-            np.minimum.at(first, inv, seq)
+            np.minimum.at(first, which, seq)
             rank = np.empty(len(uniq), np.int64)
             rank[np.argsort(first)] = np.arange(len(uniq))
-            kid = rank[inv]
-            del key, uniq, inv, first, rank
+            kid = rank[which]
+            del key, uniq, which, first, rank
             action = np.concatenate(
                 (
                     np.frombuffer(self.fv_action, np.uint8) if nv1 else np.empty(0, np.uint8),
