@@ -573,7 +573,7 @@ class ChromeLoader:
             if (int(p.max()) - pmin + 1) * width < (1 << 62):  # threads interleaved: one key per thread
                 key = (p - pmin) * width + (t - tmin)
                 run_keys = key[cuts]  # the threads are those of the runs' first events: a few hundred keys
-                uniq = np.unique(run_keys)
+                uniq = np.array(sorted(set(run_keys.tolist())), np.int64)  # (np.unique costs more at this size)
                 inv = np.searchsorted(uniq, key)
                 first = np.full(len(uniq), n, np.int64)
                 np.minimum.at(first, np.searchsorted(uniq, run_keys), cuts)
