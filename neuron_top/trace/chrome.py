@@ -581,7 +581,8 @@ class ChromeLoader:
                 for u in np.argsort(first, kind="stable").tolist():  # new tracks numbered in order of appearance
                     a = int(first[u])
                     table[u] = b.track_id((pids[a], tids[a]))
-                return table[inv]
+                out: np.ndarray = table[inv]
+                return out
         tracks = list(map(b.tmap.get, zip(pids, tids, strict=True), repeat(-1)))
         if -1 in tracks:
             for k, v in enumerate(tracks):

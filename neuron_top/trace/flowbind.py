@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
+__all__ = ["FlowMap", "enclosing_slices", "run_flows"]
+
 S, T, F = ord("s"), ord("t"), ord("f")
 
 
@@ -180,7 +182,8 @@ class FlowMap(Mapping[int, list[int]]):
         i = self._find(ev)
         if i < 0:
             raise KeyError(ev)
-        return self._dst[self._off[i] : self._off[i + 1]].tolist()
+        out: list[int] = self._dst[self._off[i] : self._off[i + 1]].tolist()
+        return out
 
     def __contains__(self, ev: object) -> bool:
         return self._find(ev) >= 0

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+__all__ = ["CHUNK", "Nested", "nest"]
+
 _FIT = 1 << 62
 """Composite (track, time) keys must stay below this to fit int64 with room."""
 

@@ -30,7 +30,7 @@ from neuron_top.trace.layout import nest
 from neuron_top.trace.timeparse import is_wall_clock
 
 __all__ = [
-    "ASYNC", "ERROR", "ERROR_NAMES", "FLOW", "HARDWARE_EVENTS", "INSTANT", "UNFINISHED", "CounterTrack",
+    "ASYNC", "ERROR", "ERROR_NAMES", "FLOW", "FLOW_ID_LIMIT", "FLOW_TEXT_LIMIT", "HARDWARE_EVENTS", "INSTANT", "UNFINISHED", "CounterTrack",
     "EventInfo", "StoreBuilder", "TraceStore", "Track", "decode_args", "is_error_name", "merge_args",
     "mip_levels", "mip_pick", "ret_is_error",
 ]

@@ -24,9 +24,21 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "EPOCH_NS", "SAFE_US", "NeedsText", "decimal_ns", "floats_need_text", "is_wall_clock", "ns_list",
-    "start_end_ns", "to_ns",
-    "float_start_end", "floats_need_text_array", "ns_array", "start_end_arrays", "three_decimals_array",
+    "EPOCH_NS",
+    "SAFE_US",
+    "NeedsText",
+    "decimal_ns",
+    "float_start_end",
+    "floats_need_text",
+    "floats_need_text_array",
+    "is_wall_clock",
+    "ns_array",
+    "ns_list",
+    "start_end_arrays",
+    "start_end_ns",
+    "three_decimals_array",
+    "three_decimals_raw",
+    "to_ns",
 ]
 
 SAFE_US = 1 << 40
