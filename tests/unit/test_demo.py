@@ -543,7 +543,7 @@ def test_emit_reports_bad_arguments_without_a_traceback(capsys: pytest.CaptureFi
     assert emit_main("inf1.xlarge", 0, out, count=1, period=0) == 2
     assert out.getvalue() == b""
     err = capsys.readouterr().err
-    assert "unknown demo instance" in err and "invalid tag filter" in err and "must be positive" in err
+    assert "unknown demo instance" in err and "invalid tag filter" in err and "between 0.01 s and 600 s" in err
 
 
 def test_the_demo_never_imports_the_tui() -> None:
@@ -559,3 +559,42 @@ def test_iter_reports_is_endless_and_lazy() -> None:
     for _ in range(3):
         assert next(it).startswith(b'{"neuron_runtime_data":')
     assert set(PROFILES) == set(INSTANCE_TYPES)
+
+
+# --- any period from 0.01 s to 10 min -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("instance", sorted(PROFILES))
+@pytest.mark.parametrize("period", [0.01, 55.0, 60.0, 600.0])
+def test_every_period_from_a_hundredth_of_a_second_to_ten_minutes_runs(instance: str, period: float) -> None:
+    """At 55 s and more the load wander's Euler step diverged: OverflowError after about twenty reports."""
+    reports = [msgspec.json.decode(b, type=Report) for b in generate(instance, 1, 60, period=period)]
+    utils = [c.neuroncore_utilization for r in reports for rt in r.neuron_runtime_data
+             for c in (rt.report.neuroncore_counters.neuroncores_in_use or {}).values()
+             if rt.report.neuroncore_counters is not None]
+    assert utils and all(0.0 <= u <= 100.0 for u in utils)
+
+
+def test_a_ten_minute_period_counts_events_not_one_of_each_every_report() -> None:
+    """At 10 minutes the chance of an error in a report passes 1: a count is drawn, so reports differ."""
+    reports = [msgspec.json.decode(b) for b in generate("inf2.48xlarge", 2, 40, period=600.0)]
+    generic = [rt["report"]["execution_stats"]["error_summary"]["generic"]
+               for r in reports for rt in r["neuron_runtime_data"] if rt["report"].get("execution_stats")]
+    assert len(set(generic)) > 1  # not every report with exactly one
+
+
+def test_the_usual_periods_keep_their_reports() -> None:
+    """Snapshots and recordings rely on these bytes: the long-period fix must not change them."""
+    import hashlib
+
+    digest = hashlib.sha1(b"".join(generate("trn2.48xlarge", 3, 300, period=1.0)
+                                   + generate("inf1.xlarge", 3, 300, period=5.0))).hexdigest()
+    assert digest == "53a0edcc049aae5962ae8e411d6cc009fcb0c01a"
+
+
+@pytest.mark.parametrize("period", ["0.001", "700", "0", "nan"])
+def test_demo_period_out_of_range_is_a_usage_error(period: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from neuron_top.cli.main import main
+
+    assert main(["demo", "--emit", "--count", "1", "--period", period]) == 2
+    assert "between 0.01 s and 600 s" in capsys.readouterr().err

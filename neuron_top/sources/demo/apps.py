@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -59,6 +60,47 @@ class PhysicalCore(msgspec.Struct):
     """A physical core behind a logical one, in ``v3d``."""
 
     neuroncore_utilization: float
+
+
+OU_TAU = 25.0
+"""Seconds: how fast the apps' load wander returns to its mean."""
+OU_SIGMA = 0.07
+"""Its noise per square-root second."""
+EULER_MAX_DT = 5.0
+"""Up to this step (the periods recordings, tests and screenshots use) the wander takes the Euler step it always
+has, so those reports stay byte for byte what they were; beyond it the exact step."""
+
+
+def ou_step(x: float, dt: float, noise: float) -> float:
+    """The wander ``x`` after ``dt`` seconds, ``noise`` a standard normal draw.
+
+    Why not always Euler: ``x - x*dt/tau`` multiplies ``x`` by ``1 - dt/tau``, which is below -1 once ``dt`` passes
+    ``2*tau`` (50 s): the wander then doubled in size every report and ``exp`` of it overflowed after about twenty
+    reports of a 60 s demo. The exact step is a decay by ``exp(-dt/tau)`` plus noise of the stationary spread, so
+    any period (0.01 s to 10 min) keeps it bounded."""
+    if dt <= EULER_MAX_DT:
+        return x + (-x * dt / OU_TAU + OU_SIGMA * math.sqrt(dt) * noise)  # the same float operations as ever
+    decay = math.exp(-dt / OU_TAU)
+    return x * decay + OU_SIGMA * math.sqrt(OU_TAU / 2.0 * (1.0 - decay * decay)) * noise
+
+
+BERNOULLI_MAX = 0.5
+"""Expected events per step up to which one draw decides whether one event happens (as at the usual periods)."""
+
+
+def happenings(random: Callable[[], float], expected: float) -> int:
+    """How many of a rare event happen in one step where ``expected`` are expected.
+
+    At the usual periods ``expected`` is far below 1 and one draw decides (one event or none, the draws the demo
+    always made, so its reports stay the same). At long periods (a 10-minute demo expects several) a Poisson
+    count: a single draw would cap every count at 1 and make every report carry every kind of error."""
+    if expected <= BERNOULLI_MAX:
+        return 1 if random() < expected else 0
+    limit, k, p = math.exp(-expected), 0, random()  # Knuth: multiply uniforms until below e^-expected
+    while p > limit:
+        k += 1
+        p *= random()
+    return k
 
 
 def _clamp(x: float, lo: float, hi: float) -> float:
@@ -206,7 +248,7 @@ class App:
             self.cpu_busy = 0.0
             return
         # Ornstein-Uhlenbeck wander shared by all kinds: slow, mean-reverting, never a jump.
-        self.ou += -self.ou * dt / 25.0 + 0.07 * math.sqrt(dt) * rng.gauss(0.0, 1.0)
+        self.ou = ou_step(self.ou, dt, rng.gauss(0.0, 1.0))
         self._level_step(t, dt)
         self._errors(dt)
         rate = spec.rate * self.level / (spec.util / 100.0) if spec.util else 0.0
@@ -265,14 +307,13 @@ class App:
         if self.level <= 0.0:
             return
         for name, rate in _ERROR_RATES.items():
-            if rng.random() < rate * dt:
-                self.pending_errors[name] += 1
-                self.pending_outcomes["completed_with_err"] += 1
-        if rng.random() < _NUMERICAL_RATE[kind] * dt:
-            self.pending_errors["numerical"] += 1
-            self.pending_outcomes["completed_with_num_err"] += 1
-        if rng.random() < _INCORRECT_INPUT_RATE[kind] * dt:
-            self.pending_outcomes["incorrect_input"] += 1
+            k = happenings(rng.random, rate * dt)
+            self.pending_errors[name] += k
+            self.pending_outcomes["completed_with_err"] += k
+        k = happenings(rng.random, _NUMERICAL_RATE[kind] * dt)
+        self.pending_errors["numerical"] += k
+        self.pending_outcomes["completed_with_num_err"] += k
+        self.pending_outcomes["incorrect_input"] += happenings(rng.random, _INCORRECT_INPUT_RATE[kind] * dt)
         if self.overflow > 0.0:
             self.pending_outcomes["failed_to_queue"] += int(self.overflow * self.spec.rate * dt * 0.6 + rng.random())
             if rng.random() < min(1.0, self.overflow * 3.0) * dt:

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from neuron_top.schema import RUNTIME_GROUPS, SYSTEM_GROUPS
-from neuron_top.sources.demo.apps import App, encode, r2
+from neuron_top.sources.demo.apps import App, encode, happenings, r2
 from neuron_top.sources.demo.profiles import GiB, InstanceProfile
 
 __all__ = ["GROUPS", "K8S_GROUP", "VcpuUsage", "World", "resolve_periods"]
@@ -47,15 +47,27 @@ class VcpuUsage(msgspec.Struct):
     soft_irq: float
 
 
+MIN_PERIOD = 0.01
+MAX_PERIOD = 600.0
+"""The demo's periods, in seconds: 100 reports a second to one every 10 minutes (what people record at)."""
+
+
 def resolve_periods(periods: Mapping[str, float] | None, default: float) -> dict[str, float]:
-    """Group -> period in seconds. Unlisted groups use ``default``; a period <= 0 turns the group off; unknown names are ignored."""
-    if default <= 0:
-        raise ValueError(f"the demo period must be positive, got {default!r}")
+    """Group -> period in seconds. Unlisted groups use ``default``; a period <= 0 turns the group off; unknown names
+    are ignored. A period outside ``MIN_PERIOD``..``MAX_PERIOD`` raises ``ValueError``."""
+    _check_period(default, "the demo period")
     out = dict.fromkeys(GROUPS, float(default))
     for name, value in (periods or {}).items():
         if name in out:
             out[name] = float(value)
+            if value > 0:
+                _check_period(value, f"the period of {name}")
     return {k: v for k, v in out.items() if v > 0}
+
+
+def _check_period(value: float, what: str) -> None:
+    if not MIN_PERIOD <= value <= MAX_PERIOD:  # NaN fails too
+        raise ValueError(f"{what} must be between {MIN_PERIOD:g} s and {MAX_PERIOD:g} s (10 min), got {value!r}")
 
 
 class World:
@@ -136,8 +148,7 @@ class World:
         random = rng.random
         for dev in range(self.profile.device_count):
             for key, chance in self._ecc_chances:
-                if random() < chance:
-                    events.append((dev, key))
+                events.extend([(dev, key)] * happenings(random, chance))
         for dev, key in events:
             if key == "mem_ecc_repairable_uncorrected" and not self.profile.repairable_ecc:
                 continue
