@@ -64,6 +64,7 @@ from typing import BinaryIO
 import msgspec
 
 from neuron_top.fmt import plural
+from neuron_top.recording.pacing import HOLE_HOLD, Pacer
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.textsafe import clean
 
@@ -680,22 +681,23 @@ class RecordingSource:
     """Replays an index as a ``Source``: ``Status(REPLAY)``, then every report in order, then ``Status(ENDED)``.
 
     ``speed`` None replays as fast as the consumer takes them; a number paces reports by their recorded times
-    (2.0 = twice as fast). ``clock``/``sleep`` are injectable so tests and the UI control time; gaps longer than
-    ``max_gap`` seconds of wall time are shortened to it. With ``follow`` (default: the index's), the source
-    waits for the file to grow instead of ending. The replay UI can ``seek`` and change ``speed`` at any time.
+    (2.0 = twice as fast) with the replay screen's rule (``recording.pacing``: each report held for its gap over
+    the speed, a hole at most ``HOLE_HOLD`` s). ``clock``/``sleep`` are injectable so tests control time. With
+    ``follow`` (default: the index's), the source waits for the file to grow instead of ending. ``seek`` and
+    ``speed`` may change at any time.
 
     Args:
         index: an index from ``open_recording``.
         follow: wait for the file to grow at its end (default: the index's).
         speed: None for as fast as read, else a factor of recorded time.
         start: the first report (0-based).
-        clock, sleep, poll, max_gap: pacing (see above).
+        clock, sleep, poll: pacing (see above).
         own_index: close the index with the source.
     """
 
     def __init__(self, index: _IndexBase, *, follow: bool | None = None, speed: float | None = None,
                  start: int = 0, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], object] | None = None, poll: float = 0.25, max_gap: float = 10.0,
+                 sleep: Callable[[float], object] | None = None, poll: float = 0.25,
                  own_index: bool = True) -> None:
         self.index = index
         self.name = index.name
@@ -705,7 +707,6 @@ class RecordingSource:
         self.clock = clock
         self._sleep = sleep
         self.poll = poll
-        self.max_gap = max_gap
         self._own = own_index
         self._next = max(0, start)
         self._seek_to: int | None = None
@@ -731,10 +732,12 @@ class RecordingSource:
         yield Status(State.REPLAY, f"replaying {clean(self.name)}")
         i, cursor = self._next, 0
         first = i
-        origin: tuple[float, float] | None = None  # (wall time, report time) pacing started from
+        pacer = Pacer(idx, self.clock)
+        paced_at: float | None = None  # the speed the pacer's anchor was set at
         while not (stop.is_set() or self._closed.is_set()):
             if self._seek_to is not None:
-                i, self._seek_to, origin = self._seek_to, None, None
+                i, self._seek_to = self._seek_to, None
+                pacer.reset()
             n = len(idx)
             new = idx.skips(cursor)
             for pos, item in new:
@@ -746,20 +749,20 @@ class RecordingSource:
             if i < n:
                 ts = idx.timestamp(i)
                 speed = self.speed
-                if speed and speed > 0:
-                    now = self.clock()
-                    if origin is None:
-                        origin = (now, ts)
-                    delay = origin[0] + (ts - origin[1]) / speed - now
-                    if delay > self.max_gap or delay < -self.max_gap:
-                        delay = min(max(delay, 0.0), self.max_gap)
-                        origin = (now + delay, ts)
+                if not speed or speed <= 0:
+                    pacer.reset()
+                elif pacer.anchor is None or speed != paced_at or pacer.anchor[1] >= i:
+                    pacer.start(i)  # the first report, or after a seek or a new speed: shown at once
+                    paced_at = speed
+                else:
+                    at, hole = pacer.due(i, speed)
+                    delay = at - self.clock()
                     if delay > 0:
                         self._wait(delay, stop)
                         if stop.is_set() or self._closed.is_set() or self._seek_to is not None:
                             continue
-                else:
-                    origin = None
+                    if hole is not None or delay < -HOLE_HOLD:  # after a hole, or far behind: count from here
+                        pacer.start(i, max(at, self.clock()) if hole is None else at)
                 yield RawReport(idx.get(i), ts, i)
                 i += 1
                 self._next = i

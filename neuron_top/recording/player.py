@@ -17,18 +17,17 @@ from typing import Protocol
 
 from neuron_top.decode import DecodeError
 from neuron_top.fmt import plural
+from neuron_top.recording.pacing import Hole, Pacer, hole_after
 from neuron_top.snapshot import AppView, Snapshot, finite, snapshot_from
 
 __all__ = [
-    "MARKER_KINDS", "MAX_FRAME_REPORTS", "MAX_GAP", "SPEEDS", "Index", "Marker", "ReplayController",
+    "MARKER_KINDS", "MAX_FRAME_REPORTS", "SPEEDS", "Index", "Marker", "ReplayController",
     "clamp_speed", "markers_between", "parse_goto",
 ]
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 MAX_FRAME_REPORTS = 200
 """At high speed several reports are due per frame; they all go into history, one frame is drawn."""
-MAX_GAP = 10.0
-"""Wall seconds: a longer gap between two recorded reports is cut short (nobody wants to watch an idle hour)."""
 
 
 class Index(Protocol):
@@ -135,7 +134,8 @@ class ReplayController:
         self._cache: OrderedDict[int, Snapshot | None] = OrderedDict()
         self._cache_size = cache
         self._lock = threading.Lock()
-        self._origin: tuple[float, float] | None = None  # (clock, report time) playback started from
+        self._pacer = Pacer(index, clock)
+        self._holes: list[Hole] = []
         self.markers: list[Marker] = []
         """Found so far, in report order (appended by the scan thread; readers only iterate)."""
         self.scanned = 0
@@ -203,7 +203,7 @@ class ReplayController:
     def seek(self, i: int) -> int:
         n = len(self.index)
         self.position = max(0, min(i, n - 1)) if n else 0
-        self._origin = None
+        self._pacer.reset()
         return self.position
 
     def step(self, delta: int) -> int:
@@ -232,12 +232,12 @@ class ReplayController:
         """Next or previous speed from SPEEDS (0.25x to 100x)."""
         cur = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.speed))
         self.speed = SPEEDS[max(0, min(cur + direction, len(SPEEDS) - 1))]
-        self._origin = None
+        self._pacer.reset()
         return self.speed
 
     def toggle(self) -> bool:
         self.playing = not self.playing
-        self._origin = None
+        self._pacer.reset()
         return self.playing
 
     def at_end(self) -> bool:
@@ -245,28 +245,33 @@ class ReplayController:
 
     # --- playing ---
     def due(self) -> list[int]:
-        """Advance to the report due now; return the reports passed over (in order, at most MAX_FRAME_REPORTS)."""
+        """Advance to the report due now; return the reports passed over (in order, at most MAX_FRAME_REPORTS).
+
+        Each report is held for its recorded gap divided by the speed; a hole is held at most ``HOLE_HOLD``
+        seconds and noted for ``take_holes``."""
         n = len(self.index)
         if not self.playing or n == 0 or self.position >= n - 1:
             return []
         now = self.clock()
-        if self._origin is None:
-            self._origin = (now, self.index.timestamp(self.position))
-        target_t = self._origin[1] + (now - self._origin[0]) * self.speed
+        pacer = self._pacer
+        if pacer.anchor is None:
+            pacer.start(self.position, now)
+            return []
         passed: list[int] = []
         i = self.position
-        while i + 1 < n and self.index.timestamp(i + 1) <= target_t and len(passed) < MAX_FRAME_REPORTS:
+        while i + 1 < n and len(passed) < MAX_FRAME_REPORTS:
+            at, hole = pacer.due(i + 1, self.speed)
+            if at > now:
+                break
             i += 1
             passed.append(i)
+            if hole is not None:
+                self._holes.append(hole)
+                pacer.start(i, at)  # the hole is over: count on from the report after it
         if passed:
             self.position = i
             if len(passed) >= MAX_FRAME_REPORTS:  # falling behind: restart pacing from here
-                self._origin = None
-        elif i + 1 < n and self.index.timestamp(i + 1) - target_t > MAX_GAP * self.speed:
-            # a long gap in the recording: skip the dead time
-            self.position = i + 1
-            self._origin = None
-            passed.append(i + 1)
+                pacer.start(i, now)
         return passed
 
     def next_delay(self) -> float | None:
@@ -274,11 +279,19 @@ class ReplayController:
         n = len(self.index)
         if not self.playing or self.position >= n - 1:
             return None
-        if self._origin is None:
+        if self._pacer.anchor is None:
             return 0.0
-        now = self.clock()
-        target = self._origin[0] + (self.index.timestamp(self.position + 1) - self._origin[1]) / self.speed
-        return max(0.0, min(target - now, MAX_GAP))
+        at, _ = self._pacer.due(self.position + 1, self.speed)
+        return max(0.0, at - self.clock())
+
+    def hole_ahead(self) -> Hole | None:
+        """The hole right after the report shown, if playback is holding before one."""
+        return hole_after(self.index, self.position) if len(self.index) else None
+
+    def take_holes(self) -> list[Hole]:
+        """Holes crossed while playing since the last call (to announce each once)."""
+        holes, self._holes = self._holes, []
+        return holes
 
     # --- markers ---
     def scan_markers(self, progress: Callable[[], None] | None = None, every: int = 500) -> None:

@@ -449,3 +449,57 @@ async def test_raw_recording_shows_relative_time(tmp_path: Path) -> None:
         assert ctl(app).index.timestamp(ctl(app).position) == pytest.approx(4.0, abs=0.01)
         assert "report 3/6" in header(app)
     ctl(app).index.close()
+
+
+# --- recorded time ----------------------------------------------------------------------------------------------
+
+
+def slow_recording(path: Path) -> Path:
+    """Reports 60 s apart (as people record overnight), with a 2-hour hole after report 20."""
+    reps = demo_reports()
+    with RecordingWriter(path, append=False) as w:
+        for i in range(40):
+            w.write(reps[i], T0 + 60 * i + (7200 if i > 19 else 0))
+    return path
+
+
+@pytest.mark.parametrize(("speed", "hold"), [(1.0, 60.0), (4.0, 15.0)])
+async def test_a_sixty_second_recording_is_held_its_recorded_time(tmp_path: Path, speed: float, hold: float) -> None:
+    """It raced (report 93 of 200 after 3 s at 1x): every gap of 10 s and more was cut as if it were a hole."""
+    app, clock = replay_app(slow_recording(tmp_path / "slow.jsonl"), speed=speed)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        screen._advance()  # the first wake-up starts the pacing at report 1
+        for _ in range(3):  # each report in turn, the whole gap over the speed
+            clock.t += hold - 0.5
+            screen._advance()
+            before = ctl(app).position
+            clock.t += 1.0
+            screen._advance()
+            assert ctl(app).position == before + 1
+            clock.t -= 0.5  # back on the report's due time
+        assert ctl(app).position == 3 and app.latest.seq == 4
+        assert "report 4/40" in header(app)
+    ctl(app).index.close()
+
+
+async def test_a_two_hour_hole_is_held_briefly_and_announced(tmp_path: Path) -> None:
+    app, clock = replay_app(slow_recording(tmp_path / "slow.jsonl"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        await pilot.press("colon", *"19", "enter")  # just before the hole
+        screen._advance()
+        clock.t += 60.0
+        screen._advance()
+        assert ctl(app).position == 19
+        assert "next: 2 h 01 m without data" in header(app)
+        clock.t += 2.0  # at most ~2 s of wall time, not two hours
+        screen._advance()
+        await pilot.pause()
+        assert ctl(app).position == 20
+        shown = [n.message for n in app._notifications]
+        assert "skipped 2 h 01 m without data" in shown
+        assert "next:" not in header(app)
+    ctl(app).index.close()

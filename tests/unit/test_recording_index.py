@@ -13,6 +13,7 @@ import pytest
 import zstandard
 
 from neuron_top.recording.index import RecordingIndex, RecordingSource, SpooledIndex, open_recording
+from neuron_top.recording.pacing import HOLE_HOLD
 from neuron_top.recording.writer import RecordingWriter, write_range
 from neuron_top.sources.base import RawReport, Skipped, State, Status
 from tests.conftest import REPORTS
@@ -325,10 +326,10 @@ def test_source_paces_by_recorded_time_and_speed(tmp_path: Path) -> None:
         for i, ts in enumerate([10.0, 11.0, 13.0, 1000.0, 1001.0]):
             w.write(report(i), ts=ts)
     clock = FakeClock()
-    src = RecordingSource(index_of(path), speed=2.0, start=1, clock=clock, sleep=clock.sleep, max_gap=5.0)
+    src = RecordingSource(index_of(path), speed=2.0, start=1, clock=clock, sleep=clock.sleep)
     got = [x for x in items_of(src) if isinstance(x, RawReport)]
     assert [x.index for x in got] == [1, 2, 3, 4]
-    assert clock.sleeps == [1.0, 5.0, 0.5]  # 2 s at 2x; a 987 s gap shortened to 5; 1 s at 2x
+    assert clock.sleeps == [1.0, HOLE_HOLD, 0.5]  # 2 s at 2x; a 987 s hole held briefly; 1 s at 2x
 
 
 def test_source_follows_a_growing_file(tmp_path: Path) -> None:

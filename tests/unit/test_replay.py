@@ -11,6 +11,7 @@ import pytest
 
 from neuron_top.decode import decode_report
 from neuron_top.recording.index import RecordingIndex
+from neuron_top.recording.pacing import HOLE_HOLD, Hole, gap_text, hole_after
 from neuron_top.recording.player import (
     MAX_FRAME_REPORTS,
     SPEEDS,
@@ -112,8 +113,7 @@ def test_due_caps_a_frame_and_restarts_pacing() -> None:
     clock.t += 50.0  # way behind: 5000 reports' worth
     passed = c.due()
     assert len(passed) == MAX_FRAME_REPORTS
-    assert c.next_delay() == 0.0  # pacing restarts from where we are
-    c.due()
+    assert c.next_delay() == pytest.approx(0.01)  # pacing restarts from where we are: one gap from now
     clock.t += 0.0101
     assert c.due() == [MAX_FRAME_REPORTS + 1]
 
@@ -135,16 +135,81 @@ def test_paused_and_at_end_need_no_wakeup() -> None:
     assert c.due() == []
 
 
-def test_a_long_gap_is_cut_short() -> None:
+def test_a_hole_is_held_briefly_and_announced() -> None:
     clock = FakeClock()
-    idx = ListIndex([report()] * 3, [T0, T0 + 1, T0 + 3600])
-    c = ReplayController(idx, clock=clock)
+    times = [T0 + i for i in range(40)] + [T0 + 39 + 7200 + i for i in range(10)]  # 2 h without data after #40
+    c = ReplayController(ListIndex([report()] * 50, times), clock=clock)
+    c.seek(38)
     c.due()
     clock.t += 1
-    assert c.due() == [1]
-    assert c.next_delay() == 10.0  # capped: the screen wakes after 10 s at most
-    clock.t += 10
-    assert c.due() == [2]
+    assert c.due() == [39]
+    assert c.hole_ahead() is not None and c.hole_ahead().seconds == 7200
+    assert c.next_delay() == HOLE_HOLD <= 2.0  # held briefly, not two hours, not skipped at once
+    clock.t += HOLE_HOLD - 0.01
+    assert c.due() == []
+    clock.t += 0.02
+    assert c.due() == [40]
+    assert [h.text for h in c.take_holes()] == ["skipped 2 h 00 m without data"]
+    assert c.take_holes() == []  # announced once
+    assert c.next_delay() == pytest.approx(1.0 - 0.01)  # after the hole, recorded time again
+
+
+def test_a_hole_after_a_seek_follows_the_same_rule() -> None:
+    clock = FakeClock()
+    times = [T0 + i for i in range(40)] + [T0 + 39 + 7380 + i for i in range(10)]
+    c = ReplayController(ListIndex([report()] * 50, times), speed=100.0, clock=clock)
+    c.seek(39)  # right before the hole
+    assert c.due() == []
+    assert c.next_delay() == HOLE_HOLD
+    clock.t += HOLE_HOLD
+    assert c.due() == [40]
+    assert [h.text for h in c.take_holes()] == ["skipped 2 h 03 m without data"]
+
+
+@pytest.mark.parametrize("period", [1.0, 5.0, 10.0, 30.0, 60.0])
+def test_each_report_is_held_its_recorded_gap_over_the_speed(period: float) -> None:
+    """Periods of 10 s and more raced (the old 10 s gap cut applied to every report); slowing down made it faster."""
+    holds = []
+    for speed in SPEEDS:
+        clock = FakeClock()
+        c = ReplayController(plain(50, period=period), speed=speed, clock=clock)
+        c.due()
+        assert c.next_delay() == pytest.approx(period / speed)
+        clock.t += period / speed * 0.999
+        assert c.due() == []
+        clock.t += period / speed * 0.002
+        assert c.due() == [1]
+        holds.append(c.next_delay())
+    assert holds == sorted(holds, reverse=True)  # slower is never faster
+
+
+def test_a_sixty_second_recording_holds_a_minute_at_1x_and_15_s_at_4x() -> None:
+    for speed, hold in ((1.0, 60.0), (4.0, 15.0)):
+        clock = FakeClock()
+        c = ReplayController(plain(200, period=60.0), speed=speed, clock=clock)
+        c.due()
+        clock.t += 3.0  # the old pacing was at report 93 by now
+        assert c.due() == []
+        clock.t += hold - 3.0
+        assert c.due() == [1]
+        assert c.take_holes() == []  # a slow period is not a hole
+
+
+def test_a_gap_is_a_hole_only_against_the_usual_period() -> None:
+    # 11 min between reports of a 1-minute recording is a hole; the same between reports of a 2-minute one is not
+    one = [T0 + 60 * i for i in range(20)] + [T0 + 60 * 19 + 660 + 60 * i for i in range(5)]
+    two = [T0 + 120 * i for i in range(20)] + [T0 + 120 * 19 + 660 + 120 * i for i in range(5)]
+    assert hole_after(ListIndex([b""] * 25, one), 19) == Hole(19, 660.0)
+    assert hole_after(ListIndex([b""] * 25, two), 19) is None
+    # a minute is never a hole, even in a 1 s recording; at the start the gaps after it decide
+    assert hole_after(ListIndex([b""] * 20, [T0 + i for i in range(10)] + [T0 + 69 + i for i in range(10)]), 9) is None
+    assert hole_after(ListIndex([b""] * 10, [T0] + [T0 + 3600 + i for i in range(9)]), 0) == Hole(0, 3600.0)
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(45, "45 s"), (245, "4 m 05 s"), (7380, "2 h 03 m"),
+                                               (3 * 86400 + 4 * 3600, "3 d 04 h")])
+def test_gap_text(seconds: float, text: str) -> None:
+    assert gap_text(seconds) == text
 
 
 def test_resume_after_pause_does_not_jump() -> None:
@@ -412,7 +477,7 @@ def test_raw_neuron_monitor_output_is_paced_by_its_periods(tmp_path: Path) -> No
         c = ReplayController(idx, clock=clock)
         assert c.snapshot(3).ts == idx.timestamp(3) == pytest.approx(6.0, abs=0.01)
         c.due()
-        clock.t += 1.95  # the first period is 2.0003 s
+        clock.t += 1.95  # the first period is 2.0003 s (the reports' own "period" fields, no neuron_top.ts)
         assert c.due() == []
         clock.t += 0.1
         assert c.due() == [1]

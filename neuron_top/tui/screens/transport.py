@@ -19,6 +19,7 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual.worker import Worker
 
+from neuron_top.recording.pacing import gap_text
 from neuron_top.recording.player import ReplayController, parse_goto
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.scrubber import Scrubber, clock_text
@@ -149,7 +150,9 @@ class ReplayTransport(Screen):
         pos = min(c.position, n - 1)
         t = clock_text(idx.timestamp(pos), wall)
         state = "⏸" if not c.playing else "end" if c.at_end() else "▶"
-        return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{tail}"
+        hole = c.hole_ahead() if c.playing else None
+        ahead = f" · next: {gap_text(hole.seconds)} without data" if hole is not None else ""
+        return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{ahead}{tail}"
 
     def _update_scrubber(self) -> None:
         c = self.controller
@@ -179,6 +182,8 @@ class ReplayTransport(Screen):
         passed = self.controller.due()
         if passed:
             self.show_position(passed=passed)
+        for hole in self.controller.take_holes():  # cut short: say so, once
+            self.notify(hole.text, title=f"gap after {self.UNIT} {hole.after + 1}", timeout=6, markup=False)
         self._schedule()
 
     def _poll(self) -> None:
