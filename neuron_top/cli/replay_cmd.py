@@ -39,7 +39,9 @@ def replay_main(ns: argparse.Namespace) -> int:
 
             index = SpooledIndex(take_stdin_for_reports())
         else:
-            index = open_recording(ns.file, follow=True)  # a FIFO path is spooled like stdin
+            # The screen follows the file as it grows (tail -f). --once/--json read it as it is now: its end is the
+            # end of the last report, so one saved without a final newline (curl -o, an editor) is read.
+            index = open_recording(ns.file, follow=not (ns.once or ns.json))  # a FIFO is spooled like stdin
     except OSError as exc:
         raise UsageError(f"cannot open {ns.file}: {exc.strerror or exc}") from None
     if ns.once or ns.json:

@@ -66,6 +66,7 @@ import msgspec
 from neuron_top.fmt import plural
 from neuron_top.recording.pacing import HOLE_HOLD, Pacer
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
+from neuron_top.sources.framing import concatenated_spans
 from neuron_top.textsafe import clean
 
 __all__ = ["RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
@@ -79,7 +80,8 @@ _TS_TAIL = re.compile(rb'"neuron_top"\s*:\s*\{\s*"ts"\s*:\s*(-?[0-9][0-9.eE+-]*)
 _OWN_PREFIX = b'"neuron_top":{"ts":'
 _OWN_LEN = len(_OWN_PREFIX)
 _PERIOD = re.compile(rb'"period"\s*:\s*([0-9][0-9.eE+-]*)')
-_BRACKET_LINE = re.compile(rb"^(?:\}[ \t\r]*$|\{)", re.M)  # a column-0 "}" line, or a line starting with "{"
+# A column-0 "}" line (or "}{": two pretty-printed reports run together by cat), or a line starting with "{".
+_BRACKET_LINE = re.compile(rb"^(?:\}[ \t\r]*$|\}[ \t\r]*\{|\{)", re.M)
 _TAIL_WINDOW = 256
 _PERIOD_WINDOW = 64 * 1024
 _MAX_PERIOD = 86400.0
@@ -411,6 +413,8 @@ class _IndexBase:
                 return _PENDING
             self._add_skip(self._n, "truncated report", _sample(mm[s:t]))
             return nxt
+        if first == 0x7B and (terminated or final) and mm.find(b"}{", s, t) >= 0 and self._salvage(mm, s, t):
+            return nxt
         if first == 0x7B and mm[pos:s].strip(b"\xef\xbb\xbf") == b"":
             return self._multiline(mm, s, nxt, avail, final, settled)
         if not terminated and not final:
@@ -418,6 +422,20 @@ class _IndexBase:
         reason = "truncated report" if first == 0x7B else "not a report"
         self._add_skip(self._n, reason, _sample(mm[s : min(t, s + 80)]))
         return nxt
+
+    def _salvage(self, mm: mmap.mmap, s: int, t: int) -> bool:
+        """A line of reports run together with something cut or foreign among them: keep each whole report (parsed,
+        since nothing else vouches for it), skip the rest. False when none is whole."""
+        spans = concatenated_spans(mm[s:t])
+        good = [(a, b) for a, b in spans if mm[s + a] == 0x7B and _valid_object(mm[s + a : s + b])]
+        if not good:
+            return False
+        for a, b in spans:
+            if (a, b) in good:
+                self._add_one(mm, s + a, s + b)
+            else:
+                self._add_skip(self._n, "truncated report", _sample(mm[s + a : min(s + b, s + a + 80)]))
+        return True
 
     def _multiline(self, mm: mmap.mmap, s: int, nxt: int, avail: int, final: bool, settled: bool) -> int:
         """A column-0 ``{`` line that is not a whole report: a pretty-printed report, or a cut one."""
@@ -433,6 +451,10 @@ class _IndexBase:
                 return _PENDING
             ok = _valid_object(mm[s : close + 1])
             after = end_nl + 1 if end_nl >= 0 else avail
+            nxt_open = mm.find(b"{", close, after)
+            if nxt_open >= 0 and ok:  # "}{": the next report starts on this line
+                self._add(mm, s, close + 1)
+                return nxt_open
             if ok:
                 self._add(mm, s, close + 1)
                 if end_nl < 0:
@@ -444,6 +466,21 @@ class _IndexBase:
         return nxt
 
     def _add(self, mm: mmap.mmap, s: int, t: int) -> None:
+        """Index ``[s, t)``: one report, or several run together on one line (``cat`` of files saved without a
+        final newline gives ``{..}{..}``), each then an entry of its own. ``}{`` never occurs in a single JSON
+        document outside a string, so one ``find`` per report is the whole cost of looking."""
+        if mm.find(b"}{", s, t) >= 0:
+            spans = concatenated_spans(mm[s:t])
+            if len(spans) > 1:
+                for a, b in spans:
+                    if mm[s + a] == 0x7B and mm[s + b - 1] == 0x7D:
+                        self._add_one(mm, s + a, s + b)
+                    else:
+                        self._add_skip(self._n, "not a report", _sample(mm[s + a : min(s + b, s + a + 80)]))
+                return
+        self._add_one(mm, s, t)
+
+    def _add_one(self, mm: mmap.mmap, s: int, t: int) -> None:
         # Hot path (once per report): find the key with rfind (memchr speed), then match only there.
         ts = math.nan
         k = mm.rfind(b'"neuron_top"', t - _TAIL_WINDOW if t - _TAIL_WINDOW > s else s, t)

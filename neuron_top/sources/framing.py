@@ -85,9 +85,16 @@ def split_concatenated(doc: bytes) -> list[bytes]:
 
     Braces inside strings do not count. What follows a closed object must be whitespace and a ``{``; anything else
     is left attached for the decoder to reject."""
+    spans = concatenated_spans(doc)
+    return [doc] if len(spans) == 1 else [doc[a:b] for a, b in spans]
+
+
+def concatenated_spans(doc: bytes) -> list[tuple[int, int]]:
+    """Where ``split_concatenated`` cuts ``doc``, as ``(start, end)`` offsets (a recording index keeps offsets)."""
+    whole = [(0, len(doc))]
     if b"}{" not in doc and not _BETWEEN.search(doc):
-        return [doc]
-    parts: list[bytes] = []
+        return whole
+    spans: list[tuple[int, int]] = []
     start = depth = 0
     for m in _TOKEN.finditer(doc):
         tok = m.group()
@@ -100,12 +107,15 @@ def split_concatenated(doc: bytes) -> list[bytes]:
         elif tok == b"}":
             depth -= 1
             if depth == 0:
-                parts.append(doc[start:m.end()])
+                spans.append((start, m.end()))
                 start = m.end()
     else:
         if not doc[start:].strip(_WS):
-            return parts or [doc]
-    return [*parts, doc[start:].strip(_WS)] if parts else [doc]
+            return spans or whole
+    if not spans:
+        return whole
+    rest = doc[start:]
+    return [*spans, (start + len(rest) - len(rest.lstrip(_WS)), len(doc) - (len(rest) - len(rest.rstrip(_WS))))]
 
 
 class ReportFramer:

@@ -1,0 +1,76 @@
+"""Files people make by hand read like recordings: saved without a final newline (``curl -o``, an editor), run
+together by ``cat``, pretty-printed and run together."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from neuron_top.cli.main import main
+from neuron_top.recording.index import RecordingIndex
+from neuron_top.sources.demo import generate
+
+
+@cache
+def reports() -> tuple[bytes, ...]:
+    return tuple(generate("inf1.xlarge", 4, 3))
+
+
+def index_of(path: Path) -> RecordingIndex:
+    ix = RecordingIndex(path)
+    assert ix.wait(30)
+    return ix
+
+
+@pytest.mark.parametrize("flag", ["--once", "--json"])
+def test_one_report_without_a_final_newline(tmp_path: Path, flag: str, capfdbinary: pytest.CaptureFixture) -> None:
+    """It said "no reports in ..." and exited 2: the file was opened to be followed, so its end was not final."""
+    path = tmp_path / "one.json"
+    path.write_bytes(reports()[0])
+    assert main(["replay", str(path), flag]) == 0
+    out = capfdbinary.readouterr().out.decode()
+    assert "report 1/1" in out
+
+
+def test_reports_run_together_on_one_line_are_entries_of_their_own(tmp_path: Path,
+                                                                   capfdbinary: pytest.CaptureFixture) -> None:
+    """``cat a.json b.json`` of files without a final newline: "no decodable report" before."""
+    r = reports()
+    path = tmp_path / "cat.json"
+    path.write_bytes(r[0] + r[1] + b"\n" + r[2])
+    with index_of(path) as ix:
+        assert len(ix) == 3 and ix.skipped == 0
+        assert [ix.get(i) for i in range(3)] == list(r)
+    assert main(["replay", str(path), "--json", "--start", "1"]) == 0
+    assert json.loads(capfdbinary.readouterr().out)["source"]["position"] == "report 1/3"
+    assert main(["replay", str(path), "--once"]) == 0
+    assert "report 3/3" in capfdbinary.readouterr().out.decode()
+
+
+def test_pretty_printed_reports_run_together(tmp_path: Path) -> None:
+    docs = [json.loads(x) for x in reports()]
+    path = tmp_path / "pretty.json"
+    path.write_text("".join(json.dumps(d, indent=2) for d in docs))  # "}{" at column 0 between them
+    with index_of(path) as ix:
+        assert len(ix) == 3 and ix.skipped == 0
+        assert [json.loads(ix.get(i)) for i in range(3)] == docs
+
+
+def test_a_brace_pair_inside_a_string_is_not_a_cut(tmp_path: Path) -> None:
+    path = tmp_path / "tag.json"
+    doc = {"neuron_runtime_data": [{"pid": 1, "neuron_runtime_tag": "a}{b", "report": {}}]}
+    path.write_text(json.dumps(doc) + "\n")
+    with index_of(path) as ix:
+        assert len(ix) == 1 and json.loads(ix.get(0)) == doc
+
+
+def test_garbage_after_reports_on_one_line_is_skipped_and_counted(tmp_path: Path) -> None:
+    r = reports()
+    path = tmp_path / "junk.json"
+    path.write_bytes(r[0] + r[1] + b"}{oops\n" + r[2] + b"\n")
+    with index_of(path) as ix:
+        assert [ix.get(i) for i in range(len(ix))] == list(r)
+        assert ix.skipped == 1
