@@ -55,15 +55,15 @@ import sys
 import tempfile
 import threading
 import time
-import zlib
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 import msgspec
 
 from neuron_top.fmt import plural
+from neuron_top.recording.inflate import ZSTD_MAGIC, Damage, Inflater
 from neuron_top.recording.pacing import HOLE_HOLD, Pacer
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.sources.framing import concatenated_spans
@@ -72,7 +72,6 @@ from neuron_top.textsafe import clean
 __all__ = ["RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
 
 GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _WS = b" \t\r\f\v"
 _WS_SET = frozenset(_WS)
 _LEAD = re.compile(rb"(?:[ \t\r\f\v]|\xef\xbb\xbf)*")  # whitespace and BOMs before a report
@@ -86,8 +85,8 @@ _TAIL_WINDOW = 256
 _PERIOD_WINDOW = 64 * 1024
 _MAX_PERIOD = 86400.0
 _CHUNK = 1 << 20  # compressed bytes read per step
-_MAX_OUT = 16 << 20  # cap on bytes inflated from one gzip step (a decompression bomb must not fill memory)
 _PENDING = -1
+_NO_DAMAGE = 1 << 62
 _RELEASE = 64 << 20
 _CAN_RELEASE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
 
@@ -103,44 +102,6 @@ def _valid_object(data: bytes | memoryview) -> bool:
 
 def _sample(data: bytes) -> str:
     return clean(data[:80].rstrip().decode("utf-8", "replace"), 80)
-
-
-class _Inflater:
-    """Incremental decompression of concatenated gzip members or zstd frames, fed as bytes arrive."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._obj = self._new()
-        self._started = False
-
-    def _new(self):  # type: ignore[no-untyped-def]
-        if self.kind == "gzip":
-            return zlib.decompressobj(31)
-        import zstandard
-
-        return zstandard.ZstdDecompressor().decompressobj()
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        """Yield the decompressed output of ``data``; raises ``ValueError`` on corrupt input."""
-        while data:
-            if not self._started and not data.strip(b"\0"):
-                return  # zero padding after the last member
-            self._started = True
-            try:
-                if self.kind == "gzip":
-                    out = self._obj.decompress(data, _MAX_OUT)
-                    yield out
-                    while self._obj.unconsumed_tail:
-                        yield self._obj.decompress(self._obj.unconsumed_tail, _MAX_OUT)
-                else:
-                    yield self._obj.decompress(data)
-            except Exception as exc:  # zlib.error / zstandard.ZstdError
-                raise ValueError(f"corrupt {self.kind} data: {clean(str(exc), 120)}") from None
-            if not self._obj.eof:
-                return
-            data = self._obj.unused_data
-            self._obj = self._new()
-            self._started = False
 
 
 class _IndexBase:
@@ -175,6 +136,8 @@ class _IndexBase:
         self.error: str | None = None
         """Why reading stopped early (corrupt compressed data, an I/O error), if it did."""
         self._skips: list[tuple[int, Skipped]] = []
+        self._damage: list[tuple[int, Damage]] = []  # compressed data lost, by where it falls in the data
+        self._next_damage = _NO_DAMAGE
         self._cur_skip: list = []  # [pos, reason, sample, count] being coalesced
         self._lock = threading.RLock()
         self._done = threading.Event()
@@ -319,6 +282,24 @@ class _IndexBase:
         """Whether the background pass should keep polling when no data came (a pipe: yes; a file: no)."""
         return False
 
+    def _spool_out(self, outs: Iterable[bytes | Damage]) -> None:
+        """Append decompressed bytes to the data file; note damage where it falls in the data, for the scanner to
+        count as a skipped item between the reports around it."""
+        for out in outs:
+            if isinstance(out, Damage):
+                self._damage.append((self._avail, out))
+                self._next_damage = min(self._next_damage, self._avail)
+            elif out:
+                os.pwrite(self._data_fd, out, self._avail)
+                self._avail += len(out)
+
+    def _note_damage(self, pos: int) -> None:
+        """Count the damage that lies before data offset ``pos``."""
+        while self._damage and self._damage[0][0] <= pos:
+            _, d = self._damage.pop(0)
+            self._add_skip(self._n, "damaged compressed data", clean(d.text, 80))
+        self._next_damage = self._damage[0][0] if self._damage else _NO_DAMAGE
+
     def _fail(self, message: str) -> None:
         self.error = message
         self._add_skip(self._n, "unreadable input", clean(message, 80))
@@ -335,11 +316,14 @@ class _IndexBase:
         more bytes on the same line would make it garbage."""
         avail = self._avail
         if self._pos >= avail or self._data_fd < 0:
+            self._note_damage(avail)
             self._flush_skip()
             return
         mm = mmap.mmap(self._data_fd, avail, access=mmap.ACCESS_READ)
         try:
             self._scan_map(mm, avail, final, settled)
+            if self._pos >= avail:
+                self._note_damage(avail)
         finally:
             self._flush_skip()
             with contextlib.suppress(BufferError):  # a match object still alive: the GC closes it
@@ -352,6 +336,8 @@ class _IndexBase:
         released = pos - pos % mmap.PAGESIZE
         next_release = released + _RELEASE if _CAN_RELEASE else 1 << 62
         while pos < avail and not self._closed:
+            if pos >= self._next_damage:
+                self._note_damage(pos)
             if pos >= next_release:
                 cut = pos - pos % mmap.PAGESIZE
                 mm.madvise(mmap.MADV_DONTNEED, released, cut - released)
@@ -555,14 +541,15 @@ class RecordingIndex(_IndexBase):
         self._src_fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         self._src_pos = 0
         self._spool: BinaryIO | None = None
-        self._inflater: _Inflater | None = None
+        self._inflater: Inflater | None = None
         try:
             self._src_size = os.fstat(self._src_fd).st_size
             head = os.pread(self._src_fd, 4, 0)
             self.compression = ("gzip" if head.startswith(GZIP_MAGIC)
                                 else "zstd" if head.startswith(ZSTD_MAGIC) else None)
             if self.compression:
-                self._inflater = _Inflater(self.compression)
+                src = self._src_fd
+                self._inflater = Inflater(self.compression, lambda size, at: os.pread(src, size, at))
                 self._spool = tempfile.TemporaryFile(prefix="neuron-top-spool-", dir=spool_dir)  # noqa: SIM115 - lives as long as the index
                 self._data_fd = self._spool.fileno()
             else:
@@ -594,16 +581,11 @@ class RecordingIndex(_IndexBase):
         if not chunk:
             if not self.follow:
                 self._eof = True
+                self._spool_out(self._inflater.end())
             return False
         self._src_pos += len(chunk)
         self._src_size = max(self._src_size, self._src_pos)
-        try:
-            for out in self._inflater.feed(chunk):
-                if out:
-                    os.pwrite(self._data_fd, out, self._avail)
-                    self._avail += len(out)
-        except ValueError as exc:
-            self._fail(f"{exc} (at byte {self._src_pos - len(chunk)} or later)")
+        self._spool_out(self._inflater.feed(chunk))
         return True
 
     def _release(self) -> None:
@@ -633,9 +615,11 @@ class SpooledIndex(_IndexBase):
         except (AttributeError, OSError, ValueError):
             self._fd = None
         self._spool = tempfile.TemporaryFile(prefix="neuron-top-spool-", dir=spool_dir)  # noqa: SIM115 - lives as long as the index
+        self._spool_dir = spool_dir
+        self._raw: BinaryIO | None = None
         self._data_fd = self._spool.fileno()
         self._head = b""
-        self._inflater: _Inflater | None = None
+        self._inflater: Inflater | None = None
         self._sniffed = False
         self.bytes_read = 0
         self._start(name)
@@ -673,19 +657,23 @@ class SpooledIndex(_IndexBase):
                 return True
             chunk, self._head, self._sniffed = self._head, b"", True
             kind = "gzip" if chunk.startswith(GZIP_MAGIC) else "zstd" if chunk.startswith(ZSTD_MAGIC) else None
-            self._inflater = _Inflater(kind) if kind else None
-        outs = [chunk] if self._inflater is None else self._inflater.feed(chunk)
-        try:
-            for out in outs:
-                if out:
-                    os.pwrite(self._data_fd, out, self._avail)
-                    self._avail += len(out)
-        except ValueError as exc:
-            self._fail(str(exc))
+            if kind:
+                # The compressed input is kept too (a tenth of the data's size), so that a break in a member can be
+                # read again up to its bad byte, as from a file.
+                self._raw = tempfile.TemporaryFile(prefix="neuron-top-raw-", dir=self._spool_dir)  # noqa: SIM115 - lives as long as the index
+                raw_fd = self._raw.fileno()
+                self._inflater = Inflater(kind, lambda size, at: os.pread(raw_fd, size, at))
+        if self._raw is not None and self._inflater is not None:
+            os.pwrite(self._raw.fileno(), chunk, self._inflater.pos)
+        self._spool_out([chunk] if self._inflater is None else self._inflater.feed(chunk))
+        if self._eof and self._inflater is not None:
+            self._spool_out(self._inflater.end())
         return True
 
     def _release(self) -> None:
         self._spool.close()
+        if self._raw is not None:
+            self._raw.close()
         self._data_fd = -1
         if self._owned_stream is not None:
             self._owned_stream.close()

@@ -18,6 +18,7 @@ Durability, in order of what can go wrong:
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import queue
@@ -38,7 +39,7 @@ from neuron_top.sources.base import Source, State
 from neuron_top.sources.framing import split_concatenated
 from neuron_top.textsafe import clean
 
-__all__ = ["RecordingWriter", "compression_for", "install_signal_handlers", "record_main", "stamp", "write_range"]
+__all__ = ["RecordingBusy", "RecordingWriter", "compression_for", "install_signal_handlers", "record_main", "stamp", "write_range"]
 
 # Our own key, as a previous recording wrote it (a re-recorded recording gets a fresh one, not two).
 _OWN_KEY = re.compile(rb',?\s*"neuron_top"\s*:\s*\{[^{}]*\}\s*(?=\}\s*\Z)')
@@ -83,18 +84,22 @@ class RecordingWriter:
     """Appends reports to ``path``; thread-safe. Raises ``OSError`` from the constructor or a failed write.
 
     ``write(data, ts)`` is what ``Collector`` calls for every live report. ``append=False`` truncates first.
+    ``lock`` (default) takes an advisory lock on the file and raises ``RecordingBusy`` if another recorder holds
+    it. Appending to a file whose contents are not the format its name asks for raises ``OSError`` (EINVAL).
 
     Args:
         path: the file; ``.gz`` and ``.zst`` compress (``compression="auto"``), anything else is plain NDJSON.
         append: add to an existing recording (False truncates).
         compression: "auto", "gzip", "zstd" or None.
+        lock: take the advisory lock (a second recorder on the file is refused).
         clock: Unix time for reports written without one.
         fsync_interval: seconds between fsyncs, so a crash loses at most that much.
         level: the compression level (default: the codec's fast one).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, append: bool = True, compression: str | None = "auto",
-                 clock: Callable[[], float] = time.time, fsync_interval: float = 1.0, level: int | None = None) -> None:
+                 lock: bool = True, clock: Callable[[], float] = time.time, fsync_interval: float = 1.0,
+                 level: int | None = None) -> None:
         self.path = Path(path)
         self.compression = compression_for(path) if compression == "auto" else compression
         self.clock = clock
@@ -113,14 +118,21 @@ class RecordingWriter:
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if not append:
             flags |= os.O_TRUNC
-        self._fd = os.open(self.path, flags, 0o644)  # O_RDWR: to look at the last byte an earlier writer left
+        self._fd = os.open(self.path, flags & ~os.O_TRUNC, 0o644)  # O_RDWR: to read what an earlier writer left
         try:
+            if lock:
+                _lock(self._fd)
+            if flags & os.O_TRUNC:
+                os.ftruncate(self._fd, 0)  # only once the lock is ours: never cut a file another recorder writes
+            _check_format(self._fd, self.compression)
             self._start(level)
         except BaseException:
             os.close(self._fd)
             raise
 
     def _start(self, level: int | None) -> None:
+        """A recording session: a new gzip member / zstd frame of its own (the reader reads them all, and one cut
+        short by a killed recorder costs nothing of the others), or a fresh line of a plain file."""
         self._size = os.fstat(self._fd).st_size
         self._last_sync = time.monotonic()
         self._compressor: Any = None
@@ -203,6 +215,45 @@ class RecordingWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class RecordingBusy(OSError):
+    """Another process holds the recording's lock: it is recording to that file now."""
+
+
+def _lock(fd: int) -> None:
+    """An advisory lock for as long as the file is open (released by the kernel however we exit, even SIGKILL).
+
+    Two recorders on one file would interleave their reports: in a plain file lines of both in turn, in a
+    compressed one blocks of each stream inside the other's, which no reader can take apart."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RecordingBusy(errno.EWOULDBLOCK, "another process is recording to it (choose another file, or stop "
+                            "that recorder first)") from None
+    except OSError:
+        pass  # a file system without locks (some network mounts): record anyway
+
+
+_FORMATS = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
+
+
+def _check_format(fd: int, compression: str | None) -> None:
+    """Refuse to append to a file that holds another format than its name says we write (gzip members after
+    plain lines, or the reverse): the reader goes by what the file starts with, and the new reports would be lost."""
+    head = os.pread(fd, 4, 0)
+    if not head.strip():
+        return
+    has = next((k for k, magic in _FORMATS.items() if head.startswith(magic)), None)
+    if has != compression:
+        def say(kind: str | None) -> str:
+            return "plain text" if kind is None else f"{kind} data"
+        raise OSError(errno.EINVAL, f"it holds {say(has)}, and its name asks for {say(compression)}: "
+                      "record to a new file, or give it a name that matches")
 
 
 def install_signal_handlers(writer: RecordingWriter, stop: threading.Event | None = None) -> Callable[[], None]:

@@ -279,3 +279,50 @@ def test_signal_handler_sets_the_writers_own_event_and_restores(tmp_path: Path) 
         assert w.write(b"{}")  # a signal does not cut the writer off: the loop decides when to stop
     assert signal.getsignal(signal.SIGTERM) == before
     assert not w.write(b"{}")  # closed: dropped, not an error
+
+
+# --- one recorder per file -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["busy.jsonl", "busy.jsonl.gz", "busy.jsonl.zst"])
+def test_a_second_recorder_on_a_file_being_written_is_refused(tmp_path: Path, name: str) -> None:
+    """Two recorders on one .gz interleaved their blocks: the file became unreadable past the first report."""
+    from neuron_top.recording.writer import RecordingBusy
+
+    path = tmp_path / name
+    with RecordingWriter(path) as first:
+        first.write(b'{"a":1}', ts=1.0)
+        with pytest.raises(RecordingBusy, match="another process is recording to it"):
+            RecordingWriter(path)
+        with pytest.raises(RecordingBusy):
+            RecordingWriter(path, append=False)  # and never truncates it
+        first.write(b'{"a":2}', ts=2.0)
+    with RecordingWriter(path) as again:  # free once the first one is closed
+        again.write(b'{"a":3}', ts=3.0)
+    with RecordingIndex(path) as ix:
+        ix.wait()
+        assert len(ix) == 3
+
+
+def test_the_lock_is_refused_across_processes_with_a_clear_message(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "r.jsonl.gz"
+    with RecordingWriter(path):
+        p = subprocess.run([sys.executable, "-m", "neuron_top", "record", str(path), "--builtin"],
+                           capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert "cannot record to" in p.stderr and "another process is recording to it" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize(("name", "content"), [("x.gz", b'{"a":1}\n'), ("x.jsonl", b"\x1f\x8b\x08\x00junk"),
+                                               ("x.zst", b"\x1f\x8b\x08\x00junk")])
+def test_appending_another_format_than_the_file_holds_is_refused(tmp_path: Path, name: str, content: bytes) -> None:
+    """gzip members after plain lines would never be read back (the reader goes by the first bytes)."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(OSError, match="record to a new file"):
+        RecordingWriter(path)
+    assert path.read_bytes() == content
