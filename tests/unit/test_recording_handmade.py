@@ -74,3 +74,14 @@ def test_garbage_after_reports_on_one_line_is_skipped_and_counted(tmp_path: Path
     with index_of(path) as ix:
         assert [ix.get(i) for i in range(len(ix))] == list(r)
         assert ix.skipped == 1
+
+
+def test_reports_run_together_deep_in_a_long_file(tmp_path: Path) -> None:
+    """Only the first lines and unusually long ones are looked at (a search of every report would cost seven
+    times the indexing pass): two reports on one line are twice as long, so they are found anywhere."""
+    r = generate("inf1.xlarge", 4, 120)
+    path = tmp_path / "long.json"
+    path.write_bytes(b"\n".join(r[:100]) + b"\n" + r[100] + r[101] + b"\n" + b"\n".join(r[102:]) + b"\n")
+    with index_of(path) as ix:
+        assert len(ix) == 120 and ix.skipped == 0
+        assert ix.get(100) == r[100] and ix.get(101) == r[101]
