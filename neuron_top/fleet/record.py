@@ -87,7 +87,7 @@ def fleet_markers(frames: Iterator[tuple[int, FleetFrame | None]], stop: Callabl
             now[r.key] = state
             before = prev.get(r.key, (False, False, UP))
             if state[0] and not before[0]:
-                yield Marker(i, "ecc", f"{clean(r.key, 60)}: uncorrected ECC ({r.ecc_uncorrected:g})")
+                yield Marker(i, "ecc-uncorrected", f"{clean(r.key, 60)}: uncorrected ECC ({r.ecc_uncorrected:g})")
             if state[1] and not before[1]:
                 yield Marker(i, "error", f"{clean(r.key, 60)}: errors {r.err_rate:.2f}/s")
             if state[2] in (STALE, DOWN) and state[2] != before[2]:

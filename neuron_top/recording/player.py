@@ -7,21 +7,21 @@ history from the reports before the new position, so sparklines are never empty 
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable
 from typing import Protocol
 
 from neuron_top.decode import DecodeError
-from neuron_top.fmt import plural
+from neuron_top.recording.markers import Facts, Marker, brief_snapshot, hole_marker, markers_between
 from neuron_top.recording.pacing import Hole, Pacer, hole_after
-from neuron_top.snapshot import AppView, Snapshot, finite, snapshot_from
+from neuron_top.snapshot import Snapshot, snapshot_from
 
 __all__ = [
-    "MARKER_KINDS", "MAX_FRAME_REPORTS", "SPEEDS", "Index", "Marker", "ReplayController",
+    "MAX_FRAME_REPORTS", "SPEEDS", "Index", "Marker", "ReplayController",
     "clamp_speed", "markers_between", "parse_goto",
 ]
 
@@ -40,63 +40,6 @@ class Index(Protocol):
 
     @property
     def done(self) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    index: int
-    kind: str
-    """"ecc", "error", "app+", "app-", "stall", "group-error"."""
-    text: str
-
-
-MARKER_KINDS = ("ecc", "error", "app+", "app-", "stall", "group-error")
-
-
-def markers_between(prev: Snapshot | None, cur: Snapshot, index: int) -> list[Marker]:
-    """What happened at report ``index`` compared with the report before it."""
-    out: list[Marker] = []
-    for e in cur.ecc:  # ECC counts are the events of this report's period
-        if e.uncorrected:
-            out.append(Marker(index, "ecc", f"{e.uncorrected} uncorrected ECC on ND{e.device}"))
-        elif e.corrected:
-            out.append(Marker(index, "ecc", f"{e.corrected} corrected ECC on ND{e.device}"))
-    if prev is not None:
-        old = {a.pid: a for a in prev.apps}
-        new = {a.pid: a for a in cur.apps}
-        for pid in new.keys() - old.keys():
-            out.append(Marker(index, "app+", f"app {new[pid].label} (pid {pid}) started"))
-        for pid in old.keys() - new.keys():
-            out.append(Marker(index, "app-", f"app {old[pid].label} (pid {pid}) stopped"))
-        for pid in new.keys() & old.keys():
-            was, now = _busy(old[pid]), _busy(new[pid])
-            if was is not None and was >= 5.0 and now is not None and now == 0.0:
-                out.append(Marker(index, "stall", f"app {new[pid].label}: utilization fell to 0%"))
-    seen = {g.where for g in prev.group_statuses} if prev is not None else set()
-    g = next((g for g in cur.group_statuses if g.where not in seen), None)
-    if g is not None:  # a group starts failing (or the recording starts with one failing)
-        out.append(Marker(index, "group-error", f"{g.where}: {g.error}"))
-    was_bad = {a.pid: _errors(a) for a in prev.apps} if prev is not None else {}
-    for a in cur.apps:
-        bad = _errors(a)
-        if bad and not was_bad.get(a.pid):  # errors start (a run of failing reports is one event)
-            out.append(Marker(index, "error", f"app {a.label}: {plural(bad, 'execution error')}"))
-            break
-    return out
-
-
-def _errors(app: AppView) -> int:
-    """Failed executions in one report's period (neuron-monitor's counts are per period, not totals)."""
-    ex = app.exec_summary
-    return sum(app.error_summary.values()) + sum(ex.get(k, 0) for k in _BAD_EXEC)
-
-
-_BAD_EXEC = ("completed_with_err", "completed_with_num_err", "timed_out", "failed_to_queue", "incorrect_input")
-
-
-def _busy(app: AppView) -> float | None:
-    vals = [v for c in app.cores.values() if (v := finite(c.neuroncore_utilization)) is not None]
-    return max(vals) if vals else None
 
 
 def clamp_speed(speed: float) -> float:
@@ -138,6 +81,9 @@ class ReplayController:
         self._holes: list[Hole] = []
         self.markers: list[Marker] = []
         """Found so far, in report order (appended by the scan thread; readers only iterate)."""
+        self._marker_at: list[int] = []
+        """Each marker's report, for bisecting (appended after ``markers``)."""
+        self._scan_gen = 0
         self.scanned = 0
         """Reports scanned for markers so far (the scan runs in a background thread)."""
         self._scan_prev: Snapshot | None = None
@@ -295,26 +241,38 @@ class ReplayController:
 
     # --- markers ---
     def scan_markers(self, progress: Callable[[], None] | None = None, every: int = 500) -> None:
-        """Decode the recording once (in a background thread) and collect markers.
+        """Decode the recording once (in a background thread) and collect markers, holes included.
 
-        Resumable: a second call carries on from ``scanned`` (a followed recording that grew)."""
+        Resumable: a second call carries on from ``scanned`` (a followed recording that grew). A scan started
+        before ``restart`` (the file was replaced) stops without adding anything."""
         self._scan_stop.clear()
+        gen = self._scan_gen
         prev = self._scan_prev
         i = self.scanned
-        while not self._scan_stop.is_set():
-            if i >= len(self.index):
-                if getattr(self.index, "done", True):
+        index = self.index
+        while not self._scan_stop.is_set() and gen == self._scan_gen:
+            if i >= len(index):
+                if getattr(index, "done", True):
                     break
                 self._scan_stop.wait(0.2)
                 continue
+            found: list[Marker] = []
+            hole = hole_after(index, i - 1) if i else None
+            if hole is not None:
+                found.append(hole_marker(hole))
             try:
-                snap = snapshot_from(self.index.get(i), 0.0, i + 1)
+                facts: Facts | None = Facts(brief_snapshot(index.get(i), i + 1))
             except (DecodeError, IndexError, OSError):
-                i += 1
-                self.scanned = i
-                continue
-            self.markers.extend(markers_between(prev, snap, i))
-            prev = self._scan_prev = snap
+                facts = None
+            if facts is not None:
+                found.extend(markers_between(prev, facts, i))
+                prev = facts
+            if gen != self._scan_gen:
+                return
+            if found:
+                self.markers.extend(found)
+                self._marker_at.extend(m.index for m in found)
+            self._scan_prev = prev
             i += 1
             self.scanned = i
             if progress is not None and i % every == 0:
@@ -325,16 +283,35 @@ class ReplayController:
     def stop_scan(self) -> None:
         self._scan_stop.set()
 
-    @property
-    def scan_stop(self) -> threading.Event:
-        """Set by ``stop_scan``: a scan of another kind of recording (fleet frames) stops on it too."""
-        return self._scan_stop
+    def restart(self) -> None:
+        """The recording was replaced under us (a followed file rotated or truncated): forget its markers and
+        decoded reports, and stand at its last report (following) or its first."""
+        following = self.at_end()
+        self._scan_gen += 1
+        self._scan_stop.set()
+        self.markers = []
+        self._marker_at = []
+        self.scanned = 0
+        self._scan_prev = None
+        self.mark_in = None
+        with self._lock:
+            self._cache.clear()
+        self._bad_seen.clear()
+        self.bad = 0
+        self._holes = []
+        self.seek(len(self.index) - 1 if following else 0)
 
-    def next_marker(self, direction: int) -> Marker | None:
-        ms = self.markers
+    def next_marker(self, direction: int, kinds: Collection[str] | None = None) -> Marker | None:
+        """The next marker after (``direction`` > 0) or before the position, of one of ``kinds`` (any if None)."""
+        at, ms = self._marker_at, self.markers
+        n = min(len(at), len(ms))  # the scan thread appends to both
         if direction > 0:
-            return next((m for m in ms if m.index > self.position), None)
-        return next((m for m in reversed(ms) if m.index < self.position), None)
+            k = bisect.bisect_right(at, self.position, 0, n)
+            rng: Iterable[int] = range(k, n)
+        else:
+            k = bisect.bisect_left(at, self.position, 0, n)
+            rng = range(k - 1, -1, -1)
+        return next((ms[j] for j in rng if kinds is None or ms[j].kind in kinds), None)
 
 
 def parse_goto(text: str, c: ReplayController) -> int | None:

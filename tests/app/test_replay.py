@@ -13,15 +13,17 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from textual.app import App
 
 from neuron_top.recording.index import RecordingIndex, SpooledIndex
+from neuron_top.recording.markers import Marker
 from neuron_top.recording.player import ReplayController
 from neuron_top.recording.writer import RecordingWriter, stamp
 from neuron_top.tui.app import NeuronTopApp
 from neuron_top.tui.screens.replay import HISTORY_WINDOW, ReplayScreen
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.header import HeaderBar
-from neuron_top.tui.widgets.scrubber import Scrubber, cell_of, report_at
+from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, cell_of, report_at
 from neuron_top.tui.widgets.tabs import AppTabs
 
 T0 = 1767225600.0
@@ -251,7 +253,7 @@ async def test_markers_n_and_N(rec: Path) -> None:
         c = ctl(app)
         assert c.scanned == N
         kinds = {m.kind for m in c.markers}
-        assert kinds == {"ecc", "error", "app+", "app-", "stall", "group-error"}
+        assert kinds == {"ecc-uncorrected", "ecc-corrected", "error", "app+", "app-", "stall", "group-error"}
         first, second = sorted({m.index for m in c.markers})[:2]
         await pilot.press("n")
         assert c.position == first
@@ -260,7 +262,7 @@ async def test_markers_n_and_N(rec: Path) -> None:
         await pilot.press("N")
         assert c.position == first
         s = app.screen.query_one(Scrubber)
-        assert f"{len(c.markers)} markers" in s.render_line(1).text
+        assert f"{len(c.markers)} markers" in s.render_line(2).text
         bar = s.render_line(0).text
         assert any(g in bar for g in "E+x")
         await pilot.press("G", "n")
@@ -306,7 +308,7 @@ async def test_m_marks_a_range_for_w(rec: Path, tmp_path: Path, monkeypatch) -> 
         await settle(pilot)
         await pilot.press("space", "full_stop", "m")
         s = app.screen.query_one(Scrubber)
-        assert "range from #11" in s.render_line(1).text
+        assert "range from #11" in s.render_line(2).text
         await pilot.press("full_stop", "full_stop", "right_square_bracket", "w")
         await settle(pilot)
         await pilot.press("m")
@@ -502,4 +504,116 @@ async def test_a_two_hour_hole_is_held_briefly_and_announced(tmp_path: Path) -> 
         shown = [n.message for n in app._notifications]
         assert "skipped 2 h 01 m without data" in shown
         assert "next:" not in header(app)
+    ctl(app).index.close()
+
+
+# --- markers that matter ----------------------------------------------------------------------------------------
+
+
+class ScrubberApp(App):
+    def __init__(self, markers: list[Marker], total: int) -> None:
+        super().__init__()
+        self.markers = markers
+        self.total = total
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        s = Scrubber(self.markers)
+        s.total = self.total
+        yield s
+
+
+def busy_markers() -> list[Marker]:
+    """10,000 reports, 9,945 with corrected ECC, one uncorrected in the middle, an app stopping near the end."""
+    ms = [Marker(i, "ecc-corrected", "ND0 corrected ECC (HBM) x1") for i in range(10_000) if i % 182 != 5]
+    ms.append(Marker(5_000, "ecc-uncorrected", "ND3 uncorrected ECC (HBM) x1"))
+    ms.append(Marker(9_000, "app-", "app bert (pid 1) stopped"))
+    return sorted(ms, key=lambda m: m.index)
+
+
+async def test_a_busy_recording_shows_its_rare_serious_markers() -> None:
+    """9,945 of 10,000 reports with a marker made the bar a wall of E; the uncorrected one could not be seen."""
+    app = ScrubberApp(busy_markers(), 10_000)
+    async with app.run_test(size=(80, 24)) as pilot:
+        s = app.query_one(Scrubber)
+        s.position = 9_999
+        await pilot.pause()
+        bar = s.render_line(0).text
+        bar_w = s.size.width - 2
+        assert bar[1 + cell_of(5_000, bar_w, 10_000)] == "E"
+        assert bar[1 + cell_of(9_000, bar_w, 10_000)] == "-"
+        assert bar.count("E") == 1 and bar.count("e") > bar_w // 2  # the flood is a quiet lower-case e
+        s.hidden = frozenset({"ecc-corrected"})
+        bar = s.render_line(0).text
+        assert "e" not in bar and bar.count("E") == 1 and bar.count("-") == 1
+        legend = s.render_line(1).text
+        assert "E uncorr 1" in legend and "- stop 1" in legend and "corr 9945 hidden" in legend
+        assert len(legend.rstrip()) <= 80
+
+
+async def test_k_chooses_what_n_jumps_to_and_e_hides_corrected_ecc(rec: Path) -> None:
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        c = ctl(app)
+        want = {kind: [m.index for m in c.markers if m.kind in kinds]
+                for kind, kinds in (("u", {"ecc-uncorrected"}), ("app", {"app-", "app+"}))}
+        await pilot.press("k", "n")  # every marker -> uncorrected ECC
+        assert c.position == want["u"][0]
+        legend = app.screen.query_one(Scrubber).render_line(1).text
+        assert "n/N: uncorr" in legend
+        await pilot.press("k", "k", "g", "n", "n")  # -> execution errors -> app stop/start
+        assert c.position == want["app"][1]
+        await pilot.press("N")
+        assert c.position == want["app"][0]
+        await pilot.press(*["k"] * (len(JUMP_KINDS) - 3))  # round to every marker again
+        assert app.screen._jump is None
+        await pilot.press("e")
+        s = app.screen.query_one(Scrubber)
+        assert "hidden" in s.render_line(1).text and "e" not in s.render_line(0).text[1:-1]
+        await pilot.press("g", *["n"] * 40)
+        assert all(m.kind != "ecc-corrected" for m in c.markers if m.index == c.position)
+    ctl(app).index.close()
+
+
+async def test_a_hole_is_drawn_on_the_scrubber(tmp_path: Path) -> None:
+    app, _ = replay_app(slow_recording(tmp_path / "slow.jsonl"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        gaps = [m for m in ctl(app).markers if m.kind == "gap"]
+        assert [(m.index, m.text) for m in gaps] == [(20, "skipped 2 h 01 m without data")]
+        s = app.screen.query_one(Scrubber)
+        assert "┊" in s.render_line(0).text and "gap 1" in s.render_line(1).text
+    ctl(app).index.close()
+
+
+# --- following like tail -F -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["rotated", "truncated"])
+async def test_follow_reopens_on_rotation_and_reindexes_on_truncation(rec: Path, how: str) -> None:
+    """It went on showing reports no longer in the file (truncated), or the old file forever (rotated)."""
+    app, _ = replay_app(rec)
+    reps = demo_reports()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await settle(pilot)
+        await pilot.press("G")
+        if how == "rotated":
+            rec.rename(rec.with_name("rec.jsonl.1"))
+            screen._poll()  # between the mv and the new file: still the old one
+            assert len(ctl(app)) == N
+        else:
+            rec.write_bytes(b"")
+        with RecordingWriter(rec) as w:
+            for i in range(5):
+                w.write(reps[i], T0 + 10_000 + i)
+        screen._poll()
+        await pilot.pause()
+        assert len(ctl(app)) == 5 and app.screen.query_one(Scrubber).total == 5
+        assert ctl(app).position == 4 and app.latest.ts == T0 + 10_004  # it was at the end: it stays there
+        assert "report 5/5" in header(app)
+        assert any(how in n.message and "200 reports before" in n.message for n in app._notifications)
+        await settle(pilot)
+        assert ctl(app).scanned == 5 and all(m.index < 5 for m in ctl(app).markers)
     ctl(app).index.close()

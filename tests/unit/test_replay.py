@@ -11,14 +11,13 @@ import pytest
 
 from neuron_top.decode import decode_report
 from neuron_top.recording.index import RecordingIndex
+from neuron_top.recording.markers import KINDS, Marker, brief_snapshot, markers_between, severity
 from neuron_top.recording.pacing import HOLE_HOLD, Hole, gap_text, hole_after
 from neuron_top.recording.player import (
     MAX_FRAME_REPORTS,
     SPEEDS,
-    Marker,
     ReplayController,
     clamp_speed,
-    markers_between,
     parse_goto,
 )
 from neuron_top.recording.writer import RecordingWriter
@@ -331,11 +330,43 @@ def kinds(prev: bytes | None, cur: bytes) -> list[str]:
 
 def test_marker_ecc() -> None:
     # neuron-monitor reports each period's ECC events: every report that carries some is a marker
-    assert kinds(report(ecc=(0, 0)), report(ecc=(2, 0))) == ["ecc"]
+    assert kinds(report(ecc=(0, 0)), report(ecc=(2, 0))) == ["ecc-corrected"]
     m = markers_between(snap(report(ecc=(2, 0))), snap(report(ecc=(2, 1))), 7)
-    assert m == [Marker(7, "ecc", "1 uncorrected ECC on ND0")]
-    assert kinds(report(ecc=(5, 1)), report(ecc=(5, 1))) == ["ecc"]
+    assert m == [Marker(7, "ecc-uncorrected", "ND0 uncorrected ECC (HBM) x1", "ND0 HBM", 1),
+                 Marker(7, "ecc-corrected", "ND0 corrected ECC (HBM) x2", "ND0 HBM", 2)]
+    assert kinds(report(ecc=(5, 1)), report(ecc=(5, 1))) == ["ecc-uncorrected", "ecc-corrected"]
     assert kinds(report(ecc=(5, 1)), report(ecc=(0, 0))) == []
+
+
+def test_markers_are_ranked_by_severity() -> None:
+    order = ["ecc-uncorrected", "error", "app-", "stall", "group-error", "gap", "ecc-corrected"]
+    assert [severity(k) for k in order] == sorted(severity(k) for k in order)
+    assert severity("app-") == severity("app+")
+    assert set(KINDS) == {*order, "app+"}
+
+
+def test_every_app_whose_errors_start_is_a_marker() -> None:
+    ok = report(apps=[{"pid": 1}, {"pid": 2}])
+    both = report(apps=[{"pid": 1, "errors": 1}, {"pid": 2, "timeouts": 4}])
+    m = markers_between(snap(ok), snap(both), 3)
+    assert [(x.kind, x.subject, x.count) for x in m] == [("error", "app1", 1), ("error", "app2", 4)]
+
+
+def test_the_brief_decode_finds_the_same_markers_as_a_full_one() -> None:
+    """The scan and --summary decode a brief view (four times cheaper); its markers must be the full ones."""
+    from neuron_top.sources.demo import PROFILES, generate
+
+    for instance in PROFILES:
+        reps = generate(instance, 7, 300)
+        full: list[Marker] = []
+        brief: list[Marker] = []
+        pf = pb = None
+        for i, r in enumerate(reps):
+            f, b = snap(r, i), brief_snapshot(r, i + 1)
+            full += markers_between(pf, f, i)
+            brief += markers_between(pb, b, i)
+            pf, pb = f, b
+        assert brief == full and len({m.kind for m in full}) >= 6, instance
 
 
 def test_marker_execution_errors_when_they_start() -> None:
@@ -396,9 +427,15 @@ def test_scan_markers_over_a_recording_and_resume_when_it_grows(tmp_path: Path) 
         idx.refresh()
         assert len(idx) == 12
         c.scan_markers()
-        assert [(m.index, m.kind) for m in c.markers] == [(5, "app+"), (10, "ecc"), (10, "app-"), (11, "ecc")]
+        assert [(m.index, m.kind) for m in c.markers] == [(5, "app+"), (10, "ecc-corrected"), (10, "app-"),
+                                                          (11, "ecc-corrected")]
         c.seek(0)
         assert c.next_marker(1).index == 5
+        assert c.next_marker(1, kinds={"app-"}).index == 10
+        assert c.next_marker(1, kinds={"ecc-uncorrected"}) is None
+        c.seek(11)
+        assert c.next_marker(-1, kinds={"app+"}).index == 5
+        assert c.next_marker(-1).index == 10
         c.seek(10)
         assert c.next_marker(1).index == 11
         c.seek(11)

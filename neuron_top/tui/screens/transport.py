@@ -19,10 +19,11 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual.worker import Worker
 
+from neuron_top.recording.markers import KINDS
 from neuron_top.recording.pacing import gap_text
 from neuron_top.recording.player import ReplayController, parse_goto
 from neuron_top.textsafe import clean
-from neuron_top.tui.widgets.scrubber import Scrubber, clock_text
+from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, clock_text, kind_names
 
 WINDOW = 120
 """Reports ``w`` writes around the position when no range is marked."""
@@ -79,6 +80,8 @@ class ReplayTransport(Screen):
         Binding("colon", "goto", "go to"),
         Binding("n", "marker(1)", "next marker"),
         Binding("N", "marker(-1)", "prev marker", show=False),
+        Binding("k", "jump_kind", "marker kind", show=False),
+        Binding("e", "corrected_ecc", "hide corrected ECC", show=False),
         Binding("m", "mark", "mark range", show=False),
         Binding("w", "write", "write window", show=False),
     ]
@@ -96,6 +99,12 @@ class ReplayTransport(Screen):
         self._scanner: Worker[None] | None = None
         self._seen: tuple[int, bool, int] = (0, False, 0)
         """(reports, done, skipped) at the last look at the index."""
+        self._hidden: frozenset[str] = frozenset()
+        """Marker kinds not drawn (``e`` hides corrected ECC)."""
+        self._jump: tuple[str, ...] | None = None
+        """The marker kinds ``n``/``N`` jump to (``k`` chooses); None: every kind shown."""
+        self._index_gen = getattr(controller.index, "generation", 0)
+        """The index's generation last seen (it changes when a followed file is rotated or truncated)."""
 
     # --- what the screen provides ---
     def show_position(self, rebuild: bool = False, passed: list[int] | None = None) -> None:
@@ -154,14 +163,21 @@ class ReplayTransport(Screen):
         ahead = f" · next: {gap_text(hole.seconds)} without data" if hole is not None else ""
         return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{ahead}{tail}"
 
+    def _jump_kinds(self) -> tuple[str, ...]:
+        """The kinds ``n``/``N`` stop at: the chosen ones, else every kind not hidden."""
+        return self._jump if self._jump is not None else tuple(k for k in KINDS if k not in self._hidden)
+
     def _update_scrubber(self) -> None:
         c = self.controller
         s = self.query_one(Scrubber)
+        s.markers = c.markers  # a new list after the file was replaced
         s.total = len(c)
         s.position = c.position
         s.markers_seen = len(c.markers)
         s.mark_in = c.mark_in
-        near = c.next_marker(1)
+        s.hidden = self._hidden
+        s.jump = self._jump
+        near = c.next_marker(1, self._jump_kinds())
         scan = "" if c.scanned >= len(c) else f"scanning {c.scanned}/{len(c)} · "
         s.info = (f"{scan}{len(c.markers)} markers" + (f" · next: {near.text} (#{near.index + 1})" if near else "")
                   + (f" · range from #{c.mark_in + 1}" if c.mark_in is not None else ""))
@@ -194,7 +210,12 @@ class ReplayTransport(Screen):
         c = self.controller
         idx = c.index
         if getattr(idx, "done", True) and hasattr(idx, "refresh"):
-            idx.refresh()  # tail -f: pick up what was appended
+            idx.refresh()  # tail -F: pick up what was appended, or a new file at the path
+        if hasattr(idx, "take_notices"):
+            for note in idx.take_notices():
+                self.notify(note, title="following", severity="warning", timeout=10, markup=False)
+        if getattr(idx, "generation", 0) != self._index_gen:
+            self._replaced()
         # Compared with the last look, not with before refresh: the indexing thread adds reports on its own.
         seen = (len(idx), getattr(idx, "done", True), getattr(idx, "skipped", 0))
         changed, grew = seen != self._seen, seen[0] != self._seen[0]
@@ -212,6 +233,16 @@ class ReplayTransport(Screen):
         if getattr(idx, "finished", False):
             return  # nothing more can ever arrive: no more polling
         self._poll_timer = self.set_timer(WAIT_POLL if not self._shown else FOLLOW_POLL, self._poll)
+
+    def _replaced(self) -> None:
+        """The followed file was rotated or truncated and the index started over: so do markers and position."""
+        c = self.controller
+        self._index_gen = getattr(c.index, "generation", 0)
+        c.restart()
+        self._seen = (0, False, 0)
+        self._shown = False
+        self._scanner = self.scan_markers()  # the old scan sees the restart and stops
+        self._moved()
 
     def _moved(self) -> None:
         self.show_position(rebuild=True)
@@ -251,13 +282,29 @@ class ReplayTransport(Screen):
         self._schedule()
 
     def action_marker(self, direction: int) -> None:
-        m = self.controller.next_marker(direction)
+        m = self.controller.next_marker(direction, self._jump_kinds())
         if m is None:
-            self.notify("no more markers" if self.controller.markers else "no markers (yet)", timeout=2)
+            what = "markers" if self._jump is None else kind_names(self._jump)
+            self.notify(f"no more {what}" if self.controller.markers else "no markers (yet)", timeout=2,
+                        markup=False)
             return
         self.controller.seek(m.index)
         self.notify(m.text, title=f"marker #{m.index + 1}", timeout=4, markup=False)
         self._moved()
+
+    def action_jump_kind(self) -> None:
+        """``k``: choose what ``n``/``N`` jump to: every marker, then each kind in turn, most severe first."""
+        at = JUMP_KINDS.index(self._jump) if self._jump in JUMP_KINDS else 0
+        self._jump = JUMP_KINDS[(at + 1) % len(JUMP_KINDS)]
+        self.notify(f"n/N jump to: {kind_names(self._jump)}", timeout=2, markup=False)
+        self._update_scrubber()
+
+    def action_corrected_ecc(self) -> None:
+        """``e``: hide (or show again) corrected ECC, which a busy recording has in nearly every report."""
+        self._hidden = self._hidden ^ {"ecc-corrected"}
+        shown = "ecc-corrected" not in self._hidden
+        self.notify(f"corrected ECC {'shown' if shown else 'hidden'}", timeout=2)
+        self._update_scrubber()
 
     def action_mark(self) -> None:
         c = self.controller

@@ -1,34 +1,53 @@
-"""The replay scrubber: the whole recording as one bar, where you are, and markers where something happened."""
+"""The replay scrubber: the whole recording as one bar, where you are, and what happened where.
+
+Line 1 is the bar: one cell stands for a stretch of reports and shows the most severe marker in it
+(``recording.markers.KINDS``), so a busy recording, where nearly every report carries a corrected ECC event, still
+shows the rare uncorrected one. Line 2 is the legend: each kind's glyph and how many there are; the kind ``n``/``N``
+jump by is highlighted, and corrected ECC can be hidden. Line 3 says where the next marker is.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.events import Click
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from neuron_top.recording.player import Marker
+from neuron_top.recording.markers import KINDS, LABELS, Marker, severity
 
-GLYPH = {"ecc": "E", "error": "x", "app+": "+", "app-": "-", "stall": "z", "group-error": "!"}
-PRIORITY = ("ecc", "error", "stall", "group-error", "app-", "app+")
+GLYPH = {"ecc-uncorrected": "E", "error": "x", "app-": "-", "app+": "+", "stall": "z", "group-error": "!",
+         "gap": "┊", "ecc-corrected": "e"}
+STYLE = {"ecc-uncorrected": "bad", "error": "bad", "app-": "warn", "stall": "warn", "group-error": "warn",
+         "app+": "note", "gap": "note", "ecc-corrected": "note"}
+SHORT = {"ecc-uncorrected": "uncorr", "error": "err", "app-": "stop", "app+": "start", "stall": "stall",
+         "group-error": "group", "gap": "gap", "ecc-corrected": "corr"}
+"""Legend words (the full names, ``LABELS``, are in the help screen and the next-marker line)."""
+JUMP_KINDS: tuple[tuple[str, ...] | None, ...] = (None, ("ecc-uncorrected",), ("error",), ("app-", "app+"),
+                                                   ("stall",), ("group-error",), ("gap",), ("ecc-corrected",))
+"""What ``n``/``N`` can jump by, in the order ``k`` cycles through them (None: every marker shown)."""
 
 
 class Scrubber(Widget):
     COMPONENT_CLASSES = {"scrubber--track", "scrubber--played", "scrubber--head", "scrubber--bad",
-                         "scrubber--note", "scrubber--info", "scrubber--mark"}
+                         "scrubber--warn", "scrubber--note", "scrubber--info", "scrubber--mark",
+                         "scrubber--chosen"}
     DEFAULT_CSS = """
-    Scrubber { height: 2; background: $panel; }
+    Scrubber { height: 3; background: $panel; }
     Scrubber > .scrubber--track { color: $surface-lighten-2; }
     Scrubber > .scrubber--played { color: $primary; }
     Scrubber > .scrubber--head { color: $text; background: $primary; text-style: bold; }
     Scrubber > .scrubber--bad { color: $error; text-style: bold; }
-    Scrubber > .scrubber--note { color: $warning; }
+    Scrubber > .scrubber--warn { color: $warning; text-style: bold; }
+    Scrubber > .scrubber--note { color: $text-muted; }
     Scrubber > .scrubber--info { color: $text-muted; }
     Scrubber > .scrubber--mark { background: $accent-muted; }
+    Scrubber > .scrubber--chosen { text-style: reverse; }
     """
 
     position: reactive[int] = reactive(0)
@@ -37,33 +56,54 @@ class Scrubber(Widget):
     """How many markers are known (they arrive while the background scan runs)."""
     info: reactive[str] = reactive("")
     mark_in: reactive[int | None] = reactive(None)
+    hidden: reactive[frozenset[str]] = reactive(frozenset())
+    """Kinds not drawn (corrected ECC, when hidden)."""
+    jump: reactive[tuple[str, ...] | None] = reactive(None)
+    """The kinds ``n``/``N`` jump by (None: all shown), highlighted in the legend."""
 
     class Seek(Message):
         def __init__(self, index: int) -> None:
             super().__init__()
             self.index = index
 
-    def __init__(self, markers: list[Marker], *, id: str | None = None) -> None:
+    def __init__(self, markers: Sequence[Marker], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.markers = markers
+        self._cells_key: tuple[object, ...] = ()
+        self._cells_cache: list[str | None] = []
+        self._counts: dict[str, int] = {}
 
-    def _style(self, name: str):
+    def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"scrubber--{name}", partial=True)
 
-    def _cells(self, width: int) -> list[str | None]:
-        """The strongest marker kind in each cell."""
+    def cells(self, width: int) -> list[str | None]:
+        """The most severe marker kind in each cell (hidden kinds left out). Cached: a busy recording has a
+        marker in nearly every report, and the bar is drawn on every frame of playback."""
+        seen = self.markers_seen or len(self.markers)
+        key = (width, self.total, seen, self.hidden, id(self.markers))
+        if key == self._cells_key:
+            return self._cells_cache
         cells: list[str | None] = [None] * width
+        rank = [len(KINDS)] * width
+        counts: dict[str, int] = {}
         n = max(self.total, 1)
-        for m in self.markers[: self.markers_seen or len(self.markers)]:
+        hidden = self.hidden
+        for m in self.markers[:seen]:
+            counts[m.kind] = counts.get(m.kind, 0) + 1
+            if m.kind in hidden:
+                continue
             c = cell_of(m.index, width, n)
-            cur = cells[c]
-            if cur is None or PRIORITY.index(m.kind) < PRIORITY.index(cur):
-                cells[c] = m.kind
+            r = severity(m.kind)
+            if r < rank[c]:
+                rank[c], cells[c] = r, m.kind
+        self._cells_key, self._cells_cache, self._counts = key, cells, counts
         return cells
 
     def render_line(self, y: int) -> Strip:
         w = self.size.width
         if y == 1:
+            return Strip(self._legend()).crop_extend(0, w, self.rich_style)
+        if y == 2:
             return Strip([Segment(" " + self.info, self._style("info"))]).crop_extend(0, w, self.rich_style)
         bar_w = max(w - 2, 1)
         n = max(self.total, 1)
@@ -73,12 +113,12 @@ class Scrubber(Widget):
             a, b = sorted((self.mark_in, self.position))
             lo, hi = cell_of(a, bar_w, n), cell_of(b, bar_w, n)
         segs = [Segment(" ")]
-        for c, kind in enumerate(self._cells(bar_w)):
+        for c, kind in enumerate(self.cells(bar_w)):
             if c == head:
                 segs.append(Segment("┃", self._style("head")))
                 continue
             if kind is not None:
-                style = self._style("bad" if kind in ("ecc", "error", "stall", "group-error") else "note")
+                style = self._style(STYLE[kind])
                 ch = GLYPH[kind]
             else:
                 style = self._style("played" if c < head else "track")
@@ -87,6 +127,26 @@ class Scrubber(Widget):
                 style = style + self._style("mark")
             segs.append(Segment(ch, style))
         return Strip(segs).crop_extend(0, w, self.rich_style)
+
+    def _legend(self) -> list[Segment]:
+        """`` E uncorr 2  x err 5 ...``: every kind with its count (ECC: E uncorrected, e corrected); hidden ones
+        say so; the jump kind is highlighted. Kinds with none are left out (but for the two most severe, so their
+        absence is plain), so it fits 80 columns."""
+        self.cells(max(self.size.width - 2, 1))  # the counts
+        counts = self._counts
+        segs = [Segment(" ")]
+        chosen = self._style("chosen")
+        for kind in KINDS:
+            k = counts.get(kind, 0)
+            if not k and kind not in ("ecc-uncorrected", "error"):
+                continue
+            style = self._style(STYLE[kind])
+            label = f"{SHORT[kind]} {k}" + (" hidden" if kind in self.hidden else "")
+            label_style = chosen if self.jump is not None and kind in self.jump else self._style("info")
+            segs += [Segment(GLYPH[kind], style), Segment(" " + label, label_style), Segment("  ")]
+        if self.jump is not None:
+            segs.append(Segment("n/N: " + "/".join(SHORT[k] for k in self.jump), self._style("info")))
+        return segs
 
     def on_click(self, event: Click) -> None:
         if event.y != 0 or self.total <= 0:
@@ -113,3 +173,8 @@ def clock_text(ts: float, wallclock: bool) -> str:
     from neuron_top import fmt
 
     return "+" + fmt.duration(ts)
+
+
+def kind_names(kinds: tuple[str, ...] | None) -> str:
+    """"every marker", "uncorrected ECC", "app stopped / app started"."""
+    return "every marker" if kinds is None else " / ".join(LABELS[k] for k in kinds)
