@@ -21,8 +21,8 @@ from neuron_top.recording.pacing import Hole, Pacer, hole_after
 from neuron_top.snapshot import Snapshot, snapshot_from
 
 __all__ = [
-    "MAX_FRAME_REPORTS", "SPEEDS", "Index", "Marker", "ReplayController",
-    "clamp_speed", "markers_between", "parse_goto",
+    "GOTO_HINT", "MAX_FRAME_REPORTS", "SPEEDS", "GotoError", "Index", "Marker", "ReplayController", "clamp_speed",
+    "markers_between", "parse_goto", "resolve_goto",
 ]
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
@@ -314,36 +314,122 @@ class ReplayController:
         return next((ms[j] for j in rng if kinds is None or ms[j].kind in kinds), None)
 
 
-def parse_goto(text: str, c: ReplayController) -> int | None:
-    """"123" (report number), "50%", "+90s"/"-2m" (relative) or "HH:MM[:SS]" (time of day) -> report index."""
+GOTO_HINT = "number · HH:MM[:SS] · 2026-01-01 03:00:00 · +90s/-2m · 50% · Esc leaves"
+"""What the go-to prompt accepts, shown under it."""
+
+
+class GotoError(ValueError):
+    """Why a go-to entry was not understood or is not in the recording (one line for the prompt)."""
+
+
+_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{1,2}):(\d{2})(?::(\d{2}))?")
+
+
+def resolve_goto(text: str, c: ReplayController) -> int:
+    """The report a go-to entry means; raises ``GotoError`` saying why not.
+
+    * ``123``: report 123 (1-based, as the header counts; a number past the end is the last report);
+    * ``50%``: that far into the recording;
+    * ``+90s``, ``-2m``, ``+1h30m``: recorded time from the current report;
+    * ``03:00`` or ``03:00:00``: the next time the clock showed it, at or after the current report, within the
+      recording; else its first one (a 22:00 -> 06:20 recording has 03:00 on the second day, not the first);
+      in a recording without wall-clock times (raw neuron-monitor output), time since its start;
+    * ``2026-01-01 03:00:00`` (the header's own format; ``T`` or a space between, seconds optional): that moment.
+    """
     from neuron_top.config import ConfigError, parse_period
 
     s = text.strip()
     n = len(c)
-    if not s or n == 0:
-        return None
+    if n == 0:
+        raise GotoError("no reports yet")
+    if not s:
+        raise GotoError("type a report number, a time or a percentage")
+    index = c.index
     if s.isascii() and s.isdigit():  # not "²", which isdigit() but int() refuses
-        return max(0, min(int(s) - 1, n - 1))
+        return max(0, min(int(s) - 1, n - 1))  # past the end: the last one, as in less
     if s.endswith("%"):
         try:
-            return max(0, min(int(float(s[:-1]) / 100 * (n - 1)), n - 1))
-        except (ValueError, OverflowError):  # "x%", "nan%", "inf%"
-            return None
+            pct = float(s[:-1])
+        except ValueError:
+            raise GotoError(f"not a percentage: {s}") from None
+        if not 0.0 <= pct <= 100.0:  # NaN too
+            raise GotoError("a percentage from 0% to 100%")
+        return max(0, min(int(pct / 100 * (n - 1)), n - 1))
+    cur = index.timestamp(min(c.position, n - 1))
     if s[0] in "+-":
         try:
             secs = parse_period(s[1:])
         except ConfigError:
-            return None
-        cur = c.index.timestamp(c.position)
-        return c.index.find_time(cur + secs if s[0] == "+" else cur - secs)
-    m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", s)
+            raise GotoError(f"not a time span like +90s or -2m: {s}") from None
+        return index.find_time(cur + secs if s[0] == "+" else cur - secs)
+    first, last = index.timestamp(0), index.timestamp(n - 1)
+    wall = getattr(index, "wallclock", True)
+    m = _DATETIME.fullmatch(s)
     if m:
-        cur = c.index.timestamp(c.position)
-        lt = time.localtime(cur)
+        if not wall:
+            raise GotoError("this recording has no wall-clock times (raw neuron-monitor output): use HH:MM:SS "
+                            "since its start")
+        y, mo, d, h, mi, se = (int(g or 0) for g in m.groups())
+        t = _local(y, mo, d, h, mi, se)
+        if t is None or not first <= t <= last:
+            raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
+        return index.find_time(t)
+    m = _TIME.fullmatch(s)
+    if m:
         h, mi, se = int(m[1]), int(m[2]), int(m[3] or 0)
-        day0 = cur - (lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec)
-        if not getattr(c.index, "wallclock", True):
-            return c.index.find_time(h * 3600 + mi * 60 + se)
-        return c.index.find_time(day0 + h * 3600 + mi * 60 + se)
+        if h > 23 or mi > 59 or se > 59:
+            raise GotoError(f"not a time of day: {s}")
+        if not wall:
+            t = float(h * 3600 + mi * 60 + se)
+            if t > last:
+                raise GotoError(f"the recording is {_clock(last - first, False)} long")
+            return index.find_time(t)
+        t = _next_clock(cur, last, h, mi, se)
+        if t is None:
+            t = _next_clock(first, last, h, mi, se)
+        if t is None:
+            raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
+        return index.find_time(t)
+    raise GotoError(f"not a report number, time or percentage: {s}")
+
+
+def parse_goto(text: str, c: ReplayController) -> int | None:
+    """``resolve_goto``, None instead of the reason."""
+    try:
+        return resolve_goto(text, c)
+    except GotoError:
+        return None
+
+
+def _local(y: int, mo: int, d: int, h: int, mi: int, se: int) -> float | None:
+    """Unix time of a local date and time (as the header shows them), or None if there is no such date."""
+    try:
+        time.strptime(f"{y:04d}-{mo:02d}-{d:02d} {h:02d}:{mi:02d}:{se:02d}", "%Y-%m-%d %H:%M:%S")
+        return time.mktime((y, mo, d, h, mi, se, 0, 0, -1))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _next_clock(start: float, last: float, h: int, mi: int, se: int) -> float | None:
+    """The first moment at or after ``start`` and not after ``last`` that the local clock reads h:mi:se."""
+    day = time.localtime(start)
+    for k in range(int((last - start) // 86400) + 2):
+        lt = time.localtime(time.mktime((day.tm_year, day.tm_mon, day.tm_mday + k, 12, 0, 0, 0, 0, -1)))
+        t = _local(lt.tm_year, lt.tm_mon, lt.tm_mday, h, mi, se)
+        if t is not None and start <= t <= last:
+            return t
+        if t is not None and t > last:
+            return None
     return None
 
+
+def _clock(ts: float, wall: bool) -> str:
+    if wall:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    s = int(ts)
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _span(first: float, last: float) -> str:
+    return f"{_clock(first, True)} to {_clock(last, True)}"

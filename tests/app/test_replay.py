@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
+from textual.widgets import Input, Static
 
 from neuron_top.recording.index import RecordingIndex, SpooledIndex
 from neuron_top.recording.markers import Marker
 from neuron_top.recording.player import ReplayController
 from neuron_top.recording.writer import RecordingWriter, stamp
 from neuron_top.tui.app import NeuronTopApp
-from neuron_top.tui.screens.replay import HISTORY_WINDOW, ReplayScreen
+from neuron_top.tui.screens.replay import HISTORY_WINDOW, GotoBar, ReplayScreen
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, cell_of, report_at
@@ -210,20 +211,47 @@ async def test_goto_input(rec: Path) -> None:
         await settle(pilot)
         await pilot.press("space", "colon")
         box = app.screen.query_one("#goto")
-        assert box.has_focus and box.display
+        bar = app.screen.query_one(GotoBar)
+        assert box.has_focus and bar.is_open
         await pilot.press(*"150", "enter")
         assert ctl(app).position == 149
-        assert not box.has_class("-visible")
+        assert not bar.is_open
         await pilot.press("colon", *"50%", "enter")
         assert ctl(app).position == 99
         await pilot.press("colon", *"-30s", "enter")
         assert ctl(app).position == 69
         await pilot.press("colon", *"nonsense", "enter")
-        assert ctl(app).position == 69  # not moved; a warning says why
+        assert ctl(app).position == 69  # not moved; the prompt stays open and says why
+        assert bar.is_open and box.value == "nonsense"
+        assert "not a report number, time or percentage" in str(bar.query_one("#goto-hint", Static).render())
+        await pilot.press("escape")
+        assert not bar.is_open and not box.has_focus
         await pilot.press("colon", *"12", "escape")
-        assert ctl(app).position == 69 and not box.has_class("-visible")
+        assert ctl(app).position == 69 and not bar.is_open
         await settle(pilot)
         assert len(app.history) == 70
+    ctl(app).index.close()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_goto_prompt_is_visible_at_every_size(rec: Path, size: tuple[int, int]) -> None:
+    """Docked to the bottom edge, the prompt was drawn under the footer: invisible, while it held the keys."""
+    app, _ = replay_app(rec)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "colon", *"3:0")
+        await pilot.pause()
+        bar = app.screen.query_one(GotoBar)
+        box = bar.query_one("#goto", Input)
+        hint = bar.query_one("#goto-hint", Static)
+        assert bar.region.bottom <= size[1] - 1  # above the footer line
+        # what is on top at the prompt's place is the prompt
+        assert app.screen.get_widget_at(box.region.x + 1, box.region.y)[0] is box
+        assert app.screen.get_widget_at(hint.region.x + 1, hint.region.y)[0] is hint
+        assert "HH:MM[:SS]" in str(hint.render()) and "Esc" in str(hint.render())
+        assert box.value == "3:0"
+        await pilot.press("q")  # typed into the visible prompt, not a quit
+        assert box.value == "3:0q" and app.is_running
     ctl(app).index.close()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 import time
 from pathlib import Path
 
@@ -16,9 +17,11 @@ from neuron_top.recording.pacing import HOLE_HOLD, Hole, gap_text, hole_after
 from neuron_top.recording.player import (
     MAX_FRAME_REPORTS,
     SPEEDS,
+    GotoError,
     ReplayController,
     clamp_speed,
     parse_goto,
+    resolve_goto,
 )
 from neuron_top.recording.writer import RecordingWriter
 from neuron_top.snapshot import Snapshot
@@ -519,3 +522,61 @@ def test_raw_neuron_monitor_output_is_paced_by_its_periods(tmp_path: Path) -> No
         clock.t += 0.1
         assert c.due() == [1]
         assert parse_goto("+4s", c) == 3
+
+
+def night() -> ReplayController:
+    """A recording from 22:00 to 06:20 the next morning (local time, as the header shows it), a report a minute."""
+    start = time.mktime((2026, 1, 1, 22, 0, 0, 0, 0, -1))
+    n = 8 * 60 + 21
+    return ReplayController(ListIndex([b"{}"] * n, [start + 60 * i for i in range(n)]))
+
+
+def clock_of(c: ReplayController, i: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.index.timestamp(i)))
+
+
+def test_goto_a_time_of_day_is_the_next_one_in_the_recording() -> None:
+    """':03:00:00' resolved on the date of the current position: in a 22:00 -> 06:20 recording, report 1."""
+    c = night()
+    assert clock_of(c, resolve_goto("03:00:00", c)) == "2026-01-02 03:00:00"
+    assert clock_of(c, resolve_goto("23:30", c)) == "2026-01-01 23:30:00"
+    c.seek(resolve_goto("04:00", c))
+    assert clock_of(c, resolve_goto("03:00", c)) == "2026-01-02 03:00:00"  # none after: the first one
+    assert clock_of(c, resolve_goto("23:30", c)) == "2026-01-01 23:30:00"
+    assert clock_of(c, resolve_goto("04:00", c)) == "2026-01-02 04:00:00"  # at the position counts
+    with pytest.raises(GotoError, match="is not in the recording"):
+        resolve_goto("12:00", c)
+    with pytest.raises(GotoError, match="not a time of day"):
+        resolve_goto("25:00", c)
+
+
+@pytest.mark.parametrize("text", ["2026-01-02 03:00:00", "2026-01-02T03:00:00", "2026-01-02 03:00", "2026-01-02 3:00"])
+def test_goto_the_headers_date_and_time(text: str) -> None:
+    """The header's own format was refused."""
+    c = night()
+    assert clock_of(c, resolve_goto(text, c)) == "2026-01-02 03:00:00"
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("2026-01-03 03:00:00", "is not in the recording (2026-01-01 22:00:00 to 2026-01-02 06:20:00)"),
+    ("2026-02-30 03:00:00", "is not in the recording"),
+    ("150%", "a percentage from 0% to 100%"),
+    ("+5q", "not a time span like +90s or -2m"),
+    ("soon", "not a report number, time or percentage"),
+    ("", "type a report number"),
+])
+def test_goto_says_why_an_entry_is_refused(text: str, why: str) -> None:
+    with pytest.raises(GotoError, match=re.escape(why)):
+        resolve_goto(text, night())
+
+
+def test_goto_in_a_recording_without_wall_clock_times() -> None:
+    idx = plain(100)
+    idx.times = [float(i) for i in range(100)]
+    idx.wallclock = False
+    c = ReplayController(idx)
+    assert resolve_goto("00:01:10", c) == 70
+    with pytest.raises(GotoError, match="no wall-clock times"):
+        resolve_goto("2026-01-01 00:00:00", c)
+    with pytest.raises(GotoError, match="long"):
+        resolve_goto("02:00:00", c)

@@ -12,16 +12,18 @@ import re
 from pathlib import Path
 
 from textual import work
+from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input
+from textual.widgets import Input, Static
 from textual.worker import Worker
 
 from neuron_top.recording.markers import KINDS
 from neuron_top.recording.pacing import gap_text
-from neuron_top.recording.player import ReplayController, parse_goto
+from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, resolve_goto
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, clock_text, kind_names
 
@@ -31,7 +33,6 @@ WAIT_POLL = 0.05
 """Seconds between looks at the index while it has no report yet (the first frame must come at once)."""
 FOLLOW_POLL = 1.0
 """Seconds between looks for reports appended to a followed recording (tail -f), and for indexing progress."""
-GOTO_HINT = "go to: report number, HH:MM:SS, +90s / -2m, or 50%  (Esc cancels)"
 
 
 class MarkersFound(Message):
@@ -47,13 +48,46 @@ class WindowWritten(Message):
         self.error = error
 
 
-class GotoBox(Input):
-    """The go-to line (``:``), docked at the bottom, shown while asked for."""
+class GotoBar(Vertical):
+    """The ``:`` prompt: above the footer, in the layout (a prompt docked to the bottom edge was drawn under the
+    footer, invisible at every size, while it held the keyboard). Its second line says what it accepts, or why an
+    entry was refused; the entry stays for correcting."""
 
     DEFAULT_CSS = """
-    GotoBox { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
-    GotoBox.-visible { display: block; }
+    GotoBar { height: auto; display: none; background: $panel; }
+    GotoBar.-open { display: block; }
+    GotoBar #goto-row { height: 1; }
+    GotoBar #goto-label { width: auto; padding: 0 0 0 1; text-style: bold; }
+    GotoBar #goto { width: 1fr; height: 1; border: none; padding: 0 1; }
+    GotoBar #goto-hint { height: 1; padding: 0 1; color: $text-muted; }
+    GotoBar.-error #goto-hint { color: $error; text-style: bold; }
     """
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="goto-row"):
+            yield Static("go to:", id="goto-label")
+            yield Input(id="goto")
+        yield Static(GOTO_HINT, id="goto-hint", markup=False)
+
+    @property
+    def is_open(self) -> bool:
+        return self.has_class("-open")
+
+    def open(self) -> None:
+        self.add_class("-open")
+        self.remove_class("-error")
+        self.query_one("#goto-hint", Static).update(GOTO_HINT)
+        box = self.query_one("#goto", Input)
+        box.value = ""
+        box.focus()
+
+    def fail(self, why: str) -> None:
+        self.add_class("-error")
+        self.query_one("#goto-hint", Static).update(why)
+
+    def close(self) -> None:
+        self.remove_class("-open")
+        self.remove_class("-error")
 
 
 class ReplayTransport(Screen):
@@ -120,8 +154,9 @@ class ReplayTransport(Screen):
         """Start the background scan for markers (a thread worker posting ``MarkersFound``)."""
         raise NotImplementedError
 
-    def goto_input(self) -> Input:
-        return GotoBox(placeholder=GOTO_HINT, id="goto")
+    def goto_input(self) -> GotoBar:
+        """The go-to prompt, for the screen's ``compose_bottom`` (in the layout, above the footer)."""
+        return GotoBar(id="goto-bar")
 
     # --- start, stop ---
     def on_mount(self) -> None:
@@ -344,28 +379,27 @@ class ReplayTransport(Screen):
                     severity="error" if message.error else "information", markup=False)
 
     def action_goto(self) -> None:
-        box = self.query_one("#goto", Input)
-        box.add_class("-visible")
-        box.value = ""
-        box.focus()
+        self.query_one(GotoBar).open()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "goto":
             return
         event.stop()
-        target = parse_goto(event.value, self.controller)
-        event.input.remove_class("-visible")
-        self.focus_next()
-        if target is None:
-            self.notify(f"not a report number or time: {event.value!r}", severity="warning", markup=False)
+        bar = self.query_one(GotoBar)
+        try:
+            target = resolve_goto(event.value, self.controller)
+        except GotoError as exc:
+            bar.fail(str(exc))  # the prompt stays, with the entry and why
             return
+        bar.close()
+        self.focus_next()
         self.controller.seek(target)
         self._moved()
 
     def key_escape(self) -> None:
-        box = self.query_one("#goto", Input)
-        if box.has_class("-visible"):
-            box.remove_class("-visible")
+        bar = self.query_one(GotoBar)
+        if bar.is_open:
+            bar.close()
             self.focus_next()
             return
         self.escape()
