@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from neuron_top.cli.signals import Signals
 from neuron_top.textsafe import clean
 
 if TYPE_CHECKING:
@@ -149,9 +150,21 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
                            source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
                            trace_metrics=getattr(ns, "metrics", None), settings=SettingsStore.open(),
                            layout=getattr(ns, "layout", None), render=getattr(ns, "render", None))
-        app.run()
-    finally:
+    except BaseException:
         if server is not None:
             server.stop()
-    return app.return_code or 0
+        raise
+    # SIGTERM, SIGHUP, SIGINT: the same exit as q (terminal restored, recording closed, children stopped), then
+    # status 128+signal. Without this the default action killed the process with the terminal still in the
+    # alternate screen, mouse reporting on, the cursor hidden, and a --command child left to PID 1.
+    signals = Signals(lambda signum: app.request_exit(128 + signum), terminal=True).install()
+    try:
+        app.run()
+    finally:
+        if app.collector is not None:  # normally closed on unmount; never leave a recording open
+            app.collector.close()
+        if server is not None:
+            server.stop()
+        signals.restore()
+    return signals.code or app.return_code or 0
 

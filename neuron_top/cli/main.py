@@ -24,6 +24,7 @@ from neuron_top.cli.common import (
     print_once,
     run_tui,
 )
+from neuron_top.cli.signals import SignalExit, Signals
 from neuron_top.textsafe import clean
 
 __all__ = [
@@ -141,8 +142,22 @@ def record_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``neuron-top`` command: parse ``argv``, run the command, return its exit status (never a traceback)."""
+    """The ``neuron-top`` command: parse ``argv``, run the command, return its exit status (never a traceback;
+    128+signal after SIGTERM, SIGHUP or SIGINT, once what it started is stopped)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    signals = Signals().install()  # headless: a signal raises SignalExit; the TUI and record install their own
+    try:
+        return _main(args)
+    except SignalExit as exc:
+        return exc.code
+    finally:
+        from neuron_top.sources.stream import stop_all_children
+
+        stop_all_children()  # whatever happened, no child of ours outlives us
+        signals.restore()
+
+
+def _main(args: list[str]) -> int:
     try:
         if args and args[0] in COMMANDS:
             cmd, rest = args[0], args[1:]

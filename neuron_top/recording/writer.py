@@ -298,8 +298,8 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     """``neuron-top record``: drain ``source`` into a recording at ``path`` until it ends or ``stop`` is set.
 
     The source runs in a thread so that a signal stops the recording at once even while the source waits for
-    its next report. Prints status lines to stderr; returns the exit code (0, or 1 if nothing could be
-    recorded because the source or the file failed).
+    its next report. Prints status lines to stderr; returns the exit code (0; 1 if nothing could be recorded
+    because the source or the file failed; 128+signal after SIGINT, SIGTERM or SIGHUP, once the file is closed).
     """
     err = err if err is not None else sys.stderr
     try:
@@ -360,6 +360,8 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
         restore()
     if failed and writer.written == 0:
         rc = 1
+    if writer.interrupted:
+        rc = 128 + writer.interrupted  # what shells expect of a process a signal ended, once the file is closed
     why = f", stopped by {signal.Signals(writer.interrupted).name}" if writer.interrupted else ""
     print(f"neuron-top: {writer.written} reports written to {clean(str(path))}, {skipped} skipped{why}", file=err)
     return rc

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ POLL_SECONDS = 0.25
 """How often a blocked read looks at ``stop`` (close() wakes it at once)."""
 STDERR_LINES = 50
 """Lines of a child's stderr kept for ``Status.detail``."""
+REUSE_SAFE = 5.0
+"""Seconds after reaping a child during which its process group may still be signalled by its id (pids go round
+only after the whole pid space, 32768 on many machines, has been used)."""
 
 Clock = Callable[[], float]
 
@@ -323,6 +327,10 @@ class ChildProcess:
             env=env,
         )
         self.pid = self.proc.pid
+        self._reaped: float | None = None
+        """Monotonic time the child was reaped (its pid, the group id, may be reused after that)."""
+        with _LIVE_LOCK:
+            _LIVE.add(self)
         self._tail: deque[str] = deque(maxlen=STDERR_LINES)
         self._stderr_thread = threading.Thread(
             target=self._read_stderr, name=f"stderr-{self.pid}", daemon=True
@@ -360,20 +368,34 @@ class ChildProcess:
 
     def wait(self, timeout: float | None = None) -> int | None:
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
+        if self._reaped is None:
+            self._reaped = time.monotonic()
+        return code
 
     def terminate(self, grace: float = 2.0, *, close_pipes: bool = True) -> None:
         """SIGTERM the process group, SIGKILL it after ``grace`` seconds; close our pipe ends. Idempotent.
 
-        From another thread than the reader, pass ``close_pipes=False``: the reader sees EOF and closes them.
+        The group is signalled even when the child itself has already exited: a shell's children (``--command
+        "a | b"``) outlive it in the group. From another thread than the reader, pass ``close_pipes=False``: the
+        reader sees EOF and closes them.
         """
         if self.proc.poll() is None:
             self._signal(signal.SIGTERM)
             if self.wait(grace) is None:
                 self._signal(signal.SIGKILL)
                 self.wait(grace)
+        elif self._reaped is None:
+            self._reaped = time.monotonic()
+        # Its group's other members (a shell's children) outlive it. The group id is the child's pid, which the
+        # kernel hands out again only after going round the whole pid space: signal it only just after the child
+        # was reaped, never a group that may since belong to someone else.
+        if time.monotonic() - self._reaped < REUSE_SAFE:
+            _kill_group(self.pid)
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
         if close_pipes:
             self.close_pipes()
 
@@ -389,6 +411,29 @@ class ChildProcess:
         except OSError:
             with contextlib.suppress(OSError):
                 self.proc.send_signal(sig)
+
+
+_LIVE: weakref.WeakSet[ChildProcess] = weakref.WeakSet()
+"""Every child started and not yet terminated, for ``stop_all_children``."""
+_LIVE_LOCK = threading.Lock()
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL what is left of a child's process group (its own session: the group is the child's pid)."""
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def stop_all_children(grace: float = 1.0) -> int:
+    """Terminate every child process group this process started and has not stopped yet; returns how many.
+
+    The last line of defence of every exit path (the command line calls it whatever happened): a source that was
+    never closed, an exception on the way out, a second signal. ``grace`` seconds for SIGTERM, then SIGKILL."""
+    with _LIVE_LOCK:
+        children = list(_LIVE)
+    for child in children:
+        child.terminate(grace, close_pipes=False)
+    return len(children)
 
 
 @dataclass(frozen=True)
@@ -431,7 +476,7 @@ class ChildSource(PipeLifecycle):
             child.terminate()
             code = child.wait(0)
         detail = child.stderr_tail(wait=1.0)
-        child.close_pipes()
+        child.terminate(close_pipes=True)  # reaped: now only what it left in its group, if anything
         return ChildExit(code, detail, counter.reports)
 
     def _stop_children(self) -> None:

@@ -3,6 +3,7 @@ keeps it cheap on a real terminal is in its base class (ui/terminal.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -46,6 +47,7 @@ class NeuronTopApp(TerminalApp):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),  # as in btop, htop, nvitop, neuron-top
         Binding("question_mark", "help", "help"),
         Binding("p", "pause", "pause"),
         Binding("f", "flops", "FLOPS"),
@@ -112,9 +114,26 @@ class NeuronTopApp(TerminalApp):
         self._save_problem = ""
         self._first_screen = first_screen
         """Makes the screen to start on instead of the dashboard (the fleet view)."""
+        self._exit_loop: asyncio.AbstractEventLoop | None = None
+        self._pending_exit: int | None = None
+
+    # --- exit ---
+    def request_exit(self, code: int) -> None:
+        """Exit as after ``q``, with status ``code``; safe to call from a signal handler or another thread.
+
+        Before the event loop runs (a signal during start-up), the exit happens as soon as the app is mounted."""
+        loop = self._exit_loop
+        if loop is None or loop.is_closed():
+            self._pending_exit = code
+            return
+        loop.call_soon_threadsafe(self.exit, None, code)
 
     # --- start-up ---
     def on_mount(self) -> None:
+        self._exit_loop = asyncio.get_running_loop()
+        if self._pending_exit is not None:
+            self.exit(None, self._pending_exit)
+            return
         for note in [*self._notes, *(self.settings.problems if self.settings is not None else ())]:
             self.notify(note, title="config", severity="warning", timeout=10, markup=False)
         self._themes.install(self, self._wanted_theme)

@@ -1,0 +1,128 @@
+"""Headless modes end cleanly on SIGTERM, SIGHUP and SIGINT: status 128+signal, no child process group left.
+
+(The TUI's exits, which must also restore the terminal, are tested in a real terminal: tests/e2e/test_clean_exits.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from neuron_top.sources.base import State, Status
+from neuron_top.sources.stream import ChildProcess, CommandSource, stop_all_children
+from tests.conftest import ROOT
+
+SIGS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_file(path: Path, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            time.sleep(0.05)
+            return path.read_text().strip()
+        time.sleep(0.02)
+    pytest.fail(f"{path} never written")
+
+
+def neuron_top(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "neuron_top", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("sig", SIGS)
+def test_once_waiting_on_a_command_stops_it(tmp_path: Path, sig: signal.Signals) -> None:
+    """The command's process group (a shell and what it started) goes with us; it was left to PID 1."""
+    kid = tmp_path / "kid"
+    proc = neuron_top("--once", "--command", f"sh -c 'sleep 60 & echo $! > {kid}; wait'")
+    pid = int(wait_file(kid))
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig, err
+    assert b"Traceback" not in err
+    assert wait_gone(pid)
+
+
+@pytest.mark.parametrize("sig", SIGS)
+def test_record_stops_its_command_and_closes_the_file(tmp_path: Path, sig: signal.Signals) -> None:
+    kid = tmp_path / "kid"
+    emitter = tmp_path / "emit.py"
+    emitter.write_text("import json, os, sys, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\n"
+                       "while True:\n    print(json.dumps({'system_data': {}}), flush=True)\n    time.sleep(0.05)\n")
+    rec = tmp_path / "r.jsonl.zst"
+    proc = neuron_top("record", str(rec), "--command", f"{sys.executable} {emitter} {kid}")
+    pid = int(wait_file(kid))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (rec.exists() and rec.stat().st_size > 0):
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + sig, err
+    assert f"stopped by {sig.name}".encode() in err
+    assert wait_gone(pid)
+    import zstandard
+
+    zstandard.ZstdDecompressor().decompressobj().decompress(rec.read_bytes())  # a finished frame
+
+
+def test_demo_emit_exits_128_plus_signal() -> None:
+    proc = neuron_top("demo", "--emit", "--period", "0.2", "--instance", "inf1.xlarge")
+    assert proc.stdout is not None and proc.stdout.readline()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and b"Traceback" not in err
+
+
+def test_a_shells_children_go_with_it(tmp_path: Path) -> None:
+    kid = tmp_path / "kid"
+    child = ChildProcess(f"sleep 60 & echo $! > {kid}; wait", shell=True)
+    pid = int(wait_file(kid))
+    child.terminate()
+    assert wait_gone(pid)
+
+
+def test_a_command_that_ends_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The shell exits at once but its background child holds the group: it is stopped when the source ends."""
+    kid = tmp_path / "kid"
+    src = CommandSource(f"sleep 60 >/dev/null 2>&1 & echo $! > {kid}; echo '{{}}'", shell=True)
+    items = list(src.items(threading.Event()))
+    assert any(isinstance(i, Status) and i.state is State.ENDED for i in items)
+    assert wait_gone(int(wait_file(kid)))
+    src.close()
+
+
+def test_stop_all_children_is_the_last_line_of_defence(tmp_path: Path) -> None:
+    kid = tmp_path / "kid"
+    ChildProcess(f"sleep 60 & echo $! > {kid}; wait", shell=True)  # started and forgotten
+    pid = int(wait_file(kid))
+    assert stop_all_children(grace=1.0) >= 1
+    assert wait_gone(pid)
+    assert stop_all_children() == 0
