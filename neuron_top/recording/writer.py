@@ -29,6 +29,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
@@ -39,7 +40,8 @@ from neuron_top.sources.base import Source, State
 from neuron_top.sources.framing import split_concatenated
 from neuron_top.textsafe import clean
 
-__all__ = ["RecordingBusy", "RecordingWriter", "compression_for", "install_signal_handlers", "record_main", "stamp", "write_range"]
+__all__ = ["RecordingBusy", "RecordingState", "RecordingWriter", "compression_for", "free_name",
+           "install_signal_handlers", "record_main", "stamp", "write_range"]
 
 # Our own key, as a previous recording wrote it (a re-recorded recording gets a fresh one, not two).
 _OWN_KEY = re.compile(rb',?\s*"neuron_top"\s*:\s*\{[^{}]*\}\s*(?=\}\s*\Z)')
@@ -78,6 +80,28 @@ def stamp(data: bytes, ts: float) -> bytes | None:
     inner = body[:-1].rstrip()
     sep = b"" if inner.endswith(b"{") else b","
     return b'%s%s"neuron_top":{"ts":%.6f}}' % (inner, sep, ts)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingState:
+    """What the header's recording indicator says: where, how much, and what went wrong."""
+
+    name: str
+    written: int
+    skipped: int = 0
+    """Inputs refused because they were not a JSON object."""
+    failed: str = ""
+    """Why recording stopped (a full disk), or empty while it goes on."""
+
+    @property
+    def text(self) -> str:
+        """What the header's indicator says: "REC night.jsonl.zst 1234" ("· 2 refused" when inputs were not
+        reports), or "REC STOPPED (No space left on device) night.jsonl.zst 1234" once a write failed; the most
+        important first, as the header cuts it to 40 columns."""
+        if self.failed:
+            return f"REC STOPPED ({self.failed}) {self.name} {self.written}"
+        refused = f" · {self.skipped} refused" if self.skipped else ""
+        return f"REC {self.name} {self.written}{refused}"
 
 
 class RecordingWriter:
@@ -147,6 +171,12 @@ class RecordingWriter:
             self._flush_mode = zstandard.COMPRESSOBJ_FLUSH_BLOCK
         elif self._size and os.pread(self._fd, 1, self._size - 1) != b"\n":
             self._emit(b"\n")  # an earlier writer was cut mid-line: start ours on a fresh line
+
+    def state(self) -> RecordingState:
+        """A snapshot of the counts for the screen (read from the UI thread while the feed thread writes)."""
+        failed = self._failed
+        why = "" if failed is None else clean(failed.strerror or str(failed), 60)
+        return RecordingState(clean(self.path.name, 60), self.written, self.skipped, why)
 
     def write(self, data: bytes, ts: float | None = None) -> bool:
         """Record one report at time ``ts`` (default: now), or each of several run together on one line. Returns
@@ -377,19 +407,44 @@ def write_range(index: _Readable, start: int, stop: int, out_path: str | os.Path
     """Copy reports ``[start, stop)`` of ``index`` to a new recording at ``out_path``; returns how many.
 
     Lines are copied byte for byte (a pretty-printed report is put on one line, line ends become ``\\n``);
-    compression follows ``out_path``'s name. The file appears complete or not at all (written aside, renamed).
+    compression follows ``out_path``'s name. The file appears complete or not at all (written aside, then linked
+    into place), and never over an existing file: ``FileExistsError`` if ``out_path`` exists, even if it appeared
+    while this was writing.
     """
     start, stop = max(0, start), min(stop, len(index))
     out = Path(out_path)
-    tmp = out.with_name(f".{out.name}.partial")
+    if out.exists():
+        raise FileExistsError(errno.EEXIST, "a file of that name exists", str(out))
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.partial")
     count = 0
     try:
         with RecordingWriter(tmp, append=False, compression=compression_for(out), fsync_interval=math.inf) as w:
             for i in range(start, stop):
                 w.write_line(_one_line(index.get(i)))
                 count += 1
-        os.replace(tmp, out)
-    except BaseException:
+        try:
+            os.link(tmp, out)  # fails if the name was taken meanwhile; os.replace would overwrite it
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: a checked rename (a small window, no overwrite seen)
+            if out.exists():
+                raise FileExistsError(errno.EEXIST, "a file of that name exists", str(out)) from None
+            os.rename(tmp, out)
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
     return count
+
+
+def free_name(path: str | os.PathLike[str]) -> Path:
+    """``path`` if no file has that name, else ``stem-2.ext``, ``stem-3.ext``, ... (the first free one): what ``w``
+    writes to, since it must never overwrite a file."""
+    p = Path(path)
+    if not p.exists():
+        return p
+    name = p.name
+    cut = name.find(".", 1)
+    stem, ext = (name[:cut], name[cut:]) if cut > 0 else (name, "")
+    k = 2
+    while (p.with_name(f"{stem}-{k}{ext}")).exists():
+        k += 1
+    return p.with_name(f"{stem}-{k}{ext}")

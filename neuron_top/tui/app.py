@@ -19,6 +19,7 @@ from neuron_top.feed import RecordingError, SkippedInput, StatusChanged
 from neuron_top.history import History
 from neuron_top.layouts import PANELS, LayoutState
 from neuron_top.recording.player import ReplayController
+from neuron_top.recording.writer import RecordingWriter
 from neuron_top.selection import Selection
 from neuron_top.session import Session, SourceStatus, Update
 from neuron_top.settings import Settings, SettingsStore
@@ -88,6 +89,8 @@ class NeuronTopApp(TerminalApp):
         self.collector = (Collector(source, self.post_message, recorder, sink=exporter)  # type: ignore[arg-type]
                           if source is not None else None)
         """``exporter`` (``--export``): the Prometheus exporter, fed every event on the collector's thread."""
+        self._recorder = recorder if isinstance(recorder, RecordingWriter) and source is not None else None
+        """The recording (``--record``), for the header's indicator (the feed drops it once a write fails)."""
         self.session = Session(getattr(source, "name", "") or replay_name,
                                "demo" if demo else "replay" if replay is not None else "starting",
                                history=history, clock=clock)
@@ -284,6 +287,10 @@ class NeuronTopApp(TerminalApp):
         self._update_header()
 
     def _update_header(self) -> None:
+        if self._recorder is not None:  # the recording indicator: file, reports written, what went wrong
+            text = self._recorder.state().text
+            if text != self.session.status.recording:
+                self.session.set_status(recording=text)
         now = self.clock()
         shown = self.session.shown(now)
         for h in self._on_screen(HeaderBar):

@@ -320,6 +320,12 @@ async def test_w_writes_the_visible_window(rec: Path, tmp_path: Path, monkeypatc
         await settle(pilot)
         await pilot.press("space", "colon", *"150", "enter", "w")
         await settle(pilot)
+        first = (tmp_path / "rec-31-150.jsonl").read_bytes()
+        await pilot.press("w")  # the same window again: a new name, never over the first
+        await settle(pilot)
+        assert (tmp_path / "rec-31-150.jsonl").read_bytes() == first
+        assert (tmp_path / "rec-31-150-2.jsonl").read_bytes() == first
+        assert any("rec-31-150-2.jsonl" in n.message for n in app._notifications)
     ctl(app).index.close()
     out = tmp_path / "rec-31-150.jsonl"
     assert out.exists(), sorted(os.listdir(tmp_path))

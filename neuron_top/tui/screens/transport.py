@@ -364,15 +364,22 @@ class ReplayTransport(Screen):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="write", description="writing reports")
     def write_window(self, start: int, stop: int, out: Path) -> None:
-        """In a worker: a marked range can be a gigabyte."""
-        from neuron_top.recording.writer import write_range
+        """In a worker: a marked range can be a gigabyte. Never over an existing file: the first free name
+        (``-2``, ``-3`` ...), also when one appears while writing."""
+        from neuron_top.recording.writer import free_name, write_range
 
-        try:
-            n = write_range(self.controller.index, start, stop + 1, out)
-        except OSError as exc:
-            self.post_message(WindowWritten(f"cannot write {out}: {exc.strerror or exc}", error=True))
+        for _ in range(100):
+            target = free_name(out)
+            try:
+                n = write_range(self.controller.index, start, stop + 1, target)
+            except FileExistsError:
+                continue  # taken while we wrote: the next name
+            except OSError as exc:
+                self.post_message(WindowWritten(f"cannot write {target}: {exc.strerror or exc}", error=True))
+                return
+            self.post_message(WindowWritten(f"wrote {n} {self.UNITS} ({start + 1}-{stop + 1}) to {target}"))
             return
-        self.post_message(WindowWritten(f"wrote {n} reports ({start + 1}-{stop + 1}) to {out}"))
+        self.post_message(WindowWritten(f"cannot write {out}: no free name", error=True))
 
     def on_window_written(self, message: WindowWritten) -> None:
         self.notify(message.text, title="window written" if not message.error else "write failed",

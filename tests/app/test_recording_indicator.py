@@ -1,0 +1,103 @@
+"""The header says that recording is on (file, reports written, what went wrong); ``w`` never overwrites a file."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neuron_top.recording.index import RecordingIndex
+from neuron_top.recording.writer import RecordingWriter, free_name, write_range
+from neuron_top.sources.base import Item, RawReport, State, Status
+from neuron_top.tui.app import NeuronTopApp
+from neuron_top.tui.widgets.header import HeaderBar
+from tests.conftest import DATA
+
+REPORT = (DATA / "trn2_small.json").read_bytes().strip()
+
+
+class Reports:
+    """Three reports, then quiet (the source stays live, as neuron-monitor between reports)."""
+
+    name = "test source"
+
+    def __init__(self, extra: list[bytes] | None = None) -> None:
+        self.extra = extra or []
+        self.done = threading.Event()
+
+    def items(self, stop: threading.Event) -> Iterator[Item]:
+        yield Status(State.LIVE, "reports from test")
+        for data in [REPORT, REPORT, *self.extra, REPORT]:
+            yield RawReport(data)
+        self.done.set()
+        stop.wait()
+
+    def close(self) -> None:
+        pass
+
+
+def header(app: NeuronTopApp) -> str:
+    return app.screen.query_one(HeaderBar).render_line(0).text
+
+
+async def until(pilot, test, tries: int = 100) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(tries):
+        if test():
+            return
+        await pilot.pause(0.05)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_header_says_recording_is_on(tmp_path: Path, size: tuple[int, int]) -> None:
+    """Nothing on screen said that recording was on."""
+    source = Reports(extra=[b"[1, 2]"])  # not a report: refused by the recorder, counted
+    app = NeuronTopApp(source, recorder=RecordingWriter(tmp_path / "night.jsonl.zst"), clock=lambda: 1000.0)
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: source.done.is_set() and "REC" in header(app) and " 3" in header(app))
+        line = header(app)
+        assert "● REC night.jsonl.zst 3 · 1 refused" in line  # with the state badge: seen at 80 columns
+
+
+async def test_the_header_says_when_recording_stopped(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full to fill")
+    source = Reports()
+    app = NeuronTopApp(source, recorder=RecordingWriter("/dev/full"), clock=lambda: 1000.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: source.done.is_set() and "STOPPED" in header(app))
+        assert "● REC STOPPED (No space left on device)" in header(app)
+        assert app.latest is not None  # the data goes on
+
+
+async def test_no_indicator_without_recording() -> None:
+    source = Reports()
+    app = NeuronTopApp(source, clock=lambda: 1000.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, source.done.is_set)
+        await pilot.pause(0.1)
+        assert "REC" not in header(app)
+
+
+def test_write_range_never_overwrites(tmp_path: Path) -> None:
+    """``w`` silently overwrote a file of the same name."""
+    src = tmp_path / "src.jsonl"
+    with RecordingWriter(src) as w:
+        for i in range(5):
+            w.write(REPORT, 1000.0 + i)
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"precious\n")
+    with RecordingIndex(src) as ix:
+        ix.wait()
+        with pytest.raises(FileExistsError):
+            write_range(ix, 0, 5, out)
+        assert out.read_bytes() == b"precious\n"
+        assert free_name(out) == tmp_path / "out-2.jsonl"
+        assert write_range(ix, 0, 5, free_name(out)) == 5
+        assert free_name(out) == tmp_path / "out-3.jsonl"
+        assert free_name(tmp_path / "new.jsonl.gz") == tmp_path / "new.jsonl.gz"
+    (tmp_path / "x.jsonl.gz").write_bytes(b"")
+    assert free_name(tmp_path / "x.jsonl.gz") == tmp_path / "x-2.jsonl.gz"
+    assert sorted(os.listdir(tmp_path)) == ["out-2.jsonl", "out.jsonl", "src.jsonl", "x.jsonl.gz"]  # no leftovers
