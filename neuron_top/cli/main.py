@@ -106,6 +106,9 @@ def replay_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 100 (1)")
     p.add_argument("--start", type=int, default=None, metavar="N", help="start at report N (1-based)")
     p.add_argument("--tag", metavar="REGEX")
+    p.add_argument("--summary", action="store_true",
+                   help="print the recording's span, holes and events (ECC, errors, apps stopping ...), one line "
+                        "each; exit 1 if it holds uncorrected ECC or execution errors (--json: as JSON)")
     _once(p)
     _common_ui(p)
     return p

@@ -1,4 +1,5 @@
-"""``neuron-top replay FILE|-``: the TUI on a recording, or ``--once``/``--json`` for its state at one report."""
+"""``neuron-top replay FILE|-``: the TUI on a recording, ``--once``/``--json`` for its state at one report, or
+``--summary`` for what happened in it."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def replay_main(ns: argparse.Namespace) -> int:
     from neuron_top.recording.index import SpooledIndex, open_recording
     from neuron_top.recording.player import ReplayController
 
-    if not (ns.once or ns.json):
+    headless = ns.once or ns.json or ns.summary
+    if not headless:
         # Import the TUI before the indexing thread starts: both need the GIL, and importing Textual while
         # 1 GB is being indexed doubled the time to the first frame.
         from neuron_top.tui import app  # noqa: F401
@@ -41,9 +43,14 @@ def replay_main(ns: argparse.Namespace) -> int:
         else:
             # The screen follows the file as it grows (tail -f). --once/--json read it as it is now: its end is the
             # end of the last report, so one saved without a final newline (curl -o, an editor) is read.
-            index = open_recording(ns.file, follow=not (ns.once or ns.json))  # a FIFO is spooled like stdin
+            index = open_recording(ns.file, follow=not headless)  # a FIFO is spooled like stdin
     except OSError as exc:
         raise UsageError(f"cannot open {ns.file}: {exc.strerror or exc}") from None
+    if ns.summary:
+        try:
+            return _print_summary(index, ns)
+        finally:
+            index.close()
     if ns.once or ns.json:
         try:
             index.wait()
@@ -109,6 +116,27 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
     return 0
+
+
+def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> int:
+    """``--summary``: scan every report for events (as the replay screen's markers), print them; exit 1 if the
+    recording holds uncorrected ECC or execution errors."""
+    from neuron_top.cli.common import UsageError
+    from neuron_top.recording.player import ReplayController
+    from neuron_top.recording.summary import format_summary, summarize, summary_json
+
+    index.wait()
+    if len(index) == 0:
+        why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
+        raise UsageError(f"no reports in {clean(ns.file)}" + why
+                         + (f" ({index.skipped} bad lines skipped)" if index.skipped else ""))
+    c = ReplayController(index)
+    c.scan_markers()
+    s = summarize(index, c.markers, c.scan_bad)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(summary_json(s) + b"\n" if ns.json else format_summary(s).encode())
+    sys.stdout.flush()
+    return 1 if s.serious else 0
 
 
 def _snap(index: RecordingIndex | SpooledIndex, i: int, info: SourceInfo) -> Snapshot | None:

@@ -110,7 +110,8 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
         out.append(Marker(index, "group-error", f"{g.where}: {g.error}{more}", g.where, len(failing)))
     for pid, (label, _, bad) in new.items():
         if bad and not (was is not None and pid in was.apps and was.apps[pid][2]):
-            out.append(Marker(index, "error", f"app {label}: {bad} execution errors", label, bad))
+            out.append(Marker(index, "error", f"app {label}: {bad} execution error{'s' if bad != 1 else ''}",
+                              label, bad))
     return out
 
 

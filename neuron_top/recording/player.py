@@ -86,6 +86,8 @@ class ReplayController:
         self._scan_gen = 0
         self.scanned = 0
         """Reports scanned for markers so far (the scan runs in a background thread)."""
+        self.scan_bad = 0
+        """Reports the scan could not decode."""
         self._scan_prev: Snapshot | None = None
         self._scan_stop = threading.Event()
         self.mark_in: int | None = None
@@ -264,6 +266,7 @@ class ReplayController:
                 facts: Facts | None = Facts(brief_snapshot(index.get(i), i + 1))
             except (DecodeError, IndexError, OSError):
                 facts = None
+                self.scan_bad += 1
             if facts is not None:
                 found.extend(markers_between(prev, facts, i))
                 prev = facts
@@ -292,6 +295,7 @@ class ReplayController:
         self.markers = []
         self._marker_at = []
         self.scanned = 0
+        self.scan_bad = 0
         self._scan_prev = None
         self.mark_in = None
         with self._lock:
