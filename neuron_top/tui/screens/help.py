@@ -20,6 +20,13 @@ from neuron_top.tui.keys import binding_keys
 EXTRA = [
     ("Keys everywhere", [("tab / shift+tab", "move between panels"), ("^p", "command palette (themes, keys)"),
                          ("esc", "back / close"), ("mouse", "click a core, device, tab, tree row or breadcrumb step")]),
+    ("Replay scrubber", [
+        ("E", "uncorrected ECC (most severe first: a cell shows its worst marker)"),
+        ("x", "execution errors start"), ("- / +", "app stopped / started"),
+        ("z", "utilization collapsed to 0%"), ("!", "a metric group starts failing"),
+        ("┊", "a gap without data (held 1.5 s at most when played)"), ("e", "corrected ECC (e hides them)"),
+        (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%"),
+    ]),
 ]
 
 LEGEND = [
@@ -39,6 +46,7 @@ LEGEND = [
     ("NO DATA", "input arrives but none of it is a valid report (see E)"),
     ("ENDED, FAILED exit N", "the source stopped; its exit status (E lists its stderr)"),
     ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
+    ("● REC FILE N", "recording to FILE (--record), N reports written; REC STOPPED and why when a write failed"),
     ("[n], ‹12, 40›", "tab keys 1-9; tabs scrolled off the bar (a/d or o reach them)"),
 ]
 """What the symbols and units on screen mean: the help's last section."""

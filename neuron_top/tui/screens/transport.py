@@ -114,10 +114,10 @@ class ReplayTransport(Screen):
         Binding("colon", "goto", "go to"),
         Binding("n", "marker(1)", "next marker"),
         Binding("N", "marker(-1)", "prev marker", show=False),
-        Binding("k", "jump_kind", "marker kind", show=False),
-        Binding("e", "corrected_ecc", "hide corrected ECC", show=False),
+        Binding("k", "jump_kind", "what n/N jump to: every marker, or one kind", show=False),
+        Binding("e", "corrected_ecc", "hide / show corrected ECC", show=False),
         Binding("m", "mark", "mark range", show=False),
-        Binding("w", "write", "write window", show=False),
+        Binding("w", "write", "write window to a new file", show=False),
     ]
     controller: ReplayController
     UNIT, UNITS = "report", "reports"
