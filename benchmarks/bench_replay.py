@@ -21,6 +21,21 @@ second apart. Then:
 ``--other TREE`` (another checkout, e.g. ``git worktree add /tmp/base <commit>``) measures only the first frame,
 of both trees on the same two recordings, the runs interleaved (this big, other big, this small, other small, ...)
 so that the machine's drift falls on both alike; it prints each tree's medians and ratios and the ratio of the two.
+
+``--day`` measures a 24-hour recording instead: 86,400 reports of the inf2.48xlarge demo (seed 7), one a second,
+recorded by ``RecordingWriter`` as people record overnight (``.zst``, a flushed block per report; 4.4 GB
+uncompressed, 0.3 GB on disk), generated under ``--tmp`` and deleted afterwards:
+
+* the TUI replays it at 100x from the first report to the last (14.4 minutes) in a pseudo-terminal: its resident
+  memory (``VmRSS``) once a second, and every frame's report number off the emulated header with the wall time it
+  arrived; a frame is *held too long* when the time to the next one exceeds the recorded time it covers over
+  the speed by more than ``--slack`` (a frame's own cost), and *lag* is how far the screen is behind recorded
+  time from the first frame on;
+* ``replay --summary`` of the same file (a subprocess, wall time) against indexing it (``RecordingIndex``, in
+  this process), medians of two; and the same for the reports recorded as ``.gz`` and as plain ``.jsonl``.
+
+    python benchmarks/bench_replay.py --day                        # ~25 minutes, 5.3 GB under /tmp
+    python benchmarks/bench_replay.py --day --day-reports 6000     # a quick run (1 minute of playback)
 """
 
 from __future__ import annotations
@@ -40,6 +55,7 @@ import sys
 import tempfile
 import termios
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pyte
@@ -231,6 +247,107 @@ def playback(path: Path, watch: float) -> tuple[float, float | None, Tui]:
     return rate, rss, t
 
 
+def generate_day(path: Path, n: int) -> int:
+    """``n`` inf2.48xlarge demo reports a second apart, recorded as the app records them; returns the size."""
+    from neuron_top.recording.writer import RecordingWriter
+    from neuron_top.sources.demo import iter_reports
+
+    with RecordingWriter(path, append=False) as w:
+        for i, data in zip(range(n), iter_reports("inf2.48xlarge", 7), strict=False):
+            w.write(data, T0 + i)
+    return path.stat().st_size
+
+
+def rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def day_playback(path: Path, n: int, slack: float) -> None:
+    """The 24-hour recording at 100x from start to end in the real TUI: memory and frame holds."""
+    speed = 100.0
+    t = Tui(path, "--speed", str(int(speed)))
+    t.read_for(60, until_first=True)
+    if not t.samples:
+        raise SystemExit("no first frame")
+    rss: list[tuple[float, float]] = []
+    deadline = time.perf_counter() + n / speed * 1.5 + 120
+    while time.perf_counter() < deadline and t.samples[-1][1] < n:
+        t.read_for(1.0)
+        m = rss_mib(t.proc.pid)
+        if m is not None:
+            rss.append((time.perf_counter() - t.t0, m))
+    peak = t.peak_rss_mib()
+    t.quit()
+    frames = t.samples
+    start_t, start_r = frames[0]
+    print(f"100x of {n} reports: first frame report {start_r} at {start_t:.2f} s, last frame report "
+          f"{frames[-1][1]} at {frames[-1][0]:.1f} s ({len(frames)} frames; recorded time / speed = "
+          f"{(frames[-1][1] - start_r) / speed:.1f} s)")
+    after = [m for tt, m in rss if tt >= start_t + 60]
+    at_minute = after[0] if after else None
+    if at_minute is not None:
+        print(f"resident memory: {rss[0][1]:.0f} MiB at the first sample, {at_minute:.0f} MiB a minute in, max "
+              f"{max(after):.0f} MiB, last {after[-1]:.0f} MiB: growth after the first minute "
+              f"{max(after) - at_minute:+.1f} MiB (target < 20 MB); peak VmHWM {peak:.0f} MiB")
+    over, lags = [], []
+    for (t1, r1), (t2, r2) in pairwise(frames):
+        covered = (r2 - r1) / speed  # the reports are 1 s apart
+        over.append((t2 - t1) - covered)
+        lags.append(t2 - start_t - (r2 - start_r) / speed)
+    held = [x for x in over if x > slack]
+    print(f"frame holds: {len(held)} of {len(over)} frames held longer than the recorded time they cover by "
+          f"more than {slack * 1000:.0f} ms (worst {max(over) * 1000:.0f} ms over, p99 "
+          f"{pct(over, 99) * 1000:.0f} ms); lag behind recorded time: median {statistics.median(lags) * 1000:.0f} "
+          f"ms, max {max(lags) * 1000:.0f} ms, at the end {lags[-1] * 1000:.0f} ms")
+
+
+def day_summary(path: Path, runs: int = 2) -> tuple[float, float, str]:
+    """Indexing (in-process) against ``replay --summary`` (a subprocess); medians; the summary's last line."""
+    index_times, summary_times = [], []
+    last = ""
+    for _ in range(runs):
+        t = time.perf_counter()
+        with RecordingIndex(path) as ix:
+            ix.wait()
+        index_times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        out = subprocess.run([sys.executable, "-m", "neuron_top", "replay", str(path), "--summary"], cwd=ROOT,
+                             capture_output=True, text=True)
+        summary_times.append(time.perf_counter() - t)
+        last = (out.stdout.strip().splitlines() or [out.stderr.strip()])[-1]
+    return statistics.median(index_times), statistics.median(summary_times), last
+
+
+def day(ns: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-replay-day-", dir=ns.tmp))
+    try:
+        rec = tmp / "day.jsonl.zst"
+        t = time.perf_counter()
+        size = generate_day(rec, ns.day_reports)
+        print(f"recorded {ns.day_reports} inf2.48xlarge demo reports: {size / 2**20:.0f} MiB on disk in "
+              f"{time.perf_counter() - t:.0f} s")
+        from neuron_top.recording.writer import RecordingWriter
+
+        for label, path in (("zst", rec), ("gz", tmp / "day.jsonl.gz"), ("plain", tmp / "day.jsonl")):
+            if not path.exists():  # the same reports, written again (gzip) or decompressed (plain)
+                with RecordingIndex(rec) as ix, RecordingWriter(path, append=False, fsync_interval=1e9) as w:
+                    ix.wait()
+                    for i in range(len(ix)):
+                        w.write_line(ix.get(i))
+            idx_t, sum_t, last = day_summary(path)
+            print(f"{label} ({path.stat().st_size / 2**30:.2f} GiB on disk): index {idx_t:.2f} s, replay --summary "
+                  f"{sum_t:.2f} s = {sum_t / idx_t:.2f}x the indexing (target < 2x); summary said: {last}")
+        day_playback(rec, ns.day_reports, ns.slack)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def pct(values: list[float], p: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
@@ -265,11 +382,21 @@ def main() -> int:
     ap.add_argument("--seeks", type=int, default=100)
     ap.add_argument("--watch", type=float, default=12.0, help="seconds of 100x playback watched (12)")
     ap.add_argument("--other", type=Path, default=None, help="another checkout: first frame only, A/B interleaved")
+    ap.add_argument("--day", action="store_true", help="the 24-hour recording instead (see above)")
+    ap.add_argument("--day-reports", type=int, default=86_400, help="reports of the --day recording (86,400)")
+    ap.add_argument("--slack", type=float, default=0.05,
+                    help="seconds a --day frame may be held past its recorded time (0.05)")
+    ap.add_argument("--tmp", default="/tmp", help="where the --day files go (deleted afterwards; 5.3 GB)")
     ns = ap.parse_args()
     cmd = "python benchmarks/bench_replay.py" + "".join(
-        f" --{k} {v}" for k, v in vars(ns).items() if v != ap.get_default(k))
+        f" --{k.replace('_', '-')}" + ("" if v is True else f" {v}")
+        for k, v in vars(ns).items() if v != ap.get_default(k))
     print(f"command: {cmd}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    if ns.day:
+        day(ns)
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return 0
     tmp = Path(tempfile.mkdtemp(prefix="bench-replay-"))
     try:
         big, small = tmp / "trn2.jsonl", tmp / "one.jsonl"

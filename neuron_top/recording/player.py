@@ -8,6 +8,7 @@ history from the reports before the new position, so sparklines are never empty 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import re
 import threading
 import time
@@ -16,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Protocol
 
 from neuron_top.decode import DecodeError
-from neuron_top.recording.markers import Facts, Marker, brief_snapshot, hole_marker, markers_between
+from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
 from neuron_top.recording.pacing import Hole, Pacer, hole_after
 from neuron_top.snapshot import Snapshot, snapshot_from
 
@@ -40,6 +41,42 @@ class Index(Protocol):
 
     @property
     def done(self) -> bool: ...
+
+
+def markers_at(index: Index, i: int, prev: Facts | None) -> tuple[list[Marker], Facts | None]:
+    """The markers of report ``i`` (a hole before it, then what changed since ``prev``, the facts of the last
+    report that decoded) and its own facts (None when it does not decode)."""
+    found: list[Marker] = []
+    hole = hole_after(index, i - 1) if i else None
+    if hole is not None:
+        found.append(hole_marker(hole))
+    try:
+        facts: Facts | None = brief_facts(index.get(i), i + 1)
+    except (DecodeError, IndexError, OSError):
+        return found, None
+    found.extend(markers_between(prev, facts, i))
+    return found, facts
+
+
+def scan_range(index: Index, start: int, stop: int) -> tuple[list[Marker], int]:
+    """Markers of reports ``[start, stop)`` and how many did not decode, as a whole scan finds them: the facts
+    of the last report before ``start`` that decodes are taken first (what a report is compared with)."""
+    prev: Facts | None = None
+    k = start - 1
+    while k >= 0 and prev is None:
+        with contextlib.suppress(DecodeError, IndexError, OSError):
+            prev = brief_facts(index.get(k), k + 1)
+        k -= 1
+    out: list[Marker] = []
+    bad = 0
+    for i in range(start, stop):
+        found, facts = markers_at(index, i, prev)
+        out.extend(found)
+        if facts is None:
+            bad += 1
+        else:
+            prev = facts
+    return out, bad
 
 
 def clamp_speed(speed: float) -> float:
@@ -256,19 +293,16 @@ class ReplayController:
             if i >= len(index):
                 if getattr(index, "done", True):
                     break
-                self._scan_stop.wait(0.2)
+                wait_for = getattr(index, "wait_for", None)  # wakes as soon as the report is indexed
+                if wait_for is not None:
+                    wait_for(i, 0.2)
+                else:
+                    self._scan_stop.wait(0.2)
                 continue
-            found: list[Marker] = []
-            hole = hole_after(index, i - 1) if i else None
-            if hole is not None:
-                found.append(hole_marker(hole))
-            try:
-                facts: Facts | None = Facts(brief_snapshot(index.get(i), i + 1))
-            except (DecodeError, IndexError, OSError):
-                facts = None
+            found, facts = markers_at(index, i, prev)
+            if facts is None:
                 self.scan_bad += 1
-            if facts is not None:
-                found.extend(markers_between(prev, facts, i))
+            else:
                 prev = facts
             if gen != self._scan_gen:
                 return

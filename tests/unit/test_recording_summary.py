@@ -99,3 +99,26 @@ def test_no_reports_is_a_usage_error(tmp_path: Path, capfd: pytest.CaptureFixtur
     path.write_bytes(b"junk\n")
     assert main(["replay", str(path), "--summary"]) == 2
     assert "no reports in" in capfd.readouterr().err
+
+
+def test_the_scan_split_over_workers_finds_what_one_scan_finds(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from neuron_top.recording import summary
+    from neuron_top.recording.index import RecordingIndex
+    from neuron_top.recording.player import scan_range
+
+    path = tmp_path / "many.jsonl"
+    with RecordingWriter(path) as w:
+        for i in range(600):
+            w.write(report(pids=(1, 2) if i % 97 < 50 else (1,), corrected=1 if i % 7 == 0 else 0,
+                           uncorrected_nd3=1 if i == 333 else 0, errors=1 if i % 41 == 0 else 0),
+                    local(9, 0, 0) + i * (10 if i != 400 else 5000))
+            if i == 200:
+                w.write_line(b'{"neuron_runtime_data": "not a list"}')  # decodes in the tolerant decoder only
+    monkeypatch.setattr(summary, "PARALLEL_MIN", 100)
+    with RecordingIndex(path) as ix:
+        ix.wait()
+        one = scan_range(ix, 0, len(ix))
+        split = summary.scan_all(ix, workers=2)
+        assert split == one and len(one[0]) > 100
+        assert {m.kind for m in one[0]} >= {"app-", "app+", "ecc-corrected", "ecc-uncorrected", "error", "gap"}

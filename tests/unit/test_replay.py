@@ -12,7 +12,7 @@ import pytest
 
 from neuron_top.decode import decode_report
 from neuron_top.recording.index import RecordingIndex
-from neuron_top.recording.markers import KINDS, Marker, brief_snapshot, markers_between, severity
+from neuron_top.recording.markers import KINDS, Facts, Marker, brief_facts, markers_between, severity
 from neuron_top.recording.pacing import HOLE_HOLD, Hole, gap_text, hole_after
 from neuron_top.recording.player import (
     MAX_FRAME_REPORTS,
@@ -356,8 +356,12 @@ def test_every_app_whose_errors_start_is_a_marker() -> None:
 
 
 def test_the_brief_decode_finds_the_same_markers_as_a_full_one() -> None:
-    """The scan and --summary decode a brief view (four times cheaper); its markers must be the full ones."""
+    """The scan and --summary decode a brief view and take the facts from it; they must be a Snapshot's."""
+    import glob
+
+    from neuron_top.snapshot import snapshot_from
     from neuron_top.sources.demo import PROFILES, generate
+    from tests.conftest import ROOT
 
     for instance in PROFILES:
         reps = generate(instance, 7, 300)
@@ -365,11 +369,23 @@ def test_the_brief_decode_finds_the_same_markers_as_a_full_one() -> None:
         brief: list[Marker] = []
         pf = pb = None
         for i, r in enumerate(reps):
-            f, b = snap(r, i), brief_snapshot(r, i + 1)
+            f, b = Facts(snapshot_from(r, 0.0, i + 1)), brief_facts(r, i + 1)
+            assert f == b, (instance, i)
             full += markers_between(pf, f, i)
             brief += markers_between(pb, b, i)
             pf, pb = f, b
         assert brief == full and len({m.kind for m in full}) >= 6, instance
+    fixtures = glob.glob(str(ROOT / "tests" / "fixtures" / "**" / "*.json"), recursive=True)
+    checked = 0
+    for path in fixtures:
+        data = Path(path).read_bytes()
+        try:
+            f = Facts(snapshot_from(data, 0.0, 1))
+        except ValueError:
+            continue  # not a report (a trace): nothing to compare
+        assert brief_facts(data, 1) == f, path
+        checked += 1
+    assert checked or not fixtures
 
 
 def test_marker_execution_errors_when_they_start() -> None:
