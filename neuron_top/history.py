@@ -18,6 +18,8 @@ from neuron_top.snapshot import DeviceEcc, Snapshot
 __all__ = ["History", "Key"]
 
 Key = tuple[object, ...] | str
+_PRUNE_EVERY = 64
+"""Pushes between looks for series of things gone (an exited app's)."""
 _BUSY = itemgetter(1)
 
 
@@ -54,6 +56,8 @@ class History:
         self.clears = 0
         """How many times ``clear`` ran: with ``pushed``, it tells a widget that keeps something drawn from the
         history whether the history only moved on since (replay rebuilds it after a seek)."""
+        self._seen: dict[Key, int] = {}
+        """For each series other than the cores' and vCPUs': the last push that had it (see ``_prune``)."""
         self._shape: tuple[object, ...] | None = None
         self._own: list[deque[float | None]] = []
         self._rest: dict[Key, deque[float | None]] = {}
@@ -75,6 +79,7 @@ class History:
         self._last = None
         self.first = None
         self.ecc_totals = {}
+        self._seen = {}
         self._shape, self._own, self._rest = None, [], {}
 
     def series(self, key: Key) -> deque[float | None]:
@@ -113,6 +118,9 @@ class History:
         shape = (*cores, None, *[i for i, _ in vcpus])
         columns = _columns(snap)
         values = self._other_values(snap)
+        self._seen.update(dict.fromkeys(values, self.pushed))  # C loops: ~140 keys a trn2 report
+        if self.pushed % _PRUNE_EVERY == 0:
+            self._prune()
         if shape == self._shape:
             deque(map(deque.append, self._own, columns), maxlen=0)  # each value to its series, the loop in C
             for key, series in self._rest.items():
@@ -134,6 +142,17 @@ class History:
         self._shape = shape if len(mine) == len(own) else None
         self._own = [every[key] for key in own]
         self._rest = {key: series for key, series in every.items() if key not in mine}
+
+    def _prune(self) -> None:
+        """Forget the series of things gone for a whole history (an app that exited): they hold nothing but None,
+        and kept, every pid an app ever had would cost a series per metric for as long as the dashboard runs
+        (a day's replay of a demo whose batch job restarts every few minutes grew by 55 MB)."""
+        cutoff = self.pushed - self.maxlen
+        gone = [key for key, last in self._seen.items() if last <= cutoff]
+        for key in gone:
+            del self._seen[key]
+            self._series.pop(key, None)
+            self._rest.pop(key, None)
 
     def _add(self, values: dict[Key, float | None], n: int) -> None:
         """Series first seen now, padded to align with the ``n`` reports before."""

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+from collections import deque
+
 from neuron_top.history import History
 from tests.conftest import DATA, load_snapshot
 
@@ -79,3 +82,26 @@ def test_a_vcpu_written_two_ways_is_one_series_pushed_once() -> None:
     for ts in range(3):
         h.push(Snapshot(decode_report(data)[0], float(ts)))
     assert list(h.series(("vcpu", 1))) == [10.0] * 3 and list(h.series(("vcpu", 0))) == [10.0] * 3
+
+
+def test_series_of_an_app_gone_for_a_whole_history_are_forgotten() -> None:
+    """Every pid an app ever had kept its series: a day's replay of a demo whose batch job restarts every few
+    minutes grew by 55 MB. A series absent for ``maxlen`` reports holds only None: it goes."""
+    from neuron_top.decode import decode_report
+    from neuron_top.snapshot import Snapshot
+
+    def report(pid: int) -> Snapshot:
+        doc = {"neuron_runtime_data": [{"pid": pid, "neuron_runtime_tag": "batch", "report": {
+            "execution_stats": {"period": 1.0, "execution_summary": {"completed": 5}, "error_summary": {}}}}]}
+        rep, problems = decode_report(json.dumps(doc).encode())
+        return Snapshot(rep, 0.0, 1, problems)
+
+    h = History(maxlen=100)
+    for pid in range(1, 41):  # forty runs of the job, 30 reports each
+        for _ in range(30):
+            h.push(report(pid))
+    exec_keys = [k for k in h.keys() if k[0] == "exec"]  # noqa: SIM118 - History.keys, not a dict
+    assert 3 <= len(exec_keys) <= 6  # the last runs' (within 100 reports + a prune interval), not forty
+    assert ("exec", 40) in exec_keys and ("exec", 1) not in exec_keys
+    assert list(h.series(("exec", 40)))[-1] == 5.0
+    assert h.series(("exec", 1)) == deque()  # read as never seen: drawn as no data, as before
