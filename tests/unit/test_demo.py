@@ -194,7 +194,7 @@ def test_demo_source_yields_status_then_the_generated_reports() -> None:
     reports = [it for it in items if isinstance(it, RawReport)]
     assert [r.data for r in reports] == generate("trn2.48xlarge", 7, 4)
     assert [r.ts for r in reports] == [5000.0, 5001.0, 5002.0, 5003.0]
-    assert [r.index for r in reports] == [0, 1, 2, 3]
+    assert [r.index for r in reports] == [None] * 4  # live reports, not a recording's: --record keeps them
     assert slept == [1.0, 1.0, 1.0, 1.0]
     assert items[-1].state is State.ENDED
     assert src.name == "demo trn2.48xlarge"
@@ -598,3 +598,19 @@ def test_demo_period_out_of_range_is_a_usage_error(period: str, capsys: pytest.C
 
     assert main(["demo", "--emit", "--count", "1", "--period", period]) == 2
     assert "between 0.01 s and 600 s" in capsys.readouterr().err
+
+
+def test_demo_record_records(tmp_path: Path) -> None:
+    """``demo --record FILE`` wrote nothing: the demo marked its reports as a recording's (``index``), which the
+    feed does not record again."""
+    from neuron_top.feed import Feed
+    from neuron_top.recording.index import RecordingIndex
+    from neuron_top.recording.writer import RecordingWriter
+
+    path = tmp_path / "demo.jsonl.zst"
+    with RecordingWriter(path) as w:
+        feed = Feed(DemoSource("inf1.xlarge", 3, count=5, sleep=lambda s: None), w)
+        assert sum(1 for e in feed.events() if type(e).__name__ == "Report") == 5
+    with RecordingIndex(path) as ix:
+        ix.wait()
+        assert len(ix) == 5 and ix.wallclock

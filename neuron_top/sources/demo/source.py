@@ -123,7 +123,7 @@ class DemoSource:
             if not made:
                 self._make(made, 1 if i == 0 else BATCH if self._count is None else min(BATCH, self._count - i),
                            first=i == 0)
-            yield RawReport(made.popleft(), ts=ts0 + i * self.tick, index=i)
+            yield RawReport(made.popleft(), ts=ts0 + i * self.tick)  # no index: that marks a replayed report
             i += 1
             delay = start + i * self.tick - self._clock()  # absolute deadlines: no drift
             if delay > 0:
