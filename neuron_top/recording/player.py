@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
+from operator import attrgetter
 from typing import Protocol
 
 from neuron_top.decode import DecodeError
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
+_AT = attrgetter("index")
 MAX_FRAME_REPORTS = 200
 """At high speed several reports are due per frame; they all go into history, one frame is drawn."""
 
@@ -118,8 +120,6 @@ class ReplayController:
         self._holes: list[Hole] = []
         self.markers: list[Marker] = []
         """Found so far, in report order (appended by the scan thread; readers only iterate)."""
-        self._marker_at: list[int] = []
-        """Each marker's report, for bisecting (appended after ``markers``)."""
         self._scan_gen = 0
         self.scanned = 0
         """Reports scanned for markers so far (the scan runs in a background thread)."""
@@ -308,7 +308,6 @@ class ReplayController:
                 return
             if found:
                 self.markers.extend(found)
-                self._marker_at.extend(m.index for m in found)
             self._scan_prev = prev
             i += 1
             self.scanned = i
@@ -320,6 +319,11 @@ class ReplayController:
     def stop_scan(self) -> None:
         self._scan_stop.set()
 
+    @property
+    def scan_stop(self) -> threading.Event:
+        """Set by ``stop_scan``: a scan of another kind of recording (fleet frames) stops on it too."""
+        return self._scan_stop
+
     def restart(self) -> None:
         """The recording was replaced under us (a followed file rotated or truncated): forget its markers and
         decoded reports, and stand at its last report (following) or its first."""
@@ -327,7 +331,6 @@ class ReplayController:
         self._scan_gen += 1
         self._scan_stop.set()
         self.markers = []
-        self._marker_at = []
         self.scanned = 0
         self.scan_bad = 0
         self._scan_prev = None
@@ -340,14 +343,16 @@ class ReplayController:
         self.seek(len(self.index) - 1 if following else 0)
 
     def next_marker(self, direction: int, kinds: Collection[str] | None = None) -> Marker | None:
-        """The next marker after (``direction`` > 0) or before the position, of one of ``kinds`` (any if None)."""
-        at, ms = self._marker_at, self.markers
-        n = min(len(at), len(ms))  # the scan thread appends to both
+        """The next marker after (``direction`` > 0) or before the position, of one of ``kinds`` (any if None).
+
+        Markers are in report order (a scan appends them in order), so the position is found by bisection."""
+        ms = self.markers
+        n = len(ms)  # a scan thread may append meanwhile: look at what is there now
         if direction > 0:
-            k = bisect.bisect_right(at, self.position, 0, n)
+            k = bisect.bisect_right(ms, self.position, 0, n, key=_AT)
             rng: Iterable[int] = range(k, n)
         else:
-            k = bisect.bisect_left(at, self.position, 0, n)
+            k = bisect.bisect_left(ms, self.position, 0, n, key=_AT)
             rng = range(k - 1, -1, -1)
         return next((ms[j] for j in rng if kinds is None or ms[j].kind in kinds), None)
 

@@ -21,7 +21,8 @@ from neuron_top.recording.markers import Marker
 from neuron_top.recording.player import ReplayController
 from neuron_top.recording.writer import RecordingWriter, stamp
 from neuron_top.tui.app import NeuronTopApp
-from neuron_top.tui.screens.replay import HISTORY_WINDOW, GotoBar, ReplayScreen
+from neuron_top.tui.screens.replay import HISTORY_WINDOW, ReplayScreen
+from neuron_top.tui.screens.transport import GotoBar
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, cell_of, report_at
