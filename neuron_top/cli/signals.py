@@ -24,6 +24,7 @@ import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 __all__ = ["SIGNALS", "SignalExit", "Signals", "reset_terminal"]
 
@@ -63,7 +64,7 @@ class Signals:
         self.received: int | None = None
         """The first signal that came, if one did."""
         self._old: dict[int, object] = {}
-        self._tty_attrs: tuple[int, list[object]] | None = None
+        self._tty_attrs: tuple[int, list[Any]] | None = None
 
     @property
     def code(self) -> int | None:
@@ -105,7 +106,7 @@ class Signals:
         os._exit(128 + signum)
 
 
-def _tty_attrs() -> tuple[int, list[object]] | None:
+def _tty_attrs() -> tuple[int, list[Any]] | None:
     """The terminal's settings before the TUI changes them, to put back by hand if it must be cut short."""
     try:
         import termios
@@ -118,7 +119,7 @@ def _tty_attrs() -> tuple[int, list[object]] | None:
     return None
 
 
-def reset_terminal(attrs: tuple[int, list[object]] | None = None) -> None:
+def reset_terminal(attrs: tuple[int, list[Any]] | None = None) -> None:
     """Main screen, mouse off, cursor on, and the saved line settings back (echo, line editing)."""
     try:
         fd = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)

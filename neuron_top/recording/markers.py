@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import Any
 
 import msgspec
 
@@ -154,8 +155,8 @@ def _failed(errors: Mapping[str, int | None] | None, outcomes: Mapping[str, int 
     """Counts as ``AppView.exec_summary``/``error_summary`` do (non-negative integers), without building them."""
     n = 0
     if errors:
-        vals = errors.values()
-        try:  # all counts plain non-negative ints, as neuron-monitor writes them: one C-level pass
+        vals: Any = errors.values()  # ints as neuron-monitor writes them, or a null: the fast path finds out
+        try:  # all counts plain non-negative ints: one C-level pass
             total = sum(vals)
             fast = type(total) is int and min(vals) >= 0
         except TypeError:  # a null among them

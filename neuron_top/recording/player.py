@@ -53,7 +53,7 @@ def markers_at(index: Index, i: int, prev: Facts | None) -> tuple[list[Marker], 
     if hole is not None:
         found.append(hole_marker(hole))
     try:
-        facts: Facts | None = brief_facts(index.get(i), i + 1)
+        facts = brief_facts(index.get(i), i + 1)
     except (DecodeError, IndexError, OSError):
         return found, None
     found.extend(markers_between(prev, facts, i))
@@ -125,7 +125,7 @@ class ReplayController:
         """Reports scanned for markers so far (the scan runs in a background thread)."""
         self.scan_bad = 0
         """Reports the scan could not decode."""
-        self._scan_prev: Snapshot | None = None
+        self._scan_prev: Facts | None = None
         self._scan_stop = threading.Event()
         self.mark_in: int | None = None
         """Start of a range marked with ``m`` (for writing it out), or None."""

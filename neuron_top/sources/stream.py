@@ -391,8 +391,9 @@ class ChildProcess:
             self._reaped = time.monotonic()
         # Its group's other members (a shell's children) outlive it. The group id is the child's pid, which the
         # kernel hands out again only after going round the whole pid space: signal it only just after the child
-        # was reaped, never a group that may since belong to someone else.
-        if time.monotonic() - self._reaped < REUSE_SAFE:
+        # was reaped (or while it cannot be: its pid is then still its own), never a group that may since belong
+        # to someone else.
+        if self._reaped is None or time.monotonic() - self._reaped < REUSE_SAFE:
             _kill_group(self.pid)
         with _LIVE_LOCK:
             _LIVE.discard(self)
