@@ -383,6 +383,12 @@ class ChromeLoader:
         phases = list(map(_PH, batch))
         n = len(batch)
         joined = "".join(phases)
+        if len(joined) != n and any(len(p) > 1 for p in phases):  # "ph": "XXX": Perfetto reads the first character only (its test_string_pid_tid)
+            for e in batch:
+                if len(e.ph) > 1:
+                    e.ph = e.ph[0]
+            phases = list(map(_PH, batch))
+            joined = "".join(phases)
         counts = joined.count if len(joined) == n else phases.count  # one-letter phases: str.count is a memchr
         nx = counts("X")
         binds = list(map(_BIND, batch)).count(None) != n

@@ -41,6 +41,9 @@ _SEP = re.compile(rb"\s*,\s*\{")
 _NEXT_EVENT = re.compile(rb"\}\s*,\s*\{")
 _AT_BYTE = re.compile(r"\(byte (\d+)\)")
 _PH = re.compile(rb'"ph"\s*:')
+_TRAILING_COMMA = re.compile(rb'"(?:[^"\\]|\\.)*"|,(?=\s*[}\]])')
+"""A string (kept whole) or a comma before a closing brace or bracket: JSON5's trailing comma, which Perfetto
+and Chrome's own writers accept (Perfetto's ``test_args_ordered`` has ``"args": {"02.step2": 2,}``)."""
 
 _NOT_META = frozenset({"stackFrames", "samples", "systemTraceEvents"})
 """Top-level keys that hold data the timeline does not draw: counted, never kept."""
@@ -327,6 +330,8 @@ class EventStream(Generic[E]):
                 if closed is None:
                     return None
                 return closed[0], closed[1], True
+            if kind == "malformed" and self._drop_trailing_commas():
+                return self._cut()
         return None
 
     def _rest(self) -> Generator[tuple[list[E], bytes], None, bool]:
@@ -352,6 +357,8 @@ class EventStream(Generic[E]):
             if kind == "truncated" and not self.eof:
                 self._fill(self._avail() * 2)
                 continue
+            if kind == "malformed" and self._drop_trailing_commas():
+                continue
             break
         # Malformed, or cut off at the end of the file: keep the whole events before the bad spot, skip to the
         # next event boundary after it, and count what was skipped.
@@ -370,6 +377,19 @@ class EventStream(Generic[E]):
         self._lose(self.buf[self.pos : nxt], "malformed JSON")
         self.pos = nxt
         return False
+
+    def _drop_trailing_commas(self) -> bool:
+        """Remove the commas before ``}`` and ``]`` in the text not read yet (never inside strings); False when
+        there were none, so the text is malformed for another reason. Only text that failed to decode gets here."""
+        buf = self.buf
+        with memoryview(buf) as mv:
+            rest = mv[self.pos :].tobytes()
+        fixed = _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0) != b"," else b"", rest)
+        if len(fixed) == len(rest):
+            return False
+        self.buf = fixed
+        self.pos = 0
+        return True
 
     def _resync(self, start: int) -> int:
         """Where the next event begins after ``start`` (-1: none before the end of the input)."""

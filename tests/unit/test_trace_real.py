@@ -399,3 +399,38 @@ def test_legacy_steps_as_catapult_makes_them(tmp_path: Path) -> None:
         (s1,) = _named(st, "s1")
         assert (st.start[a], st.dur[a]) == (524_000, 36_000) and st.args(a) == {"x": 1, "z": 3}
         assert (st.start[s1], st.dur[s1]) == want and st.args(s1) == {"step": "s1", "y": 2}
+
+
+# -- what Perfetto's JSON parser tests read (test/trace_processor/diff_tests/parser/json/tests.py) -----------
+
+
+def test_perfetto_trailing_commas_inside_events() -> None:
+    """``"args": {"02.step2": 2,}``: Perfetto's test_args_ordered expects both slices and their args; the reader
+    took it for malformed JSON and the file exited 2 with nothing read."""
+    p = real_trace("perfetto_json_args_ordered.json")
+    st = load_trace(p)
+    assert not st.lost and not st.problems
+    assert [(st.name_of(i), st.args(i)) for i in range(len(st))] == [
+        ("Event1", {"02.step2": 2}),
+        ("Event2", {"01.step1": 1, "02.step2": 2}),
+    ]
+    assert all(st.start[i] == 40_000_000 for i in range(len(st)))
+
+
+def test_trailing_commas_never_touch_strings(tmp_path: Path) -> None:
+    """Commas inside strings stay; commas before a closing brace or bracket go, in every batch of a long file."""
+    ev = '{"ph":"X","name":"a,}","ts":%d,"dur":1,"pid":1,"tid":1,"args":{"s":",]","l":[1,2,],},}'
+    p = tmp_path / "t.json"
+    p.write_text("[" + ",\n".join(ev % i for i in range(0, 40_000, 2)) + ",]")
+    st = load_trace(p)
+    assert len(st) == 20_000 and not st.lost
+    assert st.name_of(0) == "a,}" and st.args(19_999) == {"s": ",]", "l": [1, 2]}
+
+
+def test_perfetto_phase_read_from_its_first_character() -> None:
+    """``"ph": "XXX"`` with string pid and tid: Perfetto's test_string_pid_tid (and test_decimal_timestamp_slices)
+    expects one slice at ts 5100 ns, dur 500100 ns."""
+    st = load_trace(real_trace("perfetto_json_string_pid_tid.json"))
+    assert len(st) == 1 and st.phase_counts == {"X": 1}
+    assert (st.start[0], st.dur[0], st.name_of(0)) == (5_100, 500_100, "name.exec")
+    assert (st.tracks[0].pid, st.tracks[0].tid) == ("foo", "bar")
