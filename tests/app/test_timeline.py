@@ -493,6 +493,28 @@ async def test_area_summary_and_jump_to_the_longest() -> None:
 
 
 @sync
+async def test_details_and_area_summary_leave_the_tracks_room_at_80x24() -> None:
+    """At 80x24 the details (12 lines) and the area summary (14) used to take the whole screen: the tracks, and
+    the event Enter jumps to, were gone."""
+    from neuron_top.tui.screens.timeline import MIN_TRACK_LINES
+
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        tl = scr.timeline
+        await pilot.press("e", "a", "enter")  # details of an error, then the window's summary, then a jump
+        await pilot.pause()
+        assert scr.query_one("#trace-agg-box").has_class("-visible") and tl.selected is not None
+        assert tl.size.height >= MIN_TRACK_LINES
+        assert scr.query_one("#trace-agg").size.height >= 3  # its header and two rows at least
+        await pilot.press("escape")  # the summary closes: the details get their room back
+        await pilot.pause()
+        assert scr.query_one("#trace-details").styles.max_height is not None
+        assert scr.query_one("#trace-details").styles.max_height.value == 12
+
+
+@sync
 async def test_area_by_marks_and_marked_tracks() -> None:
     store = load_trace(SMALL)
     app = TimelineApp(store)

@@ -110,6 +110,10 @@ FILTER_HINT = (
 )
 
 
+MIN_TRACK_LINES = 8
+"""Lines the tracks keep when the details and the area summary are open under them."""
+
+
 class TimelineScreen(Screen[None]):
     """The system-trace timeline, a second pane of the app."""
 
@@ -762,9 +766,24 @@ class TimelineScreen(Screen[None]):
                 key=str(k),
             )
         box.add_class("-visible")
+        self._fit_panels()
         if rows:
             table.focus()
         self._update_status()
+
+    def on_resize(self) -> None:
+        self._fit_panels()
+
+    def _fit_panels(self) -> None:
+        """The details and the area summary under the tracks leave the tracks at least ``MIN_TRACK_LINES`` lines:
+        at 80x24 their usual 12 + 14 lines would hide every track (and the event Enter jumps to)."""
+        budget = max(6, self.size.height - 2 - MIN_TRACK_LINES)  # 2: the info and status lines
+        both = self.query_one("#trace-agg-box").has_class("-visible")
+        details = min(12, budget // 2 if both else budget)
+        agg = max(4, min(14, budget - details))
+        self.query_one("#trace-details").styles.max_height = details
+        self.query_one("#trace-agg-box").styles.max_height = agg
+        self.query_one("#trace-agg").styles.max_height = agg - 2  # its border and title
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -880,6 +899,7 @@ class TimelineScreen(Screen[None]):
         agg = self.query_one("#trace-agg-box")
         if agg.has_class("-visible"):
             agg.remove_class("-visible")
+            self._fit_panels()
             tl.focus()
             return
         if tl.area is not None or tl.mark is not None or tl.area_tracks:
