@@ -14,6 +14,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from neuron_top.trace.filters import Filters
 from neuron_top.trace.store import CounterTrack, TraceStore, Track
 from neuron_top.trace.summary import RowIndex
@@ -196,15 +198,25 @@ class TimelineModel:
                 best = cand
         return None if best is None else best[1]
 
-    def tail_start(self, n: int) -> int | None:
-        """The start of the ``n``-th last event (by start) on the lines shown: where "the end" begins."""
-        tails: list[int] = []
+    def tail(self, n: int) -> tuple[int, int] | None:
+        """Where "the end" is: the start of the ``n``-th last event (by start) on the lines shown, and the latest
+        end of an event that is not a whole-run span. Such a span (Kineto's "PyTorch Profiler (0)", longer than
+        half the trace) can end seconds after the last activity; it is the trace's end, not its last events."""
+        tails: list[tuple[int, int]] = []
+        ends: list[int] = []
+        half = self.store.span // 2
         for ln in self.row_lines():
             ri = self.row_index(ln.track, ln.row)
-            tails.extend(ri.start[max(ri.lo, ri.hi - n) : ri.hi])
+            lo = max(ri.lo, ri.hi - n)
+            tails.extend(zip(ri.start[lo : ri.hi], ri.end[lo : ri.hi], strict=True))
+            end = np.frombuffer(ri.end, dtype=np.int64)[ri.lo : ri.hi]
+            short = end[np.frombuffer(ri.dur, dtype=np.int64)[ri.lo : ri.hi] <= half]
+            if len(short):
+                ends.append(int(short.max()))
         if not tails:
             return None
-        return heapq.nlargest(n, tails)[-1]
+        last = heapq.nlargest(n, tails)
+        return last[-1][0], max(max(e for _s, e in last), *ends)
 
     def row_index(self, track: int, row: int) -> RowIndex:
         key = (track, row)

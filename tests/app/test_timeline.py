@@ -416,6 +416,27 @@ async def test_step_first_last_and_fit_keys() -> None:
 
 
 @sync
+async def test_at_end_closes_up_on_the_last_events_not_a_whole_run_span() -> None:
+    """A Kineto rank: the "PyTorch Profiler (0)" span runs to 3.37 s, the last activity ends near 2.0 s. --at end
+    showed 1.95 s to 3.37 s, the last events squeezed at the left edge of an empty window."""
+    from tests.trace_helpers import ns, real_trace, trace_events
+
+    path = real_trace("hta_trace_filter_sampled_rank-0.json.gz")
+    store = load_trace(path)
+    xs = [e for e in trace_events(path) if e.get("ph") == "X" and not e["name"].startswith("PyTorch Profiler")]
+    last_end = max(ns(e["ts"]) + ns(e["dur"]) for e in xs)
+    last_start = max(ns(e["ts"]) for e in xs)
+    assert store.t_max - last_end > 1_000_000_000  # the span's tail: more than a second with nothing else
+    app = TimelineApp(store, at="end")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        assert tl.t0 < last_start < last_end <= tl.t1  # the last events are in the window
+        assert tl.t1 - last_end <= (tl.t1 - tl.t0) // 10  # and it ends with them, not a second later
+        assert tl.t1 - tl.t0 < store.span // 10  # close up
+
+
+@sync
 async def test_fit_without_a_selection_says_how() -> None:
     app = TimelineApp(load_trace(SMALL))
     async with app.run_test(size=(120, 30)) as pilot:

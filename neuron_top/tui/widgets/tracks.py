@@ -223,12 +223,12 @@ class Timeline(Widget, can_focus=True):
 
     def show_end(self, events: int = 200) -> None:
         """``--at end``: the last ``events`` events (by start) fill the window, close enough to tell them apart."""
-        st = self.model.store
-        t = self.model.tail_start(events)
-        if t is None:
+        tail = self.model.tail(events)
+        if tail is None:
             return
-        span = max(st.t_max - t, MIN_SPAN_NS)
-        self.set_window(t - span // 20, st.t_max + span // 20)
+        t, end = tail
+        span = max(end - t, MIN_SPAN_NS)
+        self.set_window(t - span // 20, end + span // 20)
 
     def fit_event(self, event: int) -> None:
         """``F``: the window fits the event, with a tenth of its length either side (an instant: a hundredth of
