@@ -301,9 +301,23 @@ class ChromeLoader:
         if n == 0 and stream.lost and not stream.form:
             raise TraceError(f"{self.path}: not JSON: no trace events could be read")
         if n == 0 and stream.lost and not b.start and not b.be_ts:
-            raise TraceError(f"{self.path}: no trace events could be read (malformed JSON)")
+            raise TraceError(f"{self.path}: {self._why_nothing()}")
         self._classify()
         return b.build()
+
+    def _why_nothing(self) -> str:
+        """Why no event could be read: an array of something other than events (valid JSON, not a trace: a
+        catapult dashboard's points, a PyTorch memory timeline), or malformed JSON."""
+        with self.opener(self.path) as f:
+            head = f.read(1 << 12).lstrip(b"\xef\xbb\xbf \t\r\n")
+        if head[:1] == b"[":
+            first = head[1:].lstrip(b" \t\r\n")[:1]
+            kind = {b"[": "arrays", b'"': "strings", b"t": "booleans", b"f": "booleans", b"n": "nulls"}.get(
+                first, "numbers" if first[:1].isdigit() or first == b"-" else ""
+            )
+            if kind:
+                return f"not a trace file: a JSON array of {kind}, not of trace events (objects with \"ph\")"
+        return "no trace events could be read (malformed JSON)"
 
     # -- decoding -----------------------------------------------------------------------------------------------
     def _decode(self, data: bytes) -> list[_Ev]:

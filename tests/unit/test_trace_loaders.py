@@ -205,6 +205,20 @@ def test_malformed_array_is_an_error(tmp_path: Path) -> None:
         load_trace(p)
 
 
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [(b"[\n  [26610600797803700, 0.14],\n  [26610610797803800, 0.21]\n]", "arrays"), (b"[1, 2, 3]", "numbers"),
+     (b'["a", "b"]', "strings")],
+)
+def test_an_array_of_something_else_is_not_called_malformed(tmp_path: Path, content: bytes, kind: str) -> None:
+    """Valid JSON that is not a trace (catapult's dashboard_test_points.json, HTA's memory_timeline.raw.gz: arrays
+    of arrays) was reported as "malformed JSON"."""
+    p = tmp_path / "points.json"
+    p.write_bytes(content)
+    with pytest.raises(TraceError, match=f"not a trace file: a JSON array of {kind}, not of trace events"):
+        load_trace(p)
+
+
 def test_corrupt_gzip_is_an_error(tmp_path: Path) -> None:
     p = tmp_path / "c.json.gz"
     p.write_bytes(b"\x1f\x8b\x08\x00garbage")
