@@ -303,6 +303,24 @@ async def test_follow_a_flow(tmp_path: Path) -> None:
 
 
 @sync
+async def test_follow_a_v2_flow_on_perfetto_s_own_trace() -> None:
+    """Flow v2 (bind_id, flow_in, flow_out): L said "this event has no flow" (issue 24, item 2)."""
+    from tests.trace_helpers import real_trace
+
+    store = load_trace(real_trace("perfetto_flow_events_json_v2.json"))
+    app = TimelineApp(store)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        sender = next(i for i in range(len(store)) if store.name_of(i) == "SenderB")
+        tl.select(sender)
+        await pilot.pause()
+        assert "flows: 1 linked" in _text(app, "#trace-details")
+        await pilot.press("L")
+        assert store.name_of(tl.selected) == "Blergh"  # type: ignore[arg-type]
+
+
+@sync
 async def test_unreadable_path_shows_a_one_line_error(tmp_path: Path) -> None:
     p = tmp_path / "bad.json"
     p.write_text("garbage")
