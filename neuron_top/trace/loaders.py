@@ -44,6 +44,25 @@ def _open_binary(path: Path) -> IO[bytes]:
     return f
 
 
+_EVENT_KEYS = (b'"traceEvents"', b'"trace_events"', b'"trace_event"')
+
+
+def _object_key(head: bytes, f: IO[bytes]) -> bytes | None:
+    """The events key of an object-form file (traceEvents first): in its first 64 KB, or after megabytes of other keys (a
+    DevTools trace's "metadata", stack frames, device properties) read on in 1 MB steps to the end if need be."""
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{":
+        return None
+    text = head
+    while True:
+        for k in _EVENT_KEYS:  # in this order: a Chrome trace's own key wins
+            if k in text:
+                return k
+        more = f.read(1 << 20)
+        if not more:
+            return None
+        text = text[-16:] + more  # a key cut in two by the read is found whole
+
+
 def sniff_format(path: str | Path) -> str:
     """One of "chrome", "neuron-explorer-json", "parquet", "directory"; raises TraceError otherwise."""
     p = Path(path)
@@ -56,6 +75,7 @@ def sniff_format(path: str | Path) -> str:
             return "parquet"
         with _open_binary(p) as f:
             head = f.read(1 << 16)
+            key = _object_key(head, f)
     except OSError as e:
         raise TraceError(f"{p}: cannot read: {e.strerror or e}") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
@@ -66,9 +86,9 @@ def sniff_format(path: str | Path) -> str:
     if text[:1] == b"[":
         return "chrome"
     if text[:1] == b"{":
-        if b'"traceEvents"' in head:
+        if key == b'"traceEvents"':
             return "chrome"
-        if b'"trace_events"' in head or b'"trace_event"' in head:
+        if key is not None:
             return "neuron-explorer-json"
         if b'"ph"' in head and b'"ts"' in head:
             return "chrome"

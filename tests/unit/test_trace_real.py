@@ -130,6 +130,27 @@ def test_two_events_then_a_stack_frames_dict(
     assert _check(p) == (0, ["no errors detected"])
 
 
+@pytest.mark.parametrize("gz", [False, True])
+def test_megabytes_of_other_keys_before_the_events(tmp_path: Path, gz: bool) -> None:
+    """A DevTools-style "metadata" and stackFrames first, "traceEvents" 2 MB into the file: the format sniff read
+    only 64 KB and called it "not a trace file"."""
+    import gzip
+
+    doc = {
+        "metadata": {f"k{k}": "v" * 50 for k in range(20_000)},
+        "stackFrames": {str(k): {"name": f"f{k}", "category": "c"} for k in range(3000)},
+        "traceEvents": [x("a", 0, 5), x("b", 10, 5)],
+    }
+    raw = json.dumps(doc).encode()
+    assert raw.index(b'"traceEvents"') > 1 << 20
+    p = tmp_path / ("t.json.gz" if gz else "t.json")
+    p.write_bytes(gzip.compress(raw) if gz else raw)
+    st = load_trace(p)
+    assert sorted(st.name_of(i) for i in range(len(st))) == ["a", "b"] and st.lost == 0
+    assert st.not_shown == {"metadata": 20_000, "stackFrames": 3000}  # too big to keep: counted
+    assert _check(p) == (0, ["no errors detected"])
+
+
 def test_events_after_megabytes_of_other_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A long events array ending inside a read chunk that then runs into a samples list: all events kept."""
     monkeypatch.setattr(jsonstream, "CHUNK", 4096)
