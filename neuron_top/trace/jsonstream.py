@@ -41,6 +41,7 @@ _SEP = re.compile(rb"\s*,\s*\{")
 _NEXT_EVENT = re.compile(rb"\}\s*,\s*\{")
 _AT_BYTE = re.compile(r"\(byte (\d+)\)")
 _PH = re.compile(rb'"ph"\s*:')
+_ANY_TRAILING_COMMA = re.compile(rb",\s*[}\]]")
 _TRAILING_COMMA = re.compile(rb'"(?:[^"\\]|\\.)*"|,(?=\s*[}\]])')
 """A string (kept whole) or a comma before a closing brace or bracket: JSON5's trailing comma, which Perfetto
 and Chrome's own writers accept (Perfetto's ``test_args_ordered`` has ``"args": {"02.step2": 2,}``)."""
@@ -96,6 +97,8 @@ class EventStream(Generic[E]):
         self.lost = 0
         """Events that could not be read (counted in the text skipped)."""
         self.lost_reasons: Counter[str] = Counter()
+        self._comma_checked: bytes | None = None
+        """The buffer last searched for trailing commas (each is searched once)."""
         self.unread: list[str] = []
         """Non-event parts of the file that could not be read (a cut-off metadata value, ...)."""
         self.sep: bytes | None = None
@@ -382,6 +385,11 @@ class EventStream(Generic[E]):
         """Remove the commas before ``}`` and ``]`` in the text not read yet (never inside strings); False when
         there were none, so the text is malformed for another reason. Only text that failed to decode gets here."""
         buf = self.buf
+        if buf is self._comma_checked:
+            return False  # a cut inside a string or nested value fails often: look at each buffer once
+        self._comma_checked = buf
+        if not _ANY_TRAILING_COMMA.search(buf, self.pos):
+            return False
         with memoryview(buf) as mv:
             rest = mv[self.pos :].tobytes()
         fixed = _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0) != b"," else b"", rest)
