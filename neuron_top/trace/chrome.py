@@ -172,6 +172,10 @@ _KINETO_CATS = frozenset({"cpu_op", "cuda_runtime", "kernel", "python_function",
 _META_KEYS = ("displayTimeUnit", "traceName", "schemaVersion", "baseTimeNanoseconds")
 
 
+_TIMED = frozenset("XBEiIRbenSTpFCstf")
+"""The phases drawn at a time (the others are counted only: N/O/D objects, P samples, c clock syncs, v dumps)."""
+
+
 def _str(v: Any) -> str:
     return v if type(v) is str else "" if v is None else str(v)
 
@@ -655,15 +659,19 @@ class ChromeLoader:
         b = self.b
         problems = b.problems
         ph = e.ph
+        if ph not in _TIMED:  # metadata, objects, samples, memory dumps: their time is never drawn, never parsed
+            if ph == "M":
+                self._metadata_event(e)
+            elif not ph:
+                problems["event without ph"] += 1
+            return  # (counted in phase_counts; a Kineto trace can hold 300,000 metadata events)
         try:
             s = to_ns(_value(e.ts))
             if not -_LIMIT <= s <= _LIMIT:
                 raise OverflowError
         except (ValueError, TypeError, OverflowError):
-            if ph != "M":
-                problems["event without a valid ts"] += 1
-                return
-            s = 0
+            problems["event without a valid ts"] += 1
+            return
         if ph == "X":
             d = _value(e.dur)
             if d is None:
@@ -748,11 +756,6 @@ class ChromeLoader:
             cat = _dense(self._flow_cats, [e.cat])[0]
             name = _dense(self._flow_names, [_str(e.name)])[0]
             b.flow_v1(b.flow_key(_flow_key(flow_id), cat, name), ph, t, s, enclosing)
-        elif ph == "M":
-            self._metadata_event(e)
-        elif not ph:
-            b.problems["event without ph"] += 1
-        # N/O/D (objects), P (samples), c (clock sync), ...: counted in phase_counts, not drawn.
 
     def _counter(self, e: _Ev, s: int) -> None:
         b = self.b
