@@ -34,6 +34,7 @@ __all__ = [
     "is_wall_clock",
     "ns_array",
     "ns_list",
+    "plain_decimals_array",
     "start_end_arrays",
     "start_end_ns",
     "three_decimals_array",
@@ -116,6 +117,9 @@ def ns_list(vals: list[Any]) -> list[int]:
         got = _three_decimals(vals)
         if got is not None:
             return got
+        bulk = plain_decimals_array(vals)
+        if bulk is not None:
+            return bulk.tolist()  # type: ignore[no-any-return]
     elif types == {int, str}:  # Kineto: integer durations among 3-decimal ones
         return [v * 1000 if type(v) is int else _ns3(v) for v in vals]
     return list(map(to_ns, vals))
@@ -260,9 +264,33 @@ def ns_array(vals: list[Any]) -> np.ndarray:
     if f is not None and len(f) and f.min() > -SAFE_US and f.max() < SAFE_US:
         return np.rint(f * 1000.0).astype(np.int64)
     got = three_decimals_array(vals)
+    if got is None:
+        got = plain_decimals_array(vals)
     if got is not None:
         return got
     return np.array(ns_list(vals), np.int64)
+
+
+def plain_decimals_array(vals: list[Any]) -> np.ndarray | None:
+    """Unsigned decimal texts with any number of decimals up to nine (``"1234.5"``, ``"4458676522690.6553"``,
+    Fuchsia's 4-7 decimals), at most 15 digits before the point: exact nanoseconds as ``decimal_ns`` rounds them
+    (half to even), in whole-array integer passes. None when any text has another shape (the exact path then)."""
+    if not vals or set(map(type, vals)) != {str}:
+        return None
+    parts = [v.partition(".") for v in vals]
+    whole = [p[0] for p in parts]
+    frac = [p[2] for p in parts]
+    digits = "".join(whole) + "".join(frac)
+    if not (digits.isascii() and digits.isdigit()) or min(map(len, whole)) == 0:
+        return None
+    if max(map(len, whole)) > 15 or max(map(len, frac)) > 9:
+        return None
+    w = np.array(whole, dtype=np.str_).astype(np.int64)
+    f9 = np.array([d.ljust(9, "0") for d in frac], dtype=np.str_).astype(np.int64)  # units of 1e-9 us
+    q, r = np.divmod(f9, 1_000_000)  # q: whole nanoseconds of the fraction; r: the rest, in 1e-6 ns
+    up = (r > 500_000) | ((r == 500_000) & (q % 2 == 1))
+    out: np.ndarray = w * 1000 + q + up
+    return out
 
 
 def float_start_end(ts: list[Any], durs: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:

@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 from neuron_top.trace.flowbind import FlowMap, enclosing_slices, run_flows
 from neuron_top.trace.layout import nest
 from neuron_top.trace.timeparse import (
+    decimal_ns,
     float_start_end,
     ns_array,
     ns_list,
+    plain_decimals_array,
     start_end_arrays,
     start_end_ns,
     three_decimals_array,
@@ -183,6 +185,28 @@ def test_bulk_text_times_agree_with_the_exact_rule(texts: list[str]) -> None:
             ns_array(texts)
     else:
         assert ns_array(texts).tolist() == want == ns_list(texts)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10**15 - 1), st.text("0123456789", min_size=0, max_size=10), st.booleans()),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_plain_decimals_of_any_length_agree_with_the_exact_rule(parts: list[tuple[int, str, bool]]) -> None:
+    """Fuchsia's 4-7 decimals (and ties: "0.0005" is 0 ns, "0.0015" 2 ns): the bulk path rounds as decimal_ns."""
+    texts = [f"{w}.{f}" if dot else str(w) for w, f, dot in parts]
+    got = plain_decimals_array(texts)
+    if any(len(f) > 9 for _w, f, dot in parts if dot):
+        assert got is None
+    else:
+        assert got is not None and got.tolist() == [decimal_ns(t) for t in texts]
+    assert ns_array(texts).tolist() == ns_list(texts) == [decimal_ns(t) for t in texts]
+    assert plain_decimals_array(["0.0005", "0.0015", "0.0025", "12.3456785"]).tolist() == [0, 2, 2, 12346]  # type: ignore[union-attr]
+    assert plain_decimals_array(["-1.5"]) is None and plain_decimals_array(["1e3"]) is None
+    assert plain_decimals_array([" 1.5"]) is None and plain_decimals_array([".5"]) is None
 
 
 @settings(max_examples=300, deadline=None)
