@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from textual import events
 from textual.widgets import Input, OptionList, Static
@@ -275,6 +276,17 @@ def test_replay_lists_active_events_per_core() -> None:
     assert active["NC 0"][1].startswith("sync_exec - ")
 
 
+async def _follow(app: TimelineApp, pilot: Any, name: str) -> str:
+    """Select the event called ``name``, see its one flow in the details, press L: the name of where L went."""
+    tl = _screen(app).timeline
+    st = tl.model.store
+    tl.select(next(i for i in range(len(st)) if st.name_of(i) == name))
+    await pilot.pause()
+    assert "flows: 1 linked" in _text(app, "#trace-details")
+    await pilot.press("L")
+    return st.name_of(tl.selected)  # type: ignore[arg-type]
+
+
 @sync
 async def test_follow_a_flow(tmp_path: Path) -> None:
     events = [
@@ -290,16 +302,10 @@ async def test_follow_a_flow(tmp_path: Path) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.pause()
+        assert await _follow(app, pilot, "launch") == "kernel"
+        await pilot.press("L")  # and back
         tl = _screen(app).timeline
-        st = tl.model.store
-        launch = next(i for i in range(len(st)) if st.name_of(i) == "launch")
-        tl.select(launch)
-        await pilot.pause()
-        assert "flows: 1 linked" in _text(app, "#trace-details")
-        await pilot.press("L")
-        assert st.name_of(tl.selected) == "kernel"  # type: ignore[arg-type]
-        await pilot.press("L")
-        assert tl.selected == launch
+        assert tl.model.store.name_of(tl.selected) == "launch"  # type: ignore[arg-type]
 
 
 @sync
@@ -311,13 +317,7 @@ async def test_follow_a_v2_flow_on_perfetto_s_own_trace() -> None:
     app = TimelineApp(store)
     async with app.run_test(size=(100, 24)) as pilot:
         await pilot.pause()
-        tl = _screen(app).timeline
-        sender = next(i for i in range(len(store)) if store.name_of(i) == "SenderB")
-        tl.select(sender)
-        await pilot.pause()
-        assert "flows: 1 linked" in _text(app, "#trace-details")
-        await pilot.press("L")
-        assert store.name_of(tl.selected) == "Blergh"  # type: ignore[arg-type]
+        assert await _follow(app, pilot, "SenderB") == "Blergh"
 
 
 @sync
