@@ -105,10 +105,8 @@ def summary_lines(store: TraceStore) -> list[str]:
         if not tr.count:
             continue
         core = "" if tr.core is None else f" NC {tr.core}"
-        out.append(
-            f"  {clean(tr.process, 80)} / {clean(tr.label, 80)}{core} [{tr.source}]: "
-            f"{tr.count} events, {len(tr.rows)} rows"
-        )
+        where = " / ".join(clean(part, 80) for part in (tr.process, tr.label) if part)  # global instants: no process
+        out.append(f"  {where}{core} [{tr.source}]: {tr.count} events, {len(tr.rows)} rows")
     for c in store.counters:
         out.append(
             f"  counter {clean(c.process or c.instance, 80)} / {clean(c.name, 80)}: {len(c.ts)} samples"

@@ -97,6 +97,15 @@ def test_summary(tmp_path: Path) -> None:
     assert "pid 1 / 1 [cpu]: 1 events, 1 rows" in text
 
 
+def test_summary_of_global_instants_names_no_empty_process(tmp_path: Path) -> None:
+    """Kineto's global ("s": "g") instants have no process: the line read "   / global [cpu]"."""
+    out = io.StringIO()
+    events = [x("a", 0, 5), {"ph": "i", "s": "g", "name": "Iteration Start", "ts": 2, "pid": "", "tid": ""}]
+    run_summary([write_events(tmp_path, events)], out)
+    lines = out.getvalue().splitlines()
+    assert "  global [cpu]: 1 events, 1 rows" in lines
+
+
 def test_summary_of_unreadable(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert run_summary([tmp_path / "missing.json"], out, err) == 2
