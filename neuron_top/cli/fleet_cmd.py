@@ -68,7 +68,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--refresh", type=float, default=None, metavar="S",
                       help="seconds between refreshes (Prometheus 2, ssh 1)")
     view.add_argument("--sort", default="host", metavar="COLUMN", help="column to sort by (s cycles)")
-    view.add_argument("--group", metavar="BY", help=f"group by {', '.join(GROUP_CHOICES)} or label:NAME (g cycles)")
+    view.add_argument("--group", metavar="BY", help=f"group by {', '.join(GROUP_CHOICES)} or label:NAME (b cycles)")
     view.add_argument("--filter", metavar="REGEX", help="show hosts whose names or labels match (/ changes it)")
     view.add_argument("--trouble", action="store_true", help="troubled hosts first (! toggles)")
     view.add_argument("--heat", action="store_true", help="start in the heat map (h toggles)")
