@@ -293,13 +293,13 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
     feeds = {h: Feed(HostStream(h, command(h))) for h in hosts}
 
     def run(host: str) -> None:
+        # Read on after the first report: while slower hosts are waited for, this one stays current (up, not stale).
         for ev in feeds[host].events():
             with lock:
                 fleet.apply(host, ev)
             if isinstance(ev, Report) or (isinstance(ev, StatusChanged) and ev.status.state in (
                     State.RESTARTING, State.FAILED, State.ENDED)):
                 done[host].set()
-                return
 
     threads = [threading.Thread(target=run, args=(h,), daemon=True, name=f"once-{h}") for h in hosts]
     for t in threads:
