@@ -21,9 +21,9 @@ from typing import Any, cast
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.containers import Vertical
 from textual.widgets import Footer, Input, Static
 
 from neuron_top.feed import Feed
