@@ -4,6 +4,7 @@ HTTP on a free loopback port, stopped with SIGTERM; a busy port is a one-line er
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -48,6 +49,20 @@ def wait_for(url: str, want: str, timeout: float = 20.0) -> str:
     raise AssertionError(f"{want!r} never appeared; last body:\n{body[:2000]}")
 
 
+def wait_for_reports(url: str, n: int, timeout: float = 20.0) -> str:
+    """The first body whose ``neurontop_reports_total`` is at least ``n`` (waiting for exactly ``n`` misses it
+    when a loaded machine delays the scrapes past the next report)."""
+    end = time.monotonic() + timeout
+    while True:
+        body = wait_for(url, "neurontop_reports_total ", max(end - time.monotonic(), 0.1))
+        m = re.search(r"^neurontop_reports_total (\S+)$", body, re.M)
+        if m and float(m[1]) >= n:
+            return body
+        if time.monotonic() > end:
+            raise AssertionError(f"fewer than {n} reports: {m[0] if m else body[:500]}")
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def exporter_on_demo():
     port = free_port()
@@ -71,7 +86,7 @@ def exporter_on_demo():
 def test_demo_piped_into_export_serves_both_formats_and_stops_on_sigterm(exporter_on_demo) -> None:
     port, exp = exporter_on_demo
     url = f"http://127.0.0.1:{port}/metrics"
-    body = wait_for(url, "neurontop_reports_total 3.0")
+    body = wait_for_reports(url, 3)
     names = {f.name for f in text_string_to_metric_families(body)}
     assert {"neuroncore_utilization", "neuroncore_utilization_ratio", "execution_status", "instance_info",
             "neuron_hardware_info", "process_cpu_seconds", "neurontop_source_up"} & names >= {
