@@ -56,6 +56,8 @@ def dashboard_queries() -> list[tuple[str, str]]:
 class Prom:
     def __init__(self, url: str) -> None:
         self.url = url
+        self.ready_at = time.monotonic()
+        """When the server answered /-/ready (its first scrape of the exporter is due within a second)."""
 
     def api(self, path: str, **params: str) -> dict:
         q = f"?{urllib.parse.urlencode(params)}" if params else ""
@@ -140,6 +142,8 @@ def test_every_grafana_dashboard_query_returns_data(prom: Prom) -> None:
         return missing or True
 
     assert wait_until(empty) is True
+    # the acceptance: every query has data within 15 s of a Prometheus scraping every second
+    assert time.monotonic() - prom.ready_at <= 15.0, time.monotonic() - prom.ready_at
 
 
 def test_dashboard_metrics_carry_aws_label_names(prom: Prom) -> None:
