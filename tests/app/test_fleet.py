@@ -97,6 +97,9 @@ async def test_filter_by_regex_over_names_and_labels() -> None:
         await pilot.press("slash")
         await pilot.pause()
         assert box.value == "inf1"
+        await pilot.press("z")  # typing replaces the filter shown selected; nothing matches "z": the table says so
+        await pilot.pause()
+        assert hosts_shown(app) == [] and "no host matches /z/" in table_text(app.screen.query_one(FleetTable))[1]
         await pilot.press("escape")
         assert screen.filter_text == "" and len(hosts_shown(app)) == 30
 

@@ -225,6 +225,8 @@ class FleetScreen(Screen):
                         trouble_first=self.trouble_first)
         shown = [ln for ln in lines if isinstance(ln, FleetRow)]
         widget = self._active()
+        widget.empty = (f"no host matches /{clean(self.filter_text, 40)}/ (/ changes the filter)" if rows and not shown
+                        else "no hosts yet")
         widget.show(lines, self.sort, self.reverse, self.cursor_key)
         if widget.current is not None:
             self.cursor_key = widget.current.key
