@@ -174,7 +174,7 @@ def test_target_is_healthy_and_our_rules_load(prom: Prom) -> None:
     assert wait_until(scraped, timeout=20) is True
     assert all(t["lastError"] == "" for t in prom.api("targets")["activeTargets"])
     rules = [r for g in prom.api("rules")["groups"] for r in g["rules"]]
-    assert len(rules) == 7 and all(r["health"] == "ok" for r in rules), rules
+    assert len(rules) == 8 and all(r["health"] == "ok" for r in rules), rules
     assert prom.query("neurontop_source_up")[0]["value"][1] == "1"
     # the demo's trn2.48xlarge: 16 devices, each with device memory in use
     assert len(prom.query("neurontop_device_memory_used_bytes")) == 16
@@ -183,7 +183,7 @@ def test_target_is_healthy_and_our_rules_load(prom: Prom) -> None:
 def test_promtool_checks_the_rules() -> None:
     out = subprocess.run([tool("promtool"), "check", "rules", str(RULES)], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "SUCCESS: 7 rules found" in out.stdout
+    assert "SUCCESS: 8 rules found" in out.stdout
 
 
 def test_promtool_rule_unit_tests_cover_every_rule_firing_and_not() -> None:
@@ -197,5 +197,5 @@ def test_promtool_rule_unit_tests_cover_every_rule_firing_and_not() -> None:
         if m:
             nxt = lines[i + 1].strip()
             cases.setdefault(m.group(1), set()).add("silent" if nxt == "exp_alerts: []" else "fires")
-    assert len(alerts) == 7
+    assert len(alerts) == 8
     assert {a: cases.get(a) for a in alerts} == {a: {"silent", "fires"} for a in alerts}
