@@ -4,7 +4,8 @@
 ``fake_ssh.py [-o OPT]... HOST neuron-monitor`` runs ``neuron-top demo --emit`` here, as if neuron-monitor ran on
 HOST: the instance type and seed come from the host's name (``trn2-3`` is a trn2.48xlarge with seed 3), so each
 host is a different machine. Hosts named ``bad*`` fail the way ssh does when it cannot connect (a message on
-stderr, exit status 255); ``flaky*`` hosts send a few reports and then drop the connection. ``FAKE_SSH_PERIOD``
+stderr, exit status 255); ``flaky*`` hosts send a few reports and then drop the connection; ``mute*`` hosts
+connect and never send a report (a neuron-monitor that hangs at start). ``FAKE_SSH_PERIOD``
 sets the demo's period (seconds between reports).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 KINDS = {"trn2": "trn2.48xlarge", "trn1": "trn1.32xlarge", "inf2": "inf2.48xlarge", "inf1": "inf1.xlarge"}
 
@@ -30,6 +32,9 @@ def main(argv: list[str]) -> int:
     if command != ["neuron-monitor"]:
         print(f"bash: {command[0]}: command not found", file=sys.stderr)
         return 127
+    if host.startswith("mute"):
+        time.sleep(3600)
+        return 0
     kind, _, num = host.partition("-")
     instance = KINDS.get(kind, "inf2.48xlarge")
     seed = int(num) if num.isdigit() else sum(host.encode())

@@ -4,7 +4,8 @@ The source is chosen as for the dashboard (``--command``, a pipe on stdin, neuro
 collector); the feed loop runs on a thread and hands each event to the ``Exporter``; the HTTP server answers
 scrapes on threads of its own. When the source ends (a pipe closes) the server keeps answering, with
 ``neurontop_source_up 0`` and a growing ``neurontop_last_report_age_seconds``, as AWS's script keeps its last
-values: a stopped neuron-monitor shows in Prometheus instead of vanishing. SIGINT/SIGTERM/SIGHUP stop it.
+values: a stopped neuron-monitor shows in Prometheus instead of vanishing. SIGINT/SIGTERM/SIGHUP stop it (the --command child or neuron-monitor with it), exit status 128+signal as
+every mode.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
             elif isinstance(event, RecordingError):
                 print(f"neuron-top: recording stopped: {event.reason}", file=err, flush=True)
 
-    restore = _on_signals(stop)
+    got: list[int] = []
+    restore = _on_signals(stop, got)
     thread = threading.Thread(target=pump, name="export feed", daemon=True)
     thread.start()
     try:
@@ -92,16 +94,22 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
         feed.close()
         thread.join(timeout=2.0)
         server.stop()
-    return 0
+    return 128 + got[0] if got else 0  # as every mode ends on a signal (cli/signals.py)
 
 
-def _on_signals(stop: threading.Event):  # type: ignore[no-untyped-def]
-    """SIGINT/SIGTERM/SIGHUP set ``stop``; returns a function putting the old handlers back."""
+def _on_signals(stop: threading.Event, got: list[int]):  # type: ignore[no-untyped-def]
+    """SIGINT/SIGTERM/SIGHUP set ``stop`` (the signal number is appended to ``got``); returns a function putting
+    the old handlers back."""
     sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
     old = {}
+
+    def on_signal(signum: int, _frame: object) -> None:
+        got.append(signum)
+        stop.set()
+
     try:
         for s in sigs:
-            old[s] = signal.signal(s, lambda *_: stop.set())
+            old[s] = signal.signal(s, on_signal)
     except ValueError:  # not the main thread (tests): the caller's stop event is enough
         pass
 

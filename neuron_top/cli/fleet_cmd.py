@@ -68,7 +68,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--refresh", type=float, default=None, metavar="S",
                       help="seconds between refreshes (Prometheus 2, ssh 1)")
     view.add_argument("--sort", default="host", metavar="COLUMN", help="column to sort by (s cycles)")
-    view.add_argument("--group", metavar="BY", help=f"group by {', '.join(GROUP_CHOICES)} or label:NAME (g cycles)")
+    view.add_argument("--group", metavar="BY", help=f"group by {', '.join(GROUP_CHOICES)} or label:NAME (b cycles)")
     view.add_argument("--filter", metavar="REGEX", help="show hosts whose names or labels match (/ changes it)")
     view.add_argument("--trouble", action="store_true", help="troubled hosts first (! toggles)")
     view.add_argument("--heat", action="store_true", help="start in the heat map (h toggles)")
@@ -293,13 +293,13 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
     feeds = {h: Feed(HostStream(h, command(h))) for h in hosts}
 
     def run(host: str) -> None:
+        # Read on after the first report: while slower hosts are waited for, this one stays current (up, not stale).
         for ev in feeds[host].events():
             with lock:
                 fleet.apply(host, ev)
             if isinstance(ev, Report) or (isinstance(ev, StatusChanged) and ev.status.state in (
                     State.RESTARTING, State.FAILED, State.ENDED)):
                 done[host].set()
-                return
 
     threads = [threading.Thread(target=run, args=(h,), daemon=True, name=f"once-{h}") for h in hosts]
     for t in threads:

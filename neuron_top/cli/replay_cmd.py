@@ -27,6 +27,8 @@ def replay_main(ns: argparse.Namespace) -> int:
     from neuron_top.recording.index import SpooledIndex, open_recording
     from neuron_top.recording.player import ReplayController
 
+    if getattr(ns, "export", None):  # said before the file is read: a fleet recording's screen would ignore it
+        raise UsageError("--export serves live reports (neuron-monitor, a pipe, --command or the demo), not a replay")
     headless = ns.once or ns.json or ns.summary
     if not headless:
         # Import the TUI before the indexing thread starts: both need the GIL, and importing Textual while

@@ -59,7 +59,7 @@ class SessionFleet:
         elif state in ("live", "demo"):
             status = UP
         elif state == "stale":
-            status, note = STALE, f"no report for {age:.0f} s (expected every {st.expected or 0:g} s)" if age else ""
+            status, note = STALE, f"no report for {age:.0f} s (expected every {round(st.expected or 0, 1):g} s)" if age else ""
         elif state in ("starting", "no data"):
             status, note = "starting", st.message
         else:  # restarting, ended, failed: the stream is not flowing; the message says why

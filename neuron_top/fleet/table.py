@@ -273,7 +273,8 @@ class Summary:
     def text(self) -> str:
         parts = [f"{self.hosts} hosts: {self.up} up, {self.stale} stale, {self.down} down",
                  f"util avg {_pct(self.util) or '-'} p10 {_pct(self.util_p10) or '-'}",
-                 f"exec {_rate(self.exec_rate) or '-'}/s", f"errors {_rate(self.err_rate) or '-'}/s"]
+                 f"errors {_rate(self.err_rate) or '-'}/s", f"exec {_rate(self.exec_rate) or '-'}/s"]
+        # errors before executions: at 80 columns the line is cut after the errors, and trouble matters more
         if self.ecc_hosts:
             parts.append(f"uncorrected ECC on {self.ecc_hosts}")
         if self.idle_cores:

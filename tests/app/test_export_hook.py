@@ -46,3 +46,18 @@ def test_export_with_a_replay_is_refused() -> None:
     ns = argparse.Namespace(export="127.0.0.1:0", theme=None, tag=None, history=600, trace=None)
     with pytest.raises(UsageError, match="not a replay"):
         run_tui(None, ns, replay=object())
+
+
+@pytest.mark.parametrize("fleet", [False, True], ids=["reports", "fleet"])
+def test_replay_with_export_is_one_line_before_any_screen(tmp_path, capsys, fleet: bool) -> None:
+    """``neuron-top replay FILE --export PORT``: a fleet recording's screen used to start and ignore --export."""
+    from neuron_top.cli.main import main
+    from neuron_top.fleet.record import encode_frame
+    from neuron_top.sources.demo import generate
+    from tests.fleet_support import demo_frame
+
+    rec = tmp_path / "run.jsonl"
+    rec.write_bytes(encode_frame(demo_frame(3)) + b"\n" if fleet else b"\n".join(generate("inf1.xlarge", 1, 2)) + b"\n")
+    assert main(["replay", str(rec), "--export", "127.0.0.1:0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--export serves live reports" in err[0] and "not a replay" in err[0]

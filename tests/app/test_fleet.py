@@ -10,6 +10,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from textual.widgets import Input, Static
 
 from neuron_top.fleet.frame import FleetFrame, Problem
 from neuron_top.fleet.record import FleetRecorder
@@ -77,13 +78,28 @@ async def test_filter_by_regex_over_names_and_labels() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press("slash", *"inf1")
+        await pilot.pause()
+        box = app.screen.query_one("#fleet-filter", Input)
+        hint = app.screen.query_one("#fleet-filter-hint", Static)
+        for widget in (box, hint):  # on screen: not under the footer (it was, docked to the same edge)
+            assert app.screen.get_widget_at(widget.region.x + 1, widget.region.y)[0] is widget
+        assert box.value == "inf1" and box.has_focus
         assert hosts_shown(app) and all(
             r.instance_type == "inf1.xlarge" for r in screen.frame.rows if r.key in hosts_shown(app))
         assert "filter /inf1/" in table_text(app.screen.query_one(FleetHeader))[0]
-        await pilot.press("(")  # "inf1(" is not a regex: the box says so, the last good filter stays
-        box = app.screen.query_one("#fleet-filter")
-        assert box.has_class("-error") and "invalid regex" in str(box.border_title)
+        await pilot.press("(")  # "inf1(" is not a regex: the line under the box says so, the last good one stays
+        await pilot.pause()
+        assert str(hint.render()).startswith("invalid regex: missing ), unterminated subpattern")
         assert screen.filter_text == "inf1"
+        await pilot.press("backspace", "enter")  # Enter keeps the filter and puts the prompt away
+        await pilot.pause()
+        assert screen.filter_text == "inf1" and not app.screen.query_one("#fleet-filter-bar").display and str(hint.render()).startswith("filter:")
+        await pilot.press("slash")
+        await pilot.pause()
+        assert box.value == "inf1"
+        await pilot.press("z")  # typing replaces the filter shown selected; nothing matches "z": the table says so
+        await pilot.pause()
+        assert hosts_shown(app) == [] and "no host matches /z/" in table_text(app.screen.query_one(FleetTable))[1]
         await pilot.press("escape")
         assert screen.filter_text == "" and len(hosts_shown(app)) == 30
 

@@ -164,6 +164,24 @@ def test_a_linked_segment_draws_what_textuals_draws() -> None:
     assert difference(ours, theirs) is None
 
 
+def test_a_chop_shorter_than_its_region_draws_what_textuals_draws() -> None:
+    """Just after a resize Textual can send a chop narrower than the region its spans cover (the strip was cut
+    for the old width). Two spans a cell apart beyond the strip's end made our writer fail (IndexError in
+    ``_bridged``, seen entering a host from the fleet view after 80x24 -> 120x40); it must draw what Textual
+    draws, and keep drawing."""
+    lines = [Strip([Segment(" " * W)])] * H
+    engine = RenderEngine()
+    ours, theirs = Terminal(), Terminal()
+    ours.feed(engine.render(full_update(lines), console()))
+    theirs.feed(full_update(lines).render_segments(console()))
+    short = Strip([Segment("abcdef", Style(color="red"))])  # 6 cells in a chop 0..W
+    update = ChopsUpdate([{0: short}] + [{0: None}] * (H - 1), [(0, 0, 7), (0, 9, 12)], [[W]] * H)
+    ours.feed(engine.render(update, console()))
+    theirs.feed(update.render_segments(console()))
+    assert not engine.failed
+    assert difference(ours, theirs) is None
+
+
 def test_light_strips_render_as_strips_do() -> None:
     """What the writer sends of a LightStrip (made light, as with the engine) is what Textual sends of a Strip."""
     before = light.engine_strips()

@@ -174,3 +174,40 @@ def test_ctrl_c_quits_even_from_a_prompt(term, tmp_path: Path) -> None:
     assert exit_status(status) == 0  # a quit key
     terminal_restored(t)
     assert gone_soon(int(kid_file.read_text()))
+
+
+def test_a_hangup_after_the_terminal_is_gone_still_exits(tmp_path: Path) -> None:
+    """A closed ssh session: the terminal goes first (writes fail with EIO), SIGHUP comes after. Textual's writer
+    thread died on the first failed write, the app kept queueing frames for it, and once its queue was full the
+    exit blocked for ever on the next write, with every child (a fleet's ssh streams) left running."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    app = subprocess.Popen([PY, "-m", "neuron_top", "demo", "--seed", "3", "--period", "0.05"], cwd=ROOT,
+                           stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                           env={**os.environ, "TERM": "xterm-256color"})
+    os.close(slave)
+    try:
+        seen, end = b"", time.monotonic() + 30
+        while b"NeuronCore" not in seen and time.monotonic() < end:  # the dashboard is up
+            try:
+                seen += os.read(master, 65536)
+            except OSError:
+                break
+        assert b"NeuronCore" in seen
+        os.close(master)  # the terminal is gone; 20 reports a second keep the app drawing into it
+        master = -1
+        time.sleep(4)
+        app.send_signal(signal.SIGHUP)
+        assert app.wait(timeout=20) == 128 + signal.SIGHUP
+    finally:
+        if master >= 0:
+            os.close(master)
+        if app.poll() is None:
+            app.kill()
+            app.wait(10)

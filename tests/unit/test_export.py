@@ -55,6 +55,59 @@ def clock() -> float:
 
 
 # --- AWS's real scrapes ---------------------------------------------------------------------------------------
+INSTANCE = {"instance_name", "instance_id", "instance_type", "availability_zone", "region", "subnet_id"}
+REFERENCE_TABLE = {
+    # name (as prometheus_client's parser names the family): (type, extra label names), from the table of
+    # /work/shared/reference/prometheus-metrics.md
+    "neuroncore_utilization_ratio": ("gauge", {"runtime_tag", "neuroncore"}),
+    "neuron_runtime_vcpu_usage_ratio": ("gauge", {"runtime_tag", "usage_type"}),
+    "neuron_runtime_memory_used_bytes": ("gauge", {"runtime_tag", "memory_location"}),
+    **{f"neuroncore_memory_usage_{c}": ("gauge", {"runtime_tag", "neuroncore", "memory_location"})
+       for c in ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")},
+    "execution_errors": ("counter", {"runtime_tag", "error_type"}),
+    "execution_errors_created": ("gauge", {"runtime_tag", "error_type"}),
+    "execution_status": ("counter", {"runtime_tag", "status_type"}),
+    "execution_status_created": ("gauge", {"runtime_tag", "status_type"}),
+    "execution_latency_seconds": ("gauge", {"runtime_tag", "percentile"}),
+    "hardware_ecc_events": ("counter", {"event_type", "neuron_device_index"}),
+    "hardware_ecc_events_created": ("gauge", {"event_type", "neuron_device_index"}),
+    "system_vcpu_count": ("gauge", set()),
+    "system_vcpu_usage_ratio": ("gauge", {"usage_type"}),
+    **{f"system_{m}_bytes": ("gauge", set()) for m in ("memory_total", "memory_used", "swap_total", "swap_used")},
+    "instance_info": ("gauge", set()),
+    "neuron_hardware_info": ("gauge", {"neuron_device_count", "neuroncore_per_device_count",
+                                       "neuron_device_memory_size"}),
+}
+REFERENCE_VALUES = {
+    "error_type": {"generic", "numerical", "transient", "model", "runtime", "hardware"},
+    "status_type": {"completed", "completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input",
+                    "failed_to_queue"},
+    "percentile": {"p0", "p1", "p25", "p50", "p75", "p99", "p100"},
+    "event_type": {"mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected"},
+    "usage_type": {"user", "system"},
+    "memory_location": {"host", "neuron_device", "None"},
+}
+
+
+def test_the_real_scrape_holds_every_family_type_and_label_of_the_reference_table() -> None:
+    """What makes the family-by-family comparison below complete: AWS's real inf1 scrape has every family of the
+    reference table, with its type, its label names and every label value the table lists, so a family, label
+    or value we got wrong cannot go unnoticed there."""
+    theirs = families(scrape("inf1_xlarge_4runtimes_datadog.txt"))
+    seen: dict[str, set[str]] = {}
+    for name, (typ, labels) in REFERENCE_TABLE.items():
+        assert name in theirs, name
+        assert theirs[name][0] == typ, name
+        for sample in theirs[name][2]:
+            keys = dict(sample)
+            assert set(keys) - {"__name__"} == INSTANCE | labels, name
+            for k in labels & set(REFERENCE_VALUES):
+                seen.setdefault(k, set()).add(keys[k])
+    assert seen == REFERENCE_VALUES
+    aws = {n for n in theirs if not n.startswith(("process_", "python_"))}
+    assert aws == set(REFERENCE_TABLE)  # and nothing outside the table
+
+
 def test_full_inf1_scrape_matches_family_by_family() -> None:
     """Every family of AWS's real inf1.xlarge scrape (4 runtimes, 33 families, 255 samples): same name, type,
     HELP, label sets and values; the only families we add are neurontop_*."""

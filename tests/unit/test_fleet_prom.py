@@ -130,3 +130,18 @@ def test_server_down_keeps_rows_and_asks_everything_when_back() -> None:
     back = refresh(fleet, client)
     assert back.state == "ok" and len(client.asked[-1]) == 11 and back.rows[0].status == UP
     fleet.close()
+
+
+def test_the_queries_of_a_refresh_are_the_same_for_1_16_and_256_hosts() -> None:
+    """The scale acceptance: what a refresh asks depends on the refresh, never on the host count (the real-server
+    version, 2 and 8 hosts, is in test_fleet_prometheus.py; benchmarks/bench_fleet.py times 256)."""
+    asked = {}
+    for n in (1, 16, 256):
+        fleet, client = poller()
+        client.hosts = [f"i-{k:03d}" for k in range(n)]
+        frames = [refresh(fleet, client) for _ in range(2 * SLOW_EVERY + 1)]
+        assert len(frames[-1].rows) == n
+        asked[n] = (client.asked, client.requests)
+    assert asked[1] == asked[16] == asked[256]
+    per_refresh = [len(a) for a in asked[256][0]]
+    assert per_refresh[0] == 11 and max(per_refresh[1:]) <= 5, per_refresh

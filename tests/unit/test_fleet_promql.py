@@ -196,3 +196,23 @@ def test_tls_with_a_ca_file(fake, tmp_path: Path) -> None:
     with pytest.raises(PromError) as err:  # not signed by anything the system trusts
         PromClient(f"https://127.0.0.1:{f.port}", timeout=3).query("up")
     assert err.value.kind == "unreachable" and "TLS" in err.value.message
+
+
+def test_the_command_line_options_reach_the_server(fake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``fleet --bearer-token-file`` / ``--user --password-file`` as a user types them: every query of the refresh
+    carries the header (the server here refuses the others, as a real proxy in front of Prometheus does)."""
+    from neuron_top.cli.main import main as cli_main
+
+    want = {"Bearer s3cr3t", "Basic " + base64.b64encode(b"al ice:p@ss:w").decode()}
+    f = fake(lambda h: (200, {"Content-Type": "application/json"}, json.dumps(VECTOR).encode())
+             if h.headers.get("Authorization") in want else (401, {}, b"Unauthorized\n"))
+    url = f"http://127.0.0.1:{f.port}"
+    (tmp_path / "token").write_text("s3cr3t\n")
+    (tmp_path / "pw").write_text("p@ss:w")
+    assert cli_main(["fleet", "--prometheus", url, "--bearer-token-file", str(tmp_path / "token"), "--once"]) == 0
+    assert cli_main(["fleet", "--prometheus", url, "--user", "al ice", "--password-file", str(tmp_path / "pw"),
+                     "--once"]) == 0
+    assert len(f.requests) == 22 and {h["Authorization"] for _, h in f.requests} == want
+    capsys.readouterr()
+    assert cli_main(["fleet", "--prometheus", url, "--once"]) == 1
+    assert "HTTP 401 Unauthorized" in capsys.readouterr().out

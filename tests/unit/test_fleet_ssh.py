@@ -174,3 +174,15 @@ def test_a_host_that_stops_reporting_turns_stale_by_its_session() -> None:
     t[0] += 60.0  # three of its periods and more without a report
     row = fleet.row("h")
     assert row.status == "stale" and row.util is not None and "no report for" in row.note
+
+
+def test_once_keeps_reading_every_host_while_it_waits_for_a_slow_one() -> None:
+    """``fleet --ssh ... --once`` waits for every host's first report; a host that answered early keeps being read
+    meanwhile, so it is up at the end, not stale because the wait was long (it was, when its feed stopped at its
+    first report)."""
+    from neuron_top.cli.fleet_cmd import ssh_once
+
+    frame = ssh_once(["trn2-5", "mute-1"], lambda h: command_for(FAKE_SSH, {"host": h}), timeout=8.0)
+    rows = {r.key: r for r in frame.rows}
+    assert rows["trn2-5"].status == UP and rows["trn2-5"].age is not None and rows["trn2-5"].age < 3.0, rows  # reports come every 0.2 s
+    assert rows["mute-1"].status == "starting" and rows["mute-1"].util is None

@@ -22,6 +22,7 @@ import os
 import selectors
 from codecs import getincrementaldecoder
 from collections.abc import Iterable, Iterator
+from typing import TextIO
 
 from textual import constants
 from textual.driver import Driver
@@ -35,11 +36,40 @@ except ImportError:  # pragma: no cover - a Textual without them: ``driver_for``
     XTermParser = None  # type: ignore[assignment,misc]
 
 
+class _Terminal:
+    """The terminal as the writer thread writes to it: once a write fails (EIO: the terminal was closed, an ssh
+    session dropped before its SIGHUP came), the rest is dropped. Unwrapped, the failed write killed Textual's
+    writer thread; the app went on queueing frames for it, and when its queue (30) was full the next write, the
+    one restoring the terminal at exit included, blocked for ever, leaving every child running."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+        self.gone = False
+
+    def write(self, text: str) -> None:
+        if not self.gone:
+            try:
+                self._file.write(text)
+            except OSError:
+                self.gone = True
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._file.flush()
+            except OSError:
+                self.gone = True
+
+    def __getattr__(self, name: str) -> object:  # fileno, isatty, encoding ...: the terminal's own
+        return getattr(self._file, name)
+
+
 class QuietLinuxDriver(LinuxDriver):
     """``LinuxDriver`` with an input thread that blocks until something happens."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._file = _Terminal(self._file)  # type: ignore[assignment]
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._held: list[str] | None = None

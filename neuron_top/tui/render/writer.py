@@ -55,7 +55,7 @@ def _bridged(strip: Strip, x: int, ranges: list[tuple[int, int]]) -> list[tuple[
             out.append((lo, hi))
             continue
         i = bisect_right(starts, g1) - 1  # the segment holding the gap's first cell
-        if g1 > 0 and g2 <= starts[i + 1]:
+        if g1 > 0 and i + 1 < len(starts) and g2 <= starts[i + 1]:  # a gap past the strip's end: not bridged
             text, style, _ = segments[i]
             before = style if g1 > starts[i] else segments[i - 1].style
             if (before is style or before == style) and \

@@ -21,9 +21,10 @@ from typing import Any, cast
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input
+from textual.widgets import Footer, Input, Static
 
 from neuron_top.feed import Feed
 from neuron_top.fleet.frame import FleetFrame
@@ -40,6 +41,7 @@ from neuron_top.tui.widgets.fleet_table import FleetTable
 from neuron_top.tui.widgets.heatmap import HEAT_COLUMNS, HeatMap
 
 SORTS = tuple(c.key for c in COLUMNS)
+FILTER_HINT = "filter: Enter keeps it, Esc clears it"
 
 
 class FleetScreen(Screen):
@@ -58,9 +60,11 @@ class FleetScreen(Screen):
         Binding("p", "pause", "pause the table (data keeps coming)", show=False),
     ]
     DEFAULT_CSS = """
-    FleetScreen #fleet-filter { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
-    FleetScreen #fleet-filter.-visible { display: block; }
-    FleetScreen #fleet-filter.-error { color: $error; }
+    FleetScreen #fleet-filter-bar { height: auto; display: none; background: $panel; }
+    FleetScreen #fleet-filter-bar.-visible { display: block; }
+    FleetScreen #fleet-filter { height: 1; border: none; padding: 0 1; }
+    FleetScreen #fleet-filter-hint { height: 1; padding: 0 1; color: $text-muted; }
+    FleetScreen #fleet-filter-bar.-error #fleet-filter-hint { color: $error; text-style: bold; }
     FleetScreen #fleet-heat { display: none; }
     FleetScreen.-heat #fleet-heat { display: block; }
     FleetScreen.-heat #fleet-table { display: none; }
@@ -101,8 +105,11 @@ class FleetScreen(Screen):
         yield from self.compose_top()
         yield FleetTable(id="fleet-table")
         yield HeatMap(id="fleet-heat")
-        yield Input(placeholder="filter hosts by regex over names and labels (Enter keeps, Esc clears)",
-                    id="fleet-filter")
+        # In the layout above the footer, not docked: a prompt docked to the bottom was drawn under the footer
+        # (invisible while it held the keyboard), as the replay's go-to prompt once was.
+        with Vertical(id="fleet-filter-bar"):
+            yield Input(placeholder="regex over names and labels, e.g. trn2|cluster=blue", id="fleet-filter")
+            yield Static(FILTER_HINT, id="fleet-filter-hint", markup=False)
         yield from self.compose_bottom()
         yield Footer()
 
@@ -218,6 +225,8 @@ class FleetScreen(Screen):
                         trouble_first=self.trouble_first)
         shown = [ln for ln in lines if isinstance(ln, FleetRow)]
         widget = self._active()
+        widget.empty = (f"no host matches /{clean(self.filter_text, 40)}/ (/ changes the filter)" if rows and not shown
+                        else "no hosts yet")
         widget.show(lines, self.sort, self.reverse, self.cursor_key)
         if widget.current is not None:
             self.cursor_key = widget.current.key
@@ -345,8 +354,8 @@ class FleetScreen(Screen):
         self.notify(text, title="errors", severity="warning", timeout=30, markup=False)
 
     def action_filter(self) -> None:
+        self.query_one("#fleet-filter-bar").add_class("-visible")
         box = self.query_one("#fleet-filter", Input)
-        box.add_class("-visible")
         box.value = self.filter_text
         box.focus()
 
@@ -355,23 +364,26 @@ class FleetScreen(Screen):
         try:
             pattern = compile_filter(event.value)
         except re.error as exc:
-            event.input.add_class("-error")
-            event.input.border_title = f"invalid regex: {exc}"
+            self._filter_hint(f"invalid regex: {exc} (the last good filter stays)")
             return
-        event.input.remove_class("-error")
+        self._filter_hint(None)
         self.filter_text, self.pattern = event.value, pattern
         self.redraw()
 
+    def _filter_hint(self, error: str | None) -> None:
+        self.query_one("#fleet-filter-bar").set_class(error is not None, "-error")
+        self.query_one("#fleet-filter-hint", Static).update(FILTER_HINT if error is None else error)
+
     @on(Input.Submitted, "#fleet-filter")
     def _filter_done(self, event: Input.Submitted) -> None:
-        event.input.remove_class("-visible")
+        self.query_one("#fleet-filter-bar").remove_class("-visible")
         self._active().focus()
 
     def key_escape(self) -> None:
-        box = self.query_one("#fleet-filter", Input)
-        if box.has_class("-visible"):
-            box.value = ""
-            box.remove_class("-visible")
+        bar = self.query_one("#fleet-filter-bar")
+        if bar.has_class("-visible"):
+            self.query_one("#fleet-filter", Input).value = ""
+            bar.remove_class("-visible")
             self._active().focus()
 
     def _run(self, body: Callable[[threading.Event], Any], name: str) -> threading.Event:

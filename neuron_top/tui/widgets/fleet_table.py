@@ -127,6 +127,8 @@ class FleetTable(LineDiff, can_focus=True):
         self.reverse = False
         self._style = StyleCache(self, "fleet-table")
         self._layout: tuple[int, list[tuple[Column, int]], int] | None = None
+        self.empty = "no hosts yet"
+        """What the first line says when no host is shown (the screen says why: none yet, or the filter)."""
 
     # --- data in ---
     def show(self, lines: list[Line], sort: str, reverse: bool, cursor_key: str | None) -> None:
@@ -198,7 +200,7 @@ class FleetTable(LineDiff, can_focus=True):
         i = self.top + y - 1
         if i >= len(self.lines):
             if not self.lines and y == 1:
-                return Strip([Segment("  no hosts yet", self._style("dim"))]).crop_extend(0, width, base)
+                return Strip([Segment(f"  {self.empty}", self._style("dim"))]).crop_extend(0, width, base)
             return Strip.blank(width, base)
         line = self.lines[i]
         if isinstance(line, Group):

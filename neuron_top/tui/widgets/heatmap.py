@@ -166,7 +166,7 @@ class HeatMap(FleetTable):
         gy = self.top + y
         if gy >= len(self._grid):
             if not self.lines and y == 0:
-                return Strip([Segment("  no hosts yet", self._heat_style("dim"))]).crop_extend(0, width, base)
+                return Strip([Segment(f"  {self.empty}", self._heat_style("dim"))]).crop_extend(0, width, base)
             return Strip.blank(width, base)
         if gy in self._titles:
             g = self._titles[gy]
