@@ -174,3 +174,48 @@ def test_ctrl_c_quits_even_from_a_prompt(term, tmp_path: Path) -> None:
     assert exit_status(status) == 0  # a quit key
     terminal_restored(t)
     assert gone_soon(int(kid_file.read_text()))
+
+
+@pytest.mark.parametrize("end", ["q", "SIGHUP"])
+def test_a_stray_sigcont_does_not_wedge_the_exit(term, tmp_path: Path, end: str) -> None:
+    """``kill -CONT``, a shell's ``bg``, or a terminal hanging up (the kernel sends SIGHUP and SIGCONT together)
+    with no suspension before it: Textual resumed application mode a second time, and the exit then waited
+    forever on a writer thread's queue. ``q`` did nothing; a closed terminal left the process running, unseen,
+    at 10% of a core."""
+    t = term(80, 24)
+    status = start_held(t, nt("demo", "--instance", "inf1.xlarge", "--seed", "3"), tmp_path)
+    t.wait_for("DEMO")
+    pid = program_pid(t)
+    os.kill(pid, signal.SIGCONT)
+    time.sleep(2)
+    if end == "q":
+        t.keys("q")
+        assert exit_status(status, timeout=10) == 0
+    else:
+        os.kill(pid, signal.SIGHUP)
+        assert exit_status(status, timeout=10) == 128 + signal.SIGHUP
+    terminal_restored(t)
+
+
+def test_suspend_and_resume_still_work(term, tmp_path: Path) -> None:
+    """SIGTSTP (``kill -TSTP``) gives the terminal back and stops; SIGCONT takes it again. Before, the resumed
+    input thread died on the wake-up pipe the suspension had closed (a traceback on screen), and the header,
+    unchanged since before the suspension, stayed blank."""
+    t = term(100, 30)
+    status = start_held(t, nt("demo", "--instance", "inf1.xlarge", "--seed", "3"), tmp_path)
+    t.wait_for("DEMO")
+    pid = program_pid(t)
+    os.kill(pid, signal.SIGTSTP)
+    deadline = time.monotonic() + 15
+    while t.fmt("#{alternate_on}") != "0" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert t.fmt("#{alternate_on}") == "0"  # suspended: the shell's screen is back
+    os.kill(pid, signal.SIGCONT)
+    deadline = time.monotonic() + 15
+    while t.fmt("#{alternate_on}") != "1" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert t.fmt("#{alternate_on}") == "1"  # resumed
+    t.wait_for("DEMO")
+    t.keys("q")
+    assert exit_status(status, timeout=8) == 0
+    terminal_restored(t)
