@@ -13,7 +13,8 @@ three. So the command line installs a handler for the whole run:
 * ``record`` has its own (it stops between two reports and closes the file: ``recording.writer``);
 
 and, whatever happened, ``stop_all_children`` on the way out. A second signal while that runs means "now": the
-terminal is reset by hand, children are killed, and the process exits at once with 128+signal.
+terminal is reset by hand, children are killed, and the process exits at once with 128+signal. So does a clean
+exit still running ``WATCHDOG`` seconds after the first signal: a process whose terminal is gone must not live on.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -35,6 +37,10 @@ RESET = ("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1015l\x1b[?1006l"  # mouse repo
          "\x1b[?1049l"  # back to the main screen
          "\x1b[?25h")  # cursor on
 """What a second signal writes to the terminal before exiting at once (the first lets Textual do it)."""
+
+WATCHDOG = 10.0
+"""Seconds after the first signal until the exit is forced: longer than stopping a child takes (SIGTERM, 2 s, SIGKILL,
+2 s) and than closing a recording."""
 
 
 class SignalExit(BaseException):
@@ -63,6 +69,8 @@ class Signals:
         """The TUI owns the terminal: a second signal resets it by hand."""
         self.received: int | None = None
         """The first signal that came, if one did."""
+        self.watchdog = WATCHDOG
+        """Seconds the clean exit may take after the first signal before the process exits at once."""
         self._old: dict[int, object] = {}
         self._tty_attrs: tuple[int, list[Any]] | None = None
 
@@ -91,6 +99,11 @@ class Signals:
         if self.received is not None:  # the second one: no more waiting
             self.now(signum)
         self.received = signum
+        # A clean exit that hangs (a wedged thread, a terminal that is gone) must not leave the process running
+        # unseen, its children with it: after ``watchdog`` seconds the exit is the second signal's.
+        timer = threading.Timer(self.watchdog, self.now, (signum,))
+        timer.daemon = True
+        timer.start()
         if self.on_signal is None:
             raise SignalExit(signum)
         self.on_signal(signum)

@@ -171,3 +171,40 @@ async def test_a_frame_and_its_sync_brackets_reach_the_writer_as_one_write() -> 
         assert len(recorder.writes) == 1
         frame = recorder.writes[0]
         assert frame.startswith(SYNC_START) and frame.endswith(SYNC_END) and len(frame) > 1000
+
+
+async def test_a_sigcont_without_a_suspension_is_ignored(monkeypatch) -> None:
+    """Textual restarted application mode on any SIGCONT: a second writer and input thread, and an exit that
+    then hung (the kernel sends SIGCONT with SIGHUP when the terminal closes). Only our own suspension resumes."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT)}
+    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    resumed: list[bool] = []
+    monkeypatch.setattr(LinuxDriver, "resume_application_mode", lambda self: resumed.append(True))
+    try:
+        signal.getsignal(signal.SIGCONT)(signal.SIGCONT, None)  # the handler the driver installed
+        assert resumed == []
+        driver._must_signal_resume = True  # what Textual's SIGTSTP handler sets before it stops the process
+        signal.getsignal(signal.SIGCONT)(signal.SIGCONT, None)
+        assert resumed == [True]
+    finally:
+        driver.close()
+        for s, h in handlers.items():
+            signal.signal(s, h)
+
+
+async def test_the_wake_pipe_outlives_a_suspension(monkeypatch) -> None:
+    """A suspension closes the driver; the input thread of the resumed app must get a pipe that is open (it
+    died with EBADF, and its traceback covered the screen)."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT)}
+    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    monkeypatch.setattr(LinuxDriver, "start_application_mode", lambda self: None)
+    try:
+        driver.close()  # what suspend_application_mode does after stop_application_mode
+        assert driver._wake_r == -1
+        driver.start_application_mode()  # resume
+        os.write(driver._wake_w, b"x")
+        assert os.read(driver._wake_r, 1) == b"x"
+    finally:
+        driver.close()
+        for s, h in handlers.items():
+            signal.signal(s, h)

@@ -211,3 +211,27 @@ def test_a_hangup_after_the_terminal_is_gone_still_exits(tmp_path: Path) -> None
         if app.poll() is None:
             app.kill()
             app.wait(10)
+
+
+def test_suspend_and_resume_still_work(term, tmp_path: Path) -> None:
+    """SIGTSTP (``kill -TSTP``) gives the terminal back and stops; SIGCONT takes it again. Before, the resumed
+    input thread died on the wake-up pipe the suspension had closed (a traceback on screen), and the header,
+    unchanged since before the suspension, stayed blank."""
+    t = term(100, 30)
+    status = start_held(t, nt("demo", "--instance", "inf1.xlarge", "--seed", "3"), tmp_path)
+    t.wait_for("DEMO")
+    pid = program_pid(t)
+    os.kill(pid, signal.SIGTSTP)
+    deadline = time.monotonic() + 15
+    while t.fmt("#{alternate_on}") != "0" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert t.fmt("#{alternate_on}") == "0"  # suspended: the shell's screen is back
+    os.kill(pid, signal.SIGCONT)
+    deadline = time.monotonic() + 15
+    while t.fmt("#{alternate_on}") != "1" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert t.fmt("#{alternate_on}") == "1"  # resumed
+    t.wait_for("DEMO")
+    t.keys("q")
+    assert exit_status(status, timeout=8) == 0
+    terminal_restored(t)

@@ -126,3 +126,19 @@ def test_stop_all_children_is_the_last_line_of_defence(tmp_path: Path) -> None:
     assert stop_all_children(grace=1.0) >= 1
     assert wait_gone(pid)
     assert stop_all_children() == 0
+
+
+def test_an_exit_that_hangs_is_forced_after_the_watchdog(monkeypatch) -> None:
+    """A clean exit that never ends (a wedged thread, a terminal gone) must not leave the process running unseen:
+    ``watchdog`` seconds after the first signal it ends as a second signal would."""
+    from neuron_top.cli.signals import WATCHDOG, Signals
+
+    assert 4 < WATCHDOG <= 30  # longer than stopping a child (SIGTERM, 2 s, SIGKILL, 2 s), short enough to notice
+    forced = threading.Event()
+    asked: list[int] = []
+    s = Signals(asked.append)
+    s.watchdog = 0.2
+    monkeypatch.setattr(s, "now", lambda signum: forced.set())
+    s._handle(signal.SIGHUP, None)
+    assert asked == [signal.SIGHUP] and not forced.is_set()  # first the clean way
+    assert forced.wait(3.0)  # then, still running, the forced one

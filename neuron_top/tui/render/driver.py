@@ -12,6 +12,9 @@ a frame as three pieces: begin synchronized update, the frame, end synchronized 
 thread's queue, which wakes that thread to write and flush it: three wake-ups, three ``write`` calls and, over
 SSH, up to three packets a frame. ``one_write`` gathers them into one.
 
+Textual resumes the terminal on any SIGCONT; a SIGCONT that follows no Ctrl+Z then wedged the exit (a second writer
+thread). This driver resumes only after its own suspension.
+
 If Textual's driver no longer has the shape this was written for (Textual 8.2), the app keeps Textual's own.
 """
 
@@ -70,8 +73,8 @@ class QuietLinuxDriver(LinuxDriver):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._file = _Terminal(self._file)  # type: ignore[assignment]
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_w, False)
+        self._wake_r = self._wake_w = -1
+        self._open_wake()
         self._held: list[str] | None = None
         """What ``write`` was given inside ``one_write``, not yet passed on."""
 
@@ -95,6 +98,14 @@ class QuietLinuxDriver(LinuxDriver):
             if held:
                 super().write("".join(held))
 
+    def _sigcont_application(self, *args: object) -> None:
+        # Textual resumes application mode on every SIGCONT, suspended or not. A SIGCONT the app did not stop for
+        # (``kill -CONT``, a shell's ``bg``/``fg`` of a running job, a terminal hanging up) started a second writer
+        # and input thread, and the exit then waited forever on the first writer's queue: ``q`` and SIGHUP
+        # left the process running without a terminal. Resume only after our own Ctrl+Z.
+        if getattr(self, "_must_signal_resume", True):  # a Textual without the flag: its own behaviour
+            super()._sigcont_application(*args)
+
     def disable_input(self) -> None:
         # ``LinuxDriver.disable_input`` sets ``exit_event`` and joins the thread. The pipe is left readable until
         # the thread sees the event, so the thread cannot miss it; the next input thread drains it first.
@@ -102,11 +113,22 @@ class QuietLinuxDriver(LinuxDriver):
             os.write(self._wake_w, b"x")
         super().disable_input()
 
+    def _open_wake(self) -> None:
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+
+    def start_application_mode(self) -> None:
+        # A suspension (SIGTSTP) closes the driver, the pipe with it; the resumed input thread needs a new one.
+        if self._wake_r < 0:
+            self._open_wake()
+        super().start_application_mode()
+
     def close(self) -> None:
         super().close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        self._wake_r = self._wake_w = -1
 
     def run_input_thread(self) -> None:
         """``LinuxDriver.run_input_thread`` (Textual 8.2) with a blocking select."""

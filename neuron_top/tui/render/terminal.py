@@ -132,7 +132,9 @@ class TerminalApp(App):
         for note in self.render_notes:
             self.notify(note, title="render", severity="warning", timeout=10, markup=False)
         # After Ctrl+Z and fg the terminal shows something else: the next full repaint must send every cell.
-        self.app_resume_signal.subscribe(self, lambda _app: self.forget_terminal())
+        # The resize that start-up sends may be drawn before this signal comes, against what the engine thought
+        # the terminal showed: unchanged rows (the header) stayed blank. So repaint everything once more.
+        self.app_resume_signal.subscribe(self, lambda _app: self.action_redraw())
         self.call_after_refresh(self._freeze_startup_objects)
         if not self.is_headless:
             self._catch_termination()
