@@ -47,7 +47,7 @@ def test_every_event_of_a_real_trace_is_read(name: str) -> None:
 
 
 def test_counts_from_sources() -> None:
-    """The counts SOURCES.txt gives for the files that came from ../shared (computed there independently)."""
+    """The counts SOURCES.txt gives for the copied real traces (computed where they came from, independently)."""
     want = {
         "catapult_main_thread_has_unclosed_slices.json.gz": (3386, {"B": 1684, "E": 1680, "M": 22}),
         "catapult_multiple_input_latency.json.gz": (
