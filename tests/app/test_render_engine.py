@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import io
 import random
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual._compositor import ChopsUpdate, CompositorUpdate, LayoutUpdate
 from textual.app import App
+from textual.drivers._writer_thread import WriterThread
 from textual.geometry import Region
 from textual.strip import Strip
 
@@ -199,6 +201,7 @@ async def test_every_private_name_resolves_and_the_start_up_check_passes() -> No
             "textual.widget.Widget": app.screen.query_one(CoreGrid), "textual.driver.Driver": driver,
             "textual.drivers.linux_driver.LinuxDriver": driver,
             "textual.filter.ANSIToTruecolor": ANSIToTruecolor(app.ansi_theme),
+            "textual.drivers._writer_thread.WriterThread": WriterThread(io.StringIO()),
         }
         from textual._xterm_parser import XTermParser
 

@@ -12,6 +12,13 @@ a frame as three pieces: begin synchronized update, the frame, end synchronized 
 thread's queue, which wakes that thread to write and flush it: three wake-ups, three ``write`` calls and, over
 SSH, up to three packets a frame. ``one_write`` gathers them into one.
 
+A terminal that goes away (an SSH connection dropped, the tmux pane killed) must not leave the app running
+without it. The kernel then sends SIGHUP, which asks the app to exit (``cli/signals.py``), and SIGCONT, on which
+Textual's driver starts application mode again although nothing was suspended: a second writer thread, whose
+first write to the dead terminal kills it (EIO). The writes that follow fill its queue (30 entries) and the next
+one, or the ``put`` that stops it at exit, then waits for ever: the process stayed, orphaned, for good. Here
+SIGCONT resumes only what a suspend stopped, and writes to a writer thread that died are dropped.
+
 If Textual's driver no longer has the shape this was written for (Textual 8.2), the app keeps Textual's own.
 """
 
@@ -19,12 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import selectors
 from codecs import getincrementaldecoder
 from collections.abc import Iterable, Iterator
 
 from textual import constants
 from textual.driver import Driver
+from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 
 try:
@@ -44,12 +53,28 @@ class QuietLinuxDriver(LinuxDriver):
         os.set_blocking(self._wake_w, False)
         self._held: list[str] | None = None
         """What ``write`` was given inside ``one_write``, not yet passed on."""
+        self._suspended = False
+        """Application mode was stopped by a suspend (Ctrl+Z, ``App.suspend``): SIGCONT may start it again."""
 
     def write(self, data: str) -> None:
         if self._held is not None:
             self._held.append(data)
+        elif isinstance(self._writer_thread, WriterThread):
+            _put(self._writer_thread, data)
         else:
             super().write(data)
+
+    def suspend_application_mode(self) -> None:
+        self._suspended = True
+        super().suspend_application_mode()
+
+    def resume_application_mode(self) -> None:
+        self._suspended = False
+        super().resume_application_mode()
+
+    def _sigcont_application(self, *_: object) -> None:
+        if self._suspended:  # not the SIGCONT a hangup sends with SIGHUP
+            super()._sigcont_application()
 
     @contextlib.contextmanager
     def one_write(self) -> Iterator[None]:
@@ -73,6 +98,11 @@ class QuietLinuxDriver(LinuxDriver):
         super().disable_input()
 
     def close(self) -> None:
+        writer = self._writer_thread
+        if isinstance(writer, WriterThread):  # its ``stop`` would wait for room in a queue nobody empties
+            if _put(writer, None):
+                writer.join()
+            self._writer_thread = None
         super().close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -110,6 +140,18 @@ class QuietLinuxDriver(LinuxDriver):
             with contextlib.suppress(EOFError, ParseError):
                 for _ in parser.feed(""):
                     pass
+
+
+def _put(writer: WriterThread, data: str | None) -> bool:
+    """Queue ``data`` for the writer thread, as ``WriterThread.write`` does, unless the thread dies first (its
+    queue is then full for good): False if it did."""
+    while writer.is_alive() or writer.ident is None:  # (not started yet: the queue waits for it)
+        try:
+            writer._queue.put(data, timeout=0.2)
+            return True
+        except queue.Full:
+            pass
+    return False
 
 
 def _timeout(parser: object) -> float | None:

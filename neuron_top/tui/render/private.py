@@ -148,6 +148,15 @@ PRIVATE: tuple[Private, ...] = (
             "undocumented: the terminal's input descriptor"),
     Private("textual.driver.Driver.process_message", "driver.py",
             "undocumented: how the input thread hands an event to the app"),
+    # --- the driver: a terminal that goes away ---
+    Private("textual.drivers.linux_driver.LinuxDriver._sigcont_application", "driver.py",
+            "overridden: the SIGCONT a hangup sends must not start application mode again (a second writer "
+            "thread, which dies on the dead terminal and then blocks the app for ever)"),
+    Private("textual.drivers.linux_driver.LinuxDriver._writer_thread", "driver.py",
+            "writes to a writer thread that died are dropped, and close does not wait for it"),
+    Private("textual.drivers._writer_thread.WriterThread._queue", "driver.py",
+            "what WriterThread.write and stop do, with a timeout: a put into a full queue whose thread died "
+            "(EIO on a dead terminal) would wait for ever"),
 )
 """The list. ``tests/app/test_render_engine.py`` checks that every name resolves at the installed Textual."""
 
