@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from neuron_top.trace import TimelineModel, load_trace, synth  # noqa: E402
 from neuron_top.trace.aggregate import aggregate, display_names  # noqa: E402
-from neuron_top.trace.summary import Window, summarise_counter, summarise_row  # noqa: E402
+from neuron_top.trace.columns import Window, summarise_counter, summarise_row  # noqa: E402
 
 KINETO_SOURCE = ROOT / "tests" / "fixtures" / "traces" / "hta_ns_resolution_rank-0.pt.trace.json.gz"
 

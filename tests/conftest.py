@@ -21,10 +21,6 @@ PROMETHEUS = FIXTURES / "prometheus"
 GUIDE = FIXTURES / "neuron-monitor-guide"
 """The neuron-monitor user guide and an example configuration in its format."""
 
-# Real traces still come from the development workplace's ../shared until they are copied under tests/fixtures.
-SHARED_TRACES = (ROOT / ".." / "shared").resolve() / "fixtures" / "traces"
-SKIP_SHARED = "../shared fixtures not present (they exist only in the development workplace)"
-
 
 _CONFIG_HOME = tempfile.mkdtemp(prefix="neuron-top-test-config-")
 os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
@@ -34,13 +30,6 @@ os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_CONFIG_HOME, ignore_errors=True)
-
-
-def shared(path: Path) -> Path:
-    """A path under ../shared (the trace tests), or skip the test with a clear reason."""
-    if not path.exists():
-        pytest.skip(SKIP_SHARED)
-    return path
 
 
 def load_snapshot(path: Path, ts: float | None = None):

@@ -12,7 +12,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 TRACES = ROOT / "tests" / "fixtures" / "traces"
-"""Real traces from catapult, Perfetto, HolisticTraceAnalysis and speedscope (SOURCES.txt says where from)."""
+"""Real traces from catapult, Perfetto, HolisticTraceAnalysis and speedscope (SOURCES.md says where from)."""
 
 
 def real_trace(name: str) -> Path:

@@ -41,7 +41,8 @@ COMMANDS = ("demo", "replay", "trace", "record", "export", "health", "fleet")
 def _common_ui(p: argparse.ArgumentParser) -> None:
     from neuron_top.layouts import PRESETS
 
-    p.add_argument("--theme", metavar="NAME", help="colour theme (see themes/; t cycles them at run time)")
+    p.add_argument("--theme", metavar="NAME", help="colour theme for this run (see themes/; t cycles them at run "
+                   "time, and the one picked is remembered)")
     p.add_argument("--layout", choices=list(PRESETS), metavar="NAME",
                    help=f"panels to start with: {', '.join(PRESETS)} (l cycles them at run time; the last one "
                    "used is remembered)")

@@ -58,9 +58,10 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
     if snap.has_neuron:
         lnc = f"  LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
         dv = f" {clean(hw.neuron_device_version)}" if hw.neuron_device_version else ""
+        cv = f" {clean(hw.neuroncore_version)}" if hw.neuroncore_version else ""
+        each = f", {fmt.human_bytes(hw.neuron_device_memory_size)} each" if hw.neuron_device_memory_size else ""
         lines.append(f"hardware: {snap.device_count}x {clean(hw.neuron_device_type or 'neuron device')}{dv}, "
-                     f"{snap.cores_per_device} NeuronCore {clean(hw.neuroncore_version or '')} per device, "
-                     f"{fmt.human_bytes(hw.neuron_device_memory_size)} each{lnc}")
+                     f"{snap.cores_per_device} NeuronCore{cv} per device{each}{lnc}")
     else:
         lines.append("hardware: no Neuron devices reported"
                      + (f" ({clean(hw.error)})" if hw.error else " (neuron-monitor / the Neuron driver was not found)"))

@@ -112,6 +112,10 @@ class NeuronTopApp(TerminalApp):
         """The settings file (theme, layout, panels), or None: nothing read or written (tests)."""
         saved = settings.settings if settings is not None else Settings()
         self._wanted_theme = theme or saved.theme or DEFAULT_THEME
+        self._theme_picked = False
+        """The user changed the theme while the app ran (t, the palette): remember it. The theme it started with
+        (``--theme``, for this run, as ``--layout``) is not written over the remembered one."""
+        self._started_theme = ""
         self.layout_state = LayoutState.preset(layout) if layout is not None else saved.layout_state()
         """The dashboard's layout: ``--layout``, else the one remembered, else the overview."""
         self._save_problem = ""
@@ -140,7 +144,8 @@ class NeuronTopApp(TerminalApp):
         for note in [*self._notes, *(self.settings.problems if self.settings is not None else ())]:
             self.notify(note, title="config", severity="warning", timeout=10, markup=False)
         self._themes.install(self, self._wanted_theme)
-        self.theme_changed_signal.subscribe(self, lambda _theme: self._save())
+        self._started_theme = self.theme
+        self.theme_changed_signal.subscribe(self, lambda _theme: self._theme_changed())
         if self.replay is not None:
             from neuron_top.tui.screens.replay import ReplayScreen
 
@@ -358,12 +363,18 @@ class NeuronTopApp(TerminalApp):
         self.layout_state = state
         self._save()
 
+    def _theme_changed(self) -> None:
+        self._theme_picked = self._theme_picked or self.theme != self._started_theme
+        if self._theme_picked:
+            self._save()
+
     def _save(self) -> None:
         """Remember the theme and the layout (``settings``); say once why they could not be saved."""
         if self.settings is None:
             return
-        problem = self.settings.update(replace(self.settings.settings.with_layout(self.layout_state),
-                                               theme=self.theme))
+        saved = self.settings.settings
+        problem = self.settings.update(replace(saved.with_layout(self.layout_state),
+                                               theme=self.theme if self._theme_picked else saved.theme))
         if problem and problem != self._save_problem:
             self.notify(problem, title="config", severity="warning", timeout=8, markup=False)
         self._save_problem = problem or ""

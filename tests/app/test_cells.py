@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neuron_top.tui.widgets.cells import fit, fit_left, wrap_words
+from neuron_top.tui.widgets.fixedwidth import fit, fit_left, wrap_words
 
 
 def test_wrap_words_fits_and_counts_what_is_left() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import io
 import os
 import selectors
 import signal
@@ -13,10 +15,11 @@ from dataclasses import dataclass
 
 import pytest
 from textual import events
+from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 
 from neuron_top.tui.app import NeuronTopApp
-from neuron_top.tui.render.driver import QuietLinuxDriver, driver_for
+from neuron_top.tui.render.driver import QuietLinuxDriver, _Terminal, driver_for
 
 
 class FakeApp:
@@ -173,19 +176,58 @@ async def test_a_frame_and_its_sync_brackets_reach_the_writer_as_one_write() -> 
         assert frame.startswith(SYNC_START) and frame.endswith(SYNC_END) and len(frame) > 1000
 
 
-async def test_a_sigcont_without_a_suspension_is_ignored(monkeypatch) -> None:
-    """Textual restarted application mode on any SIGCONT: a second writer and input thread, and an exit that
-    then hung (the kernel sends SIGCONT with SIGHUP when the terminal closes). Only our own suspension resumes."""
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT)}
+# --- a terminal that goes away -------------------------------------------------------------------------------------
+
+
+class DeadTerminal(io.StringIO):
+    """A terminal after a hangup: every write fails as a pty's does then."""
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    def fileno(self) -> int:
+        return 2
+
+
+def returns_within(call: Callable[[], object], seconds: float = 5.0) -> bool:
+    thread = threading.Thread(target=call, daemon=True)  # a daemon: a call that never returns cannot hold pytest
+    thread.start()
+    thread.join(seconds)
+    return not thread.is_alive()
+
+
+async def test_a_dead_terminal_blocks_neither_writes_nor_close() -> None:
+    """The SSH connection drops: the writer thread died on its first write (EIO). Textual's queue holds 30
+    writes; the 31st (a second of frames) and the ``put`` that stops the thread at exit then waited for ever, and
+    the process stayed behind, orphaned, with its source and children. The driver's file drops such writes, so
+    the writer thread lives on and empties its queue."""
     driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
-    resumed: list[bool] = []
-    monkeypatch.setattr(LinuxDriver, "resume_application_mode", lambda self: resumed.append(True))
+    driver._file = _Terminal(DeadTerminal())  # type: ignore[assignment]  # what __init__ wraps the terminal in
+    driver._writer_thread = writer = WriterThread(driver._file)  # as start_application_mode makes it
+    writer.start()
+    assert returns_within(lambda: [driver.write(f"frame {i}") for i in range(100)])
+    assert writer.is_alive()
+    assert returns_within(driver.close)
+    assert not writer.is_alive()
+
+
+async def test_the_sigcont_of_a_hangup_does_not_start_application_mode_again(monkeypatch) -> None:
+    """A hangup sends SIGHUP (the app exits) and SIGCONT. Textual's driver starts application mode again on any
+    SIGCONT, with a second writer thread (which then dies on the dead terminal, see above). Only a suspend's
+    SIGCONT resumes it."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT)}
+    started: list[int] = []
+    monkeypatch.setattr(QuietLinuxDriver, "start_application_mode", lambda self: started.append(1))
+    monkeypatch.setattr(QuietLinuxDriver, "stop_application_mode", lambda self: None)
+    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
     try:
-        signal.getsignal(signal.SIGCONT)(signal.SIGCONT, None)  # the handler the driver installed
-        assert resumed == []
-        driver._must_signal_resume = True  # what Textual's SIGTSTP handler sets before it stops the process
-        signal.getsignal(signal.SIGCONT)(signal.SIGCONT, None)
-        assert resumed == [True]
+        os.kill(os.getpid(), signal.SIGCONT)
+        await asyncio.sleep(0.05)
+        assert started == []
+        driver.suspend_application_mode()  # Ctrl+Z, or App.suspend
+        os.kill(os.getpid(), signal.SIGCONT)
+        await asyncio.sleep(0.05)
+        assert started == [1]
     finally:
         driver.close()
         for s, h in handlers.items():

@@ -41,6 +41,17 @@ def test_a_failed_command_shows_its_exit_status_and_stderr_in_the_header_at_80_c
     assert "Connection refused" in wide and wide.count("ssh -o ConnectTimeout") == 1
 
 
+def test_the_last_line_on_stderr_shows_even_when_the_command_holds_it() -> None:
+    """``--command 'sh -c "echo oops >&2; exit 3"'``: "oops" is a word of the command, and the header took the
+    stderr line for a repeat of it and left it out."""
+    cmd = 'sh -c "echo oops >&2; exit 3"'
+    s = Session(cmd, clock=lambda: 1000.0)
+    s.apply(StatusChanged(Status(State.FAILED, f"stream ended: {cmd} exited with status 3 after 0 reports",
+                                 "oops\n", exit_status=3)))
+    text = line(s.shown(), 120)
+    assert " FAILED exit 3 " in text and text.count("oops") == 2 and text.rstrip().endswith("oops")
+
+
 def test_text_that_does_not_fit_is_cut_with_an_ellipsis() -> None:
     src = SourceStatus(name="stdin", state="live", message="x" * 300, last_report=1000.0)
     for width in (60, 80, 120):

@@ -220,6 +220,26 @@ async def test_panel_keys_and_layouts_are_remembered(tmp_path: Path) -> None:
         assert {p.id for p in flagged.screen.query(Panel) if p.display} == set(PRESETS["cores"])
 
 
+async def test_theme_on_the_command_line_is_for_one_run_and_a_picked_one_is_remembered(tmp_path: Path) -> None:
+    """``--theme`` as ``--layout``: for this run. It used to be written over the remembered theme as soon as the
+    app started (the config file says it is written when you change the theme, with t)."""
+    path = tmp_path / "neuron-top" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('theme = "solarized-dark"\n')
+    snaps = demo_snapshots("inf2.48xlarge", 7, 3)
+    app = make_app(snaps, settings=SettingsStore.open(path), theme="neuron-light")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        assert app.theme == "neuron-light"
+        await pilot.press("l")  # a layout change writes the file: the theme in it stays
+        await pilot.pause()
+        assert 'layout = "full"' in path.read_text() and 'theme = "solarized-dark"' in path.read_text()
+        await pilot.press("t")
+        await pilot.pause()
+        picked = app.theme
+    assert picked != "neuron-light" and f'theme = "{picked}"' in path.read_text()
+
+
 async def test_a_broken_config_is_reported_and_the_app_runs(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text("layout = [\n")

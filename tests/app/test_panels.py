@@ -671,7 +671,7 @@ async def test_value_cells_kept_by_what_they_read_are_the_cells_num_makes() -> N
     made apart is the same key; another style is not)."""
     from rich.style import Style
 
-    from neuron_top.tui.widgets.cells import num
+    from neuron_top.tui.widgets.fixedwidth import num
     from neuron_top.tui.widgets.latency import LatencyPanel
     from tests.helpers import demo_snapshots, make_app
 

@@ -259,7 +259,7 @@ def test_a_full_repaint_sends_only_the_cells_that_differ_from_the_terminal() -> 
 def test_the_shadow_compares_styles_by_value_not_by_object() -> None:
     """A repaint's lines hold the very Style objects the terminal was drawn with, or equal copies (Textual makes
     new ones for its own widgets): an equal copy is no change, a different style is, whatever the characters."""
-    from neuron_top.tui.render.writer import Shadow
+    from neuron_top.tui.render.frame_writer import Shadow
 
     red, green = Style(color="red"), Style(color="green")
     shadow = Shadow(W, 1)
@@ -308,7 +308,7 @@ def test_widget_lines_written_again_and_again_leave_the_shadow_exact(keep: int |
     updates drawn over part of a row come between. Lines are drawn from three variants per row, so cells often
     change back: a full repaint that trusted a stale shadow would then skip a cell the terminal shows wrong.
     ``keep``: the written ranges merged after that many (the default waits for minutes of updates)."""
-    import neuron_top.tui.render.writer as writer_module
+    import neuron_top.tui.render.frame_writer as writer_module
     from neuron_top.tui.render.spans import changed_spans
 
     if keep is not None:

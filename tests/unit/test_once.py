@@ -44,3 +44,12 @@ def test_real_reports_render(name: str) -> None:
     out = text(snap, SourceInfo(name, "replay"))
     assert "NeuronCores" in out
     msgspec.json.decode(as_json(snap, SourceInfo(name, "replay")))
+
+
+def test_hardware_line_leaves_out_what_the_report_does_not_say() -> None:
+    """An older neuron-monitor (trn1n, the CloudWatch agent's test report) gives neither the core version nor the
+    device memory: the line said "2 NeuronCore  per device, - each"."""
+    out = text(load_snapshot(REPORTS / "trn1n_32xlarge_32runtimes_cwagent_test.json"), SourceInfo("stdin", "live"))
+    assert "hardware: 16x neuron device, 2 NeuronCore per device\n" in out
+    full = text(load_snapshot(REPORTS / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json"), SourceInfo("stdin", "live"))
+    assert "hardware: 1x inferentia2 v3, 2 NeuronCore v2 per device, 32.0GB each  LNC=1\n" in full

@@ -103,7 +103,7 @@ def test_no_reports_is_a_usage_error(tmp_path: Path, capfd: pytest.CaptureFixtur
 
 def test_the_scan_split_over_workers_finds_what_one_scan_finds(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from neuron_top.recording import summary
+    from neuron_top.recording import incident as summary
     from neuron_top.recording.index import RecordingIndex
     from neuron_top.recording.player import scan_range
 

@@ -1,4 +1,4 @@
-"""Trace loaders: the real fixtures (counts from SOURCES.txt), the repo's own small trace, and edge cases."""
+"""Trace loaders: the real fixtures (counts from SOURCES.md), the repo's own small trace, and edge cases."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from neuron_top.trace import TraceError, jsonstream, load_trace, sniff_format
 from neuron_top.trace.store import ERROR, UNFINISHED
 from tests.trace_helpers import DATA, ROOT, phase_counts, real_trace, write_events, x
 
-# -- real traces (tests/fixtures/traces; counts by the standard library's json, SOURCES.txt) ---------------
+# -- real traces (tests/fixtures/traces; counts by the standard library's json, SOURCES.md) ---------------
 
 REAL = [
     "catapult_main_thread_has_unclosed_slices.json.gz",
@@ -47,7 +47,7 @@ def test_every_event_of_a_real_trace_is_read(name: str) -> None:
 
 
 def test_counts_from_sources() -> None:
-    """The counts SOURCES.txt gives for the files that came from ../shared (computed there independently)."""
+    """The counts SOURCES.md gives for the copied real traces (computed at their source, independently)."""
     want = {
         "catapult_main_thread_has_unclosed_slices.json.gz": (3386, {"B": 1684, "E": 1680, "M": 22}),
         "catapult_multiple_input_latency.json.gz": (

@@ -13,7 +13,7 @@ from hypothesis import strategies as hs
 
 from neuron_top.trace import TimelineModel, load_trace
 from neuron_top.trace.store import mip_levels, mip_pick
-from neuron_top.trace.summary import (
+from neuron_top.trace.columns import (
     RowIndex,
     Window,
     axis_ticks,

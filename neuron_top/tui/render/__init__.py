@@ -8,7 +8,7 @@ What each file does (widgets use the first three; only ``TerminalApp`` uses the 
 * ``terminal.py``: ``TerminalApp``, the base of the app, which installs the engine in ``__init__``.
 * ``engine.py``: ``RenderEngine`` (one app's writer state) and ``render_mode`` (``--render``,
   ``$NEURON_TOP_RENDER``).
-* ``writer.py``: a frame as the fewest bytes (changed spans only; full repaints as what differs from the terminal).
+* ``frame_writer.py``: a frame as the fewest bytes (changed spans only; full repaints as what differs from the terminal).
 * ``driver.py``: the input thread that sleeps until a key comes; a frame written in one piece.
 * ``private.py``: every private Textual and Rich name used here, each with why, and the start-up check.
 

@@ -12,8 +12,13 @@ a frame as three pieces: begin synchronized update, the frame, end synchronized 
 thread's queue, which wakes that thread to write and flush it: three wake-ups, three ``write`` calls and, over
 SSH, up to three packets a frame. ``one_write`` gathers them into one.
 
-Textual resumes the terminal on any SIGCONT; a SIGCONT that follows no Ctrl+Z then wedged the exit (a second writer
-thread). This driver resumes only after its own suspension.
+A terminal that goes away (an SSH connection dropped, the tmux pane killed) must not leave the app running
+without it. The kernel then sends SIGHUP, which asks the app to exit (``cli/signals.py``), and SIGCONT, on which
+Textual's driver starts application mode again although nothing was suspended: a second writer thread, whose
+first write to the dead terminal killed it (EIO). The writes that followed filled its queue (30 entries) and the
+next one, or the ``put`` that stops it at exit, waited for ever: the process stayed, orphaned, for good. Here
+SIGCONT resumes only what a suspend stopped, and a write to a terminal that is gone is dropped (``_Terminal``), so
+the writer thread lives to the end. A suspension closes the driver; resuming opens a new wake-up pipe.
 
 If Textual's driver no longer has the shape this was written for (Textual 8.2), the app keeps Textual's own.
 """
@@ -77,6 +82,8 @@ class QuietLinuxDriver(LinuxDriver):
         self._open_wake()
         self._held: list[str] | None = None
         """What ``write`` was given inside ``one_write``, not yet passed on."""
+        self._suspended = False
+        """Application mode was stopped by a suspend (Ctrl+Z, ``App.suspend``): SIGCONT may start it again."""
 
     def write(self, data: str) -> None:
         if self._held is not None:
@@ -98,13 +105,17 @@ class QuietLinuxDriver(LinuxDriver):
             if held:
                 super().write("".join(held))
 
-    def _sigcont_application(self, *args: object) -> None:
-        # Textual resumes application mode on every SIGCONT, suspended or not. A SIGCONT the app did not stop for
-        # (``kill -CONT``, a shell's ``bg``/``fg`` of a running job, a terminal hanging up) started a second writer
-        # and input thread, and the exit then waited forever on the first writer's queue: ``q`` and SIGHUP
-        # left the process running without a terminal. Resume only after our own Ctrl+Z.
-        if getattr(self, "_must_signal_resume", True):  # a Textual without the flag: its own behaviour
-            super()._sigcont_application(*args)
+    def suspend_application_mode(self) -> None:
+        self._suspended = True
+        super().suspend_application_mode()
+
+    def resume_application_mode(self) -> None:
+        self._suspended = False
+        super().resume_application_mode()
+
+    def _sigcont_application(self, *_: object) -> None:
+        if self._suspended:  # not the SIGCONT a hangup sends with SIGHUP, nor a stray ``kill -CONT``
+            super()._sigcont_application()
 
     def disable_input(self) -> None:
         # ``LinuxDriver.disable_input`` sets ``exit_event`` and joins the thread. The pipe is left readable until

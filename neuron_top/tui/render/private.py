@@ -68,13 +68,13 @@ class Private:
 
 PRIVATE: tuple[Private, ...] = (
     # --- the compositor's updates: what the terminal writer is given ---
-    Private("textual._compositor", "writer.py, paint.py, engine.py",
+    Private("textual._compositor", "frame_writer.py, paint.py, engine.py",
             "ChopsUpdate, LayoutUpdate, CompositorUpdate: the frames Textual hands App._display; the writer "
             "re-renders them, paint.py makes its own ChopsUpdate of the panels' changed cells"),
-    Private("textual._compositor.ChopsUpdate.__init__", "paint.py, writer.py",
+    Private("textual._compositor.ChopsUpdate.__init__", "paint.py, frame_writer.py",
             "chops (per line, x -> strip), spans (y, x1, x2), chop_ends: read by the writer, built by flush",
             "params", ("chops", "spans", "chop_ends")),
-    Private("textual._compositor.LayoutUpdate.__init__", "writer.py",
+    Private("textual._compositor.LayoutUpdate.__init__", "frame_writer.py",
             "strips (per line, a list of strips) and region: a full repaint, narrowed to what differs from the "
             "terminal (6.3 and older passed one strip per line: same names, other meaning)",
             "params", ("strips", "region")),
@@ -122,14 +122,14 @@ PRIVATE: tuple[Private, ...] = (
             "the caches a Strip makes in __init__ (_render_cache, _link_ids, _cell_count and seven FIFOCache "
             "slots): LightStrip makes them when first read; any other set of slots and it is a plain Strip"),
     Private("textual.cache.FIFOCache._maxsize", "light.py", "each cache made with the size Strip gives it"),
-    Private("textual.strip.Strip.render_ansi", "writer.py",
+    Private("textual.strip.Strip.render_ansi", "frame_writer.py",
             "undocumented: a style's SGR parameters when Rich has not cached them yet", "class"),
-    Private("textual.strip.Strip.render_style", "writer.py",
+    Private("textual.strip.Strip.render_style", "frame_writer.py",
             "undocumented: a linked segment rendered as Textual does (rare)", "class"),
-    Private("rich.style.Style._ansi", "writer.py", "the style's cached SGR parameters (one attribute read a "
+    Private("rich.style.Style._ansi", "frame_writer.py", "the style's cached SGR parameters (one attribute read a "
             "segment instead of a call)", "class"),
-    Private("rich.style.Style._link", "writer.py", "a linked segment: left to Textual's rendering", "class"),
-    Private("rich.console.Console._color_system", "writer.py",
+    Private("rich.style.Style._link", "frame_writer.py", "a linked segment: left to Textual's rendering", "class"),
+    Private("rich.console.Console._color_system", "frame_writer.py",
             "the terminal's colour system, as Strip.render uses it", "app"),
     # --- the driver: the input thread ---
     Private("textual._xterm_parser.XTermParser", "driver.py",
@@ -148,6 +148,13 @@ PRIVATE: tuple[Private, ...] = (
             "undocumented: the terminal's input descriptor"),
     Private("textual.driver.Driver.process_message", "driver.py",
             "undocumented: how the input thread hands an event to the app"),
+    # --- the driver: a terminal that goes away ---
+    Private("textual.drivers.linux_driver.LinuxDriver._sigcont_application", "driver.py",
+            "overridden: the SIGCONT a hangup sends must not start application mode again (a second writer "
+            "thread, which dies on the dead terminal and then blocks the app for ever)"),
+    Private("textual.drivers.linux_driver.LinuxDriver._file", "driver.py",
+            "the file the writer thread writes to, wrapped so that a write to a terminal that is gone is dropped "
+            "(the failed write killed the writer thread, and the app then blocked on its full queue for ever)"),
 )
 """The list. ``tests/app/test_render_engine.py`` checks that every name resolves at the installed Textual."""
 

@@ -2,7 +2,7 @@
 
 Why: on a busy trn2 machine most dashboard lines change every second, but only a few cells in each (a digit,
 the tip of a bar). ``changed_spans`` finds what changed between a panel line's old and new strips; ``paint``
-(paint.py) hands the cells on, and the engine's writer (writer.py) sends only them. Nothing here changes
+(paint.py) hands the cells on, and the engine's writer (frame_writer.py) sends only them. Nothing here changes
 Textual; with the engine off (``--render textual``) the same spans go to ``Widget.refresh``.
 """
 

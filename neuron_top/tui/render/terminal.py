@@ -5,7 +5,7 @@
 (``--render textual``, ``NEURON_TOP_RENDER=textual``) or this Textual lacks a private name it needs
 (``private.missing``; the app then says so and runs on Textual's public paths):
 
-* its frames go through the engine's writer (engine.py, writer.py), in one write (driver.py's ``one_write``);
+* its frames go through the engine's writer (engine.py, frame_writer.py), in one write (driver.py's ``one_write``);
 * the key reader sleeps until a key arrives (driver.py);
 * the quick ANSI-to-truecolor filter (paint.py), and the panels' cells written without the compositor;
 * light strips and the diff's shortcuts (light.py, spans.py).

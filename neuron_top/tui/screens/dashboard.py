@@ -21,7 +21,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input
 
 from neuron_top.layouts import LayoutState
-from neuron_top.tui.host import SessionHost
+from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.widgets.apps import AppsPanel
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.ecc import EccPanel

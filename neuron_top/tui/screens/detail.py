@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from neuron_top.tui.host import SessionHost
+from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.widgets.core_detail import CoreDetail
 from neuron_top.tui.widgets.crumb import Breadcrumb
 from neuron_top.tui.widgets.device_detail import DeviceDetail

@@ -34,7 +34,7 @@ from neuron_top.trace.loaders import TraceError, load_traces
 from neuron_top.trace.metrics import Index, Metrics, attach, build_metrics, parse_offset, shift
 from neuron_top.trace.model import GROUPING_LABELS, TimelineModel
 from neuron_top.trace.store import TraceStore
-from neuron_top.trace.summary import format_at, format_duration, what_it_holds
+from neuron_top.trace.columns import format_at, format_duration, what_it_holds
 from neuron_top.trace.timeparse import is_wall_clock
 from neuron_top.tui.messages import WallTime
 from neuron_top.tui.widgets.tracks import Timeline

@@ -12,7 +12,7 @@ from textual.strip import Strip
 
 from neuron_top import fmt
 from neuron_top.textsafe import clean
-from neuron_top.tui.widgets.cells import app_title, cell, fit, num
+from neuron_top.tui.widgets.fixedwidth import app_title, cell, fit, num
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 

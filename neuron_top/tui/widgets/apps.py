@@ -22,7 +22,7 @@ from neuron_top.output.cells import APP_COLUMNS, app_cells
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.cells import cell, fit, label_width, num
+from neuron_top.tui.widgets.fixedwidth import cell, fit, label_width, num
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.tui.widgets.sparkline import StepCells, peak
 from neuron_top.view import View

@@ -22,7 +22,7 @@ from neuron_top.fmt import PCT_CELL
 from neuron_top.output.cells import core_cells, physical_columns
 from neuron_top.snapshot import k8s_label
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.cells import fit
+from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import Panel, bar_fill, load_band
 from neuron_top.view import View
 

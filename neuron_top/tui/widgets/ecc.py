@@ -13,7 +13,7 @@ from textual.strip import Strip
 from neuron_top.snapshot import DeviceEcc
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.cells import cell, fit
+from neuron_top.tui.widgets.fixedwidth import cell, fit
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 

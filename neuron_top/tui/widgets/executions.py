@@ -15,7 +15,7 @@ from neuron_top.derived import COUNTED, RATED
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.cells import app_title, cell, label_width, num, wrap_words
+from neuron_top.tui.widgets.fixedwidth import app_title, cell, label_width, num, wrap_words
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.tui.widgets.sparkline import StepCells, peak
 from neuron_top.view import View

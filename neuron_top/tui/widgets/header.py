@@ -190,11 +190,13 @@ def status_line(snap: Snapshot | None, src: SourceStatus, now: float, width: int
 
 
 def _once(parts: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
-    """``parts`` without empty ones and without one whose text another part holds."""
+    """``parts`` without empty ones and without one whose text another part holds (a command's name is in
+    "reports from CMD"). A warning stays even then: a command's last line on stderr may be a word of the command."""
     texts = [t for t, _, _ in parts]
     out = []
     for i, (text, style, prio) in enumerate(parts):
-        if not text or any(text in other and (other != text or j < i) for j, other in enumerate(texts) if j != i):
+        if not text or style != "warn" and any(text in other and (other != text or j < i)
+                                               for j, other in enumerate(texts) if j != i):
             continue
         out.append((text, style, prio))
     return out

@@ -22,7 +22,7 @@ from neuron_top import fmt
 from neuron_top.memtree import Key, ModelCache, Node, build_tree, category_label, expandable, walk
 from neuron_top.snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, Snapshot
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.cells import app_title, cell, fit, fit_left, num
+from neuron_top.tui.widgets.fixedwidth import app_title, cell, fit, fit_left, num
 from neuron_top.tui.widgets.panel import Panel, bar_fill, load_band
 from neuron_top.view import View
 

@@ -9,7 +9,7 @@ from textual.strip import Strip
 from neuron_top import fmt
 from neuron_top.memtree import global_core
 from neuron_top.textsafe import clean
-from neuron_top.tui.widgets.cells import app_title, cell, fit, fit_left, num
+from neuron_top.tui.widgets.fixedwidth import app_title, cell, fit, fit_left, num
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 

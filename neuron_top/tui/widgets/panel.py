@@ -22,7 +22,7 @@ from neuron_top.history import History
 from neuron_top.tui.render.light import LightStrip, pieces
 from neuron_top.tui.render.paint import paint
 from neuron_top.tui.render.spans import changed_lines
-from neuron_top.tui.widgets.cells import fit, num
+from neuron_top.tui.widgets.fixedwidth import fit, num
 from neuron_top.tui.widgets.sparkline import STEP
 from neuron_top.view import View
 

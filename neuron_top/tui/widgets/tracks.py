@@ -22,7 +22,7 @@ from textual.widget import Widget
 from neuron_top.textsafe import clean
 from neuron_top.trace.model import PALETTE, Line, TimelineModel, name_slot
 from neuron_top.trace.store import ERROR, INSTANT, UNFINISHED
-from neuron_top.trace.summary import (
+from neuron_top.trace.columns import (
     Span,
     Window,
     axis_ticks,

@@ -16,7 +16,7 @@ from neuron_top import fmt
 from neuron_top.derived import CpuSummary
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.cells import fit
+from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
 from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks
 from neuron_top.view import View
