@@ -25,7 +25,8 @@ How reports are found, and why it is cheap:
   report's period, where the period is the first ``"period":`` value in the report's first 64 KiB (neuron-monitor
   writes the seconds since the group's last update there; groups share the global period in practice), or the
   previous period, or 1 s. The first report without the key is at 0.0, so such recordings have relative times
-  (``wallclock`` is False). Times are clamped to be non-decreasing so ``find_time`` can bisect; a clock that
+  (``wallclock`` is False), until a report with the key comes (a recorder appended to raw output): then the
+  reports before it are moved to end one period before it, and the recording has wall-clock times. Times are clamped to be non-decreasing so ``find_time`` can bisect; a clock that
   steps back shows as a pause.
 * ``.gz`` and ``.zst`` files (recognised by their magic bytes, not their names) have no random access. They are
   decompressed once, in the background, into an anonymous temporary spool file (in ``spool_dir``, default the
@@ -492,6 +493,15 @@ class _IndexBase:
                 return
         self._add_one(mm, s, t)
 
+    def _shift(self, delta: float) -> float:
+        """Move the times of every report so far by ``delta`` (once: relative times become wall-clock times when
+        the first report with its own time arrives); returns the last one."""
+        times = self._ts
+        for i in range(len(times)):
+            times[i] += delta
+        self._last_ts += delta
+        return self._last_ts
+
     def _add_one(self, mm: mmap.mmap, s: int, t: int) -> None:
         # Hot path (once per report): find the key with rfind (memchr speed), then match only there.
         ts = math.nan
@@ -510,7 +520,9 @@ class _IndexBase:
         n = self._n
         prev = self._last_ts
         if ts == ts and ts - ts == 0.0:  # finite, without a function call
-            if n == 0:
+            if not self.wallclock:
+                if n:  # raw neuron-monitor output, then a recorder on the same file: the raw reports end a period
+                    prev = self._shift(ts - self._last_period - prev)  # before this one, not 56 years before
                 self.wallclock = True
         else:
             p = _PERIOD.search(mm, s, min(t, s + _PERIOD_WINDOW))
