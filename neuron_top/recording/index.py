@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import errno
 import math
 import mmap
 import os
@@ -73,6 +74,9 @@ from neuron_top.textsafe import clean
 __all__ = ["RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+_OTHER_FORMATS = ((b"\xfd7zX", "xz"), (b"BZh", "bzip2"), (b"\x04\x22\x4d\x18", "lz4"), (b"PK\x03\x04", "zip"),
+                  (b"7z\xbc\xaf", "7-Zip"))
+"""Compressed formats recordings are not read in: a clear refusal instead of "no reports (56 bad lines skipped)"."""
 _WS = b" \t\r\f\v"
 _WS_SET = frozenset(_WS)
 _LEAD = re.compile(rb"(?:[ \t\r\f\v]|\xef\xbb\xbf)*")  # whitespace and BOMs before a report
@@ -601,6 +605,10 @@ class RecordingIndex(_IndexBase):
             head = os.pread(self._src_fd, 4, 0)
             self.compression = ("gzip" if head.startswith(GZIP_MAGIC)
                                 else "zstd" if head.startswith(ZSTD_MAGIC) else None)
+            other = next((name for magic, name in _OTHER_FORMATS if head.startswith(magic)), None)
+            if self.compression is None and other is not None:
+                raise OSError(errno.EINVAL, f"it holds {other} data; recordings are read as plain text, gzip or zstd "
+                              f"(decompress it first, or recompress it with zstd)")
             if self.compression:
                 src = self._src_fd
                 self._inflater = Inflater(self.compression, lambda size, at: os.pread(src, size, at))

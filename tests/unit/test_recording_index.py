@@ -445,3 +445,19 @@ def test_progress_of_a_pipe_reaches_one_at_its_end() -> None:
             assert ix.wait(30) and ix.progress == 1.0
         finally:
             ix.close()
+
+
+@pytest.mark.parametrize(("name", "pack", "says"), [("r.jsonl.xz", "lzma", "xz"), ("r.jsonl.bz2", "bz2", "bzip2")])
+def test_a_recording_in_another_compression_is_refused_clearly(tmp_path: Path, name: str, pack: str, says: str,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """``xz night.jsonl`` then ``replay night.jsonl.xz`` said "no reports in ... (56 bad lines skipped)"."""
+    import importlib
+
+    from neuron_top.cli.main import main
+
+    path = tmp_path / name
+    path.write_bytes(importlib.import_module(pack).compress(b"\n".join(report(i) for i in range(3)) + b"\n"))
+    for flag in ("--once", "--summary"):
+        assert main(["replay", str(path), flag]) == 2
+        err = capsys.readouterr().err
+        assert f"it holds {says} data" in err and "bad lines" not in err and "Traceback" not in err
