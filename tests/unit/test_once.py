@@ -44,3 +44,25 @@ def test_real_reports_render(name: str) -> None:
     out = text(snap, SourceInfo(name, "replay"))
     assert "NeuronCores" in out
     msgspec.json.decode(as_json(snap, SourceInfo(name, "replay")))
+
+
+def test_once_with_record_records_the_report_it_prints(tmp_path, capfdbinary) -> None:
+    """``--once --record FILE`` printed a report and left no FILE, without a word."""
+    from neuron_top.cli.main import main
+    from neuron_top.recording.index import RecordingIndex
+
+    path = tmp_path / "one.jsonl.zst"
+    assert main(["demo", "--instance", "inf1.xlarge", "--seed", "3", "--record", str(path), "--once"]) == 0
+    assert "inf1.xlarge" in capfdbinary.readouterr().out.decode()
+    with RecordingIndex(path) as ix:
+        assert ix.wait(30) and len(ix) == 1 and ix.skipped == 0 and ix.wallclock
+
+
+def test_once_with_record_on_a_file_being_recorded_is_refused(tmp_path, capfdbinary) -> None:
+    from neuron_top.cli.main import main
+    from neuron_top.recording.writer import RecordingWriter
+
+    path = tmp_path / "busy.jsonl"
+    with RecordingWriter(path):
+        assert main(["demo", "--seed", "3", "--record", str(path), "--once"]) == 2
+    assert "another process is recording to it" in capfdbinary.readouterr().err.decode()
