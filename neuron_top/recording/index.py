@@ -92,6 +92,14 @@ _MAX_PERIOD = 86400.0
 _CHUNK = 1 << 20  # compressed bytes read per step
 _PENDING = -1
 _NO_DAMAGE = 1 << 62
+_JOINT_WS = re.compile(rb"}[ \t]+{")  # reports on one line with blanks between ("printf '%s %s'", jq's input)
+
+
+def _joined(mm: mmap.mmap, s: int, t: int) -> bool:
+    """Whether ``[s, t)`` may hold reports run together: ``}{``, or ``}`` and ``{`` with blanks between."""
+    return mm.find(b"}{", s, t) >= 0 or _JOINT_WS.search(mm, s, t) is not None
+
+
 _JOIN_FIRST = 16  # the first reports of a file are all looked at for reports run together
 _RELEASE = 64 << 20
 _CAN_RELEASE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
@@ -421,11 +429,16 @@ class _IndexBase:
                 self._add(mm, s, t)
                 self._tail_end = avail
                 return nxt
+            # `cat a.json b.json` of files saved without a final newline: "{..}{..}" and no newline at all. While
+            # the input may still grow, only when every one is whole (the last may be still being written).
+            if (final or settled) and _joined(mm, s, t) and self._salvage(mm, s, t, whole_only=not final):
+                self._tail_end = avail
+                return nxt
             if not final:
                 return _PENDING
             self._add_skip(self._n, "truncated report", _sample(mm[s:t]))
             return nxt
-        if first == 0x7B and (terminated or final) and mm.find(b"}{", s, t) >= 0 and self._salvage(mm, s, t):
+        if first == 0x7B and (terminated or final) and _joined(mm, s, t) and self._salvage(mm, s, t):
             return nxt
         if first == 0x7B and mm[pos:s].strip(b"\xef\xbb\xbf") == b"":
             return self._multiline(mm, s, nxt, avail, final, settled)
@@ -435,12 +448,13 @@ class _IndexBase:
         self._add_skip(self._n, reason, _sample(mm[s : min(t, s + 80)]))
         return nxt
 
-    def _salvage(self, mm: mmap.mmap, s: int, t: int) -> bool:
+    def _salvage(self, mm: mmap.mmap, s: int, t: int, whole_only: bool = False) -> bool:
         """A line of reports run together with something cut or foreign among them: keep each whole report (parsed,
-        since nothing else vouches for it), skip the rest. False when none is whole."""
+        since nothing else vouches for it), skip the rest. False when none is whole (``whole_only``: when any
+        is not)."""
         spans = concatenated_spans(mm[s:t])
         good = [(a, b) for a, b in spans if mm[s + a] == 0x7B and _valid_object(mm[s + a : s + b])]
-        if not good:
+        if not good or (whole_only and len(good) < len(spans)):
             return False
         for a, b in spans:
             if (a, b) in good:
@@ -486,7 +500,7 @@ class _IndexBase:
         holding two or more are longer, so only the first lines and those over 1.5 times the usual report length
         are searched; a find is confirmed by a parse of the line (``concatenated_spans``)."""
         size = t - s
-        if (self._n < _JOIN_FIRST or size > self._join_len) and mm.find(b"}{", s, t) >= 0:
+        if (self._n < _JOIN_FIRST or size > self._join_len) and _joined(mm, s, t):
             spans = concatenated_spans(mm[s:t])
             if len(spans) > 1:
                 for a, b in spans:
