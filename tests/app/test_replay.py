@@ -319,7 +319,10 @@ async def test_w_writes_the_visible_window(rec: Path, tmp_path: Path, monkeypatc
     app, _ = replay_app(rec)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        await pilot.press("space", "colon", *"150", "enter", "w")
+        await pilot.press("space", "w")  # at the first report: a window of one
+        await settle(pilot)
+        assert any(n.message.startswith("wrote 1 report (1-1) to ") for n in app._notifications)  # not "1 reports"
+        await pilot.press("colon", *"150", "enter", "w")
         await settle(pilot)
         first = (tmp_path / "rec-31-150.jsonl").read_bytes()
         await pilot.press("w")  # the same window again: a new name, never over the first
@@ -334,17 +337,6 @@ async def test_w_writes_the_visible_window(rec: Path, tmp_path: Path, monkeypatc
         idx.wait()
         assert len(idx) == HISTORY_WINDOW and idx.skipped == 0  # the garbage line is not copied
         assert idx.timestamp(0) == T0 + 30 and idx.timestamp(HISTORY_WINDOW - 1) == T0 + 149
-
-
-async def test_w_at_the_first_report_says_one_report(rec: Path, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    app, _ = replay_app(rec)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await pilot.press("space", "g", "w")
-        await settle(pilot)
-        assert any(n.message.startswith("wrote 1 report (1-1) to ") for n in app._notifications)  # not "1 reports"
-    ctl(app).index.close()
 
 
 async def test_m_marks_a_range_for_w(rec: Path, tmp_path: Path, monkeypatch) -> None:
