@@ -206,7 +206,7 @@ def _line(e: Event, s: Summary) -> str:
 
 def format_summary(s: Summary) -> str:
     """The summary as text, one event a line, ending with what was found."""
-    out = [f"{s.name}: {s.reports} reports"]
+    out = [f"{s.name}: {s.reports} report{'' if s.reports == 1 else 's'}"]
     if s.start is not None and s.end is not None:
         out[0] += f", {_when(s.start, s)} to {_when(s.end, s)} ({gap_text(s.end - s.start)})"
         if not s.wallclock:

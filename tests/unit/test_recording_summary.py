@@ -94,6 +94,14 @@ def test_skipped_input_is_counted(tmp_path: Path, capfd: pytest.CaptureFixture[s
     assert "skipped: 1 (not a report 1)" in capfd.readouterr().out
 
 
+def test_a_single_report(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "one.jsonl"
+    with RecordingWriter(path) as w:
+        w.write(b'{"system_data":{}}', 1767225600.0)
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert capfd.readouterr().out.splitlines()[0].startswith("one.jsonl: 1 report, ")  # not "1 reports"
+
+
 def test_no_reports_is_a_usage_error(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"junk\n")
