@@ -26,8 +26,8 @@ How reports are found, and why it is cheap:
   writes the seconds since the group's last update there; groups share the global period in practice), or the
   previous period, or 1 s. The first report without the key is at 0.0, so such recordings have relative times
   (``wallclock`` is False), until a report with the key comes (a recorder appended to raw output): then the
-  reports before it are moved to end one period before it, and the recording has wall-clock times. Times are clamped to be non-decreasing so ``find_time`` can bisect; a clock that
-  steps back shows as a pause.
+  reports before it are moved to end one period before it, and the recording has wall-clock times. Times are
+  clamped to be non-decreasing so ``find_time`` can bisect; a clock that steps back shows as a pause.
 * ``.gz`` and ``.zst`` files (recognised by their magic bytes, not their names) have no random access. They are
   decompressed once, in the background, into an anonymous temporary spool file (in ``spool_dir``, default the
   system temp dir; it needs as much space as the uncompressed recording and vanishes when closed), and the spool

@@ -2,8 +2,9 @@
 
 Line 1 is the bar: one cell stands for a stretch of reports and shows the most severe marker in it
 (``recording.markers.KINDS``), so a busy recording, where nearly every report carries a corrected ECC event, still
-shows the rare uncorrected one. A hole in a cell that shows a more severe marker gives that cell an amber ground. Line 2 is the legend: each kind's glyph and how many there are; the kind ``n``/``N``
-jump by is highlighted, and corrected ECC can be hidden. Line 3 says where the next marker is.
+shows the rare uncorrected one; a hole in a cell that shows a more severe marker gives that cell an amber ground.
+Line 2 is the legend: each kind's glyph and how many there are; the kind ``n``/``N`` jump by is highlighted, and
+corrected ECC can be hidden. Line 3 says where the next marker is.
 """
 
 from __future__ import annotations
