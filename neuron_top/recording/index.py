@@ -2,7 +2,8 @@
 
 A recording is what neuron-monitor writes: one JSON document per line (``neuron-top --record`` adds one key,
 ``"neuron_top": {"ts": <unix seconds>}``, at the end of each). Files saved by hand are accepted too: one or more
-pretty-printed reports one after another (as ``jq .`` writes them), a last report with no trailing newline, a
+pretty-printed reports one after another (as ``jq .`` writes them), a last report with no trailing newline, reports
+run together on one line (``cat`` of such files: ``{..}{..}``, also with blanks between and on the last line), a
 BOM, CRLF line ends, blank lines and garbage lines (garbage is skipped and counted, never fatal).
 
 How reports are found, and why it is cheap:
