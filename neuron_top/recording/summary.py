@@ -188,7 +188,7 @@ def summarize(index: _Index, markers: list[Marker], bad: int = 0) -> Summary:
 def _when(ts: float, s: Summary) -> str:
     if s.wallclock:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    k = int(ts - (s.start or 0.0))
+    k = int(ts - (s.start or 0.0) + 0.5)  # rounded, as the span in words (gap_text) is
     return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
 
 
