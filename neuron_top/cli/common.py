@@ -85,14 +85,15 @@ def _recorder(path: str | None) -> RecordingWriter | None:
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
 
 
-def print_once(source: Source, as_json: bool) -> int:
-    """Print the first report of a live source (neuron-monitor emits one at once) and exit."""
+def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None) -> int:
+    """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
+    (``--record FILE``), that report is recorded too (it was silently not)."""
     from neuron_top.feed import Feed, Report, SkippedInput, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
 
     info = SourceInfo(name=source.name, state="live")
-    feed = Feed(source)
+    feed = Feed(source, recorder)  # closes the recorder when closed
     last_status = ""
     try:
         for event in feed.events():

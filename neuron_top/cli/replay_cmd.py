@@ -91,6 +91,16 @@ def _fleet(index: RecordingIndex | SpooledIndex) -> bool:
         return False
 
 
+def _no_reports(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> Exception:
+    """The usage error for a recording without a report: why (an I/O error) and what was skipped."""
+    from neuron_top.cli.common import UsageError
+    from neuron_top.fmt import plural
+
+    why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
+    skipped = f" ({plural(index.skipped, 'bad line')} skipped)" if index.skipped else ""
+    return UsageError(f"no reports in {clean(ns.file)}{why}{skipped}")
+
+
 def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> int:
     """The state after the last complete report, or at --start N (1-based)."""
     from neuron_top.cli.common import UsageError
@@ -98,9 +108,7 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
     index.wait()
     n = len(index)
     if n == 0:
-        why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
-        raise UsageError(f"no reports in {clean(ns.file)}" + why
-                         + (f" ({index.skipped} bad lines skipped)" if index.skipped else ""))
+        raise _no_reports(index, ns)
     want = n - 1 if ns.start is None else max(0, min(ns.start - 1, n - 1))
     info = SourceInfo(name=ns.file, state="replay", skipped=index.skipped, reports=n)
     for _, sk in index.skips():
@@ -129,9 +137,7 @@ def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace)
     # Index first, then scan: run side by side they fight over the GIL and take longer than one after the other.
     index.wait()
     if len(index) == 0:
-        why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
-        raise UsageError(f"no reports in {clean(ns.file)}" + why
-                         + (f" ({index.skipped} bad lines skipped)" if index.skipped else ""))
+        raise _no_reports(index, ns)
     markers, bad = scan_all(index)
     s = summarize(index, markers, bad)
     sys.stdout.flush()

@@ -188,7 +188,7 @@ def summarize(index: _Index, markers: list[Marker], bad: int = 0) -> Summary:
 def _when(ts: float, s: Summary) -> str:
     if s.wallclock:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    k = int(ts - (s.start or 0.0))
+    k = int(ts - (s.start or 0.0) + 0.5)  # rounded, as the span in words (gap_text) is
     return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
 
 
@@ -206,7 +206,7 @@ def _line(e: Event, s: Summary) -> str:
 
 def format_summary(s: Summary) -> str:
     """The summary as text, one event a line, ending with what was found."""
-    out = [f"{s.name}: {s.reports} reports"]
+    out = [f"{s.name}: {s.reports} report{'' if s.reports == 1 else 's'}"]
     if s.start is not None and s.end is not None:
         out[0] += f", {_when(s.start, s)} to {_when(s.end, s)} ({gap_text(s.end - s.start)})"
         if not s.wallclock:

@@ -2,7 +2,8 @@
 
 A recording is what neuron-monitor writes: one JSON document per line (``neuron-top --record`` adds one key,
 ``"neuron_top": {"ts": <unix seconds>}``, at the end of each). Files saved by hand are accepted too: one or more
-pretty-printed reports one after another (as ``jq .`` writes them), a last report with no trailing newline, a
+pretty-printed reports one after another (as ``jq .`` writes them), a last report with no trailing newline, reports
+run together on one line (``cat`` of such files: ``{..}{..}``, also with blanks between and on the last line), a
 BOM, CRLF line ends, blank lines and garbage lines (garbage is skipped and counted, never fatal).
 
 How reports are found, and why it is cheap:
@@ -25,8 +26,9 @@ How reports are found, and why it is cheap:
   report's period, where the period is the first ``"period":`` value in the report's first 64 KiB (neuron-monitor
   writes the seconds since the group's last update there; groups share the global period in practice), or the
   previous period, or 1 s. The first report without the key is at 0.0, so such recordings have relative times
-  (``wallclock`` is False). Times are clamped to be non-decreasing so ``find_time`` can bisect; a clock that
-  steps back shows as a pause.
+  (``wallclock`` is False), until a report with the key comes (a recorder appended to raw output): then the
+  reports before it are moved to end one period before it, and the recording has wall-clock times. Times are
+  clamped to be non-decreasing so ``find_time`` can bisect; a clock that steps back shows as a pause.
 * ``.gz`` and ``.zst`` files (recognised by their magic bytes, not their names) have no random access. They are
   decompressed once, in the background, into an anonymous temporary spool file (in ``spool_dir``, default the
   system temp dir; it needs as much space as the uncompressed recording and vanishes when closed), and the spool
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import errno
 import math
 import mmap
 import os
@@ -72,6 +75,9 @@ from neuron_top.textsafe import clean
 __all__ = ["RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+_OTHER_FORMATS = ((b"\xfd7zX", "xz"), (b"BZh", "bzip2"), (b"\x04\x22\x4d\x18", "lz4"), (b"PK\x03\x04", "zip"),
+                  (b"7z\xbc\xaf", "7-Zip"))
+"""Compressed formats recordings are not read in: a clear refusal instead of "no reports (56 bad lines skipped)"."""
 _WS = b" \t\r\f\v"
 _WS_SET = frozenset(_WS)
 _LEAD = re.compile(rb"(?:[ \t\r\f\v]|\xef\xbb\xbf)*")  # whitespace and BOMs before a report
@@ -87,6 +93,14 @@ _MAX_PERIOD = 86400.0
 _CHUNK = 1 << 20  # compressed bytes read per step
 _PENDING = -1
 _NO_DAMAGE = 1 << 62
+_JOINT_WS = re.compile(rb"}[ \t]+{")  # reports on one line with blanks between ("printf '%s %s'", jq's input)
+
+
+def _joined(mm: mmap.mmap, s: int, t: int) -> bool:
+    """Whether ``[s, t)`` may hold reports run together: ``}{``, or ``}`` and ``{`` with blanks between."""
+    return mm.find(b"}{", s, t) >= 0 or _JOINT_WS.search(mm, s, t) is not None
+
+
 _JOIN_FIRST = 16  # the first reports of a file are all looked at for reports run together
 _RELEASE = 64 << 20
 _CAN_RELEASE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
@@ -416,11 +430,16 @@ class _IndexBase:
                 self._add(mm, s, t)
                 self._tail_end = avail
                 return nxt
+            # `cat a.json b.json` of files saved without a final newline: "{..}{..}" and no newline at all. While
+            # the input may still grow, only when every one is whole (the last may be still being written).
+            if (final or settled) and _joined(mm, s, t) and self._salvage(mm, s, t, whole_only=not final):
+                self._tail_end = avail
+                return nxt
             if not final:
                 return _PENDING
             self._add_skip(self._n, "truncated report", _sample(mm[s:t]))
             return nxt
-        if first == 0x7B and (terminated or final) and mm.find(b"}{", s, t) >= 0 and self._salvage(mm, s, t):
+        if first == 0x7B and (terminated or final) and _joined(mm, s, t) and self._salvage(mm, s, t):
             return nxt
         if first == 0x7B and mm[pos:s].strip(b"\xef\xbb\xbf") == b"":
             return self._multiline(mm, s, nxt, avail, final, settled)
@@ -430,12 +449,13 @@ class _IndexBase:
         self._add_skip(self._n, reason, _sample(mm[s : min(t, s + 80)]))
         return nxt
 
-    def _salvage(self, mm: mmap.mmap, s: int, t: int) -> bool:
+    def _salvage(self, mm: mmap.mmap, s: int, t: int, whole_only: bool = False) -> bool:
         """A line of reports run together with something cut or foreign among them: keep each whole report (parsed,
-        since nothing else vouches for it), skip the rest. False when none is whole."""
+        since nothing else vouches for it), skip the rest. False when none is whole (``whole_only``: when any
+        is not)."""
         spans = concatenated_spans(mm[s:t])
         good = [(a, b) for a, b in spans if mm[s + a] == 0x7B and _valid_object(mm[s + a : s + b])]
-        if not good:
+        if not good or (whole_only and len(good) < len(spans)):
             return False
         for a, b in spans:
             if (a, b) in good:
@@ -481,7 +501,7 @@ class _IndexBase:
         holding two or more are longer, so only the first lines and those over 1.5 times the usual report length
         are searched; a find is confirmed by a parse of the line (``concatenated_spans``)."""
         size = t - s
-        if (self._n < _JOIN_FIRST or size > self._join_len) and mm.find(b"}{", s, t) >= 0:
+        if (self._n < _JOIN_FIRST or size > self._join_len) and _joined(mm, s, t):
             spans = concatenated_spans(mm[s:t])
             if len(spans) > 1:
                 for a, b in spans:
@@ -491,6 +511,15 @@ class _IndexBase:
                         self._add_skip(self._n, "not a report", _sample(mm[s + a : min(s + b, s + a + 80)]))
                 return
         self._add_one(mm, s, t)
+
+    def _shift(self, delta: float) -> float:
+        """Move the times of every report so far by ``delta`` (once: relative times become wall-clock times when
+        the first report with its own time arrives); returns the last one."""
+        times = self._ts
+        for i in range(len(times)):
+            times[i] += delta
+        self._last_ts += delta
+        return self._last_ts
 
     def _add_one(self, mm: mmap.mmap, s: int, t: int) -> None:
         # Hot path (once per report): find the key with rfind (memchr speed), then match only there.
@@ -510,7 +539,9 @@ class _IndexBase:
         n = self._n
         prev = self._last_ts
         if ts == ts and ts - ts == 0.0:  # finite, without a function call
-            if n == 0:
+            if not self.wallclock:
+                if n:  # raw neuron-monitor output, then a recorder on the same file: the raw reports end a period
+                    prev = self._shift(ts - self._last_period - prev)  # before this one, not 56 years before
                 self.wallclock = True
         else:
             p = _PERIOD.search(mm, s, min(t, s + _PERIOD_WINDOW))
@@ -589,6 +620,10 @@ class RecordingIndex(_IndexBase):
             head = os.pread(self._src_fd, 4, 0)
             self.compression = ("gzip" if head.startswith(GZIP_MAGIC)
                                 else "zstd" if head.startswith(ZSTD_MAGIC) else None)
+            other = next((name for magic, name in _OTHER_FORMATS if head.startswith(magic)), None)
+            if self.compression is None and other is not None:
+                raise OSError(errno.EINVAL, f"it holds {other} data; recordings are read as plain text, gzip or zstd "
+                              f"(decompress it first, or recompress it with zstd)")
             if self.compression:
                 src = self._src_fd
                 self._inflater = Inflater(self.compression, lambda size, at: os.pread(src, size, at))

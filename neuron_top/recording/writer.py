@@ -10,6 +10,8 @@ Durability, in order of what can go wrong:
 * ``.gz`` and ``.zst`` (chosen by the name) are flushed per report (a deflate sync flush / a zstd block flush),
   also as one write per report: a killed process loses at most that report; the stream then lacks its trailer,
   which ``neuron-top replay`` does not need (``zcat`` prints every report, then warns of the missing end).
+* A file changed under the writer (``copytruncate``, another program appending) is noticed at the next report,
+  which starts a new member/frame (or a fresh line), so the reports after it stay readable.
 * ``os.fsync`` runs at most once a second (and on close), so a power cut loses at most about a second.
 * SIGINT, SIGTERM and SIGHUP (``install_signal_handlers``) only set a flag; the loop stops between reports and
   closes the file properly. A second signal kills the process the default way, which still leaves whole lines.
@@ -149,6 +151,7 @@ class RecordingWriter:
             if flags & os.O_TRUNC:
                 os.ftruncate(self._fd, 0)  # only once the lock is ours: never cut a file another recorder writes
             _check_format(self._fd, self.compression)
+            self._level = level
             self._start(level)
         except BaseException:
             os.close(self._fd)
@@ -205,6 +208,11 @@ class RecordingWriter:
             if self._closed:
                 return False
             out = line + b"\n"
+            if os.fstat(self._fd).st_size != self._size:
+                # Someone else changed the file: logrotate's copytruncate emptied it (the rest of our gzip member
+                # or zstd frame would begin mid-stream, unreadable to the end of the session), or a shell's >>
+                # added to it. Go on in a member/frame (or on a line) of our own.
+                self._start(self._level)
             if self._compressor is not None:
                 out = self._compressor.compress(out) + self._compressor.flush(self._flush_mode)
             self._emit(out)
@@ -234,7 +242,8 @@ class RecordingWriter:
                 return
             self._closed = True
             try:
-                if self._compressor is not None and self._failed is None:
+                if (self._compressor is not None and self._failed is None
+                        and os.fstat(self._fd).st_size == self._size):  # not the end of a stream cut away
                     self._emit(self._compressor.flush())
                 os.fsync(self._fd)
             finally:

@@ -319,7 +319,10 @@ async def test_w_writes_the_visible_window(rec: Path, tmp_path: Path, monkeypatc
     app, _ = replay_app(rec)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        await pilot.press("space", "colon", *"150", "enter", "w")
+        await pilot.press("space", "w")  # at the first report: a window of one
+        await settle(pilot)
+        assert any(n.message.startswith("wrote 1 report (1-1) to ") for n in app._notifications)  # not "1 reports"
+        await pilot.press("colon", *"150", "enter", "w")
         await settle(pilot)
         first = (tmp_path / "rec-31-150.jsonl").read_bytes()
         await pilot.press("w")  # the same window again: a new name, never over the first
@@ -583,6 +586,23 @@ async def test_a_busy_recording_shows_its_rare_serious_markers() -> None:
         legend = s.render_line(1).text
         assert "E uncorr 1" in legend and "- stop 1" in legend and "corr 9945 hidden" in legend
         assert len(legend.rstrip()) <= 80
+
+
+async def test_a_hole_under_a_more_severe_marker_still_shows() -> None:
+    """On a busy recording the hole's cell showed the execution error there and nothing of the two hours lost."""
+    ms = [Marker(i, "error", "app a: 1 execution error") for i in range(0, 10_000, 3)]
+    ms.append(Marker(5_001, "gap", "skipped 2 h 03 m without data"))
+    app = ScrubberApp(sorted(ms, key=lambda m: m.index), 10_000)
+    async with app.run_test(size=(80, 24)) as pilot:
+        s = app.query_one(Scrubber)
+        await pilot.pause()
+        segs = list(s.render_line(0))
+        bar_w = s.size.width - 2
+        at = 1 + cell_of(5_001, bar_w, 10_000)
+        gap_bg = s.get_component_rich_style("scrubber--gap", partial=True).bgcolor
+        assert segs[at].text == "x" and segs[at].style.bgcolor == gap_bg  # the error's glyph, the gap's ground
+        assert all(seg.style is None or seg.style.bgcolor != gap_bg for k, seg in enumerate(segs) if k != at)
+        assert "gap 1" in s.render_line(1).text
 
 
 async def test_k_chooses_what_n_jumps_to_and_e_hides_corrected_ecc(rec: Path) -> None:

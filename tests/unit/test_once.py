@@ -53,3 +53,25 @@ def test_hardware_line_leaves_out_what_the_report_does_not_say() -> None:
     assert "hardware: 16x neuron device, 2 NeuronCore per device\n" in out
     full = text(load_snapshot(REPORTS / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json"), SourceInfo("stdin", "live"))
     assert "hardware: 1x inferentia2 v3, 2 NeuronCore v2 per device, 32.0GB each  LNC=1\n" in full
+
+
+def test_once_with_record_records_the_report_it_prints(tmp_path, capfdbinary) -> None:
+    """``--once --record FILE`` printed a report and left no FILE, without a word."""
+    from neuron_top.cli.main import main
+    from neuron_top.recording.index import RecordingIndex
+
+    path = tmp_path / "one.jsonl.zst"
+    assert main(["demo", "--instance", "inf1.xlarge", "--seed", "3", "--record", str(path), "--once"]) == 0
+    assert "inf1.xlarge" in capfdbinary.readouterr().out.decode()
+    with RecordingIndex(path) as ix:
+        assert ix.wait(30) and len(ix) == 1 and ix.skipped == 0 and ix.wallclock
+
+
+def test_once_with_record_on_a_file_being_recorded_is_refused(tmp_path, capfdbinary) -> None:
+    from neuron_top.cli.main import main
+    from neuron_top.recording.writer import RecordingWriter
+
+    path = tmp_path / "busy.jsonl"
+    with RecordingWriter(path):
+        assert main(["demo", "--seed", "3", "--record", str(path), "--once"]) == 2
+    assert "another process is recording to it" in capfdbinary.readouterr().err.decode()

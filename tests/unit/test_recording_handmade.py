@@ -85,3 +85,39 @@ def test_reports_run_together_deep_in_a_long_file(tmp_path: Path) -> None:
     with index_of(path) as ix:
         assert len(ix) == 120 and ix.skipped == 0
         assert ix.get(100) == r[100] and ix.get(101) == r[101]
+
+
+@pytest.mark.parametrize("joint", [b"", b" ", b"\t ", b"  "])
+def test_cat_of_files_without_a_final_newline(tmp_path: Path, joint: bytes, capfdbinary: pytest.CaptureFixture) -> None:
+    """``cat a.json b.json`` of two files saved without a final newline is ``{..}{..}`` with no newline at all:
+    "no reports in cat.json (1 bad lines skipped)". Blanks between them (``printf '%s %s'``) were not split."""
+    r = reports()
+    path = tmp_path / "cat.json"
+    path.write_bytes(joint.join(r))
+    with index_of(path) as ix:
+        assert [ix.get(i) for i in range(len(ix))] == list(r) and ix.skipped == 0
+    assert main(["replay", str(path), "--once"]) == 0
+    assert "report 3/3" in capfdbinary.readouterr().out.decode()
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert "3 reports" in capfdbinary.readouterr().out.decode()
+
+
+def test_followed_reports_run_together_without_a_newline_wait_until_all_are_whole(tmp_path: Path) -> None:
+    r = reports()
+    path = tmp_path / "grow.json"
+    path.write_bytes(r[0] + r[1][:-20])
+    with RecordingIndex(path, follow=True) as ix:
+        assert ix.wait(30)
+        assert len(ix) == 0 and ix.skipped == 0  # the second is being written: wait, take nothing out yet
+        assert ix.refresh() == 0
+        with path.open("ab") as f:
+            f.write(r[1][-20:])
+        assert ix.refresh() == 0  # whole, but the file just grew: wait for a newline or a quiet poll
+        assert ix.refresh() == 2 and [ix.get(0), ix.get(1)] == [r[0], r[1]] and ix.skipped == 0
+
+
+def test_a_file_without_reports_says_what_was_skipped_in_words(tmp_path: Path, capfdbinary) -> None:
+    path = tmp_path / "array.json"  # `jq -s .`: one array, not reports
+    path.write_text(json.dumps([json.loads(r) for r in reports()]))
+    assert main(["replay", str(path), "--once"]) == 2
+    assert "array.json (1 bad line skipped)" in capfdbinary.readouterr().err.decode()  # not "1 bad lines"

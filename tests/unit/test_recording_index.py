@@ -240,8 +240,32 @@ def test_timestamps_synthesized_from_periods(tmp_path: Path) -> None:
                                  b'{"x":1,"neuron_top":{"ts":100.0}}', b'{"x":2,"neuron_top": {"ts": 50}}',
                                  report(6, 3.0)]) + b"\n")
     with index_of(path) as ix:
-        # first: 0; then + own period; no/invalid period: the previous one; ts key wins; never goes back
-        assert [ix.timestamp(i) for i in range(7)] == [0.0, 2.0, 4.0, 6.0, 100.0, 100.0, 103.0]
+        # first: 0; then + own period; no/invalid period: the previous one; ts key wins (and moves the reports
+        # before it to end a period before it); never goes back
+        assert [ix.timestamp(i) for i in range(7)] == [92.0, 94.0, 96.0, 98.0, 100.0, 100.0, 103.0]
+        assert ix.wallclock
+
+
+@pytest.mark.parametrize("name", ["mixed.jsonl", "mixed.jsonl.zst"])
+def test_raw_output_then_a_recorder_on_the_same_file_has_wall_clock_times(tmp_path: Path, name: str,
+                                                                           capsys: pytest.CaptureFixture) -> None:
+    """``neuron-monitor > f`` for a while, then ``neuron-top record f``: the raw reports counted from 0.0 and the
+    recorded ones from 1970, so --summary said "+0:00:00 to +498853:28:14" and "holes: 1, 20785 d 13 h"."""
+    from neuron_top.cli.main import main
+
+    path = tmp_path / name
+    raw = [report(i, 30.0) for i in range(5)]
+    data = b"\n".join(raw) + b"\n"  # what a shell redirection of neuron-monitor (through zstd) leaves
+    path.write_bytes(zstandard.ZstdCompressor().compress(data) if name.endswith(".zst") else data)
+    with RecordingWriter(path) as w:  # appends (a new zstd frame) with neuron_top.ts keys
+        for i in range(5):
+            w.write(report(5 + i, 30.0), 1767225600.0 + 30 * i)
+    with index_of(path) as ix:
+        assert ix.wallclock and len(ix) == 10
+        assert [ix.timestamp(i) - 1767225600.0 for i in range(10)] == [30.0 * k for k in range(-5, 5)]
+    assert main(["replay", str(path), "--summary"]) == 0
+    out = capsys.readouterr().out
+    assert "10 reports, " in out and "(4 m 30 s)" in out and "holes" not in out
 
 
 def test_first_report_readable_before_indexing_finishes(tmp_path: Path) -> None:
@@ -421,3 +445,19 @@ def test_progress_of_a_pipe_reaches_one_at_its_end() -> None:
             assert ix.wait(30) and ix.progress == 1.0
         finally:
             ix.close()
+
+
+@pytest.mark.parametrize(("name", "pack", "says"), [("r.jsonl.xz", "lzma", "xz"), ("r.jsonl.bz2", "bz2", "bzip2")])
+def test_a_recording_in_another_compression_is_refused_clearly(tmp_path: Path, name: str, pack: str, says: str,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """``xz night.jsonl`` then ``replay night.jsonl.xz`` said "no reports in ... (56 bad lines skipped)"."""
+    import importlib
+
+    from neuron_top.cli.main import main
+
+    path = tmp_path / name
+    path.write_bytes(importlib.import_module(pack).compress(b"\n".join(report(i) for i in range(3)) + b"\n"))
+    for flag in ("--once", "--summary"):
+        assert main(["replay", str(path), flag]) == 2
+        err = capsys.readouterr().err
+        assert f"it holds {says} data" in err and "bad lines" not in err and "Traceback" not in err

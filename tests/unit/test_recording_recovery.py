@@ -99,7 +99,8 @@ def test_damage_in_the_middle_is_skipped_counted_and_the_rest_read(tmp_path: Pat
 
 
 def test_two_writers_interleaved_never_crash_and_keep_what_reads(tmp_path: Path) -> None:
-    """The lock refuses a second recorder; a file written by two anyway (another tool) still reads in part."""
+    """The lock refuses a second recorder; a file written by two anyway (another tool) reads whole: each writer
+    sees the file changed under it and goes on in a member of its own."""
     path = tmp_path / "two.gz"
     a, b = RecordingWriter(path, lock=False), RecordingWriter(path, lock=False)
     for i in range(30):
@@ -116,8 +117,7 @@ def test_two_writers_interleaved_never_crash_and_keep_what_reads(tmp_path: Path)
             k = doc.get("i") if isinstance(doc, dict) else None
             if isinstance(k, int) and doc == {**json.loads(report(k)), "neuron_top": {"ts": float(k)}}:
                 real.append(k)
-        assert real[:3] == [0, 1, 2]  # the first member, and the second up to where the first went on inside it
-        assert ix.skipped > 0  # and the rest counted
+        assert real == list(range(30)) and ix.skipped == 0
 
 
 @pytest.mark.parametrize("kind", ["gzip", "zstd"])

@@ -94,6 +94,14 @@ def test_skipped_input_is_counted(tmp_path: Path, capfd: pytest.CaptureFixture[s
     assert "skipped: 1 (not a report 1)" in capfd.readouterr().out
 
 
+def test_a_single_report(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "one.jsonl"
+    with RecordingWriter(path) as w:
+        w.write(b'{"system_data":{}}', 1767225600.0)
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert capfd.readouterr().out.splitlines()[0].startswith("one.jsonl: 1 report, ")  # not "1 reports"
+
+
 def test_no_reports_is_a_usage_error(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"junk\n")
@@ -122,3 +130,11 @@ def test_the_scan_split_over_workers_finds_what_one_scan_finds(tmp_path: Path,
         split = summary.scan_all(ix, workers=2)
         assert split == one and len(one[0]) > 100
         assert {m.kind for m in one[0]} >= {"app-", "app+", "ecc-corrected", "ecc-uncorrected", "error", "gap"}
+
+
+def test_times_of_a_raw_recording_agree_with_its_span(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """300 raw reports 0.01 s apart said "+0:00:00 to +0:00:02 (3 s)": the end truncated, the span rounded."""
+    path = tmp_path / "raw.jsonl"
+    path.write_bytes(b"".join(b'{"system_data":{"vcpu_usage":{"period":0.01}}}\n' for _ in range(300)))
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert "300 reports, +0:00:00 to +0:00:03 (3 s)" in capfd.readouterr().out

@@ -326,3 +326,41 @@ def test_appending_another_format_than_the_file_holds_is_refused(tmp_path: Path,
     with pytest.raises(OSError, match="record to a new file"):
         RecordingWriter(path)
     assert path.read_bytes() == content
+
+
+def _reports_in(path: Path) -> tuple[list[int], int]:
+    with RecordingIndex(path) as ix:
+        ix.wait()
+        return [json.loads(ix.get(i))["i"] for i in range(len(ix))], ix.skipped
+
+
+@pytest.mark.parametrize("name", ["ct.jsonl", "ct.jsonl.gz", "ct.jsonl.zst"])
+def test_copytruncate_under_a_running_recorder_loses_nothing(tmp_path: Path, name: str) -> None:
+    """logrotate's copytruncate (copy, then empty the file) while recording: the recorder went on with its gzip
+    member or zstd frame, so the emptied file began mid-stream and every later report was unreadable ("no
+    reports in ct.jsonl.zst (39 bad lines skipped)")."""
+    path = tmp_path / name
+    rotated = tmp_path / (name + ".1")
+    with RecordingWriter(path) as w:
+        for i in range(3):
+            w.write(b'{"i":%d}' % i, 1767225600.0 + i)
+        rotated.write_bytes(path.read_bytes())
+        os.truncate(path, 0)
+        assert _reports_in(rotated) == ([0, 1, 2], 0)
+        for i in range(3, 6):
+            w.write(b'{"i":%d}' % i, 1767225600.0 + i)
+        rotated.write_bytes(path.read_bytes())
+        os.truncate(path, 0)  # and once more right before it stops: no stray end of a stream in the new file
+    assert _reports_in(rotated) == ([3, 4, 5], 0)
+    assert path.stat().st_size == 0
+
+
+def test_another_program_appending_between_reports_loses_nothing(tmp_path: Path) -> None:
+    """``neuron-monitor | gzip >> night.jsonl.gz`` beside a recorder (the lock cannot stop a shell)."""
+    path = tmp_path / "two.jsonl.gz"
+    with RecordingWriter(path) as w:
+        w.write(b'{"i":0}', 1767225600.0)
+        with path.open("ab") as f:
+            f.write(gzip.compress(b'{"i":1}\n'))
+        w.write(b'{"i":2}', 1767225602.0)
+    assert _reports_in(path) == ([0, 1, 2], 0)

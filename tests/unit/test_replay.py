@@ -564,6 +564,20 @@ def test_goto_a_time_of_day_is_the_next_one_in_the_recording() -> None:
         resolve_goto("25:00", c)
 
 
+def test_goto_a_time_of_day_in_a_recording_of_several_days_is_the_next_one_from_the_position() -> None:
+    """Each time of day is in a 3-day recording three times: the next one at or after the position, else the
+    first (the test above cannot tell them apart: in one night each time of day comes once)."""
+    start = time.mktime((2026, 1, 1, 0, 0, 0, 0, 0, -1))
+    n = 3 * 24 * 12  # a report every 5 minutes
+    c = ReplayController(ListIndex([b"{}"] * n, [start + 300 * i for i in range(n)]))
+    assert clock_of(c, resolve_goto("03:00", c)) == "2026-01-01 03:00:00"
+    c.seek(resolve_goto("2026-01-02 10:00:00", c))
+    assert clock_of(c, resolve_goto("03:00", c)) == "2026-01-03 03:00:00"  # not the first day's
+    assert clock_of(c, resolve_goto("10:00", c)) == "2026-01-02 10:00:00"  # at the position counts
+    c.seek(resolve_goto("2026-01-03 20:00:00", c))
+    assert clock_of(c, resolve_goto("03:00", c)) == "2026-01-01 03:00:00"  # none after: the first one
+
+
 @pytest.mark.parametrize("text", ["2026-01-02 03:00:00", "2026-01-02T03:00:00", "2026-01-02 03:00", "2026-01-02 3:00"])
 def test_goto_the_headers_date_and_time(text: str) -> None:
     """The header's own format was refused."""

@@ -377,7 +377,8 @@ class ReplayTransport(Screen):
             except OSError as exc:
                 self.post_message(WindowWritten(f"cannot write {target}: {exc.strerror or exc}", error=True))
                 return
-            self.post_message(WindowWritten(f"wrote {n} {self.UNITS} ({start + 1}-{stop + 1}) to {target}"))
+            unit = self.UNIT if n == 1 else self.UNITS
+            self.post_message(WindowWritten(f"wrote {n} {unit} ({start + 1}-{stop + 1}) to {target}"))
             return
         self.post_message(WindowWritten(f"cannot write {out}: no free name", error=True))
 

@@ -2,8 +2,9 @@
 
 Line 1 is the bar: one cell stands for a stretch of reports and shows the most severe marker in it
 (``recording.markers.KINDS``), so a busy recording, where nearly every report carries a corrected ECC event, still
-shows the rare uncorrected one. Line 2 is the legend: each kind's glyph and how many there are; the kind ``n``/``N``
-jump by is highlighted, and corrected ECC can be hidden. Line 3 says where the next marker is.
+shows the rare uncorrected one; a hole in a cell that shows a more severe marker gives that cell an amber ground.
+Line 2 is the legend: each kind's glyph and how many there are; the kind ``n``/``N`` jump by is highlighted, and
+corrected ECC can be hidden. Line 3 says where the next marker is.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ JUMP_KINDS: tuple[tuple[str, ...] | None, ...] = (None, ("ecc-uncorrected",), ("
 class Scrubber(Widget):
     COMPONENT_CLASSES = {"scrubber--track", "scrubber--played", "scrubber--head", "scrubber--bad",
                          "scrubber--warn", "scrubber--note", "scrubber--info", "scrubber--mark",
-                         "scrubber--chosen"}
+                         "scrubber--chosen", "scrubber--gap"}
     DEFAULT_CSS = """
     Scrubber { height: 3; background: $panel; }
     Scrubber > .scrubber--track { color: $surface-lighten-2; }
@@ -48,6 +49,7 @@ class Scrubber(Widget):
     Scrubber > .scrubber--info { color: $text-muted; }
     Scrubber > .scrubber--mark { background: $accent-muted; }
     Scrubber > .scrubber--chosen { text-style: reverse; }
+    Scrubber > .scrubber--gap { background: $warning-muted; }
     """
 
     position: reactive[int] = reactive(0)
@@ -72,6 +74,8 @@ class Scrubber(Widget):
         self._cells_key: tuple[object, ...] = ()
         self._cells_cache: list[str | None] = []
         self._counts: dict[str, int] = {}
+        self._gaps: set[int] = set()
+        """Cells holding a hole, also when a more severe marker is drawn there (it gets the gap's background)."""
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"scrubber--{name}", partial=True)
@@ -86,6 +90,7 @@ class Scrubber(Widget):
         cells: list[str | None] = [None] * width
         rank = [len(KINDS)] * width
         counts: dict[str, int] = {}
+        gaps: set[int] = set()
         n = max(self.total, 1)
         hidden = self.hidden
         for m in self.markers[:seen]:
@@ -93,10 +98,12 @@ class Scrubber(Widget):
             if m.kind in hidden:
                 continue
             c = cell_of(m.index, width, n)
+            if m.kind == "gap":
+                gaps.add(c)
             r = severity(m.kind)
             if r < rank[c]:
                 rank[c], cells[c] = r, m.kind
-        self._cells_key, self._cells_cache, self._counts = key, cells, counts
+        self._cells_key, self._cells_cache, self._counts, self._gaps = key, cells, counts, gaps
         return cells
 
     def render_line(self, y: int) -> Strip:
@@ -113,7 +120,9 @@ class Scrubber(Widget):
             a, b = sorted((self.mark_in, self.position))
             lo, hi = cell_of(a, bar_w, n), cell_of(b, bar_w, n)
         segs = [Segment(" ")]
-        for c, kind in enumerate(self.cells(bar_w)):
+        cells = self.cells(bar_w)
+        gaps = self._gaps
+        for c, kind in enumerate(cells):
             if c == head:
                 segs.append(Segment("┃", self._style("head")))
                 continue
@@ -123,6 +132,8 @@ class Scrubber(Widget):
             else:
                 style = self._style("played" if c < head else "track")
                 ch = "━" if c < head else "─"
+            if c in gaps and kind != "gap":  # a hole under a more severe marker still shows
+                style = style + self._style("gap")
             if lo <= c <= hi:
                 style = style + self._style("mark")
             segs.append(Segment(ch, style))
