@@ -131,7 +131,6 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
 def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> int:
     """``--summary``: scan every report for events (as the replay screen's markers), print them; exit 1 if the
     recording holds uncorrected ECC or execution errors."""
-    from neuron_top.cli.common import UsageError
     from neuron_top.recording.incident import format_summary, scan_all, summarize, summary_json
 
     # Index first, then scan: run side by side they fight over the GIL and take longer than one after the other.

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TextIO
 
 from neuron_top.textsafe import clean
+from neuron_top.trace.columns import format_duration, what_it_holds
 from neuron_top.trace.loaders import TraceError, load_trace, trace_files
 from neuron_top.trace.store import TraceStore
-from neuron_top.trace.columns import format_duration, what_it_holds
 
 __all__ = [
     "EXIT_FOUND", "EXIT_OK", "EXIT_UNREADABLE", "check_lines", "run_check", "run_summary", "summary_lines",

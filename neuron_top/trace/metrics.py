@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 from neuron_top.decode import DecodeError
 from neuron_top.snapshot import Snapshot, snapshot_from
-from neuron_top.trace.store import CounterTrack, TraceStore, mip_levels
 from neuron_top.trace.columns import format_duration
+from neuron_top.trace.store import CounterTrack, TraceStore, mip_levels
 
 __all__ = [
     "GROUP", "Index", "Metrics", "attach", "build_metrics", "open_index", "parse_offset", "shift",

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from neuron_top.trace.columns import RowIndex
 from neuron_top.trace.filters import Filters
 from neuron_top.trace.store import CounterTrack, TraceStore, Track
-from neuron_top.trace.columns import RowIndex
 
 __all__ = ["GROUPINGS", "GROUPING_LABELS", "PALETTE", "Line", "TimelineModel", "name_slot"]
 

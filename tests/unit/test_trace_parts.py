@@ -15,11 +15,11 @@ import pytest
 
 from neuron_top.trace import load_trace
 from neuron_top.trace.aggregate import aggregate
+from neuron_top.trace.columns import Window, axis_ticks
 from neuron_top.trace.jsonstream import EventStream
 from neuron_top.trace.loaders import load_traces, trace_files
 from neuron_top.trace.merge import file_label
 from neuron_top.trace.metrics import build_metrics, parse_offset
-from neuron_top.trace.columns import Window, axis_ticks
 from neuron_top.trace.timeparse import SAFE_US, decimal_ns, ns_list, start_end_ns, to_ns
 from tests.trace_helpers import DATA, real_trace, write_events, x
 

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from neuron_top.trace import TimelineModel, load_trace
-from neuron_top.trace.store import mip_levels, mip_pick
 from neuron_top.trace.columns import (
     RowIndex,
     Window,
@@ -21,6 +20,7 @@ from neuron_top.trace.columns import (
     summarise_counter,
     summarise_row,
 )
+from neuron_top.trace.store import mip_levels, mip_pick
 from tests.trace_helpers import DATA, ROOT, write_events, x
 
 

@@ -13,8 +13,8 @@ from typing import IO, Any, BinaryIO, cast
 
 from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, RawReport, State, Status
-from neuron_top.sources.demo.workload import encode
 from neuron_top.sources.demo.profiles import PROFILES
+from neuron_top.sources.demo.workload import encode
 from neuron_top.sources.demo.world import World, resolve_periods
 
 __all__ = ["BATCH", "DemoSource", "emit_main", "generate", "iter_reports", "trn2_benchmark_report"]

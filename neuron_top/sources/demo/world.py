@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 
 from neuron_top.schema import RUNTIME_GROUPS, SYSTEM_GROUPS
-from neuron_top.sources.demo.workload import App, encode, happenings, r2
 from neuron_top.sources.demo.profiles import GiB, InstanceProfile
+from neuron_top.sources.demo.workload import App, encode, happenings, r2
 
 __all__ = ["GROUPS", "K8S_GROUP", "VcpuUsage", "World", "resolve_periods"]
 

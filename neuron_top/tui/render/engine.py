@@ -13,9 +13,9 @@ from weakref import WeakKeyDictionary
 
 from rich.console import Console, RenderableType
 
+from neuron_top.tui.render.frame_writer import Shadow, narrowed, write_chops, write_layout
 from neuron_top.tui.render.paint import ExactChops
 from neuron_top.tui.render.private import ChopsUpdate, CompositorUpdate, LayoutUpdate
-from neuron_top.tui.render.frame_writer import Shadow, narrowed, write_chops, write_layout
 
 __all__ = ["ENV", "MODES", "RenderEngine", "render_mode"]
 

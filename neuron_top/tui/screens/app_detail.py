@@ -14,8 +14,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
 
-from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.screens.detail import ROOT, CoreScreen, DrillScreen
+from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.widgets.app_cores import AppCoresPanel
 from neuron_top.tui.widgets.executions import ExecPanel
 from neuron_top.tui.widgets.latency import LatencyPanel

@@ -34,8 +34,8 @@ from neuron_top.fleet.table import COLUMNS, GROUPS, arrange, compile_filter, sum
 from neuron_top.session import Session
 from neuron_top.sources.base import Source
 from neuron_top.textsafe import clean
-from neuron_top.tui.session_host import FleetHost
 from neuron_top.tui.messages import FleetRefreshed, HostEvent
+from neuron_top.tui.session_host import FleetHost
 from neuron_top.tui.widgets.fleet_header import FleetHeader, ViewState
 from neuron_top.tui.widgets.fleet_table import FleetTable
 from neuron_top.tui.widgets.heatmap import HEAT_COLUMNS, HeatMap

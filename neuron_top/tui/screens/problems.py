@@ -19,8 +19,8 @@ from textual.widgets import Static
 from neuron_top import fmt
 from neuron_top.session import Session
 from neuron_top.textsafe import clean
-from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.screens.detail import ROOT, DrillScreen
+from neuron_top.tui.session_host import SessionHost
 from neuron_top.view import View
 
 STDERR_SHOWN = 12

@@ -14,10 +14,10 @@ from textual.worker import get_current_worker
 
 from neuron_top.history import History
 from neuron_top.recording.player import ReplayController
-from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.messages import WallTime
 from neuron_top.tui.screens.dashboard import DashboardScreen
 from neuron_top.tui.screens.transport import MarkersFound, ReplayTransport, WindowWritten
+from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.widgets.scrubber import Scrubber
 
 HISTORY_WINDOW = 120

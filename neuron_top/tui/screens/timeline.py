@@ -29,12 +29,12 @@ from textual.widgets.option_list import Option
 from neuron_top.textsafe import clean
 from neuron_top.trace.aggregate import AggRow, aggregate
 from neuron_top.trace.check import lost_line
+from neuron_top.trace.columns import format_at, format_duration, what_it_holds
 from neuron_top.trace.filters import FilterError, Filters
 from neuron_top.trace.loaders import TraceError, load_traces
 from neuron_top.trace.metrics import Index, Metrics, attach, build_metrics, parse_offset, shift
 from neuron_top.trace.model import GROUPING_LABELS, TimelineModel
 from neuron_top.trace.store import TraceStore
-from neuron_top.trace.columns import format_at, format_duration, what_it_holds
 from neuron_top.trace.timeparse import is_wall_clock
 from neuron_top.tui.messages import WallTime
 from neuron_top.tui.widgets.tracks import Timeline

@@ -195,8 +195,8 @@ def _once(parts: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
     texts = [t for t, _, _ in parts]
     out = []
     for i, (text, style, prio) in enumerate(parts):
-        if not text or style != "warn" and any(text in other and (other != text or j < i)
-                                               for j, other in enumerate(texts) if j != i):
+        if not text or (style != "warn" and any(text in other and (other != text or j < i)
+                                               for j, other in enumerate(texts) if j != i)):
             continue
         out.append((text, style, prio))
     return out

@@ -20,8 +20,6 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from neuron_top.textsafe import clean
-from neuron_top.trace.model import PALETTE, Line, TimelineModel, name_slot
-from neuron_top.trace.store import ERROR, INSTANT, UNFINISHED
 from neuron_top.trace.columns import (
     Span,
     Window,
@@ -32,6 +30,8 @@ from neuron_top.trace.columns import (
     summarise_counter,
     summarise_row,
 )
+from neuron_top.trace.model import PALETTE, Line, TimelineModel, name_slot
+from neuron_top.trace.store import ERROR, INSTANT, UNFINISHED
 
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_SPAN_NS = 10
