@@ -451,3 +451,87 @@ def test_the_dashboard_looks_the_same_with_the_engine_off(size: tuple[int, int])
     assert got["problems"] == []
     assert got["screens_equal"]
     assert got["between"] is None
+
+
+# --- a widget painted twice before one flush ----------------------------------------------------------------------
+
+SUMMARIES = [  # the fleet's summary line as three reports arriving together changed it (seen in tmux, busy CPU)
+    " 5 hosts: 0 up, 0 stale, 1 down · util avg - p10 - · errors -/s · exec -/s · 1 need a look",
+    " 5 hosts: 1 up, 0 stale, 1 down · util avg 67.8% p10 67.8% · errors 0/s · exec 58.0/s · 2 idle allocated cores",
+    " 5 hosts: 2 up, 0 stale, 1 down · util avg 68.9% p10 68.0% · errors 0/s · exec 593.8/s · 3 idle allocated core",
+    " 5 hosts: 3 up, 0 stale, 1 down · util avg 62.4% p10 53.1% · errors 0/s · exec 1016.7/s · 4 idle allocated cor",
+]
+SW = 120
+
+
+def _summary_lines(text: str, styles: list[Style]) -> list[Strip]:
+    """Line 0: ``text`` in one style (as the fleet header's summary); line 1: the same cut into 7-cell runs of
+    alternating styles (as a table row)."""
+    text = text.ljust(SW)[:SW]
+    runs = [Segment(text[i:i + 7], styles[i // 7 % 2]) for i in range(0, SW, 7)]
+    return [Strip([Segment(text, styles[0])]), Strip(runs)]
+
+
+async def test_updates_painted_before_one_flush_all_reach_the_terminal(monkeypatch) -> None:
+    """Three updates of a ``LineDiff`` widget painted before one flush go out as one frame, and the terminal
+    that got every byte shows the last one. Without ``paint.merged`` the frame's spans for a line overlapped
+    and went backwards; the writer cut a range short where the next began inside it and skipped cells, so the
+    terminal kept ``p10 53.1rs -/s`` while the widget and the shadow held ``p10 53.1% · errors 0/s``."""
+    from textual.app import ComposeResult
+
+    from neuron_top.tui.render.paint import WidgetChops
+    from neuron_top.tui.render.spans import LineDiff
+    from neuron_top.tui.render.terminal import TerminalApp
+
+    styles = [Style(color="#8a8f98", bgcolor="#202428"), Style(color="#e0e0e0", bgcolor="#202428", bold=True)]
+
+    class Summary(LineDiff):
+        DEFAULT_CSS = "Summary { height: 2; }"
+        text = SUMMARIES[0]
+
+        def draw_line(self, y: int) -> Strip:
+            return _summary_lines(self.text, styles)[y]
+
+        def show(self, text: str) -> None:
+            self.text = text
+            self.repaint_changed()
+
+    class OneWidget(TerminalApp):
+        def compose(self) -> ComposeResult:
+            yield Summary()
+
+    con = Console(force_terminal=True, color_system="truecolor", width=SW, height=4, legacy_windows=False)
+    sent: list[str] = []
+    kinds: list[str] = []
+
+    def capture(self: App, screen, renderable) -> None:
+        if isinstance(renderable, CompositorUpdate) and not self._batch_count:
+            kinds.append(type(getattr(renderable, "update", renderable)).__name__)
+            sent.append(renderable.render_segments(con))
+
+    monkeypatch.setattr(App, "_display", capture)
+    app = OneWidget(render="fast")
+    async with app.run_test(size=(SW, 4)) as pilot:
+        summary = app.query_one(Summary)
+        await pilot.pause()
+        kinds.clear()
+        for text in SUMMARIES[1:]:  # no await between: one flush for the three
+            summary.show(text)
+        await pilot.pause()
+        assert kinds == [WidgetChops.__name__]  # the direct path, one frame
+        whole = app.screen._compositor.render_update(full=True).render_segments(
+            Console(force_terminal=True, color_system="truecolor", width=SW, height=4, legacy_windows=False))
+    term, expected = Terminal(SW, 4), Terminal(SW, 4)
+    for chunk in sent:
+        term.feed(chunk)
+    expected.feed(whole)
+    assert "".join(term.screen.display[0]).rstrip() == SUMMARIES[-1]
+    assert difference(term, expected) is None
+
+
+def test_merged_spans_are_one_sorted_disjoint_entry_per_line() -> None:
+    from neuron_top.tui.render.paint import merged
+
+    a = [(1, [(10, 11), (43, 48), (53, 78)]), (3, [(0, 2)])]
+    b = [(0, [(5, 6)]), (1, [(44, 45), (46, 47), (54, 55), (77, 90)])]
+    assert merged(a, b) == [(0, [(5, 6)]), (1, [(10, 11), (43, 48), (53, 90)]), (3, [(0, 2)])]

@@ -124,6 +124,10 @@ def write_chops(self: ChopsUpdate, console: Console, shadow: Shadow | None = Non
     * no line feed between spans, and a span to the right on the same row is reached with a short relative
       move (``CSI n C``, 3-5 bytes) instead of an absolute one (``CSI row;col H``, 6-9 bytes). The cursor is
       never assumed after the last column (terminals differ in how they hold it there).
+
+    The update's spans must be sorted (row, then column) and disjoint, as Textual's are: a row's ranges are
+    walked once, left to right, and the gap between two is measured from the end of the first (``paint.merged``
+    keeps the panels' own so).
     """
     out: list[str] = []
     append = out.append

@@ -16,6 +16,7 @@ An app without the render engine (``--render textual``) gets every change as ``W
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from weakref import WeakKeyDictionary
 
 from rich.segment import Segment
@@ -30,8 +31,8 @@ from textual.widget import Widget
 from neuron_top.tui.render.light import segment_style as _style
 from neuron_top.tui.render.private import ChopsUpdate
 
-__all__ = ["HIDDEN", "ExactChops", "QuickTruecolor", "Spans", "WidgetChops", "flush", "paint", "placement",
-           "quicken_filters", "regions"]
+__all__ = ["HIDDEN", "ExactChops", "QuickTruecolor", "Spans", "WidgetChops", "flush", "merged", "paint",
+           "placement", "quicken_filters", "regions"]
 
 Line = Callable[[int], Strip]
 """What a widget draws on one of its lines (``render_line``, or a cheaper equivalent the widget provides)."""
@@ -49,7 +50,8 @@ class WidgetChops(ExactChops):
 
 
 Spans = list[tuple[int, list[tuple[int, int]]]]
-"""Changed cells of a widget, line by line: ``(y, [(x1, x2), ...])``, widget-relative, columns ``[x1, x2)``."""
+"""Changed cells of a widget, line by line: ``(y, [(x1, x2), ...])``, widget-relative, columns ``[x1, x2)``; one
+entry per line, its ranges sorted and disjoint (``changed_lines`` makes them so; ``merged`` keeps them so)."""
 
 _pending: WeakKeyDictionary[App, dict[Widget, tuple[Spans, Line]]] = WeakKeyDictionary()
 """Per app: the widgets with changed lines since the last flush, their changed cells, their lines."""
@@ -77,12 +79,40 @@ def paint(widget: Widget, spans: Spans, line: Line | None = None) -> None:
     known = pending.get(widget)
     if known is None:
         pending[widget] = (list(spans), line or widget.render_line)
-    else:
-        known[0].extend(spans)
+    else:  # painted again before the flush (reports arriving together on a busy machine)
+        pending[widget] = (merged(known[0], spans), known[1])
     # Whichever way the cells reach the screen, the lines the StylesCache holds for them are stale now (it
     # keeps whole lines: one region per line says as much as one per span).
     width = widget.size.width
     widget._styles_cache.set_dirty(*[Region(0, y, width, 1) for y, _ in spans])
+
+
+def merged(a: Spans, b: Spans) -> Spans:
+    """Two ``Spans`` of one widget as one, in the form the writer takes: one entry per line, in line order, its
+    ranges sorted and disjoint.
+
+    Why: two updates painted before one flush repaint overlapping cells (a number that changed twice). Appended
+    as they came, a line's ranges overlapped and went backwards, and the writer, which walks a line's ranges
+    left to right once (as Textual's own spans are), sent some cells twice and others never: joining the gap
+    between two ranges (``_bridged``) cut the first one short where the second began inside it. The shadow and
+    the widget counted those cells as sent; on a busy machine the fleet's summary line read ``p10 51.7rs -/s``
+    until Ctrl+L."""
+    rows: dict[int, list[tuple[int, int]]] = {}
+    for y, xs in chain(a, b):
+        rows.setdefault(y, []).extend(xs)
+    out: Spans = []
+    for y in sorted(rows):
+        xs = sorted(rows[y])
+        runs = [xs[0]]
+        for lo, hi in xs[1:]:
+            last_lo, last_hi = runs[-1]
+            if lo <= last_hi:
+                if hi > last_hi:
+                    runs[-1] = (last_lo, hi)
+            else:
+                runs.append((lo, hi))
+        out.append((y, runs))
+    return out
 
 
 def regions(spans: Spans) -> list[Region]:
