@@ -250,3 +250,30 @@ async def test_the_wake_pipe_outlives_a_suspension(monkeypatch) -> None:
         driver.close()
         for s, h in handlers.items():
             signal.signal(s, h)
+
+
+async def test_stop_and_continue_are_handled_from_the_event_loop(monkeypatch) -> None:
+    """Textual's SIGTSTP and SIGCONT handlers write to the terminal. Run as Python signal handlers, they ran
+    between two bytecodes of whatever the main thread was doing, inside the writer queue's ``put`` included, and
+    their own ``put`` then waited for the lock it held, for ever (a dashboard stuck at 63% of a core for 43
+    minutes after ``kill -TSTP``). From the event loop they run between two callbacks, where no lock is held."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT)}
+    done: list[str] = []
+    monkeypatch.setattr(LinuxDriver, "suspend_application_mode", lambda self: done.append("suspend"))
+    monkeypatch.setattr(LinuxDriver, "resume_application_mode", lambda self: done.append("resume"))
+    monkeypatch.setattr(os, "kill", lambda pid, sig: done.append(f"kill {sig}"))  # not the SIGSTOP for real
+    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    try:
+        signal.raise_signal(signal.SIGTSTP)
+        assert done == []  # a Python signal handler would have run already, wherever the main thread was
+        await asyncio.sleep(0.05)
+        assert done == ["suspend", f"kill {signal.SIGSTOP}"]
+        signal.raise_signal(signal.SIGCONT)
+        assert done == ["suspend", f"kill {signal.SIGSTOP}"]
+        await asyncio.sleep(0.05)
+        assert done[-1] == "resume"
+    finally:
+        loop = asyncio.get_running_loop()
+        for s, h in handlers.items():
+            loop.remove_signal_handler(s)
+            signal.signal(s, h)

@@ -25,11 +25,13 @@ If Textual's driver no longer has the shape this was written for (Textual 8.2), 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import selectors
+import signal
 from codecs import getincrementaldecoder
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
 from textual import constants
@@ -84,6 +86,17 @@ class QuietLinuxDriver(LinuxDriver):
         """What ``write`` was given inside ``one_write``, not yet passed on."""
         self._suspended = False
         """Application mode was stopped by a suspend (Ctrl+Z, ``App.suspend``): SIGCONT may start it again."""
+        self._in_loop(signal.SIGTSTP, self._sigtstp_application)
+        self._in_loop(signal.SIGCONT, self._sigcont_application)
+
+    def _in_loop(self, sig: int, handler: Callable[..., None]) -> None:
+        """Run ``handler`` for ``sig`` from the event loop, as asyncio's signal handlers run, not from Python's
+        handler. Textual's SIGTSTP and SIGCONT handlers write to the terminal, and Python runs a handler between any
+        two bytecodes of the main thread: inside the writer queue's ``put``, which holds the queue's lock, the
+        handler's own ``put`` waited for that lock for ever (seen: a dashboard stuck for 43 minutes at 63% of a
+        core after ``kill -TSTP``). Where the loop cannot take the signal (not the main thread), Textual's stay."""
+        with contextlib.suppress(RuntimeError, NotImplementedError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(sig, handler)
 
     def write(self, data: str) -> None:
         if self._held is not None:

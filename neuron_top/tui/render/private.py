@@ -152,6 +152,9 @@ PRIVATE: tuple[Private, ...] = (
     Private("textual.drivers.linux_driver.LinuxDriver._sigcont_application", "driver.py",
             "overridden: the SIGCONT a hangup sends must not start application mode again (a second writer "
             "thread, which dies on the dead terminal and then blocks the app for ever)"),
+    Private("textual.drivers.linux_driver.LinuxDriver._sigtstp_application", "driver.py",
+            "run from the event loop instead of as a Python signal handler (its writes, between two bytecodes "
+            "of a put on the writer queue, waited for that queue's lock for ever)", "class"),
     Private("textual.drivers.linux_driver.LinuxDriver._file", "driver.py",
             "the file the writer thread writes to, wrapped so that a write to a terminal that is gone is dropped "
             "(the failed write killed the writer thread, and the app then blocked on its full queue for ever)"),
