@@ -25,6 +25,7 @@ from typing import Protocol
 
 import msgspec
 
+from neuron_top.fmt import plural
 from neuron_top.recording.markers import LABELS, Marker
 from neuron_top.recording.pacing import gap_text
 from neuron_top.textsafe import clean
@@ -206,7 +207,7 @@ def _line(e: Event, s: Summary) -> str:
 
 def format_summary(s: Summary) -> str:
     """The summary as text, one event a line, ending with what was found."""
-    out = [f"{s.name}: {s.reports} report{'' if s.reports == 1 else 's'}"]
+    out = [f"{s.name}: {plural(s.reports, 'report')}"]
     if s.start is not None and s.end is not None:
         out[0] += f", {_when(s.start, s)} to {_when(s.end, s)} ({gap_text(s.end - s.start)})"
         if not s.wallclock:

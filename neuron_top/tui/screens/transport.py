@@ -21,6 +21,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker
 
+from neuron_top.fmt import plural
 from neuron_top.recording.markers import KINDS
 from neuron_top.recording.pacing import gap_text
 from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, resolve_goto
@@ -377,8 +378,8 @@ class ReplayTransport(Screen):
             except OSError as exc:
                 self.post_message(WindowWritten(f"cannot write {target}: {exc.strerror or exc}", error=True))
                 return
-            unit = self.UNIT if n == 1 else self.UNITS
-            self.post_message(WindowWritten(f"wrote {n} {unit} ({start + 1}-{stop + 1}) to {target}"))
+            self.post_message(WindowWritten(f"wrote {plural(n, self.UNIT, self.UNITS)} ({start + 1}-{stop + 1}) "
+                                            f"to {target}"))
             return
         self.post_message(WindowWritten(f"cannot write {out}: no free name", error=True))
 
