@@ -4,20 +4,21 @@ The source is chosen as for the dashboard (``--command``, a pipe on stdin, neuro
 collector); the feed loop runs on a thread and hands each event to the ``Exporter``; the HTTP server answers
 scrapes on threads of its own. When the source ends (a pipe closes) the server keeps answering, with
 ``neurontop_source_up 0`` and a growing ``neurontop_last_report_age_seconds``, as AWS's script keeps its last
-values: a stopped neuron-monitor shows in Prometheus instead of vanishing. SIGINT/SIGTERM/SIGHUP stop it (the --command child or neuron-monitor with it), exit status 128+signal as
-every mode.
+values: a stopped neuron-monitor shows in Prometheus instead of vanishing. SIGINT/SIGTERM/SIGHUP stop it (the
+``--command`` child or neuron-monitor with it), with every mode's signal rules (``cli/signals.py``): exit status
+128+signal, a second signal or a stop that hangs for 10 s ends it at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 import time
 from typing import TextIO
 
 from neuron_top.cli.common import UsageError, _recorder, live_source
+from neuron_top.cli.signals import Signals
 from neuron_top.textsafe import clean
 
 __all__ = ["export_main", "export_parser"]
@@ -82,39 +83,15 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
             elif isinstance(event, RecordingError):
                 print(f"neuron-top: recording stopped: {event.reason}", file=err, flush=True)
 
-    got: list[int] = []
-    restore = _on_signals(stop, got)
+    signals = Signals(lambda _signum: stop.set()).install()
     thread = threading.Thread(target=pump, name="export feed", daemon=True)
     thread.start()
     try:
         while not stop.is_set():  # the signal handler sets stop on this thread: poll, never block on it
             time.sleep(0.5)
     finally:
-        restore()
+        signals.restore()
         feed.close()
         thread.join(timeout=2.0)
         server.stop()
-    return 128 + got[0] if got else 0  # as every mode ends on a signal (cli/signals.py)
-
-
-def _on_signals(stop: threading.Event, got: list[int]):  # type: ignore[no-untyped-def]
-    """SIGINT/SIGTERM/SIGHUP set ``stop`` (the signal number is appended to ``got``); returns a function putting
-    the old handlers back."""
-    sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
-    old = {}
-
-    def on_signal(signum: int, _frame: object) -> None:
-        got.append(signum)
-        stop.set()
-
-    try:
-        for s in sigs:
-            old[s] = signal.signal(s, on_signal)
-    except ValueError:  # not the main thread (tests): the caller's stop event is enough
-        pass
-
-    def restore() -> None:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-    return restore
+    return signals.code or 0
