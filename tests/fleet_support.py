@@ -152,7 +152,8 @@ class Prometheus:
     ``port`` and ``data`` may be given to start a second one on the same port and storage (a restart)."""
 
     def __init__(self, targets: dict[str, tuple[str, str, dict[str, str]]], *, scrape_interval: str = "1s",
-                 extra_flags: tuple[str, ...] = (), port: int | None = None, data: Path | None = None) -> None:
+                 extra_flags: tuple[str, ...] = (), port: int | None = None, data: Path | None = None,
+                 rule_files: tuple[Path, ...] = (), evaluation_interval: str = "1m") -> None:
         if PROMETHEUS is None:
             raise RuntimeError("prometheus is not installed")
         self.dir = Path(tempfile.mkdtemp(prefix="nt-prom-"))
@@ -161,8 +162,9 @@ class Prometheus:
         self.url = f"http://127.0.0.1:{self.port}"
         configs = [{"targets": [addr], "labels": {"__metrics_path__": path, "instance": name, **labels}}
                    for name, (addr, path, labels) in targets.items()]
-        config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": "1m",
+        config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": evaluation_interval,
                              "scrape_timeout": scrape_interval},
+                  "rule_files": [str(f) for f in rule_files],
                   "scrape_configs": [{"job_name": "neuron", "static_configs": configs}]}
         (self.dir / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
         self.log = open(self.dir / "log.txt", "wb")  # noqa: SIM115 (closed in stop)

@@ -22,10 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_LABELS", "PART", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries",
-           "parse_match"]
+__all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
+           "host_queries", "label", "matcher", "parse_match"]
 
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
+"""A classic label name, written bare; any other (OpenTelemetry's ``@resource.k8s.pod.name`` in CloudWatch's and
+Prometheus 3's UTF-8 names) is written quoted (``label``)."""
 DEFAULT_LABELS = ("instance_id", "instance_name", "instance_type", "availability_zone", "region")
 """The instance labels AWS's exporter puts on every series (``instance_info``)."""
 PRESENCE = ("instance_info", "neuron_hardware_info", "system_vcpu_count")
@@ -38,6 +40,22 @@ SLOW_EVERY = 5
 """A slow query is asked once in this many refreshes (every 10 s at the default 2 s refresh)."""
 BUSY = 0.01
 """A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated."""
+
+
+RULES = {
+    "util": "instance_id:neuroncore_utilization_ratio:avg_max",
+    "busiest": "instance_id:neuroncore_utilization_ratio:max",
+    "busy": "instance_id:neuroncore_utilization_ratio:count_busy",
+    "allocated": "instance_id:neuroncore_memory_usage_model_code:count_loaded",
+    "executions": "instance_id:execution_status:rate1m",
+    "ecc": "instance_id:hardware_ecc_events:increase15m",
+}
+"""The series of ``deploy/prometheus/neuron-top.recording.yml`` each query reads instead of the raw ones. Each
+keeps every label of its source but the runtime and the core (``without``), so ``--match``, ``--by`` and a shard's
+matchers select them as they select the raw series."""
+RULE_RATE_WINDOW = "1m"
+RULE_ECC_WINDOW = "15m"
+"""The windows the rules were recorded with: another ``--rate-window``/``--ecc-window`` reads the raw series."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +75,20 @@ class MatchError(ValueError):
     """A ``--match`` selector that is not a list of label matchers."""
 
 
-_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|\Z)')
+_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*|"(?:[^"\\]|\\.)+")\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|\Z)')
+
+
+def label(name: str) -> str:
+    """``name`` as PromQL writes it: bare when it is a classic name, else quoted (Prometheus 3 and CloudWatch's
+    UTF-8 label names, e.g. ``"@resource.k8s.pod.name"``)."""
+    if LABEL_NAME.match(name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def matcher(name: str, value: str) -> str:
+    """``name="value"``, both escaped."""
+    return f'{label(name)}="' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def parse_match(text: str | None) -> str:
@@ -81,16 +112,25 @@ def parse_match(text: str | None) -> str:
             raise MatchError(f"--match: cannot read a label matcher at {s[pos:pos + 30]!r} "
                              "(expected name=\"value\", name!=\"value\", name=~\"regex\" or name!~\"regex\")")
         name, op, value = m.groups()
+        if name.startswith('"'):
+            name = _unquote(name)
         if name == "__name__":
             raise MatchError("--match cannot select metric names (every family is queried)")
-        out.append(f'{name}{op}"{value}"')
+        out.append(f'{label(name)}{op}"{value}"')
         pos = m.end()
     return ",".join(out)
 
 
+def _unquote(quoted: str) -> str:
+    return re.sub(r"\\(.)", r"\1", quoted[1:-1])
+
+
 def check_label(name: str, option: str = "--by") -> str:
-    """``name`` if it is a Prometheus label name (not a reserved ``__`` one); else ``MatchError``."""
-    if not LABEL_NAME.match(name) or name.startswith("__"):
+    """``name`` if it is a label name (not a reserved ``__`` one): a classic one, or any UTF-8 name (OpenTelemetry's
+    ``@resource.k8s.pod.name``, queried quoted), given bare or in double quotes; else ``MatchError``."""
+    if len(name) > 1 and name.startswith('"') and name.endswith('"'):
+        name = _unquote(name)
+    if not name or name.startswith("__") or not name.isprintable():
         raise MatchError(f"{option} {name!r} is not a label name")
     return name
 
@@ -110,10 +150,15 @@ class QuerySet:
     """ECC events count when they happened within this long (``increase()``)."""
     seen_window: str = "15m"
     """A host that vanished is still listed (as down) when it was seen within this long."""
+    shard: str = ""
+    """Matchers of one part of a fleet too big for one answer (``availability_zone="us-east-2a"``: CloudWatch
+    answers at most 500 series), added to every selector of a family that carries the instance labels."""
+    rules: bool = False
+    """Read the per-host series of ``deploy/prometheus/neuron-top.recording.yml`` (``RULES``) where they serve."""
 
-    def sel(self, family: str, *extra: str) -> str:
-        """``family{extra...,match}``."""
-        inside = ",".join(x for x in (*extra, self.match) if x)
+    def sel(self, family: str, *extra: str, shard: bool = True) -> str:
+        """``family{extra...,match,shard}``."""
+        inside = ",".join(x for x in (*extra, self.match, self.shard if shard else "") if x)
         return f"{family}{{{inside}}}" if inside else family
 
     def by_(self, *more: str) -> str:
@@ -121,7 +166,11 @@ class QuerySet:
         for n in more:
             if n not in names:
                 names.append(n)
-        return ", ".join(names)
+        return ", ".join(label(n) for n in names)
+
+    def rules_probe(self) -> str:
+        """How many hosts the recording rules have a figure for (none: they are not loaded, read the raw series)."""
+        return f"count({self.sel(RULES['util'])})"
 
     @property
     def info_labels(self) -> tuple[str, ...]:
@@ -134,14 +183,16 @@ class QuerySet:
     def _per_target(self, family: str) -> str:
         """``family`` (one series per scrape target, no instance labels) with the host's ``by`` label, taken from
         that target's ``instance_info``."""
-        return (f"{family} * on (instance, job) group_left ({self.by}) "
-                f"max by (instance, job, {self.by}) ({self.sel('instance_info')})")
+        return (f"{self.sel(family, shard=False)} * on (instance, job) group_left ({label(self.by)}) "
+                f"max by (instance, job, {label(self.by)}) ({self.sel('instance_info')})")
 
     def queries(self) -> tuple[FleetQuery, ...]:
         """The fixed set (its length does not depend on the fleet): 3 asked every refresh (status, the
         NeuronCores' average and busiest), 8 more in turns, each every ``SLOW_EVERY`` refreshes."""
-        k = self.by
+        k = label(self.by)
         util = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_utilization_ratio')})"
+        rates = self.rules and self.rate_window == RULE_RATE_WINDOW
+        eccs = self.rules and self.ecc_window == RULE_ECC_WINDOW
         code = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_memory_usage_model_code')})"
         per_runtime = self.sel("neuron_runtime_memory_used_bytes", ON_DEVICE)
         # timestamp() drops the metric name: one family's series at a time, joined with "or" (a regex over
@@ -160,19 +211,28 @@ class QuerySet:
             # not shared between parts, so each part reads once: counts are sums of "bool" comparisons (0 when
             # none: no "or ... * 0" fallback reading them again); idle cores are the allocated ones (a model
             # loaded: slow to change) less the busy ones
-            FleetQuery("util", f"avg by ({k}) ({util})", ("util",)),
-            FleetQuery("busiest", f"max by ({k}) ({self.sel('neuroncore_utilization_ratio')})", ("util_max",)),
+            # with the recording rules: their per-host series, one a host (a target) instead of 128 a host
+            FleetQuery("util", f"avg by ({k}) ({self.sel(RULES['util'])})" if self.rules
+                       else f"avg by ({k}) ({util})", ("util",)),
+            FleetQuery("busiest", f"max by ({k}) ({self.sel(RULES['busiest'] if self.rules else 'neuroncore_utilization_ratio')})",
+                       ("util_max",)),
             # per outcome, one pass; the row adds them up (all) and leaves "completed" out (errors). A rate over a
             # minute moves little in two seconds, and rate() is the dearest read per series (~12,000 at 256 hosts):
             # asked with the slow ones
-            FleetQuery("executions", f"sum by ({self.by_('status_type')}) "
-                                     f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
+            FleetQuery("executions", f"sum by ({self.by_('status_type')}) ({self.sel(RULES['executions'])})" if rates
+                       else f"sum by ({self.by_('status_type')}) "
+                            f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
                        ("exec_rate", "err_rate"), slow=True),
-            FleetQuery("ecc", f"sum by ({self.by_('event_type')}) "
-                              f"(increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}]))",
+            # events are whole: Prometheus's increase() extrapolates to the window's edges (1 event reads 1.05),
+            # VictoriaMetrics's does not; rounded, both say 1
+            FleetQuery("ecc", f"round(sum by ({self.by_('event_type')}) ({self.sel(RULES['ecc'])}))" if eccs
+                       else f"round(sum by ({self.by_('event_type')}) "
+                            f"(increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}])))",
                        ("ecc_corrected", "ecc_uncorrected"), slow=True),
-            FleetQuery("allocated", f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
-            FleetQuery("busy", f"sum by ({k}) ({util} > bool {BUSY})", ("busy", "idle"), slow=True),
+            FleetQuery("allocated", f"max by ({k}) ({self.sel(RULES['allocated'])})" if self.rules
+                       else f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
+            FleetQuery("busy", f"max by ({k}) ({self.sel(RULES['busy'])})" if self.rules
+                       else f"sum by ({k}) ({util} > bool {BUSY})", ("busy", "idle"), slow=True),
             # the host's own figures, each cheap (a series per runtime or per host), in one round trip; memory,
             # runtimes, vCPU and a p99 that is itself a figure over time: asked with the slow ones
             FleetQuery("host", _tagged([
@@ -186,7 +246,7 @@ class QuerySet:
             # steps; between two asks the fleet ages what it knows itself)
             FleetQuery("gone", f"time() - max by ({k}) (max_over_time(({presence})[{self.seen_window}:10s]))",
                        ("status", "age"), slow=True),
-            FleetQuery("info", f"count by ({', '.join(self.info_labels)}) ({self.sel('instance_info')})",
+            FleetQuery("info", f"count by ({', '.join(map(label, self.info_labels))}) ({self.sel('instance_info')})",
                        ("name", "instance_id", "instance_type", "zone", "region", "labels", "targets"), slow=True),
             FleetQuery("hardware", f"max by ({self.by_('neuron_device_count', 'neuroncore_per_device_count', 'neuron_device_memory_size')}) ({self.sel('neuron_hardware_info')})",
                        ("devices", "cores", "mem_total"), slow=True),
@@ -202,8 +262,7 @@ def _tagged(parts: list[tuple[str, str]]) -> str:
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     """The two queries behind one host's dashboard: every gauge of the host as it is (a few hundred series), and
     the counters' increase over the rate window (neuron-monitor reports per-period counts, not totals)."""
-    value = key.replace("\\", "\\\\").replace('"', '\\"')
-    me = f'{qs.by}="{value}"'
+    me = matcher(qs.by, key)
     gauges = qs.sel("", '__name__=~"neuroncore_utilization_ratio|neuroncore_memory_usage_.+|'
                         'neuron_runtime_memory_used_bytes|neuron_runtime_vcpu_usage_ratio|execution_latency_seconds|'
                         'system_.+|instance_info|neuron_hardware_info"', me)

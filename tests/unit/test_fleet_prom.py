@@ -5,7 +5,7 @@ server is down."""
 from __future__ import annotations
 
 from neuron_top.fleet.prom import PromFleet
-from neuron_top.fleet.promql import PromError, Sample
+from neuron_top.fleet.promql import Answer, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, QuerySet
 from neuron_top.fleet.rows import STALE, UP, Thresholds
 
@@ -43,6 +43,9 @@ class Client:
         }
         return answers.get(name, [])
 
+    def answer(self, expr: str) -> Answer:
+        return Answer(self.query(expr))
+
     def close(self) -> None:
         pass
 
@@ -51,7 +54,8 @@ def poller(clock: list[float] | None = None) -> tuple[PromFleet, Client]:
     qs = QuerySet()
     client = Client(qs)
     t = clock if clock is not None else [1000.0]
-    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: t[0])  # type: ignore[arg-type]
+    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: t[0],  # type: ignore[arg-type]
+                      rules="off")
     return fleet, client
 
 

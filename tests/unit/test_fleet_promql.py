@@ -212,7 +212,8 @@ def test_the_command_line_options_reach_the_server(fake, tmp_path: Path, capsys:
     assert cli_main(["fleet", "--prometheus", url, "--bearer-token-file", str(tmp_path / "token"), "--once"]) == 0
     assert cli_main(["fleet", "--prometheus", url, "--user", "al ice", "--password-file", str(tmp_path / "pw"),
                      "--once"]) == 0
-    assert len(f.requests) == 22 and {h["Authorization"] for _, h in f.requests} == want
+    # each run: its 11 queries and the probe for the recording rules
+    assert len(f.requests) == 24 and {h["Authorization"] for _, h in f.requests} == want
     capsys.readouterr()
     assert cli_main(["fleet", "--prometheus", url, "--once"]) == 1
     assert "HTTP 401 Unauthorized" in capsys.readouterr().out
