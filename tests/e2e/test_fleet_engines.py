@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,6 +132,14 @@ def figures(row: FleetRow) -> dict[str, object]:
 
 
 # --- recording rules and VictoriaMetrics -------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed")
+def test_promtool_checks_and_unit_tests_the_recording_rules() -> None:
+    for args in (["check", "rules", str(RECORDING)],
+                 ["test", "rules", str(RECORDING.with_name("neuron-top.recording.test.yml"))]):
+        out = subprocess.run(["promtool", *args], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_recording_rules_are_read_when_loaded_and_give_the_raw_figures(engines: Engines) -> None:

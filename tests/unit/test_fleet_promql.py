@@ -31,6 +31,7 @@ class Fake:
     def __init__(self, respond: Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]],
                  context: ssl.SSLContext | None = None) -> None:
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.bodies: list[bytes] = []
         fake = self
 
         class H(BaseHTTPRequestHandler):
@@ -38,6 +39,12 @@ class Fake:
 
             def do_GET(self) -> None:
                 fake.requests.append((self.path, dict(self.headers)))
+                reply(self, *respond(self))
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                fake.requests.append((self.path, dict(self.headers)))
+                fake.bodies.append(body)
                 reply(self, *respond(self))
 
             def log_message(self, *a: object) -> None:
