@@ -8,9 +8,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -23,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.fleet_support import QuietServer, free_port, reply
+from tests.fleet_support import StandIn, end_process, forward, free_port, reply
 
 VICTORIA = shutil.which("victoria-metrics")
 
@@ -68,14 +66,7 @@ class VictoriaMetrics:
         raise TimeoutError(f"victoria-metrics: waited {timeout:.0f}s for {expr}")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(OSError):
-                    os.killpg(self.proc.pid, 9)
-                self.proc.wait(5)
+        end_process(self.proc)
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -124,12 +115,7 @@ class CloudWatchStandIn:
                         {"status": "error", "errorType": "bad_data",
                          "error": "query must select at least one metric by name"}).encode())
                     return
-                url = f"{stand_in.upstream}{path}?" + urllib.parse.urlencode(form)
-                try:
-                    with urllib.request.urlopen(url, timeout=30) as resp:
-                        status, data = resp.status, resp.read()
-                except urllib.error.HTTPError as exc:
-                    status, data = exc.code, exc.read()
+                status, data = forward(f"{stand_in.upstream}{path}?" + urllib.parse.urlencode(form), "GET", b"")
                 doc = json.loads(data)
                 result = (doc.get("data") or {}).get("result")
                 if isinstance(result, list) and len(result) > stand_in.limit and doc["data"]["resultType"] == "vector":
@@ -142,9 +128,6 @@ class CloudWatchStandIn:
             def log_message(self, *a: object) -> None:
                 pass
 
-        self.httpd = QuietServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.httpd.start()
-
-    def stop(self) -> None:
-        self.httpd.stop()
+        self.server = StandIn(H)
+        self.url = self.server.url
+        self.stop = self.server.stop

@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
-from tests.fleet_support import QuietServer, reply
+from tests.fleet_support import StandIn, forward, reply
 
 ALGORITHM = "AWS4-HMAC-SHA256"
 _UNRESERVED = "-_.~"
@@ -150,14 +150,8 @@ class SigV4Proxy:
                 key = self.headers["Authorization"].split("Credential=")[1].split("/")[0]
                 proxy.seen.append((self.command, key))
                 path = self.path.removeprefix(proxy.prefix)
-                req = urllib.request.Request(proxy.upstream + path, data=body if self.command == "POST" else None,
-                                             method=self.command, headers={
-                                                 "Content-Type": self.headers.get("Content-Type", "")})
-                try:
-                    with urllib.request.urlopen(req, timeout=30) as resp:
-                        status, data = resp.status, resp.read()
-                except urllib.error.HTTPError as exc:
-                    status, data = exc.code, exc.read()
+                status, data = forward(proxy.upstream + path, self.command, body,
+                                       self.headers.get("Content-Type", ""))
                 reply(self, status, {"Content-Type": "application/json"}, data)
 
             do_GET = do_POST = _handle
@@ -165,12 +159,9 @@ class SigV4Proxy:
             def log_message(self, *a: object) -> None:
                 pass
 
-        self.httpd = QuietServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{prefix}"
-        self.httpd.start()
-
-    def stop(self) -> None:
-        self.httpd.stop()
+        self.server = StandIn(H, prefix)
+        self.url = self.server.url
+        self.stop = self.server.stop
 
 
 class StsStandIn:
@@ -206,12 +197,9 @@ class StsStandIn:
             def log_message(self, *a: object) -> None:
                 pass
 
-        self.httpd = QuietServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.httpd.start()
-
-    def stop(self) -> None:
-        self.httpd.stop()
+        self.server = StandIn(H)
+        self.url = self.server.url
+        self.stop = self.server.stop
 
 
 _STS_OK = """<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
