@@ -246,18 +246,19 @@ class PromFleet:
                 requests = 1
             else:
                 requests = 0
-            parts: list[str] = []
+            parts: list[int] = []
             got, more = self._in_parts(self.qs, q.name, self.shard_by, parts)
-            return _Asked(got, requests + more, f"{self.shard_by[0]} ({len(parts)} parts)" if parts else "")
+            labels = ", then ".join(self.shard_by[:max(parts, default=1)])
+            return _Asked(got, requests + more, f"{labels} ({len(parts)} parts)")
         except PromError as exc:
             return _Asked(exc)
         except Exception as exc:  # a client bug costs this query, never the refresh loop
             return _Asked(PromError("response", f"could not read the answer: {clean(repr(exc), 200)}", q.expr))
 
-    def _in_parts(self, qs: QuerySet, name: str, by: tuple[str, ...], parts: list[str]) -> tuple[Answer, int]:
+    def _in_parts(self, qs: QuerySet, name: str, by: tuple[str, ...], parts: list[int]) -> tuple[Answer, int]:
         """Query ``name`` of ``qs`` asked once per value of ``by[0]`` (each part still at the cap split by the next
         label), the answers merged: every host is in one part, so no series is in two. Returns the answer and the
-        requests it took; ``parts`` gets the parts' matchers."""
+        requests it took; ``parts`` gets each part's depth (how many labels split it)."""
         expr = next(q.expr for q in qs.queries() if q.name == name)
         if not by:
             raise PromError("query", f"the answer reaches the server's cap of {self.limit} series even split by "
@@ -276,7 +277,7 @@ class PromFleet:
                 got, more = self._in_parts(sub, name, by[1:], parts)
                 requests += more
             else:
-                parts.append(sub.shard)
+                parts.append(len(self.shard_by) - len(by) + 1)
             samples.extend(got.samples)
             warnings.extend(got.warnings)
         return Answer(samples, warnings), requests

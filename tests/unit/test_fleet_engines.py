@@ -155,3 +155,60 @@ def test_opentelemetry_label_names_are_quoted_in_every_query() -> None:
         q.expr for q in qs.queries() if q.name == "info")
     gauges, counters = host_queries(qs, 'node "a"')
     assert '"@resource.k8s.node.name"="node \\"a\\""' in gauges and '"@resource.k8s.node.name"="node' in counters
+
+
+class Capped:
+    """A server that cuts every answer to ``cap`` series (as CloudWatch does at 500): 30 hosts in three zones and
+    two instance types; a query is answered for the hosts its matchers select."""
+
+    def __init__(self, cap: int = 10) -> None:
+        from neuron_top.fleet.promql import Sample
+
+        self.Sample, self.cap = Sample, cap
+        self.hosts = [{"instance_id": f"i-{n:02d}", "availability_zone": "abc"[n % 3],
+                       "instance_type": ("trn1", "inf2")[n % 2]} for n in range(30)]
+        self.asked: list[str] = []
+        self.requests = 0
+        self.display = "http://capped"
+
+    def answer(self, expr: str):  # type: ignore[no-untyped-def]
+        from neuron_top.fleet.promql import Answer
+        from neuron_top.fleet.queries import PART
+
+        self.asked.append(expr)
+        self.requests += 1
+        chosen = [h for h in self.hosts
+                  if all(f'{k}="{v}"' in expr for k, v in h.items() if k != "instance_id"
+                         if f'{k}="' in expr)]
+        for label in ("availability_zone", "instance_type"):
+            if expr.startswith(f"count by ({label})"):
+                return Answer([self.Sample({label: v}, (0.0, "1")) for v in sorted({h[label] for h in chosen})])
+        tag = {PART: "now"} if expr.startswith("label_replace(time()") else {}
+        return Answer([self.Sample({"instance_id": h["instance_id"], **tag}, (0.0, "1")) for h in chosen][:self.cap])
+
+    def query(self, expr: str):  # type: ignore[no-untyped-def]
+        return self.answer(expr).samples
+
+    def close(self) -> None:
+        pass
+
+
+def test_answers_at_the_cap_are_split_by_zone_then_type_and_merged() -> None:
+    from neuron_top.fleet.prom import PromFleet
+
+    server = Capped()
+    fleet = PromFleet(server, QuerySet(), rules="off", limit=10)  # type: ignore[arg-type]
+    frame = fleet.refresh()
+    assert len(frame.rows) == 30 and not frame.problems
+    assert frame.notes[-1] == "answers over 10 series split by availability_zone, then instance_type (6 parts)"
+    assert frame.queries == server.requests  # every request counted, the parts too
+    # from then on those queries are asked in parts at once (no capped answer first)
+    before = len(server.asked)
+    fleet.refresh()
+    assert all("availability_zone=" in e or e.startswith("count by") for e in server.asked[before:])
+    fleet.close()
+    # no label left to split by: said, with what to do
+    fleet = PromFleet(Capped(), QuerySet(), rules="off", limit=10, shard_by=("availability_zone",))  # type: ignore[arg-type]
+    frame = fleet.refresh()
+    assert frame.problems and "give --shard-by LABEL" in frame.problems[0].message
+    fleet.close()
