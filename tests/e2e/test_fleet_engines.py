@@ -23,7 +23,7 @@ import pytest
 from neuron_top.cli.main import main as cli_main
 from neuron_top.export import exposition
 from neuron_top.fleet.prom import PromFleet
-from neuron_top.fleet.promql import PromClient
+from neuron_top.fleet.promql import PromClient, PromError
 from neuron_top.fleet.queries import QuerySet, parse_match
 from neuron_top.fleet.rows import FleetRow
 from neuron_top.sources.demo import generate
@@ -164,6 +164,11 @@ def test_victoriametrics_rows_equal_prometheus_rows(engines: Engines) -> None:
         assert figures(vm[key]) == figures(prom[key]), key
         assert vm[key].age is not None and vm[key].age < 5
     assert vm[engines.ids[0]].ecc_corrected == 1.0
+    # its own errors, said as it says them
+    with pytest.raises(PromError) as err:
+        PromClient(engines.vm.url, timeout=10).query("sum(")
+    assert err.value.kind == "query" and err.value.message.startswith("422: ") and "unexpected token" in \
+        err.value.message
 
 
 # --- CloudWatch: a metric name in every query, 500 series an answer ---------------------------------------
