@@ -106,6 +106,8 @@ class PromFleet:
         self.shard_by = shard_by
         self._split: set[str] = set()
         """Queries whose answer reached the cap: asked in parts from then on."""
+        self._values: dict[tuple[str, str], Answer] = {}
+        """A refresh's answers of "which values has this label" (per part and label), shared by its queries."""
         self.thresholds = thresholds or Thresholds()
         self.clock = clock
         self.keep = keep
@@ -135,6 +137,7 @@ class PromFleet:
         start = self.clock()
         t0 = time.perf_counter()
         probed = self._probe_rules() if self._count == 0 and self.rules == "auto" else None
+        self._values = {}
         due = self.due()
         futures = {q.name: self._pool.submit(self._ask, q) for q in due}
         asked = {name: f.result() for name, f in futures.items()}
@@ -264,8 +267,12 @@ class PromFleet:
             raise PromError("query", f"the answer reaches the server's cap of {self.limit} series even split by "
                             f"{', '.join(self.shard_by)}: give --shard-by LABEL (a label that splits the fleet "
                             "finer)", expr)
-        values = self.client.answer(f"count by ({label(by[0])}) ({qs.sel('instance_info')})")
-        requests = 1
+        values = self._values.get((qs.shard, by[0]))
+        requests = 0
+        if values is None:  # two queries splitting at once may both ask: the same answer twice, no harm
+            values = self._values[qs.shard, by[0]] = self.client.answer(
+                f"count by ({label(by[0])}) ({qs.sel('instance_info')})")
+            requests = 1
         samples: list[Sample] = []
         warnings = list(values.warnings)
         for s in values.samples:
