@@ -259,13 +259,22 @@ def _tagged(parts: list[tuple[str, str]]) -> str:
     return " or ".join(f'label_replace({expr}, "{PART}", "{name}", "", "")' for name, expr in parts)
 
 
+CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")
+"""neuron-monitor's categories of a NeuronCore's memory (``neuroncore_memory_usage_<category>``)."""
+HOST_GAUGES = ("neuroncore_utilization_ratio", *(f"neuroncore_memory_usage_{c}" for c in CORE_MEMORY),
+               "neuron_runtime_memory_used_bytes", "neuron_runtime_vcpu_usage_ratio", "execution_latency_seconds",
+               "system_vcpu_count", "system_vcpu_usage_ratio", "system_memory_total_bytes", "system_memory_used_bytes",
+               "system_swap_total_bytes", "system_swap_used_bytes", "instance_info", "neuron_hardware_info")
+"""The gauge families a host's dashboard is made of."""
+
+
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     """The two queries behind one host's dashboard: every gauge of the host as it is (a few hundred series), and
     the counters' increase over the rate window (neuron-monitor reports per-period counts, not totals)."""
     me = matcher(qs.by, key)
-    gauges = qs.sel("", '__name__=~"neuroncore_utilization_ratio|neuroncore_memory_usage_.+|'
-                        'neuron_runtime_memory_used_bytes|neuron_runtime_vcpu_usage_ratio|execution_latency_seconds|'
-                        'system_.+|instance_info|neuron_hardware_info"', me)
+    # each family by name (CloudWatch refuses a selector without one, such as {__name__=~"..."}), tagged so that
+    # "or" keeps them all (it matches label sets without the metric name: instance_info would hide system_vcpu_count)
+    gauges = _tagged([(family, qs.sel(family, me)) for family in HOST_GAUGES])
     counters = _tagged([(family, f"increase({qs.sel(family, me)}[{qs.rate_window}])")
                         for family in ("execution_status_total", "execution_errors_total", "hardware_ecc_events_total")])
     return gauges, counters

@@ -212,3 +212,15 @@ def test_answers_at_the_cap_are_split_by_zone_then_type_and_merged() -> None:
     frame = fleet.refresh()
     assert frame.problems and "give --shard-by LABEL" in frame.problems[0].message
     fleet.close()
+
+
+def test_every_query_names_a_metric_as_cloudwatch_requires() -> None:
+    """The fleet's queries (raw and with the rules, any shard) and a host's dashboard's: no ``{__name__=~...}``."""
+    from tests.engine_support import names_a_metric
+
+    for qs in (QuerySet(), QuerySet(rules=True), QuerySet(match='job="n"', shard='availability_zone="a"')):
+        for q in qs.queries():
+            assert names_a_metric(q.expr), q.expr
+        for expr in host_queries(qs, "i-1"):
+            assert "__name__" not in expr and names_a_metric(expr), expr
+    assert not names_a_metric('{__name__=~"neuroncore_.+",instance_id="i-1"}')
