@@ -245,7 +245,7 @@ class Latency:
     """An app's latency as every output shows it, in one of five states (``state``):
 
     * ``"total"``: the report gives total latency (``values``);
-    * ``"device"``: no total latency, but device latency (``values``; shown marked, e.g. ``1.2ms d``);
+    * ``"device"``: no total latency, but device latency (``values``; shown marked, e.g. ``1.2ms*``);
     * ``"idle"``: the app ran nothing in the period (its execution counts are all zero);
     * ``"-"``: not reported (no latency, and the app did run, or gave no counts);
     * ``"err"``: the runtime or its ``execution_stats`` group reported an error (``reason``).

@@ -20,13 +20,13 @@ APP_COLUMNS = (("cores", "NCs"), ("util", "util"), ("done", "done/s"), ("p50", "
 executions that did not complete cleanly (``derived.unclean_count``)."""
 FAILED = "err"
 """What a cell says when the report carries an error for its group or runtime (the reason is in ``E``)."""
-DEVICE_MARK = " d"
+DEVICE_MARK = "*"
 """After a latency that is device latency, shown because the report has no total latency."""
 
 
 def latency_cell(lat: Latency, percentile: str) -> str:
     """One percentile of ``AppView.latency_shown`` as every output writes it: the value ("1.2ms"), device latency
-    marked ("1.2ms d"), "idle", "-" (not reported, also for a percentile the report lacks) or "err"."""
+    marked ("1.2ms*"), "idle", "-" (not reported, also for a percentile the report lacks) or "err"."""
     if lat.state in ("total", "device"):
         v = lat.get(percentile)
         if v is None:

@@ -35,7 +35,7 @@ LEGEND = [
     ("·····", "a bar or history with no data at that point"),
     ("err", "reported as failed: the runtime or its metric group sent an error (E says which and why)"),
     ("idle", "latency: the app ran nothing in the period"),
-    ("1.2ms d", "device latency, shown where the report has no total latency"),
+    ("1.2ms*", "device latency (time on the device only), shown where the report has no total latency"),
     ("err/s", "errors by type (the runtime's error summary) per second; one execution can raise several"),
     ("bad/s", "executions that did not complete cleanly (completed with errors, timed out, bad input, not "
               "queued) per second"),
