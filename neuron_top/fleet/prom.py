@@ -19,8 +19,8 @@ Faults and what the user sees:
 
 What the engine offers, found out as it goes (each said in the header, ``FleetFrame.notes``):
 
-* the recording rules of ``deploy/prometheus/neuron-top.recording.yml``: asked once (``rules_probe``) at the first
-  refresh and after the server was unreachable; when they have series, the per-core queries read them instead
+* the recording rules of ``deploy/prometheus/neuron-top.recording.yml``: asked (``rules_probe``) at the first
+  refresh, every ``PROBE_EVERY`` refreshes and after the server was unreachable; when they have series, the per-core queries read them instead
   ("recording rules"), else the raw series ("raw series");
 * a cap on the series of one answer (CloudWatch: 500): an answer that reaches ``limit`` may be cut, so that query
   is asked again in parts, one per value of a label (``shard_by``: the availability zone, then the instance type
@@ -53,6 +53,8 @@ WORKERS = 4
 them side by side), few enough not to crowd it."""
 KEEP = 3600.0
 """Seconds a host that vanished from every answer stays listed (as down)."""
+PROBE_EVERY = 60
+"""Refreshes between two asks whether the recording rules have series (rules loaded or removed meanwhile)."""
 SHARD_BY = ("availability_zone", "instance_type")
 """Labels an answer too big for the server's cap is split by, in turn (``--shard-by`` gives others)."""
 
@@ -136,7 +138,7 @@ class PromFleet:
         """Ask the queries due (in parallel) and make the frame."""
         start = self.clock()
         t0 = time.perf_counter()
-        probed = self._probe_rules() if self._count == 0 and self.rules == "auto" else None
+        probed = self._probe_rules() if self._count % PROBE_EVERY == 0 and self.rules == "auto" else None
         self._values = {}
         due = self.due()
         futures = {q.name: self._pool.submit(self._ask, q) for q in due}
