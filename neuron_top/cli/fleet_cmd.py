@@ -43,7 +43,8 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--match", metavar="SELECTOR", help='label matchers added to every query, e.g. '
                       '\'job="neuron",instance_type=~"trn2.*"\'')
     prom.add_argument("--by", metavar="LABEL", default="instance_id",
-                      help="the label that names a host (instance_id; node with Kubernetes relabelling)")
+                      help="the label that names a host (instance_id; node with Kubernetes relabelling; an OpenTelemetry "
+                      "name such as @resource.k8s.node.name is queried quoted)")
     prom.add_argument("--label", metavar="LABEL", action="append", default=[],
                       help="an extra instance_info label to show, filter and group on (repeatable)")
     prom.add_argument("--bearer-token-file", metavar="FILE", help="send this file's token (re-read when it changes)")
