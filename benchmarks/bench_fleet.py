@@ -137,6 +137,23 @@ async def refresh_times(url: str, match: str, n: int, server_pid: int, rules: st
     return {k: v[2:] for k, v in out.items()}
 
 
+def engine_times(url: str, rules: bool, n: int = 5) -> dict[str, float]:
+    """Per query of the set, ms: Prometheus's own evaluation time (``stats=all``: ``execTotalTime``), the median of
+    ``n`` asks one after another (no other query beside it; the server still ingests and evaluates its rules)."""
+    import urllib.parse
+    import urllib.request
+
+    out = {}
+    for q in QuerySet(match=parse_match(ALL), rules=rules).queries():
+        times = []
+        for _ in range(n):
+            with urllib.request.urlopen(f"{url}/api/v1/query?" + urllib.parse.urlencode(
+                    {"query": q.expr, "stats": "all"}), timeout=60) as resp:
+                times.append(json.loads(resp.read())["data"]["stats"]["timings"]["execTotalTime"] * 1000)
+        out[q.name] = statistics.median(times)
+    return out
+
+
 def p90(xs: list[float]) -> float:
     return sorted(xs)[max(0, int(len(xs) * 0.9) - 1)]
 
@@ -184,6 +201,11 @@ def main() -> int:
         for mode in modes:
             for name, (rows, requests, how) in queries_per_refresh(prom.url, mode).items():
                 print(f"   {name:9} {rows:4} rows  {requests} queries  ({how})")
+
+        print("\n1b. each query alone: Prometheus's own evaluation time (stats=all), median of 5, ms")
+        for mode in modes:
+            t = engine_times(prom.url, mode == "auto")
+            print(f"   {'rules' if mode == 'auto' else 'raw':5} " + "  ".join(f"{k} {v:.0f}" for k, v in t.items()))
 
         for mode in modes:
             how = "with the recording rules" if mode == "auto" else "raw series"
