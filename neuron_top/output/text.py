@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from neuron_top import __version__, fmt
+from neuron_top import __version__, fmt, schema
 from neuron_top.derived import COUNTED, RATED
 from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, core_cells, latency_row, runtime_vcpu
 from neuron_top.snapshot import (
@@ -224,6 +224,13 @@ def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
                                   for s in m.subgraphs]} for m in a.models],
         "latency": {"total": a.latency("total"), "device": a.latency("device")},
         "execution_summary": a.exec_summary, "error_summary": a.error_summary, "period": a.period,
+        # as shown: the four states (a value, "-" not reported, "idle", "err" failed) and the rules' figures
+        "shown": {
+            "latency": {"state": a.latency_shown.state, "values": dict(a.latency_shown.values) or None},
+            "errors_per_second": a.rates.errors_per_second, "bad": a.rates.bad_count,
+            "bad_per_second": a.rates.bad_per_second,
+            "failed": {g: why for g in schema.RUNTIME_GROUPS if (why := a.failure(g))},
+        },
     }
 
 
@@ -246,7 +253,7 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "instance": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(inst).items()},
         "hardware": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(hw).items()},
         "device_count": snap.device_count, "cores_per_device": snap.cores_per_device,
-        "apps": [_app_dict(a, snap.cores_per_device) for a in snap.apps],
+        "apps": [{**_app_dict(a, snap.cores_per_device), "cells": app_cells(snap, a)} for a in snap.apps],
         "all": _app_dict(snap.all, snap.cores_per_device),
         "ecc": [{"device": e.device, "mem_corrected": e.mem_corrected, "mem_uncorrected": e.mem_uncorrected,
                  "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected} for e in snap.ecc],

@@ -86,14 +86,15 @@ class Facts:
 
     def __init__(self, snap: Snapshot | None = None) -> None:
         self.ecc: tuple[DeviceEcc, ...] = ()
-        self.apps: dict[int, tuple[str, float | None, int, int]] = {}
-        """pid -> (label, busiest core's utilization or None, executions that did not complete cleanly (``bad/s``'s
-        ``derived.unclean_count``), errors of every type (``err/s``)) in the period."""
+        self.apps: dict[tuple[int, str], tuple[str, float | None, int, int]] = {}
+        """(pid, tag) -> (label, busiest core's utilization or None, executions that did not complete cleanly (``bad/s``'s
+        ``derived.unclean_count``), errors of every type (``err/s``)) in the period. Keyed by pid and tag: two runtimes
+        can report one pid (seen in a real report), and a label changes when another runtime takes the same tag."""
         self.groups: Sequence[GroupStatus] = ()
         if snap is not None:
             self.ecc = snap.ecc
             for a in snap.apps:
-                self.apps[a.pid] = (a.label, _busy(a), *_errors(a))
+                self.apps[a.pid, a.tag] = (a.label, _busy(a), *_errors(a))
             self.groups = snap.group_statuses
 
     def __eq__(self, other: object) -> bool:
@@ -120,9 +121,9 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
     if was is not None:
         old = was.apps
         for pid in sorted(old.keys() - new.keys()):
-            out.append(Marker(index, "app-", f"app {old[pid][0]} (pid {pid}) stopped", old[pid][0]))
+            out.append(Marker(index, "app-", f"app {old[pid][0]} (pid {pid[0]}) stopped", old[pid][0]))
         for pid in sorted(new.keys() - old.keys()):
-            out.append(Marker(index, "app+", f"app {new[pid][0]} (pid {pid}) started", new[pid][0]))
+            out.append(Marker(index, "app+", f"app {new[pid][0]} (pid {pid[0]}) started", new[pid][0]))
         for pid in sorted(new.keys() & old.keys()):
             before, after = old[pid][1], new[pid][1]
             if before is not None and before >= STALL_FROM and after is not None and after == 0.0:
@@ -277,7 +278,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
     for rt, tag in runtimes:
         pid = rt.pid if isinstance(rt.pid, int) else -1
         label = f"{tag}:{pid}" if tag and tags[tag] > 1 else tag or str(pid)
-        apps.append((pid, label, rt))
+        apps.append((pid, label, tag, rt))
     apps.sort(key=lambda a: (a[0] < 0, a[0]))
     groups: list[GroupStatus] = []
     for where, g in (("instance_info", r.instance_info), ("neuron_hardware_info", r.neuron_hardware_info)):
@@ -290,7 +291,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
             groups.append(GroupStatus(f"system_data.{name}", clean(sg.error)))
     if r.neuron_k8s_info is not None and r.neuron_k8s_info.error:
         groups.append(GroupStatus("neuron_k8s_info", clean(r.neuron_k8s_info.error)))
-    for pid, label, rt in apps:
+    for pid, label, tag, rt in apps:
         rep = rt.report
         nc = rep.neuroncore_counters if rep is not None else None
         cores = _int_keyed(nc.neuroncores_in_use) if nc is not None and nc.neuroncores_in_use else {}
@@ -300,7 +301,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
             if u is not None and -math.inf < u < math.inf and (best is None or u > best):
                 best = float(u)
         ex = rep.execution_stats if rep is not None else None
-        f.apps[pid] = (label, best, *(_failed(ex.error_summary, ex.execution_summary) if ex is not None else (0, 0)))
+        f.apps[pid, tag] = (label, best, *(_failed(ex.error_summary, ex.execution_summary) if ex is not None else (0, 0)))
         err = clean(rt.error or "")
         if err:
             groups.append(GroupStatus(label, err))
