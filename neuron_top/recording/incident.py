@@ -26,17 +26,17 @@ from typing import Protocol
 import msgspec
 
 from neuron_top.fmt import plural
-from neuron_top.recording.markers import LABELS, Marker
+from neuron_top.recording.markers import LABELS, MARKER_KINDS, Marker
 from neuron_top.recording.pacing import gap_text
 from neuron_top.textsafe import clean
 
 __all__ = ["SERIOUS", "Event", "Summary", "format_summary", "scan_all", "summarize", "summary_json"]
 
-SERIOUS = ("ecc-uncorrected", "error")
+SERIOUS = tuple(k.name for k in MARKER_KINDS if k.serious)
 """Kinds that make ``--summary`` exit 1."""
 _FOUND = {"ecc-uncorrected": ("uncorrected ECC event", "uncorrected ECC events"),
           "error": ("app with execution errors starting", "times an app's execution errors started")}
-GROUPED = ("ecc-corrected",)
+GROUPED = tuple(k.name for k in MARKER_KINDS if k.grouped)
 """Kinds grouped per subject (device and memory) and hour."""
 
 

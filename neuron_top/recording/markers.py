@@ -41,16 +41,58 @@ from neuron_top.snapshot import (
 )
 from neuron_top.textsafe import clean
 
-__all__ = ["KINDS", "LABELS", "Facts", "Marker", "brief_facts", "hole_marker", "markers_between",
-           "severity"]
+__all__ = ["KIND", "KINDS", "LABELS", "MARKER_KINDS", "Facts", "Marker", "MarkerKind", "brief_facts", "hole_marker",
+           "kinds_named", "markers_between", "severity"]
 
-KINDS = ("ecc-uncorrected", "error", "app-", "app+", "stall", "group-error", "gap", "ecc-corrected")
+@dataclass(frozen=True, slots=True)
+class MarkerKind:
+    """Everything about one kind of marker, in one place: the scrubber, the help, ``--summary`` and the examples
+    read it from here."""
+
+    name: str
+    """As in ``Marker.kind``: "ecc-uncorrected", "app+", ..."""
+    rank: int
+    """Severity: 0 is the most severe; a scrubber cell holding several shows the lowest."""
+    label: str
+    """Its name in words, for the help screen and the next-marker line."""
+    short: str
+    """The scrubber legend's word."""
+    glyph: str
+    """Its one-cell mark on the scrubber."""
+    style: str
+    """How serious it looks: "bad", "warn" or "note" (the scrubber maps these to theme colours)."""
+    family: str
+    """What a ``--kind`` filter may call it with its siblings: "ecc" for both ECC kinds, "app" for start and stop."""
+    jump: str
+    """Kinds with the same ``jump`` are one step of the replay's ``k`` (next kind) and ``n``/``N`` (jump)."""
+    serious: bool = False
+    """It makes ``replay --summary`` exit 1."""
+    grouped: bool = False
+    """``--summary`` groups it per subject and hour (it comes in floods)."""
+
+
+MARKER_KINDS = (
+    MarkerKind("ecc-uncorrected", 0, "uncorrected ECC", "uncorr", "E", "bad", "ecc", "ecc-uncorrected", serious=True),
+    MarkerKind("error", 1, "execution errors", "err", "x", "bad", "error", "error", serious=True),
+    MarkerKind("app-", 2, "app stopped", "stop", "-", "warn", "app", "app"),
+    MarkerKind("app+", 2, "app started", "start", "+", "note", "app", "app"),
+    MarkerKind("stall", 3, "utilization collapse", "stall", "z", "warn", "stall", "stall"),
+    MarkerKind("group-error", 4, "metric-group error", "group", "!", "warn", "group-error", "group-error"),
+    MarkerKind("gap", 5, "gap without data", "gap", "┊", "note", "gap", "gap"),
+    MarkerKind("ecc-corrected", 6, "corrected ECC", "corr", "e", "note", "ecc", "ecc-corrected", grouped=True),
+)
+"""Every marker kind, most severe first."""
+KIND = {k.name: k for k in MARKER_KINDS}
+KINDS = tuple(k.name for k in MARKER_KINDS)
 """Marker kinds, most severe first."""
-_RANK = {"ecc-uncorrected": 0, "error": 1, "app-": 2, "app+": 2, "stall": 3, "group-error": 4, "gap": 5,
-         "ecc-corrected": 6}
-LABELS = {"ecc-uncorrected": "uncorrected ECC", "error": "execution errors", "app-": "app stopped",
-          "app+": "app started", "stall": "utilization collapse", "group-error": "metric-group error",
-          "gap": "gap without data", "ecc-corrected": "corrected ECC"}
+LABELS = {k.name: k.label for k in MARKER_KINDS}
+
+
+def kinds_named(word: str) -> tuple[str, ...]:
+    """The kinds a filter word means: a kind's name ("ecc-uncorrected") or a family ("ecc": both ECC kinds)."""
+    return tuple(k.name for k in MARKER_KINDS if word in (k.name, k.family))
+
+
 STALL_FROM = 5.0
 """Percent: an app busier than this whose cores all fall to 0% (while it still runs) is a collapse."""
 _DEVICE = attrgetter("device")
@@ -58,7 +100,8 @@ _DEVICE = attrgetter("device")
 
 def severity(kind: str) -> int:
     """0 for the most severe kind; larger is milder."""
-    return _RANK.get(kind, len(_RANK))
+    k = KIND.get(kind)
+    return k.rank if k is not None else len(MARKER_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
