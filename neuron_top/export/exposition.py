@@ -526,9 +526,9 @@ class Exporter:
         fams = self._fams
         row = fams["neurontop_neuroncore_utilization_ratio"].row(None)
         row.clear()
-        for core, u in sorted(snap.all.core_stats.util.items()):
+        for index, u in sorted(snap.all.core_stats.util.items()):
             if u is not None:
-                row[self._lt(None, ("neuroncore", str(core)))] = u / 100.0
+                row[self._lt(None, ("neuroncore", str(index)))] = u / 100.0
         size = _num(snap.hardware.neuron_device_memory_size)
         used_row = fams["neurontop_device_memory_used_bytes"].row(None)
         total_row = fams["neurontop_device_memory_total_bytes"].row(None)

@@ -179,9 +179,9 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
         g = failing[0]
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         out.append(Marker(index, "group-error", f"{g.where}: {g.error}{more}", g.where, len(failing)))
-    for pid, (label, _, bad, errs) in new.items():
-        before = was.apps.get(pid) if was is not None else None
-        if (bad or errs) and not (before is not None and (before[2] or before[3])):
+    for key, (label, _, bad, errs) in new.items():
+        prev = was.apps.get(key) if was is not None else None
+        if (bad or errs) and not (prev is not None and (prev[2] or prev[3])):
             what = [plural(n, word) for n, word in ((errs, "execution error"), (bad, "bad execution")) if n]
             out.append(Marker(index, "error", f"app {label}: {', '.join(what)}", label, errs or bad))
     return out
