@@ -180,8 +180,8 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         out.append(Marker(index, "group-error", f"{g.where}: {g.error}{more}", g.where, len(failing)))
     for key, (label, _, bad, errs) in new.items():
-        prev = was.apps.get(key) if was is not None else None
-        if (bad or errs) and not (prev is not None and (prev[2] or prev[3])):
+        had = was.apps.get(key) if was is not None else None
+        if (bad or errs) and not (had is not None and (had[2] or had[3])):
             what = [plural(n, word) for n, word in ((errs, "execution error"), (bad, "bad execution")) if n]
             out.append(Marker(index, "error", f"app {label}: {', '.join(what)}", label, errs or bad))
     return out
