@@ -38,6 +38,7 @@ from neuron_top import __version__, schema
 from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.sources.base import State
+from neuron_top.textsafe import escape_label_value
 
 __all__ = [
     "CONTENT_TYPE_OPENMETRICS",
@@ -89,13 +90,6 @@ class ExportOptions:
     those queries return."""
     process_metrics: bool = True
     """Also publish prometheus_client's ``process_*`` and ``python_*`` families, as AWS's script does."""
-
-
-def escape_label_value(value: str) -> str:
-    r"""A label value as the text format writes it: ``\``, ``"`` and newline escaped (both formats agree)."""
-    if "\\" in value or '"' in value or "\n" in value:
-        return value.replace("\\", r"\\").replace('"', r"\"").replace("\n", r"\n")
-    return value
 
 
 def _label_text(pairs: Iterable[tuple[str, str]]) -> str:
