@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["duration", "human_bytes", "latency", "pct", "rate", "tflops"]
+import time
+
+__all__ = ["duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -60,14 +62,37 @@ def rate(x: float | None) -> str:
     return f"{x:.1f}/s"
 
 
-def duration(seconds: float) -> str:
-    """Seconds -> "3s", "4m05s", "2h03m"."""
-    s = int(max(seconds, 0))
+def duration(seconds: float, spaced: bool = False) -> str:
+    """A span of time as every output says it, rounded to the nearest second, two units at most: "3s", "4m05s",
+    "2h03m", "3d04h"; ``spaced`` for a sentence ("4 m 05 s", as ``replay --summary`` and the replay's holes say).
+
+    >>> duration(2.6), duration(245), duration(7380), duration(3 * 86400 + 4 * 3600), duration(245, spaced=True)
+    ('3s', '4m05s', '2h03m', '3d04h', '4 m 05 s')
+    """
+    s = int(max(seconds, 0.0) + 0.5) if seconds == seconds else 0  # NaN: 0
     if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+        parts: tuple[tuple[int, str], ...] = ((s, "s"),)
+    elif s < 3600:
+        parts = ((s // 60, "m"), (s % 60, "s"))
+    elif s < 86400:
+        parts = ((s // 3600, "h"), (s % 3600 // 60, "m"))
+    else:
+        parts = ((s // 86400, "d"), (s % 86400 // 3600, "h"))
+    sep = " " if spaced else ""
+    return sep.join(f"{n if i == 0 else f'{n:02d}'}{sep}{unit}" for i, (n, unit) in enumerate(parts))
+
+
+def moment(ts: float, wall: bool, start: float = 0.0) -> str:
+    """A point in a recording as every output says it: local wall-clock time ("2026-01-01 03:00:05") when the
+    recording has it, else the time since ``start`` ("+1:02:03"), rounded to the nearest second.
+
+    >>> moment(3723.4, False), moment(100.0, False, start=99.6)
+    ('+1:02:03', '+0:00:00')
+    """
+    if wall:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    k = int(max(ts - start, 0.0) + 0.5)
+    return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

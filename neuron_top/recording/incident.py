@@ -25,6 +25,7 @@ from typing import Protocol
 
 import msgspec
 
+from neuron_top import fmt
 from neuron_top.fmt import plural
 from neuron_top.recording.markers import LABELS, MARKER_KINDS, Marker
 from neuron_top.recording.pacing import gap_text
@@ -187,10 +188,7 @@ def summarize(index: _Index, markers: list[Marker], bad: int = 0) -> Summary:
 
 
 def _when(ts: float, s: Summary) -> str:
-    if s.wallclock:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    k = int(ts - (s.start or 0.0) + 0.5)  # rounded, as the span in words (gap_text) is
-    return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
+    return fmt.moment(ts, s.wallclock, s.start or 0.0)
 
 
 def _line(e: Event, s: Summary) -> str:

@@ -9,7 +9,6 @@ corrected ECC can be hidden. Line 3 says where the next marker is.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from rich.segment import Segment
@@ -20,6 +19,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from neuron_top import fmt
 from neuron_top.recording.markers import KIND, KINDS, LABELS, MARKER_KINDS, Marker, severity
 
 GLYPH = {k.name: k.glyph for k in MARKER_KINDS}
@@ -176,11 +176,8 @@ def report_at(x: int, width: int, total: int) -> int:
 
 
 def clock_text(ts: float, wallclock: bool) -> str:
-    if wallclock:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    from neuron_top import fmt
-
-    return "+" + fmt.duration(ts)
+    """Where the replay is, as ``replay --summary`` says it (``fmt.moment``)."""
+    return fmt.moment(ts, wallclock)
 
 
 def kind_names(kinds: tuple[str, ...] | None) -> str:
