@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
 
-__all__ = ["duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
+__all__ = ["cells", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -151,3 +154,50 @@ class FlopsScale:
         """A sum of cells (the grid's total) in the same unit, with as many decimals as fit naturally."""
         v = x / self.div
         return f"{v:.{2 if v < 100 else 1 if v < 10000 else 0}f} {self.unit}"
+
+
+@lru_cache(maxsize=8192)
+def _char_cells(ch: str) -> int:
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cc"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def cells(text: str) -> int:
+    """How many terminal cells ``text`` takes (wide East Asian characters and emoji 2, combining marks 0), for
+    outputs without a terminal library (the fleet's text table, ``--once``). The TUI measures with Rich's
+    ``cell_len`` and cuts with the same ``cut``.
+
+    >>> cells("abc"), cells("日本"), cells("e\u0301")
+    (3, 4, 1)
+    """
+    if text.isascii():
+        return len(text)
+    return sum(_char_cells(ch) for ch in text)
+
+
+def cut(text: str, width: int, measure: Callable[[str], int] = cells) -> str:
+    """``text`` in at most ``width`` terminal cells: as it is when it fits, else cut with "…" as its last cell. A
+    wide character that would straddle the edge goes, and the "…" follows what is left. Measured by cells, never
+    by ``len``: "日本語" is six cells. The one rule for every cut with "…" (the panels, the header, the fleet).
+
+    >>> cut("neuron-top", 6), cut("日本語のタグ", 6), cut("short", 9), cut("x", 0)
+    ('neuro…', '日本…', 'short', '')
+    """
+    if width <= 0:
+        return ""
+    if measure(text) <= width:
+        return text
+    if width == 1:
+        return "…"
+    room = width - 1
+    if text.isascii():
+        return text[:room] + "…"
+    out, used = [], 0
+    for ch in text:
+        w = measure(ch)
+        if used + w > room:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
