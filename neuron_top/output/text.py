@@ -7,7 +7,7 @@ data has passed through ``textsafe.clean``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -23,6 +23,9 @@ from neuron_top.snapshot import (
     finite,
 )
 from neuron_top.textsafe import clean
+
+if TYPE_CHECKING:
+    from neuron_top.session import Session
 
 __all__ = [
     "SourceInfo", "app_lines", "as_json", "core_lines", "ecc_lines", "exec_lines", "header_lines", "latency_lines",
@@ -43,6 +46,15 @@ class SourceInfo:
     reports: int = 0
     position: str = ""
     """For replay: "report 12/345"."""
+
+    @classmethod
+    def of(cls, session: Session) -> SourceInfo:
+        """What a ``Session`` says about its source, as the dashboard's header says it (``Session.shown``: the
+        same states, "no data" for input without a report), so ``--once`` and the screen use one vocabulary."""
+        st = session.shown()
+        return cls(name=st.name, state=st.state, skipped=st.skipped,
+                   skipped_reasons={k: n for k, (n, _) in session.skip_reasons.items()}, reports=session.reports,
+                   position=st.position)
 
 
 def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
