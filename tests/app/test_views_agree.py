@@ -217,6 +217,7 @@ async def test_every_output_gives_the_same_figure_and_state(case: str, tmp_path:
     assert row.util == (pytest.approx(sum(vals) / len(vals)) if vals else None)
     assert row.err_rate == snap.all.rates.bad_per_second  # the fleet's BAD/s is bad/s
     assert row.vcpu == snap.cpu.busy
+    assert (row.mem_used is None) == (not snap.has_neuron or not snap.all.memory_reported), case
     p99s = [lat.get("p99") for a in apps if (lat := a.latency_shown).state == "total" and lat.get("p99") is not None]
     assert row.p99 == (max(p99s) if p99s else None)
 
