@@ -114,6 +114,9 @@ def merge_stores(stores: list[TraceStore], labels: list[str]) -> TraceStore:
     out.t_min = min((a for a, _ in present), default=0)
     out.t_max = max((b for _, b in present), default=0)
     out.metadata = {"files": str(len(stores)), "alignment": alignment, "labels": "\n".join(labels)}
+    versions = {st.metadata.get("profile_schema_version", "") for st in stores}
+    if len(versions) == 1 and "" not in versions:  # one Neuron Explorer profile schema for all: still said
+        out.metadata["profile_schema_version"] = versions.pop()
     if wall:
         out.metadata["wall_offset"] = "0"
     return out

@@ -371,6 +371,15 @@ class TraceStore:
         return len(self.start)
 
     @property
+    def format_label(self) -> str:
+        """The format as the summary and the header say it; for Neuron Explorer's Parquet output, with the profile
+        schema version it was read as (its Metadata table says it; without one, that it was not stated)."""
+        if self.format != "neuron-explorer-parquet":
+            return self.format
+        version = self.metadata.get("profile_schema_version")
+        return f"{self.format}, profile schema " + (version or "not stated (no Metadata table)")
+
+    @property
     def span(self) -> int:
         return max(self.t_max - self.t_min, 1)
 

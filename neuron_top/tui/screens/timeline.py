@@ -345,7 +345,7 @@ class TimelineScreen(Screen[None]):
         if files:
             name = f"{files} files ({st.metadata.get('alignment', '')})"
         text = (
-            f"{name} · {st.format} · {len(st)} events · {len(st.tracks)} tracks · "
+            f"{name} · {st.format_label} · {len(st)} events · {len(st.tracks)} tracks · "
             f"{format_duration(st.span)}" + (f" · grouping: {label}" if label else "")
         )
         if self.model and self.model.filters.active:
