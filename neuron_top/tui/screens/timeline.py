@@ -3,7 +3,7 @@
 Built from a loaded ``TraceStore`` or from paths (loaded in a worker thread; the screen says "loading" meanwhile;
 several files become one timeline). The keys are in ``BINDINGS`` (and so in the help screen): zoom, pan, lines,
 select, step through a line's events, first/last event, the first error or hang, fit the selection, grouping,
-search, filters, errors, the hang list, flows, the clock of the axis, area selection with its summary, and a
+search, filters, errors, the hang list, flows (L and H along a chain, D the flow list), the clock of the axis, area selection with its summary, and a
 replay playhead. ``Esc`` closes what is open, one thing at a time.
 """
 
@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -573,10 +574,7 @@ class TimelineScreen(Screen[None]):
         assert self.model is not None
         side = self.query_one("#trace-side")
         hangs = self.query_one("#trace-hangs", OptionList)
-        if hangs.has_class("-visible"):
-            hangs.remove_class("-visible")
-            self._side_visibility()
-            self.timeline.focus()
+        if self._close_side(hangs):
             return
         st = self.model.store
         hangs.clear_options()
@@ -657,10 +655,7 @@ class TimelineScreen(Screen[None]):
         """``D``: the selected slice's flows, upstream and downstream, and its chain's source; Enter jumps."""
         self._ensure()
         box = self.query_one("#trace-flows", OptionList)
-        if box.has_class("-visible"):
-            box.remove_class("-visible")
-            self._side_visibility()
-            self.timeline.focus()
+        if self._close_side(box):
             return
         if self.timeline.selected is None:
             self.notify("select an event first (Enter or click)", severity="information")
@@ -980,6 +975,15 @@ class TimelineScreen(Screen[None]):
         panel.add_class("-visible")
         self._side_visibility()
 
+    def _close_side(self, panel: Widget) -> bool:
+        """Close a side panel (the hang list, the flow list) if it is open, the keys back on the tracks."""
+        if not panel.has_class("-visible"):
+            return False
+        panel.remove_class("-visible")
+        self._side_visibility()
+        self.timeline.focus()
+        return True
+
     def _side_visibility(self) -> None:
         side = self.query_one("#trace-side")
         shown = any(self.query_one(w).has_class("-visible") for w in ("#trace-hangs", "#trace-flows", "#trace-replay"))
@@ -1006,12 +1010,8 @@ class TimelineScreen(Screen[None]):
             tl.set_area(None)
             self._update_status()
             return
-        for side in (self.query_one("#trace-flows"), self.query_one("#trace-hangs")):
-            if side.has_class("-visible"):
-                side.remove_class("-visible")
-                self._side_visibility()
-                self.timeline.focus()
-                return
+        if self._close_side(self.query_one("#trace-flows")) or self._close_side(self.query_one("#trace-hangs")):
+            return
         if tl.selected is not None or self.query_one("#trace-details").has_class("-visible"):
             tl.select(None)
             return
