@@ -3,8 +3,8 @@
 Built from a loaded ``TraceStore`` or from paths (loaded in a worker thread; the screen says "loading" meanwhile;
 several files become one timeline). The keys are in ``BINDINGS`` (and so in the help screen): zoom, pan, lines,
 select, step through a line's events, first/last event, the first error or hang, fit the selection, grouping,
-search, filters, errors, the hang list, flows (L and H along a chain, D the flow list), the clock of the axis, area selection with its summary, and a
-replay playhead. ``Esc`` closes what is open, one thing at a time.
+search, filters, errors, the hang list, flows (L and H along a chain, D the flow list), the clock of the axis,
+area selection with its summary, and a replay playhead. ``Esc`` closes what is open, one thing at a time.
 """
 
 from __future__ import annotations
