@@ -657,6 +657,8 @@ async def test_help_in_the_timeline_lists_its_keys_first_with_human_names() -> N
         keys = dict(help_screen.sections[0][1])
         assert keys[">"] == "next match" and keys[". / ^→"] == "next event on this line"
         assert keys["!"] == "first error or unfinished event" and keys["esc"] == "close / clear"
+        assert keys["L"].startswith("follow a flow downstream") and keys["H"].startswith("follow a flow upstream")
+        assert keys["D"].startswith("flows of the selected slice")
         every = " ".join(k for _, rows in help_screen.sections for k, _ in rows)
         assert "greater_than_sign" not in every and "full_stop" not in every and "question_mark" not in every
 
