@@ -326,18 +326,20 @@ class TimelineModel:
         self._flow_turn[key] = k + 1
         return ends[k], k + 1, len(ends)
 
-    def chain_source(self, ev: int) -> tuple[int, int]:
+    def chain_source(self, ev: int, limit: int = 10_000) -> tuple[int, int]:
         """The source of the flow chain through ``ev``: upstream (the earliest flow in, each time) until a slice
-        no flow arrives at; with how many flows up it is (0: ``ev`` is a source). Stops on a cycle."""
+        no flow arrives at; with how many flows up it is (0: ``ev`` is a source). Stops on a cycle, and after
+        ``limit`` flows (the list is redrawn on every selection: a chain of a million steps must not stall it)."""
         seen = {ev}
         steps = 0
-        while True:
+        while steps < limit:
             ups = self.flow_ends(ev, downstream=False)
             if not ups or ups[0] in seen:
                 return ev, steps
             ev = ups[0]
             seen.add(ev)
             steps += 1
+        return ev, steps
 
     def search(self, text: str) -> list[int]:
         """Events whose name contains ``text`` (case-insensitive), sorted by time; cached per text."""

@@ -173,3 +173,12 @@ def test_exact_times_without_trailing_zeros() -> None:
     assert [format_exact(v) for v in (260_189_000, 1_500_000_000, 800, 0, -2_500, 12_345_678_901)] == [
         "260.189 ms", "1.5 s", "800 ns", "0 ns", "-2.5 µs", "12.345678901 s"
     ]
+
+
+def test_the_chain_source_walk_is_bounded(tmp_path: Any) -> None:
+    from neuron_top.trace.model import TimelineModel
+
+    st = _chain(tmp_path)
+    m = TimelineModel(st)
+    copy_b = next(i for i in range(len(st)) if st.name_of(i) == "copy_b")
+    assert st.name_of(m.chain_source(copy_b, limit=1)[0]) == "kernel"  # one flow up, then stopped
