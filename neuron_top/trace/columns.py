@@ -268,6 +268,15 @@ def _summarise_sparse(row: RowIndex, bounds: list[int], first: int, last: int) -
     return spans
 
 
+def counter_full_scale(counter: CounterTrack) -> float:
+    """The value a full bar of a counter line stands for: 100 for a percentage (CPU busy, NeuronCore
+    utilization: a core at 60% is not drawn full), else the largest sample (1 when there is none)."""
+    top = max((v for v in counter.val if v == v), default=0.0)
+    if counter.unit == "%":
+        return max(top, 100.0)
+    return top or 1.0
+
+
 def summarise_counter(counter: CounterTrack, bounds: list[int]) -> list[float | None]:
     """Per column, the largest sample inside it, else the last value before it (a step function)."""
     ts, val = counter.ts, counter.val

@@ -155,3 +155,12 @@ def test_device_profile_tables_are_not_read_as_events(tmp_path: Path) -> None:
     assert st.not_shown == {"other Parquet tables (Instruction)": 1}
     _code, lines = _summary(folder)
     assert "not shown: other Parquet tables (Instruction) (1 entries)" in lines
+
+
+def test_a_percentage_counter_is_drawn_against_100(tmp_path: Path) -> None:
+    from neuron_top.trace.columns import counter_full_scale
+
+    st = load_trace(write_profile(tmp_path / "profile", "12.0.1"))
+    counters = {c.name: c for c in st.counters}
+    assert counter_full_scale(counters["host CPU average busy"]) == 100.0  # 60% is not a full bar
+    assert counter_full_scale(counters["host memory used"]) == float(9 << 30)  # bytes: the largest sample

@@ -24,6 +24,7 @@ from neuron_top.trace.columns import (
     Span,
     Window,
     axis_ticks,
+    counter_full_scale,
     counter_sample_at,
     format_duration,
     overlay,
@@ -642,9 +643,7 @@ class Timeline(Widget, can_focus=True):
     def _counter_segments(self, ln: Line, values: list[float | None]) -> list[Segment]:
         top = self._counter_max.get(ln.counter)
         if top is None:
-            c = self.model.store.counters[ln.counter]
-            finite = [v for v in c.val if v == v]
-            top = self._counter_max[ln.counter] = max(finite, default=0.0) or 1.0
+            top = self._counter_max[ln.counter] = counter_full_scale(self.model.store.counters[ln.counter])
         chars = []
         for v in values:
             if v is None:
