@@ -20,6 +20,7 @@ from textual.drivers.linux_driver import LinuxDriver
 
 from neuron_top.tui.app import NeuronTopApp
 from neuron_top.tui.render.driver import QuietLinuxDriver, SafeLinuxDriver, _Terminal, driver_for
+from tests.helpers import until
 
 
 class FakeApp:
@@ -34,12 +35,6 @@ class FakeApp:
 
     def pressed(self) -> list[str]:
         return [e.key for e in self.events if isinstance(e, events.Key)]
-
-
-async def until(condition: Callable[[], bool], timeout: float = 2.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
 
 
 @dataclass
