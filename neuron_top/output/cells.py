@@ -26,7 +26,13 @@ DEVICE_MARK = "*"
 
 def latency_cell(lat: Latency, percentile: str) -> str:
     """One percentile of ``AppView.latency_shown`` as every output writes it: the value ("1.2ms"), device latency
-    marked ("1.2ms*"), "idle", "-" (not reported, also for a percentile the report lacks) or "err"."""
+    marked ("1.2ms*"), "idle", "-" (not reported, also for a percentile the report lacks) or "err".
+
+    >>> from neuron_top.derived import latency_state
+    >>> [latency_cell(latency_state(t, d, ran), "p99") for t, d, ran in
+    ...  (({"p99": 0.0081}, None, 5), (None, {"p99": 0.0012}, 5), (None, None, 0), (None, None, 5))]
+    ['8.10ms', '1.20ms*', 'idle', '-']
+    """
     if lat.state in ("total", "device"):
         v = lat.get(percentile)
         if v is None:

@@ -11,7 +11,6 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -33,6 +32,7 @@ from neuron_top.trace.columns import (
 )
 from neuron_top.trace.model import PALETTE, Line, TimelineModel, name_slot
 from neuron_top.trace.store import ERROR, FLOW, FLOW_IN, FLOW_OUT, INSTANT, UNFINISHED
+from neuron_top.tui.widgets.fixedwidth import fit
 
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_SPAN_NS = 10
@@ -44,11 +44,8 @@ FLOW_MARK = "→"
 """Drawn at a slice's first cell when a flow arrives at it and at its last cell when one leaves it."""
 
 
-def fit_cells(text: str, width: int) -> str:
-    """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
-    if cell_len(text) <= width:
-        return set_cell_size(text, width)
-    return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+fit_cells = fit
+"""``text`` cut (with "…", ``fmt.cut``) or padded to exactly ``width`` terminal cells."""
 
 
 @dataclass(frozen=True)
