@@ -840,9 +840,31 @@ async def test_search_brings_a_match_under_a_cell_into_view() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         tl = _screen(app).timeline
-        await pilot.press("slash", *"SenderA", "enter")
+        await pilot.press("slash", *"SenderA", "enter")  # from the whole trace
         await pilot.pause()
         sender = tl.selected
         assert sender is not None and store.name_of(sender) == "SenderA"
         assert store.dur[sender] * 90 < store.span  # under a cell at the whole trace: it needed the zoom
         assert _in_view(tl, sender) and "SenderA" in _track_text(tl, sender)
+
+
+@sync
+async def test_a_flow_within_one_slice_is_said_in_the_details() -> None:
+    """Lighthouse's iframe page load: DocumentLoader::InitializeWindow holds both ends of one flow (issue 35)."""
+    from tests.trace_helpers import real_trace
+
+    store = load_trace(real_trace("lighthouse_iframe_trace.json.gz"))
+    (ev,) = [a for a, b in zip(store.flows.a.tolist(), store.flows.b.tolist(), strict=True)
+             if a == b and store.name_of(a) == "DocumentLoader::InitializeWindow"]
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        scr.timeline.select(ev)
+        await pilot.pause()
+        assert "flows: 1 in (H), 1 out (L), 1 within this slice · D lists them" in _text(app, "#trace-details")
+        await pilot.press("D")
+        await pilot.pause()
+        box = scr.query_one("#trace-flows", OptionList)
+        last = str(box.get_option_at_index(box.option_count - 1).prompt)
+        assert last == "1 flow(s) with both ends in this slice"
