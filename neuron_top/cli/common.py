@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.sources.base import Source
     from neuron_top.sources.live import LiveChoice
+    from neuron_top.tui.app import NeuronTopApp
 
-__all__ = ["UsageError", "live_source", "print_once", "run_tui"]
+__all__ = ["UsageError", "live_source", "print_once", "run_app", "run_tui"]
 
 
 class UsageError(Exception):
@@ -151,17 +152,33 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
         if server is not None:
             server.stop()
         raise
-    # SIGTERM, SIGHUP, SIGINT: the same exit as q (terminal restored, recording closed, children stopped), then
-    # status 128+signal. Without this the default action killed the process with the terminal still in the
-    # alternate screen, mouse reporting on, the cursor hidden, and a --command child left to PID 1.
-    signals = Signals(lambda signum: app.request_exit(128 + signum), terminal=True).install()
-    try:
-        app.run()
-    finally:
+
+    def close() -> None:
         if app.collector is not None:  # normally closed on unmount; never leave a recording open
             app.collector.close()
         if server is not None:
             server.stop()
-        signals.restore()
+
+    return run_app(app, close)
+
+
+def run_app(app: NeuronTopApp, cleanup: Callable[[], object] | None = None) -> int:
+    """Run a TUI (the dashboard, replay, the timeline, the fleet) under the exit policy of ``cli/signals.py``, then
+    ``cleanup``; returns the exit status (128+signal after SIGTERM, SIGHUP or SIGINT, else the app's).
+
+    SIGTERM, SIGHUP, SIGINT: the same exit as q (terminal restored, recording closed, children stopped), forced
+    ``WATCHDOG`` seconds later if it hangs, at once on a second signal. Without it the default action killed the
+    process with the terminal still in the alternate screen, mouse reporting on, the cursor hidden, and a
+    --command child (or a fleet's ssh streams) left to PID 1. The app installs no handler of its own for these:
+    one would replace this one, watchdog and second signal included."""
+    signals = Signals(lambda signum: app.request_exit(128 + signum), terminal=True).install()
+    try:
+        app.run()
+    finally:
+        try:
+            if cleanup is not None:
+                cleanup()
+        finally:
+            signals.restore()
     return signals.code or app.return_code or 0
 
