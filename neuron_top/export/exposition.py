@@ -13,7 +13,10 @@ publishes, and why it looks the way it does:
   (``util / 100.0``, bytes as floats) and are written with prometheus_client's own number formatting.
 * Where we differ, we differ on purpose: bad values (null, negative counts, wrong types the decoder dropped) skip
   that series instead of killing the exporter, and an idle machine (no runtimes) does not reset the ECC counters
-  (AWS's script clears every counter then, so ``hardware_ecc_events_total`` restarts from 0).
+  (AWS's script clears every counter then, so ``hardware_ecc_events_total`` restarts from 0). A null latency
+  (the runtime executed nothing that period) removes the runtime's latency samples: AWS's script keeps serving
+  the last percentiles, so a runtime that stopped shows its last p99 for ever, and an alert on it fires for a
+  runtime that does nothing (a value not reported has no sample, rule files guard AWS's frozen gauge anyway).
 * ``neurontop_*`` families for what only we know (device latency, per-device memory, the true per-core
   utilisation, the source's health) are new names, so they change nothing AWS users chart. The one option that
   changes AWS series, dropping the zero rows of cores a runtime does not use, is off unless asked for.
@@ -36,7 +39,7 @@ from prometheus_client.utils import floatToGoString
 
 from neuron_top import __version__, schema
 from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
-from neuron_top.snapshot import Snapshot, snapshot_from
+from neuron_top.snapshot import Snapshot, pid_not_visible, snapshot_from
 from neuron_top.sources.base import State
 
 __all__ = [
@@ -233,7 +236,7 @@ class Exporter:
                 self.state = State.LIVE
             if self._instance is None and report.instance_info is not None:
                 self._set_instance(report.instance_info)
-            errors = dict.fromkeys(GROUPS, 0)
+            errors = dict.fromkeys((*GROUPS, "pid_not_visible"), 0)
             runtimes = [rt for rt in report.neuron_runtime_data or () if rt is not None]
             if runtimes:
                 self._runtimes(runtimes, errors)
@@ -338,7 +341,7 @@ class Exporter:
                 if group is None:
                     continue
                 if group.error:
-                    errors[name] += 1
+                    errors["pid_not_visible" if pid_not_visible(name, group.error) else name] += 1
                     continue
                 getattr(self, "_" + name)(group, tag, used)
 
@@ -426,10 +429,9 @@ class Exporter:
         lat = g.latency_stats
         for fam_name, pcts in (("execution_latency_seconds", lat.total_latency if lat else None),
                                ("neurontop_execution_device_latency_seconds", lat.device_latency if lat else None)):
-            if pcts is None:
-                continue  # null: the runtime was idle; AWS leaves the last values
             row = self._fams[fam_name].row(tag)
-            for p, v in pcts.items():
+            row.clear()  # null: nothing ran this period (AWS's script keeps serving the last values)
+            for p, v in (pcts or {}).items():
                 f = _num(v)
                 if f is not None:
                     row[self._lt(tag, ("percentile", p))] = f
@@ -529,8 +531,10 @@ class Exporter:
             if size is not None:
                 total_row[label] = size
         err_row = fams["neurontop_metric_group_errors"].row(None)
+        hidden = errors.pop("pid_not_visible", 0)
         for group, n in errors.items():
             err_row[_label_text((("group", group),))] = float(n)
+        fams["neurontop_runtimes_pid_not_visible"].row(None)[""] = float(hidden)
         fams["neurontop_runtimes"].row(None)[""] = float(len(runtimes))
 
     def _status(self, openmetrics: bool) -> str:
@@ -613,6 +617,9 @@ _FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("neurontop_runtimes", "gauge", "Neuron runtimes in the last report"),
     ("neurontop_metric_group_errors", "gauge",
      "Metric groups (or runtimes, group=runtime) that carried an error in the last report"),
+    ("neurontop_runtimes_pid_not_visible", "gauge",
+     "Runtimes whose /proc/<pid>/stat neuron-monitor cannot open (a container without the host PID namespace: "
+     "no per-runtime vCPU; not counted as a metric group error)"),
 )
 
 

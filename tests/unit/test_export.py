@@ -318,14 +318,27 @@ def test_runtime_that_is_gone_is_dropped_and_a_new_one_starts_from_zero() -> Non
     assert value(exp, "execution_status_total", runtime_tag="7", status_type="completed") == 3.0
 
 
-def test_null_latency_leaves_the_last_values() -> None:
+def test_null_latency_has_no_sample_not_the_last_values() -> None:
+    """AWS's script keeps serving the last percentiles when latency turns null (nothing ran): a stopped runtime's
+    p99 stays frozen for ever and alerts on it. A value not reported has no sample; it comes back with data."""
     exp = Exporter(ExportOptions(process_metrics=False))
     feed(exp, _report(_runtime("7")))
     idle = _runtime("7")
     idle["report"]["execution_stats"]["latency_stats"] = {"total_latency": None, "device_latency": None}
     feed(exp, _report(idle))
+    assert value(exp, "execution_latency_seconds", runtime_tag="7", percentile="p50") is None
+    assert value(exp, "neurontop_execution_device_latency_seconds", runtime_tag="7", percentile="p50") is None
+    feed(exp, _report(_runtime("7")))
     assert value(exp, "execution_latency_seconds", runtime_tag="7", percentile="p50") == 0.01
-    assert value(exp, "neurontop_execution_device_latency_seconds", runtime_tag="7", percentile="p50") == 0.004
+
+
+def test_containerised_monitor_vcpu_errors_are_not_metric_group_errors() -> None:
+    """The real 4-runtime report: each runtime's vCPU group says ``open /proc/<pid>/stat: no such file or
+    directory`` (a monitor without hostPID). Counted apart, so NeuronMetricGroupErrors does not fire for it."""
+    exp = Exporter(ExportOptions(process_metrics=False))
+    feed(exp, (REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json").read_bytes())
+    assert value(exp, "neurontop_metric_group_errors", group="neuron_runtime_vcpu_usage") == 0.0
+    assert value(exp, "neurontop_runtimes_pid_not_visible") == 4.0
 
 
 def test_instance_and_hardware_info_come_from_the_first_report() -> None:
