@@ -287,7 +287,7 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
     from neuron_top.fleet.ssh import HostStream
     from neuron_top.sources.base import State
 
-    fleet = SessionFleet(hosts)
+    fleet = SessionFleet(hosts, first_report_within=timeout)  # a host with nothing by the end is down, not starting
     lock = threading.Lock()
     done = {h: threading.Event() for h in hosts}
     feeds = {h: Feed(HostStream(h, command(h))) for h in hosts}

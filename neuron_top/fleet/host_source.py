@@ -149,10 +149,35 @@ def _runtime(tag: str, r: dict[str, Any], i: int, period: float, window: float) 
     if r["vcpu"]:
         out["neuron_runtime_vcpu_usage"] = {"period": period, "error": "", "vcpu_usage": dict(r["vcpu"])}
     if r["err"] or r["exec"] or r["lat"]:
+        # latency only for a runtime that executed within the window: AWS's exporter keeps a stopped runtime's
+        # last percentiles, which neuron-monitor reports as null (and the fleet's p99 leaves out)
+        ran = any(v > 0 for v in r["exec"].values())
         out["execution_stats"] = {"period": window, "error": "", "error_summary": dict(r["err"]),
                                   "execution_summary": dict(r["exec"]),
-                                  "latency_stats": {"total_latency": dict(r["lat"]) or None}}
+                                  "latency_stats": {"total_latency": (dict(r["lat"]) or None) if ran else None}}
     return {"pid": pid, "neuron_runtime_tag": tag, "error": "", "report": out}
+
+
+class EccCounts:
+    """The ECC answer (each device's counter value) turned into counts per refresh: the dashboard adds a report's
+    ECC counts up ("since start"), so the first report carries the whole value and each later one what it grew
+    by. The drill-down then says what the fleet row and the alert say, also for an event older than the counter's
+    first scrape (a one-minute increase, as before, said 0)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[int, str], int] = {}
+
+    def per_refresh(self, report: dict[str, Any]) -> None:
+        hw = report.get("system_data", {}).get("neuron_hw_counters")
+        if hw is None:
+            return
+        for dev in hw["neuron_devices"]:
+            for event, n in list(dev.items()):
+                if event == "neuron_device_index":
+                    continue
+                key = (dev["neuron_device_index"], event)
+                dev[event] = max(0, n - self.seen.get(key, 0))
+                self.seen[key] = max(n, self.seen.get(key, 0))
 
 
 class PromHostSource:
@@ -174,6 +199,7 @@ class PromHostSource:
         self._sleep = sleep
         self._clock = clock
         self._closed = threading.Event()
+        self._ecc = EccCounts()
 
     def items(self, stop: threading.Event) -> Iterator[Item]:
         yield Status(State.STARTING, f"asking {self.client.display} for {clean(self.key, 60)}")
@@ -201,6 +227,7 @@ class PromHostSource:
             else:
                 now = self._clock()
                 report = report_from_series(gauges, counters, period=self.interval, window=self._window)
+                self._ecc.per_refresh(report)
                 if not live:
                     live = True
                     yield Status(State.LIVE, self.client.display)

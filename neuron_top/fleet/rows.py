@@ -62,7 +62,8 @@ class FleetRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc
     p99: float | None = None
     """Seconds: the worst runtime's p99 total latency."""
     ecc_corrected: float | None = None
-    """Corrected ECC events (DRAM + SRAM) within the ECC window."""
+    """Corrected ECC events (DRAM + SRAM): the counters' value (since the exporter started; since the stream
+    started over ssh), or their increase over the ECC window when larger (the exporter restarted)."""
     ecc_uncorrected: float | None = None
     status: str = "up"
     """"up", "stale", "down" or "starting"."""
@@ -254,9 +255,10 @@ def _add(fields: dict[str, object], name: str, value: float) -> None:
     fields[name] = (float(old) if isinstance(old, int | float) else 0.0) + value
 
 
-_SUMS = ("mem_used", "apps", "vcpu", "exec_rate", "err_rate", "ecc_corrected", "ecc_uncorrected", "busy",
-         "allocated")
-"""Figures that add up series of the host (divided by the number of scrape targets reporting it)."""
+_SUMS = ("mem_used", "apps", "vcpu", "exec_rate", "err_rate")
+"""Figures that add up series of the host (divided by the number of scrape targets reporting it). Not the core
+counts (busy, allocated: sums over the per-core ``max by``, which merged the copies already) nor ECC (a ``max by``
+device and event): dividing those again halved a twice-scraped host's busy and idle cores."""
 _PLAIN = {"util": ("util", 100.0), "busiest": ("util_max", 100.0), "busy": ("busy", 1.0),
           "allocated": ("allocated", 1.0)}
 """Queries of one figure: the field and the factor."""
@@ -325,8 +327,8 @@ def core_max(snap: Snapshot) -> dict[int, float]:
 
 def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | None = None, note: str = "",
                   ecc: tuple[float, float] | None = None) -> FleetRow:
-    """The row of a host from its latest report. ``ecc``: (corrected, uncorrected) events within the ECC window
-    (``EccWindow``); else the report's own counts."""
+    """The row of a host from its latest report. ``ecc``: (corrected, uncorrected) events since the stream
+    started (``EccTotals``); else the report's own counts."""
     inst, hw = snap.instance, snap.hardware
     per_core = core_max(snap)
     utils = list(per_core.values())
@@ -378,22 +380,19 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
     )
 
 
-class EccWindow:
-    """ECC events of one host's reports within the last ``window`` seconds (neuron-monitor reports the events of
-    each period): what "recent" means in the ECC columns, as ``increase(...[15m])`` does in Prometheus mode."""
+class EccTotals:
+    """ECC events of one host's reports since its stream started (neuron-monitor reports the events of each
+    period): the counter ``hardware_ecc_events_total`` would hold, which the Prometheus mode and the alert read.
+    An uncorrected event stays on the row for as long as the host is watched, as it stays in the counter."""
 
-    def __init__(self, window: float = 900.0) -> None:
-        self.window = window
-        self._events: list[tuple[float, int, int]] = []
+    def __init__(self) -> None:
+        self.corrected = 0
+        self.uncorrected = 0
 
     def add(self, snap: Snapshot) -> tuple[float, float]:
-        c = sum(e.corrected for e in snap.ecc)
-        u = sum(e.uncorrected for e in snap.ecc)
-        if c or u:
-            self._events.append((snap.ts, c, u))
-        cut = snap.ts - self.window
-        self._events = [e for e in self._events if e[0] > cut]
-        return (float(sum(e[1] for e in self._events)), float(sum(e[2] for e in self._events)))
+        self.corrected += sum(e.corrected for e in snap.ecc)
+        self.uncorrected += sum(e.uncorrected for e in snap.ecc)
+        return (float(self.corrected), float(self.uncorrected))
 
 
 def with_status(rows: Iterable[FleetRow], th: Thresholds, elapsed: float) -> list[FleetRow]:
