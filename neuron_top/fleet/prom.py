@@ -18,6 +18,7 @@ Faults and what the user sees:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -28,7 +29,16 @@ import msgspec
 from neuron_top.fleet.frame import FleetFrame, Problem
 from neuron_top.fleet.promql import PromClient, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet
-from neuron_top.fleet.rows import DOWN, UP, FleetRow, Thresholds, from_answers, status_for, with_status
+from neuron_top.fleet.rows import (
+    DOWN,
+    SCRAPE_FAILS,
+    UP,
+    FleetRow,
+    Thresholds,
+    from_answers,
+    status_for,
+    with_status,
+)
 from neuron_top.textsafe import clean
 
 __all__ = ["Backoff", "PromFleet"]
@@ -111,6 +121,13 @@ class PromFleet:
         n = len(due)
         if len(failures) == n and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
+        if len(failures) == n and all(e.kind in ("http", "response") for e in failures.values()):
+            # every query met an HTTP error or an answer that is not the API's JSON: the URL is not a Prometheus
+            # query API (an exporter's port, a wrong path), which is the server as a whole, not n query faults
+            first = failures[due[0].name]
+            problems = [Problem(message=f"{self.client.display} is not a Prometheus query API ({first.message}); "
+                                        "--prometheus takes the server's base URL, e.g. http://prometheus:9090")]
+            return self._unreachable(start, elapsed, problems)
         self._count += 1
         for q in self.queries:  # slow answers: kept from when they were asked, and used until asked again
             if not q.slow:
@@ -123,6 +140,12 @@ class PromFleet:
             elif q.name in self._kept:
                 answers[q.name] = _aged_answer(q.name, *self._kept[q.name], start)
         self._new_hosts = _unknown_hosts(self.qs.by, answers)
+        seen = answers.get("seen")
+        if isinstance(seen, list) and any(s.metric.get(PART) == "scrape_down" for s in seen):
+            # one more request, only while some host's scrape fails: Prometheus's own words for why (if that
+            # fails too, the row still says up == 0)
+            with contextlib.suppress(PromError):
+                answers["scrape_errors"] = self.client.scrape_errors()
         rows = from_answers(self.qs, self.queries, answers, self.thresholds)
         since = start - self._last_ok if self._last_ok is not None else 0.0
         fresh = {r.key: self._aged(r, since) for r in rows}
@@ -158,7 +181,8 @@ class PromFleet:
             last = old.scraped if old.scraped is not None else old.age
             if last is not None and (row.scraped is None or row.scraped > last + since):
                 kept["scraped"] = last + since
-                kept["status"] = status_for(last + since, False, self.thresholds)
+                if not (row.status == DOWN and row.note.startswith(SCRAPE_FAILS)):  # up == 0 is down now
+                    kept["status"] = status_for(last + since, False, self.thresholds)
             if old.age is not None:
                 kept["age"] = max(old.age + since, row.age or 0.0)
         return msgspec.structs.replace(row, **kept) if kept else row

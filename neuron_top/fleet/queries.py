@@ -155,6 +155,11 @@ class QuerySet:
                 # neuron-top export's own health (no instance labels: joined through the scrape target)
                 ("report", f"max by ({k}) ({self._per_target('neurontop_last_report_age_seconds')})"),
                 ("source_up", f"min by ({k}) ({self._per_target('neurontop_source_up')})"),
+                # targets whose scrape fails now (up == 0), named by the host they served within the seen window:
+                # its series went stale at once, and Prometheus knows why (the fleet asks /api/v1/targets then)
+                ("scrape_down", f"max by ({k}, instance, job) ((up == 0) * on (instance, job) group_left ({k}) "
+                                f"max by (instance, job, {k}) (last_over_time({self.sel('instance_info')}"
+                                f"[{self.seen_window}])))"),
             ]), ("status", "age")),
             # Prometheus's cost is per series read (~16,000 core series at 256 trn2 hosts, a few microseconds
             # each), and one query is answered on one core: the three reads of the core series are three queries,

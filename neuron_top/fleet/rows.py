@@ -21,6 +21,8 @@ from neuron_top.textsafe import clean
 __all__ = ["FleetRow", "QueryFailure", "Thresholds", "from_answers", "from_snapshot", "status_for"]
 
 UP, STALE, DOWN = "up", "stale", "down"
+SCRAPE_FAILS = "scrape fails: "
+"""How the note of a host whose every scrape target fails (``up == 0``) begins: down now, whatever its age."""
 STATES = (UP, STALE, DOWN, "starting")
 
 
@@ -133,7 +135,7 @@ def _pct(x: float | None) -> float | None:
 class _Acc:
     """Everything known about one host while the answers are read."""
 
-    __slots__ = ("fields", "gone_age", "notes", "present", "report_age", "seen_age", "source_up")
+    __slots__ = ("fields", "gone_age", "notes", "present", "report_age", "scrape_down", "seen_age", "source_up")
 
     def __init__(self) -> None:
         self.fields: dict[str, object] = {}
@@ -144,6 +146,8 @@ class _Acc:
         self.report_age: float | None = None
         """From ``neuron-top export``: seconds since its source's last report (its data's real age)."""
         self.source_up: float | None = None
+        self.scrape_down: list[tuple[str, str]] = []
+        """(instance, job) of its targets whose scrape fails (``up == 0``)."""
 
 
 def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[str, object],
@@ -179,6 +183,8 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
             a.report_age = age
         elif part == "source_up":
             a.source_up = age
+        elif part == "scrape_down":
+            a.scrape_down.append((s.metric.get("instance", ""), s.metric.get("job", "")))
     for s in samples("gone"):
         acc(s).gone_age = s.number
     for name, (field, scale) in _PLAIN.items():
@@ -237,6 +243,14 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
             status = status_for(age if a.present else scraped, a.present, th)
             if status == UP and a.source_up == 0:
                 status = STALE
+            if a.scrape_down:
+                errors = answers.get("scrape_errors")
+                why = [f"{clean(inst, 60)} ({clean(job, 40)}): "
+                       + (errors.get((inst, job)) or "up == 0" if isinstance(errors, dict) else "up == 0")
+                       for inst, job in a.scrape_down]
+                a.notes.insert(0, SCRAPE_FAILS + "; ".join(why))
+                if not a.present:  # every target of it fails: Prometheus knows it now, not in down_after
+                    status = DOWN
         else:
             status, age = STALE, None
             a.notes.append("status unknown: the seen query failed")

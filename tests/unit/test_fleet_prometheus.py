@@ -328,8 +328,36 @@ def test_a_host_that_goes_away_turns_stale_then_down(cluster: Cluster) -> None:
     finally:
         cluster.server.failing.discard("going")
         fleet.close()
-    assert STALE in seen and seen[-1] == DOWN
-    assert seen.index(STALE) < seen.index(DOWN)
+    # stale while its series are gone, down after down_after; or down at once, when Prometheus's up == 0 for its
+    # target is seen first (test_a_dead_exporter_is_down_from_up_0_with_the_scrape_error)
+    assert seen[-1] == DOWN and set(seen[:seen.index(DOWN)]) <= {UP, STALE}
+
+
+def test_a_dead_exporter_is_down_from_up_0_with_the_scrape_error(cluster: Cluster) -> None:
+    """Prometheus knows at its next scrape that the exporter is gone (``up == 0``) and why: the row was "stale"
+    for ``down_after`` (3 minutes) first."""
+    fleet = cluster.fleet("vanish")  # default thresholds: stale after 60 s, down after 180 s
+    going = cluster.going["instance_info"]["instance_id"]
+    try:
+        deadline = time.monotonic() + 20  # (a test before this one stopped it for a while)
+        while rows_of(fleet)[going].status != UP and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert rows_of(fleet)[going].status == UP
+        cluster.server.failing.add("going")
+        seen = []
+        deadline = time.monotonic() + 20
+        row = rows_of(fleet)[going]
+        while row.status != DOWN and time.monotonic() < deadline:
+            seen.append(row.status)
+            time.sleep(0.5)
+            row = rows_of(fleet)[going]
+        others = [r.status for k, r in rows_of(fleet).items() if k != going]
+    finally:
+        cluster.server.failing.discard("going")
+        fleet.close()
+    assert row.status == DOWN, (seen, row)
+    assert "scrape fails" in row.note and "503" in row.note, row.note  # Prometheus's lastError
+    assert row.instance_type == "inf1.xlarge" and others == [UP]
 
 
 def test_an_exporter_whose_neuron_monitor_stopped_is_stale(cluster: Cluster) -> None:
@@ -450,3 +478,23 @@ def test_fleet_once_cli(cluster: Cluster, capsys: pytest.CaptureFixture[str]) ->
 def test_fleet_once_cli_unreachable(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["fleet", "--prometheus", f"http://127.0.0.1:{free_port()}", "--once"]) == 1
     assert "connection refused" in capsys.readouterr().out
+
+
+def test_a_url_that_is_not_a_prometheus_api_is_one_line_and_exit_1(cluster: Cluster,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """An exporter's port (``/api/v1/query`` is 404 there) or a wrong path on the real server: it was "partial",
+    an error with its full query for each of the 11 queries, and exit 0."""
+    from neuron_top.export import Exporter, ExportOptions
+    from neuron_top.export.server import serve
+
+    exporter = serve("127.0.0.1:0", Exporter(ExportOptions(process_metrics=False)))
+    try:
+        for url in (exporter.url.removesuffix("/metrics"), cluster.prom.url + "/graph"):
+            assert cli_main(["fleet", "--prometheus", url, "--once"]) == 1
+            out = capsys.readouterr().out
+            errors = [ln for ln in out.splitlines() if ln.startswith("error")]
+            assert len(errors) == 1 and "query:" not in out, out
+            assert "is not a Prometheus query API (HTTP 404" in errors[0]
+            assert "--prometheus takes the server's base URL" in errors[0]
+    finally:
+        exporter.stop()
