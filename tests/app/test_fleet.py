@@ -182,6 +182,29 @@ async def test_heat_map_fits_256_hosts_at_80x24() -> None:
         assert app.screen.query_one(FleetTable).current.key == heat.current.key  # type: ignore[union-attr]
 
 
+async def test_heat_map_draws_stale_hosts_as_stale_not_by_their_old_value() -> None:
+    """A host whose data is 5 minutes old at 95% was a full-strength cell; its old value also set the scale of the
+    relative columns for everyone."""
+    frame = demo_frame(6)
+    rows = list(frame.rows)
+    rows[0] = msgspec.structs.replace(rows[0], status="stale", age=300.0, util=95.0, exec_rate=1e6)
+    rows[1] = msgspec.structs.replace(rows[1], status=DOWN, util=99.0, exec_rate=1e6)
+    screen = StaticFleet(msgspec.structs.replace(frame, rows=rows))
+    app = fleet_app(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("h")
+        await pilot.pause()
+        heat = app.screen.query_one(HeatMap)
+        cells = {heat.lines[i].key: heat._cell_segment(i).text[0] for i in range(len(heat.lines))
+                 if isinstance(heat.lines[i], FleetRow)}
+        assert cells[rows[0].key] == "?" and cells[rows[1].key] == "×"
+        heat.heat = "exec"
+        heat.show(heat.lines, "host", False, None)
+        live = max(r.exec_rate or 0.0 for r in rows[2:])
+        assert heat._top_value == live  # the scale: current hosts only
+
+
 async def test_untrusted_label_values_render_literally() -> None:
     evil = FleetRow(key="i-[bold red]boom[/]", name="\x1b[31mred\x1b[0m", instance_type="trn2\x1b]0;pwn\x07",
                     util=50.0, note="[link=http://x]click[/link]")
