@@ -3,6 +3,7 @@ HTTP on a free loopback port, stopped with SIGTERM; a busy port is a one-line er
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import signal
@@ -95,6 +96,16 @@ def test_demo_piped_into_export_serves_both_formats_and_stops_on_sigterm(exporte
     ctype, om = get(url, accept="application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
     assert ctype.startswith("application/openmetrics-text") and om.endswith("# EOF\n")
     assert {f.name for f in om_parse(om)} >= {"execution_status", "instance", "neuron_hardware"}
+    # curl -H 'Accept-Encoding: gzip': gzip, as AWS's prometheus_client-based script sends it (Prometheus asks)
+    req = urllib.request.Request(url, headers={"Accept-Encoding": "deflate, gzip;q=0.9"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.headers["Content-Encoding"] == "gzip" and r.headers["Vary"] == "Accept-Encoding"
+        raw = r.read()
+    text = gzip.decompress(raw).decode()
+    assert "neuroncore_utilization_ratio{" in text and len(raw) * 5 < len(text)
+    req = urllib.request.Request(url, headers={"Accept-Encoding": "identity"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.headers["Content-Encoding"] is None and r.read().startswith(b"# HELP")
     assert get(f"http://127.0.0.1:{port}/")[1].startswith("<html>")
     with pytest.raises(urllib.error.HTTPError):
         get(f"http://127.0.0.1:{port}/nothing")
