@@ -214,3 +214,33 @@ def test_parse_listen() -> None:
     assert parse_listen(":9100") == ("", 9100)
     assert parse_listen("127.0.0.1:0") == ("127.0.0.1", 0)
     assert parse_listen("[::1]:8000") == ("::1", 8000)
+
+
+def test_export_restarts_its_command_with_back_off_and_says_so_meanwhile() -> None:
+    """Kill ``export --command``'s child: the exporter stays up (a supervisor would never restart it), so it must
+    run the command again itself. Meanwhile it serves the last values with ``neurontop_source_up 0``."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    cmd = f"{sys.executable} -m neuron_top demo --emit --seed 3 --period 0.2"
+    exp = subprocess.Popen([*NEURON_TOP, "export", "--listen", f"127.0.0.1:{port}", "--no-process-metrics",
+                            "--command", cmd], cwd=ROOT, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_reports(url, 2)
+        [child] = [c for c in psutil.Process(exp.pid).children() if "demo" in " ".join(c.cmdline())]
+        child.kill()
+        # the first back-off is 1 s: the exporter says so while it serves the last values
+        body = wait_for(url, 'state="restarting"')
+        assert "neurontop_source_up 0.0" in body and "neurontop_source_restarts_total 1.0" in body
+        assert "neuroncore_utilization_ratio{" in body
+        body = wait_for(url, 'state="live"')
+        assert "neurontop_source_up 1.0" in body
+        again = [c for c in psutil.Process(exp.pid).children() if "demo" in " ".join(c.cmdline())]
+        assert again and again[0].pid != child.pid
+        assert exp.poll() is None
+    finally:
+        exp.send_signal(signal.SIGTERM)
+        assert exp.wait(timeout=15) == 128 + signal.SIGTERM
+        assert exp.stderr is not None
+        err = exp.stderr.read().decode()
+        exp.stderr.close()
+    assert "restarting in 1 s" in err and "Traceback" not in err
