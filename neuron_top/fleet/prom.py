@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 
+from neuron_top.fleet.apps import apps_from_answer, apps_query
 from neuron_top.fleet.frame import FleetFrame, Problem
 from neuron_top.fleet.promql import PromClient, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet
@@ -87,6 +88,8 @@ class PromFleet:
         self.clock = clock
         self.keep = keep
         self.backoff = Backoff()
+        self.apps = False
+        """Ask the apps view's one query too (``fleet.apps``): set while the apps view is shown, or ``--apps``."""
         self.source = f"prometheus {client.display}"
         self._rows: dict[str, FleetRow] = {}
         self._last_ok: float | None = None
@@ -113,11 +116,15 @@ class PromFleet:
         t0 = time.perf_counter()
         due = self.due()
         futures = {q.name: self._pool.submit(self._ask, q.expr) for q in due}
+        apps_asked = self._pool.submit(self._ask, apps_query(self.qs)) if self.apps else None
         answers: dict[str, object] = {name: f.result() for name, f in futures.items()}
+        apps_answer = apps_asked.result() if apps_asked is not None else None
         elapsed = time.perf_counter() - t0
         failures = {n: a for n, a in answers.items() if isinstance(a, PromError)}
         self._ok_names = {n for n in answers if n not in failures}
         problems = [Problem(message=e.message, name=n, query=e.query) for n, e in failures.items()]
+        if isinstance(apps_answer, PromError):
+            problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
         n = len(due)
         if len(failures) == n and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
@@ -157,8 +164,10 @@ class PromFleet:
         self._rows = fresh
         self._last_ok = start
         self.backoff.reset()
+        apps = apps_from_answer(self.qs, apps_answer) if isinstance(apps_answer, list) else None
         return FleetFrame(ts=start, source=self.source, rows=list(fresh.values()),
-                          state="partial" if failures else "ok", problems=problems, queries=n, elapsed=elapsed)
+                          state="partial" if problems else "ok", problems=problems,
+                          queries=n + (apps_asked is not None), elapsed=elapsed, apps=apps)
 
     def start_over(self) -> None:
         """The next refresh asks every query (as the first one does)."""

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from neuron_top.feed import FeedEvent, Report, StatusChanged
+from neuron_top.fleet.apps import apps_from_snapshots
 from neuron_top.fleet.frame import FleetFrame
 from neuron_top.fleet.rows import DOWN, STALE, UP, EccTotals, FleetRow, from_snapshot
 from neuron_top.session import Session, Update
@@ -95,4 +96,5 @@ class SessionFleet:
 
     def frame(self) -> FleetFrame:
         now = self.clock()
-        return FleetFrame(ts=self.wall(), source=self.source, rows=[self.row(h, now) for h in self.hosts])
+        return FleetFrame(ts=self.wall(), source=self.source, rows=[self.row(h, now) for h in self.hosts],
+                          apps=apps_from_snapshots({h: s.latest for h, s in self.sessions.items()}))

@@ -97,6 +97,7 @@ class Cluster:
             self.server.add(f, lambda text=text: text)
         twin = demo_report("trn2.48xlarge", 21)
         self.twin_id = twin["instance_info"]["instance_id"]
+        self.twin = twin
         self.server.add("twin-a", HostExporter(twin))
         self.server.add("twin-b", HostExporter(twin, instance_type="trn1.32xlarge"))  # same id, another type
         self.dup = demo_report("inf2.48xlarge", 22)
@@ -498,3 +499,38 @@ def test_a_url_that_is_not_a_prometheus_api_is_one_line_and_exit_1(cluster: Clus
             assert "--prometheus takes the server's base URL" in errors[0]
     finally:
         exporter.stop()
+
+
+def test_apps_view_from_prometheus_matches_the_hosts_own_reports(cluster: Cluster) -> None:
+    """One row per runtime tag across the eight demo hosts, aggregated on the server in one query, equal to what
+    the hosts' own reports say (the ssh mode's rule); a host scraped by two jobs counts once."""
+    from neuron_top.fleet.apps import apps_from_snapshots
+
+    # collide: a host scraped by two jobs, and two targets with one instance_id: each counted once
+    for group, reports in (("demo8", cluster.demo), ("collide", {"dup": cluster.dup, "twin": cluster.twin})):
+        fleet = cluster.fleet(group)
+        fleet.apps = True
+        try:
+            before = fleet.client.requests
+            frame = fleet.refresh()
+            assert frame.queries == len(fleet.queries) + 1 == fleet.client.requests - before
+        finally:
+            fleet.close()
+        got = {a.tag: a for a in frame.apps or []}
+        want = {a.tag: a for a in apps_from_snapshots(
+            {rep["instance_info"]["instance_id"]: snapshot_from(json.dumps(rep).encode(), 0.0)
+             for rep in reports.values()})}
+        assert set(got) == set(want), group
+        for tag, w in want.items():
+            g = got[tag]
+            assert (g.hosts, g.cores) == (w.hosts, w.cores), (group, tag)
+            assert g.util == pytest.approx(w.util, abs=0.01), (group, tag)
+            assert (g.exec_rate is None) == (w.exec_rate is None) and (g.exec_rate or 0) >= 0
+
+
+def test_fleet_apps_once_cli(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["fleet", "--prometheus", cluster.prom.url, "--match", 'group="demo8"', "--apps", "--once"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(i for i, ln in enumerate(out) if ln.startswith("APP "))
+    assert out[header].split() == ["APP", "HOSTS", "CORES", "UTIL", "EXEC/s", "ERR/s", "P99"]
+    assert len(out) > header + 3 and all(ln.split()[1].isdigit() for ln in out[header + 1:])
