@@ -223,6 +223,7 @@ def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     me = f'{qs.by}="{value}"'
     gauges = qs.sel("", '__name__=~"neuroncore_utilization_ratio|neuroncore_memory_usage_.+|'
                         'neuron_runtime_memory_used_bytes|neuron_runtime_vcpu_usage_ratio|execution_latency_seconds|'
+                        'neurontop_execution_device_latency_seconds|'
                         'system_.+|instance_info|neuron_hardware_info"', me)
     ecc = qs.sel("hardware_ecc_events_total", me)
     counters = _tagged([*((family, f"increase({qs.sel(family, me)}[{qs.rate_window}])")

@@ -410,6 +410,13 @@ def test_a_host_dashboard_from_its_series(cluster: Cluster) -> None:
     got, want = from_snapshot("x", snap), from_snapshot("x", direct)
     assert got.util == pytest.approx(want.util, abs=0.01) and got.mem_used == want.mem_used
     assert got.p99 == want.p99 and got.idle == want.idle
+    # device latency is published by neuron-top export (neurontop_execution_device_latency_seconds): reported,
+    # not "idle" as when the drill-down left it out
+    ran = [a for a in direct.apps if a.latency("device") is not None and sum(a.exec_summary.values())]
+    assert ran
+    by_tag = {a.tag: a for a in snap.apps}
+    for a in ran:
+        assert by_tag[a.tag].latency("device") == pytest.approx(a.latency("device")), a.tag
     assert snap.host_memory is not None and snap.host_memory.memory_total_bytes == (
         rep["system_data"]["memory_info"]["memory_total_bytes"])
 
