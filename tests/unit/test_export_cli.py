@@ -64,6 +64,16 @@ def wait_for_reports(url: str, n: int, timeout: float = 20.0) -> str:
         time.sleep(0.1)
 
 
+def stop(exp: subprocess.Popen, sig: signal.Signals) -> str:
+    """Stop the exporter with ``sig`` (exit status 128+sig, as every mode) and return its stderr."""
+    exp.send_signal(sig)
+    assert exp.wait(timeout=15) == 128 + sig
+    assert exp.stderr is not None
+    err = exp.stderr.read()
+    exp.stderr.close()
+    return err.decode() if isinstance(err, bytes) else err
+
+
 @pytest.fixture
 def exporter_on_demo():
     port = free_port()
@@ -133,11 +143,7 @@ def test_export_keeps_serving_after_the_pipe_ends_and_says_the_source_is_down() 
         assert "process_cpu_seconds_total" not in body
         assert exp.poll() is None
     finally:
-        exp.send_signal(signal.SIGINT)
-        assert exp.wait(timeout=10) == 128 + signal.SIGINT
-        assert exp.stderr is not None
-        err = exp.stderr.read().decode()
-        exp.stderr.close()
+        err = stop(exp, signal.SIGINT)
     assert "Traceback" not in err
 
 
@@ -238,9 +244,5 @@ def test_export_restarts_its_command_with_back_off_and_says_so_meanwhile() -> No
         assert again and again[0].pid != child.pid
         assert exp.poll() is None
     finally:
-        exp.send_signal(signal.SIGTERM)
-        assert exp.wait(timeout=15) == 128 + signal.SIGTERM
-        assert exp.stderr is not None
-        err = exp.stderr.read().decode()
-        exp.stderr.close()
+        err = stop(exp, signal.SIGTERM)
     assert "restarting in 1 s" in err and "Traceback" not in err
