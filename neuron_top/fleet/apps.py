@@ -3,13 +3,14 @@
 "Where does app X run and how busy is it" (all-smi's Users tab, nvitop-exporter's per-process series): the
 fleet's host rows count runtimes per host only. An ``AppRow`` gathers every runtime with one ``runtime_tag``
 (neuron-monitor's ``neuron_runtime_tag``: the tag the job set, else its pid) over the fleet: the hosts it runs
-on, the NeuronCores it holds, their utilization, its executions and errors a second, and its worst p99.
+on, the NeuronCores it holds, their utilization, its executions and bad executions (not completed cleanly) a
+second, and its worst p99.
 
 The rules are the host rows' (``rows.py``), per tag instead of per host:
 
 * a runtime's cores are those where it has model code loaded or is busier than ``BUSY`` (runtimes report every
   core of the machine, 0 on the ones they do not use); its utilization is the average over those cores;
-* errors a second are executions that did not complete cleanly, as the host rows' ERR/s;
+* bad executions a second are those that did not complete cleanly, as the host rows' BAD/s;
 * p99 only of runtimes that executed within the rate window (AWS's exporter keeps a stopped runtime's last p99).
 
 From Prometheus the whole view is ONE query of tagged parts, aggregated on the server ``by (runtime_tag)``
@@ -48,7 +49,7 @@ class AppRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=F
     exec_rate: float | None = None
     """Executions a second, every outcome, over every host."""
     err_rate: float | None = None
-    """Executions a second that did not complete cleanly."""
+    """Executions a second that did not complete cleanly (bad/s, as ``FleetRow.err_rate``)."""
     p99: float | None = None
     """Seconds: the worst p99 latency of its runtimes that executed."""
 
@@ -141,7 +142,7 @@ def _sorted(apps: Iterable[AppRow]) -> list[AppRow]:
 # --- shown ------------------------------------------------------------------------------------------------------
 
 APP_COLUMNS: tuple[tuple[str, int], ...] = (("APP", 24), ("HOSTS", 6), ("CORES", 6), ("UTIL", 6), ("EXEC/s", 8),
-                                             ("ERR/s", 7), ("P99", 8))
+                                             ("BAD/s", 7), ("P99", 8))
 """The apps table's columns and widths (text and screen)."""
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from neuron_top.config import ConfigError, MonitorConfig, default_config, load_config
-from neuron_top.sources.base import Source
+from neuron_top.sources.base import Backoff, Source
 from neuron_top.sources.host import HostCollector
-from neuron_top.sources.monitor import Backoff, MonitorSource, find_neuron_monitor
+from neuron_top.sources.monitor import MonitorSource, find_neuron_monitor
 from neuron_top.sources.stream import CommandSource, StreamSource, take_stdin_for_reports
 
 

@@ -19,10 +19,10 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
 from neuron_top.fmt import plural
-from neuron_top.sources.base import Item, RawReport, Skipped, State, Status, pause
+from neuron_top.sources.base import Backoff, Item, RawReport, Skipped, State, Status, pause
 from neuron_top.sources.framing import ReportFramer
 from neuron_top.textsafe import clean
 
@@ -491,14 +491,6 @@ class ChildSource(PipeLifecycle):
             self._child.close_pipes()
 
 
-class Restarts(Protocol):
-    """Restart delays (``sources.monitor.Backoff`` is one)."""
-
-    def next(self) -> float: ...
-
-    def reset(self) -> None: ...
-
-
 class CommandSource(ChildSource):
     """Reports from the stdout of a command, e.g. ``--command "ssh trn-host neuron-monitor"``.
 
@@ -520,7 +512,7 @@ class CommandSource(ChildSource):
     """
 
     def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time,
-                 restart: Restarts | None = None, sleep: Callable[[float], object] | None = None,
+                 restart: Backoff | None = None, sleep: Callable[[float], object] | None = None,
                  healthy_run: float = 30.0) -> None:
         super().__init__(clock)
         self.command = command

@@ -44,7 +44,7 @@ def test_table_says_not_reported_and_shows_tags_literally() -> None:
     hostile = AppRow(tag="[red]x\x1b[2J", hosts=["h"], cores=None, util=None)
     lines = apps_table([hostile, AppRow(tag="ok", hosts=["h", "i"], cores=2, util=50.0, exec_rate=3.0,
                                         err_rate=0.0, p99=0.012)])
-    assert lines[0].split() == ["APP", "HOSTS", "CORES", "UTIL", "EXEC/s", "ERR/s", "P99"]
+    assert lines[0].split() == ["APP", "HOSTS", "CORES", "UTIL", "EXEC/s", "BAD/s", "P99"]
     assert "\x1b" not in "\n".join(lines) and lines[1].startswith("[red]x")
     assert lines[1].split()[2:7] == ["-", "-", "-", "-", "-"]
     assert lines[2].split()[:7] == ["ok", "2", "2", "50.0%", "3.0", "0.0", "12.0ms"]
