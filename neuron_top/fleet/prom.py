@@ -117,8 +117,9 @@ class PromFleet:
         if len(failures) == n and all(e.kind in ("http", "response") for e in failures.values()):
             # every query met an HTTP error or an answer that is not the API's JSON: the URL is not a Prometheus
             # query API (an exporter's port, a wrong path), which is the server as a whole, not n query faults
-            first = failures[due[0].name]
-            problems = [Problem(message=f"{self.client.display} is not a Prometheus query API ({first.message}); "
+            display = self.client.display
+            answer = failures[due[0].name].message.replace(f" from {display}", "")
+            problems = [Problem(message=f"{display} is not a Prometheus query API (/api/v1/query: {answer}); "
                                         "--prometheus takes the server's base URL, e.g. http://prometheus:9090")]
             return self._unreachable(start, elapsed, problems)
         self._count += 1
