@@ -1,8 +1,10 @@
 """The alert rules on a real Prometheus scraping real ``neuron-top export`` processes, each fed by ``--command`` with a
 real report repeated every half second: a healthy busy node whose monitor is containerised (vCPU errors), AWS's
-scraped node with cores idle at 1.6e-12 holding models, a node with an uncorrected ECC event in its first report,
-and a slow runtime. The rules file is loaded with its windows scaled from minutes to seconds (the expressions are
-the shipped ones); each alert fires for its node, and the healthy node raises none."""
+scraped node with cores idle at 1.6e-12 holding models, a node with an uncorrected ECC event in its first report, a
+slow runtime, one with 10% of executions timing out, one whose memory group fails, a neuron-monitor that worked
+once and then fails at every restart, and an exporter that dies. The rules file is loaded with its windows scaled
+from minutes to seconds (the expressions are the shipped ones); each alert fires for its node, and the healthy
+node raises none. (NeuronMonitorStale's 60 s threshold is a value, not a window: promtool covers it.)"""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +24,18 @@ from tests.conftest import FIXTURES, REPORTS, ROOT
 from tests.e2e.test_prometheus import RULES, _stop, free_port, tool
 
 STREAM = """
-import json, sys, time
+import json, os, sys, time
 first, rest = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+once = sys.argv[3] if len(sys.argv) > 3 else None
+if once is not None:  # a neuron-monitor that worked once, then fails at every start
+    if os.path.exists(once):
+        sys.exit(1)
+    open(once, "w").close()
 print(json.dumps(first), flush=True)
-while True:
+while once is None:
     time.sleep(0.5)
     print(json.dumps(rest), flush=True)
+time.sleep(1)
 """
 SCALE = {"15m": "6s", "5m": "4s", "2m": "3s", "1m": "2s"}
 
@@ -45,9 +54,16 @@ def _reports(tmp: Path) -> dict[str, tuple[Path, Path]]:
     slow = json.loads(json.dumps(healthy))
     for rt in slow["neuron_runtime_data"]:
         rt["report"]["execution_stats"]["latency_stats"]["total_latency"]["p99"] = 0.8
+    failing = json.loads(json.dumps(healthy))
+    for rt in failing["neuron_runtime_data"]:
+        rt["report"]["execution_stats"]["execution_summary"].update(completed=45, timed_out=5)  # 10%
+    broken = json.loads(json.dumps(healthy))
+    for rt in broken["neuron_runtime_data"]:
+        rt["report"]["memory_used"]["error"] = "failed to read the runtime's memory usage"
     out = {}
     for name, (first, rest) in {"healthy": (healthy, healthy), "idle": (idle, idle), "ecc": (ecc, healthy),
-                                "slow": (slow, slow)}.items():
+                                "slow": (slow, slow), "failing": (failing, failing), "broken": (broken, broken),
+                                "dies": (healthy, healthy), "gone": (healthy, healthy)}.items():
         a, b = tmp / f"{name}.first.json", tmp / f"{name}.rest.json"
         a.write_text(json.dumps(first))
         b.write_text(json.dumps(rest))
@@ -66,7 +82,7 @@ def alerts_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     for name, (first, rest) in _reports(tmp).items():
         port = free_port()
         targets[name] = f"127.0.0.1:{port}"
-        cmd = f"{sys.executable} {tmp / 'stream.py'} {first} {rest}"
+        cmd = f"{sys.executable} {tmp / 'stream.py'} {first} {rest}" + (f" {tmp / 'ran'}" if name == "dies" else "")
         procs.append(subprocess.Popen([sys.executable, "-m", "neuron_top", "export", "--listen", targets[name],
                                        "--no-process-metrics", "--command", cmd], cwd=ROOT,
                                       stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -80,7 +96,7 @@ def alerts_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
          f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"], cwd=tmp,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
-        yield f"http://127.0.0.1:{prom_port}", {v: k for k, v in targets.items()}
+        yield f"http://127.0.0.1:{prom_port}", {v: k for k, v in targets.items()}, dict(zip(targets, procs[:-1], strict=True))
     finally:
         for p in reversed(procs):
             _stop(p)
@@ -96,10 +112,25 @@ def firing(url: str, names: dict[str, str]) -> set[tuple[str, str]]:
             if a["state"] == "firing"}
 
 
+def scraped(url: str, instance: str) -> bool:
+    q = urllib.parse.urlencode({"query": f'neurontop_info{{instance="{instance}"}}'})
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/query?{q}", timeout=5) as r:
+            return bool(json.loads(r.read())["data"]["result"])
+    except OSError:
+        return False
+
+
 def test_each_rule_fires_for_its_node_and_the_healthy_node_raises_none(alerts_server) -> None:
-    url, names = alerts_server
+    url, names, procs = alerts_server
     want = {("idle", "NeuronCoresIdleWhileAllocated"), ("ecc", "NeuronUncorrectedECC"),
-            ("slow", "NeuronLatencyP99High")}
+            ("slow", "NeuronLatencyP99High"), ("failing", "NeuronExecutionErrorRate"),
+            ("broken", "NeuronMetricGroupErrors"), ("dies", "NeuronMonitorDown"), ("gone", "NeuronExporterDown")}
+    gone = next(addr for addr, name in names.items() if name == "gone")
+    deadline = time.monotonic() + 30
+    while not scraped(url, gone) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    _stop(procs["gone"])  # the exporter itself dies: its target's scrapes fail from now on
     deadline = time.monotonic() + 60
     got: set[tuple[str, str]] = set()
     while time.monotonic() < deadline and not want <= got:
