@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["duration", "human_bytes", "latency", "pct", "rate", "tflops"]
+from collections.abc import Iterable
+
+__all__ = ["core_ranges", "duration", "human_bytes", "latency", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -68,6 +70,20 @@ def duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def core_ranges(values: Iterable[int]) -> str:
+    """Sorted indexes as runs: ``0-3,8,10-11``; "" for none."""
+    vs = sorted(set(values))
+    out: list[str] = []
+    i = 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        out.append(str(vs[i]) if i == j else f"{vs[i]}-{vs[j]}")
+        i = j + 1
+    return ",".join(out)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

@@ -93,8 +93,8 @@ def _index(s: str) -> int | None:
 class Attribution:
     """What the node says (one refresh of ``PodWatcher``), before it meets a report.
 
-    ``source`` is "kubelet" (the PodResources API answered), "cgroup" (runtimes' pids were traced to pods) or
-    "" (neither); ``note`` says why the kubelet was not used, or what went wrong last, for the header.
+    ``source`` is "kubelet" (the PodResources API answered), "cgroup" (runtimes' pids were traced to pods),
+    "demo" (``demo --pods``: as the kubelet would answer) or "" (neither); ``note`` says why the kubelet was not used, or what went wrong last, for the header.
     """
 
     source: str = ""
@@ -257,13 +257,13 @@ def resolve(att: Attribution | None, cores_per_device: int, app_cores: Mapping[i
                 apps[pid] = found
                 cores.update(dict.fromkeys(cs, found))
         if apps:
-            source = "cgroup"
-    if att is not None and att.source == "kubelet":
+            source = att.source or "cgroup"
+    if att is not None and att.source in ("kubelet", "demo"):
         cores = {}  # the kubelet is the authority: a core it does not list is held by no pod
         for d, held_by in att.devices.items():
             cores.update(dict.fromkeys(range(d * cores_per_device, (d + 1) * cores_per_device), held_by))
         cores.update(att.cores)
-        source = "kubelet"
+        source = att.source
         if att.offered_cores is not None or att.offered_devices is not None:
             offered = frozenset(att.offered_cores or ()) | frozenset(
                 c for d in att.offered_devices or () for c in range(d * cores_per_device, (d + 1) * cores_per_device))

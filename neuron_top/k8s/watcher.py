@@ -17,10 +17,16 @@ from neuron_top.k8s.kubelet import DEFAULT_SOCKET, KubeletClient, KubeletError
 from neuron_top.k8s.model import Attribution, PodRef, attribute
 from neuron_top.sources.monitor import Backoff
 
-__all__ = ["INTERVAL", "PodWatcher", "socket_path"]
+__all__ = ["INTERVAL", "PodWatcher", "on_kubernetes", "socket_path"]
 
 INTERVAL = 10.0
 """Seconds between two questions to the kubelet."""
+
+
+def on_kubernetes(host_root: str | None) -> bool:
+    """Whether this looks like a Kubernetes node (or a pod on one): then a missing socket is worth saying."""
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) or os.path.isdir(
+        os.path.join(host_root or "/", "var/lib/kubelet"))
 
 
 def socket_path(socket: str | None, host_root: str | None) -> str:
@@ -39,17 +45,20 @@ class PodWatcher:
         interval: seconds between refreshes.
         timeout: seconds one kubelet call may take.
         client: a ``KubeletClient`` (tests inject one); made from ``socket`` by default.
+        announce_absent: say "kubelet socket absent" in the header; off on a machine that is no Kubernetes node,
+            where the absence is the normal case and not news.
     """
 
     def __init__(self, socket: str = DEFAULT_SOCKET, host_root: str = "/", interval: float = INTERVAL,
                  timeout: float = 5.0, client: KubeletClient | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, announce_absent: bool = True) -> None:
+        self.announce_absent = announce_absent
         self.client = client or KubeletClient(socket, timeout)
         self.host_root = host_root or "/"
         self.interval = interval
         self.clock = clock
         self.backoff = Backoff(first=interval * 2, cap=interval * 16)
-        self._current = Attribution(note="pods: asking the kubelet")
+        self._current = Attribution()
         self._wanted: frozenset[int] = frozenset()
         self._by_pid: dict[int, PodRef | None] = {}
         self._wake = threading.Event()
@@ -72,6 +81,10 @@ class PodWatcher:
             self._wanted = new
             if grew and not self._kubelet_ok:
                 self._wake.set()
+
+    def settle(self) -> Attribution:
+        """One round now, in this thread (``--once``; bounded by the call's deadline). Not with ``start``."""
+        return self.refresh()[0]
 
     def start(self) -> PodWatcher:
         if self._thread is None:
@@ -100,7 +113,7 @@ class PodWatcher:
                     offered, note = None, f"allocatable unknown: {exc}"
             except KubeletError as exc:
                 self._kubelet_ok = False
-                note = str(exc)
+                note = "" if exc.code == "ABSENT" and not self.announce_absent else str(exc)
                 if exc.code == "RESOURCE_EXHAUSTED":
                     delay = self.backoff.next()
                     note = f"kubelet rate limit: next try in {delay:g} s"

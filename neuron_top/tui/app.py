@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input
 
-from neuron_top.feed import RecordingError, SkippedInput, StatusChanged
+from neuron_top.feed import PodSource, RecordingError, SkippedInput, StatusChanged
 from neuron_top.history import History
 from neuron_top.layouts import PANELS, LayoutState
 from neuron_top.recording.player import ReplayController
@@ -74,7 +74,8 @@ class NeuronTopApp(TerminalApp):
                  notes: list[str] | None = None, exporter: FeedSink | None = None,
                  source_filter: str | None = None, trace_at: str = "start", trace_metrics: str | None = None,
                  settings: SettingsStore | None = None, layout: str | None = None,
-                 first_screen: Callable[[], Screen] | None = None, render: str | None = None) -> None:
+                 first_screen: Callable[[], Screen] | None = None, render: str | None = None,
+                 pods: PodSource | None = None) -> None:
         super().__init__(render=render)
         self.clock = clock
         self._notes = notes or []
@@ -86,8 +87,8 @@ class NeuronTopApp(TerminalApp):
         self.trace_at = trace_at
         self.trace_metrics = trace_metrics
         """``trace --metrics REC``: a recording drawn beside the trace (a replay's own recording needs no flag)."""
-        self.collector = (Collector(source, self.post_message, recorder, sink=exporter)  # type: ignore[arg-type]
-                          if source is not None else None)
+        self.collector = (Collector(source, self.post_message, recorder, sink=exporter,  # type: ignore[arg-type]
+                                    pods=pods) if source is not None else None)
         """``exporter`` (``--export``): the Prometheus exporter, fed every event on the collector's thread."""
         self._recorder = recorder if isinstance(recorder, RecordingWriter) and source is not None else None
         """The recording (``--record``), for the header's indicator (the feed drops it once a write fails)."""
