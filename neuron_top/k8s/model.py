@@ -84,6 +84,12 @@ class PodRef:
         """``namespace/pod`` (the pod alone when there is no namespace)."""
         return f"{self.namespace}/{self.pod}" if self.namespace else self.pod
 
+    def describe(self) -> str:
+        """``namespace/pod [container] (via source)``: the drill-down screens' line."""
+        cont = f" [{self.container}]" if self.container else ""
+        via = f" (via {self.source})" if self.source else ""
+        return f"{self.name}{cont}{via}"
+
 
 def _index(s: str) -> int | None:
     return int(s) if s.isascii() and s.isdigit() and len(s) <= 4 else None
@@ -189,6 +195,18 @@ class PodMap:
         if self.offered is None:
             return None
         return tuple(sorted(self.offered - self.cores.keys()))
+
+    def colours(self) -> dict[tuple[str, str], int]:
+        """Each pod's colour index (0, 1, ...) in (namespace, pod) order: the grid by pod and its legend agree."""
+        keys = sorted({r.key for r in self.cores.values()})
+        return {k: i for i, k in enumerate(keys)}
+
+    def by_device(self, cores_per_device: int) -> dict[int, tuple[PodRef, ...]]:
+        """Device -> the pods on its cores, each once, in core order (the grid's column beside each device)."""
+        out: dict[int, dict[tuple[str, str], PodRef]] = {}
+        for core, ref in sorted(self.cores.items()):
+            out.setdefault(core // max(cores_per_device, 1), {}).setdefault(ref.key, ref)
+        return {d: tuple(refs.values()) for d, refs in out.items()}
 
     def status(self) -> str:
         """One line for the header: how attribution was found, or why not."""

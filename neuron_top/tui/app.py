@@ -37,7 +37,7 @@ from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
 DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
-                               "panel"})
+                               "panel", "by_pod"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
@@ -63,6 +63,8 @@ class NeuronTopApp(TerminalApp):
         Binding("T", "timeline", "timeline"),
         Binding("E", "problems", "problems"),
         Binding("o", "pick_app", "pick app"),
+        Binding("P", "pods", "pods"),
+        Binding("b", "by_pod", "cores by pod", show=False),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
         *[Binding(str(n), f"select({n})", "select tab n (1: all apps)", show=False) for n in range(1, 10)],
     ]
@@ -101,6 +103,8 @@ class NeuronTopApp(TerminalApp):
         self.tick = 0
         self.flops = False
         self.physical = False
+        self.by_pod = False
+        """``b``: the core grid coloured by pod."""
         self.paused = False
         # The look goes through the message queue, where Textual handles what goes wrong.
         self._age = AgeClock(lambda: self.call_later(self._tick_clock))
@@ -274,7 +278,7 @@ class NeuronTopApp(TerminalApp):
             return None
         self.selection.settle(self.latest)
         return View(self.latest, self.history, self.tick, self.pid, self.flops, self.physical,
-                    self.history.first, self.prev)
+                    self.history.first, self.prev, self.by_pod)
 
     def publish(self) -> None:
         if not self.screen_stack:  # a report arriving during shutdown
@@ -286,7 +290,10 @@ class NeuronTopApp(TerminalApp):
         for screen in self.screen_stack:
             if hasattr(screen, "view"):
                 screen.view = view
+        snap = view.snapshot
+        pods = {pid: ref.pod for pid, ref in snap.pods.apps.items()}
         for t in self._on_screen(AppTabs):
+            t.pods = pods
             t.apps = self.visible_apps()
             t.selected = self.pid
             t.filter_text = self.tag_text
@@ -328,6 +335,18 @@ class NeuronTopApp(TerminalApp):
     def toggle_flops(self) -> None:
         self.flops = not self.flops
         self.publish()
+
+    def action_by_pod(self) -> None:
+        """``b``: colour the core grid by pod (with a legend), or back to load colours."""
+        self.by_pod = not self.by_pod
+        self.publish()
+
+    def action_pods(self) -> None:
+        """``P``: the pods holding NeuronCores, their utilization and idle cores."""
+        from neuron_top.tui.screens.detail import PodsScreen
+
+        if not isinstance(self.screen, PodsScreen):
+            self.open_screen(PodsScreen())
 
     def action_physical(self) -> None:
         self.physical = not self.physical

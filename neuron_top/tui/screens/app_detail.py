@@ -78,7 +78,8 @@ class AppScreen(DrillScreen):
     def _update_crumb(self) -> None:
         shown = self._shown
         label = shown.app.label if shown is not None and not shown.app.is_all else "?"
-        self.crumb.here = f"app {label} (pid {self.pid})"
+        pod = shown.snapshot.app_pod(shown.app) if shown is not None else None
+        self.crumb.here = f"app {label} (pid {self.pid})" + (f" · pod {pod.describe()}" if pod is not None else "")
         if self.ended:
             self.crumb.note = "ended: showing its last report"
         elif shown is not None and shown.app.is_all:

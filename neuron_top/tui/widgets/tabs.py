@@ -42,6 +42,8 @@ class AppTabs(LineDiff, can_focus=True):
 
     apps: reactive[tuple[AppView, ...]] = reactive(tuple, repaint=False)
     """The apps shown (already filtered)."""
+    pods: reactive[dict[int, str]] = reactive(dict, repaint=False)
+    """pid -> the pod it runs in (set before ``apps``): a tab says ``tag · pod``."""
     selected: reactive[int | None] = reactive(None)
     """The selected pid, None for "all"."""
     filter_text: reactive[str] = reactive("")
@@ -49,7 +51,7 @@ class AppTabs(LineDiff, can_focus=True):
     def watch_apps(self, apps: tuple[AppView, ...]) -> None:
         """A new tuple arrives with every report and nearly always shows the same tabs: nothing to do then
         (drawing the bar and finding no change had cost as much as a panel). Otherwise repaint what differs."""
-        shown = _tabs(apps)
+        shown = _tabs(apps, self.pods)
         if shown != self._shown:
             self._shown = shown
             self.repaint_changed()
@@ -80,7 +82,7 @@ class AppTabs(LineDiff, can_focus=True):
 
     def draw_line(self, y: int) -> Strip:
         width = self.size.width
-        tabs = [("all", None, False), *_tabs(self.apps)]
+        tabs = [("all", None, False), *_tabs(self.apps, self.pods)]
         texts = []
         for n, (label, pid, _) in enumerate(tabs, start=1):
             key = f"[{n}]" if n <= 9 else ""
@@ -159,6 +161,16 @@ class AppTabs(LineDiff, can_focus=True):
                 return
 
 
-def _tabs(apps: tuple[AppView, ...]) -> tuple[tuple[str, int, bool], ...]:
-    """What the bar shows of each app: its label, its pid (the selection) and whether it has an error."""
-    return tuple((a.label, a.pid, bool(a.error)) for a in apps)
+POD_W = 24
+"""Cells of a pod's name in a tab (the rest is cut with "…"; the apps panel and the pods screen show it whole)."""
+
+
+def _tabs(apps: tuple[AppView, ...], pods: dict[int, str]) -> tuple[tuple[str, int, bool], ...]:
+    """What the bar shows of each app: its label (and pod), its pid (the selection) and whether it has an
+    error."""
+    out = []
+    for a in apps:
+        pod = pods.get(a.pid)
+        label = a.label if not pod else f"{a.label} · {pod if len(pod) <= POD_W else pod[:POD_W - 1] + '…'}"
+        out.append((label, a.pid, bool(a.error)))
+    return tuple(out)
