@@ -63,7 +63,7 @@ class NeuronTopApp(TerminalApp):
         Binding("T", "timeline", "timeline"),
         Binding("E", "problems", "problems"),
         Binding("o", "pick_app", "pick app"),
-        Binding("P", "pods", "pods"),
+        Binding("P", "pods", "pods holding NeuronCores", show=False),
         Binding("b", "by_pod", "cores by pod", show=False),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
         *[Binding(str(n), f"select({n})", "select tab n (1: all apps)", show=False) for n in range(1, 10)],
@@ -291,7 +291,7 @@ class NeuronTopApp(TerminalApp):
             if hasattr(screen, "view"):
                 screen.view = view
         snap = view.snapshot
-        pods = {pid: ref.pod for pid, ref in snap.pods.apps.items()}
+        pods = {pid: ref.name for pid, ref in snap.pods.apps.items()}
         for t in self._on_screen(AppTabs):
             t.pods = pods
             t.apps = self.visible_apps()

@@ -124,7 +124,11 @@ class AppsPanel(Panel):
         label_w = max(LABEL_MIN, min(label_width(apps, LABEL_MIN, LABEL_MAX), width - sum(c.width for c in cols)))
         room = width - label_w - sum(c.width for c in cols)
         pods = snap.pods.apps
-        pod_w = min(POD_MAX, room - 1) if pods and room - 1 >= POD_MIN else 0
+        pod_w = 0
+        if pods:  # the pod first, and a short p99 history beside it when both fit
+            both = room - 1 - (SPARK_MIN + 1)
+            pod_w = min(POD_MAX, both if both >= POD_MIN else room - 1)
+            pod_w = pod_w if pod_w >= POD_MIN else 0
         room -= pod_w + 1 if pod_w else 0
         spark_w = room - 1 if room - 1 >= SPARK_MIN else 0
         lines.append(self.memo(("head", label_w, cols, spark_w, pod_w),
