@@ -153,3 +153,38 @@ def test_grpc_missing_says_how_to_install(kubelet: FakeKubelet, monkeypatch: pyt
     monkeypatch.setitem(sys.modules, "grpc", None)
     with pytest.raises(KubeletError, match=r"pip install neuron-top\[k8s\]"):
         KubeletClient(kubelet.path).list()
+
+
+def test_once_json_asks_the_kubelet_once_before_printing(kubelet: FakeKubelet, capsysbinary) -> None:
+    import json
+    import shlex
+    import sys
+
+    from neuron_top.cli.main import main
+
+    kubelet.pods = [pod("train-0", "ml", ("worker", {CORE: ["0", "1"]}))]
+    emit = shlex.join([sys.executable, "-m", "neuron_top", "demo", "--emit", "--count", "1", "--instance",
+                       "trn1.32xlarge", "--seed", "1"])
+    assert main(["--command", emit, "--json", "--kubelet-socket", kubelet.path]) == 0
+    doc = json.loads(capsysbinary.readouterr().out)
+    assert doc["pods"]["source"] == "kubelet"
+    assert doc["pods"]["cores"]["0"] == {"namespace": "ml", "pod": "train-0", "container": "worker",
+                                         "source": "kubelet"}
+    assert main(["--command", emit, "--json", "--kubelet-socket", kubelet.path, "--no-k8s"]) == 0
+    assert json.loads(capsysbinary.readouterr().out)["pods"]["source"] is None
+
+
+def test_selection_filter_matches_pod_and_namespace() -> None:
+    from neuron_top.k8s.model import Attribution
+    from neuron_top.selection import Selection
+    from neuron_top.snapshot import snapshot_from
+    from neuron_top.sources.demo import generate
+
+    snap = snapshot_from(generate("trn1.32xlarge", 3, 1)[0], 1.0)
+    a = snap.apps[0]
+    snap = snap.with_attribution(Attribution("kubelet", cores=dict.fromkeys(snap.cores_of(a),
+                                                                             PodRef.of("team-x", "job-7"))))
+    sel = Selection("team-x")
+    assert [v.pid for v in sel.visible(snap)] == [a.pid]
+    sel.set_filter("^team-x/job-7$")
+    assert [v.pid for v in sel.visible(snap)] == [a.pid]
