@@ -80,6 +80,28 @@ def _stop(p: subprocess.Popen) -> None:
             p.wait(timeout=10)
 
 
+def start_prometheus(prometheus: str, tmp: Path, port: int) -> tuple[subprocess.Popen, Prom]:
+    """Prometheus on 127.0.0.1:``port`` with ``tmp``/prometheus.yml and its storage in ``tmp``, once it answers
+    /-/ready (the test fails with its log if it does not within 30 s)."""
+    server = subprocess.Popen(
+        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
+    url = f"http://127.0.0.1:{port}"
+    end = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    return server, Prom(url)
+        except OSError:
+            pass
+        if server.poll() is not None or time.monotonic() > end:
+            _stop(server)
+            pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
     prometheus = tool("prometheus")
@@ -98,27 +120,14 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
                               stdin=demo.stdout, stderr=subprocess.DEVNULL)
     assert demo.stdout is not None
     demo.stdout.close()
-    server = subprocess.Popen(
-        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-         f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
-        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
-    url = f"http://127.0.0.1:{prom_port}"
+    server: subprocess.Popen | None = None
     try:
-        end = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield Prom(url)
+        server, prom = start_prometheus(prometheus, tmp, prom_port)
+        yield prom
     finally:
         for p in (server, export, demo):
-            _stop(p)
+            if p is not None:
+                _stop(p)
         if os.environ.get("KEEP_PROMETHEUS_DATA") is None:
             shutil.rmtree(tmp / "data", ignore_errors=True)
 

@@ -8,8 +8,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 pytest.importorskip("grpc")
 
 from tests.conftest import ROOT
-from tests.e2e.test_prometheus import Prom, _stop, free_port, tool, wait_until
+from tests.e2e.test_prometheus import Prom, _stop, free_port, start_prometheus, tool, wait_until
 from tests.kubelet_server import FakeKubelet, pod
 
 pytestmark = pytest.mark.prometheus
@@ -48,27 +46,14 @@ def prom() -> Iterator[Prom]:
                               cwd=ROOT, stdin=demo.stdout, stderr=subprocess.DEVNULL)
     assert demo.stdout is not None
     demo.stdout.close()
-    server = subprocess.Popen(
-        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-         f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
-        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
-    url = f"http://127.0.0.1:{prom_port}"
+    server: subprocess.Popen | None = None
     try:
-        end = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield Prom(url)
+        server, prom = start_prometheus(prometheus, tmp, prom_port)
+        yield prom
     finally:
         for p in (server, export, demo):
-            _stop(p)
+            if p is not None:
+                _stop(p)
         kubelet.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
