@@ -83,3 +83,27 @@ def test_pod_labels_ride_on_aws_per_core_and_per_runtime_families(prom: Prom) ->
     assert {s["metric"]["namespace"] for s in prom.query('neuroncore_utilization_ratio{pod="train-0"}')} == {"ml"}
     runtime_pods = {s["metric"].get("pod", "") for s in prom.query("neuron_runtime_vcpu_usage_ratio")}
     assert runtime_pods & {"train-0", "infer-1"}, runtime_pods
+
+
+@pytest.mark.parametrize("group", ["namespace", "pod"])
+def test_fleet_by_namespace_and_pod_aggregates_on_the_server(prom: Prom, group: str) -> None:
+    import json
+
+    assert wait_until(lambda: len(prom.query(JOIN)) == 10) is True
+    out = subprocess.run([sys.executable, "-m", "neuron_top", "fleet", "--prometheus", prom.url, "--by", group,
+                          "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["problems"] == [] and doc["by"] == group
+    rows = {(g["namespace"], g["pod"]): g for g in doc["groups"]}
+    key = ("ml", "train-0" if group == "pod" else None)
+    assert rows[key]["cores"] == 8 and rows[key]["hosts"] == 1
+    serve = rows[("serve", "infer-1" if group == "pod" else None)]
+    assert serve["cores"] == 2
+    for g in doc["groups"]:  # idle = held cores at most 1% busy or reported by no runtime
+        assert 0 <= g["idle_cores"] <= g["cores"]
+        assert g["utilization"] is None or 0 <= g["utilization"] <= 100
+    text = subprocess.run([sys.executable, "-m", "neuron_top", "fleet", "--prometheus", prom.url, "--by", group,
+                           "--once"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0 and "NeuronCores held" in text.stdout
+    assert ("ml/train-0" if group == "pod" else "\nml ") in text.stdout

@@ -104,3 +104,21 @@ def test_demo_pods_hold_every_app_and_offer_every_device() -> None:
     assert m.source == "demo" and m.offered == frozenset(range(snap.core_count))
     assert {a.pid for a in snap.apps} == set(m.apps)
     assert any(u.idle for u in snap.pod_usage)  # a pod whose cores sit idle
+
+
+def test_fleet_by_pod_is_printed_not_shown(capsys) -> None:
+    from neuron_top.cli.main import main
+
+    assert main(["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "namespace"]) == 2
+    assert "--by namespace: add --once or --json" in capsys.readouterr().err
+
+
+def test_fleet_pod_queries_group_and_match() -> None:
+    from neuron_top.fleet.pods import PodQueries
+    from neuron_top.fleet.queries import QuerySet
+
+    q = PodQueries("namespace", QuerySet(match='cluster="a"')).queries()
+    assert set(q) == {"cores", "hosts", "util", "busy"}
+    assert all(e.startswith(("count by (namespace) (", "avg by (namespace) (")) for e in q.values())
+    assert all('neurontop_neuroncore_pod_info{cluster="a"}' in e for e in q.values())
+    assert 'neuroncore_utilization_ratio{cluster="a"}' in q["util"]
