@@ -16,6 +16,7 @@ from neuron_top.k8s.cgroup import pod_of_pid
 from neuron_top.k8s.kubelet import DEFAULT_SOCKET, KubeletClient, KubeletError
 from neuron_top.k8s.model import Attribution, PodRef, attribute
 from neuron_top.sources.monitor import Backoff
+from neuron_top.textsafe import clean
 
 __all__ = ["INTERVAL", "PodWatcher", "on_kubernetes", "socket_path"]
 
@@ -152,7 +153,7 @@ class PodWatcher:
             try:
                 _, delay = self.refresh(ask_kubelet=ask)
             except Exception as exc:  # a bug here costs attribution, never the app
-                self._publish(Attribution(note=f"pods: failed: {exc!r}"[:200]))
+                self._publish(Attribution(note=f"attribution failed: {clean(repr(exc), 160)}"))
                 delay = self.interval
             if ask:
                 next_ask = now + delay

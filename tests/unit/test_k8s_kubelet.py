@@ -188,3 +188,30 @@ def test_selection_filter_matches_pod_and_namespace() -> None:
     assert [v.pid for v in sel.visible(snap)] == [a.pid]
     sel.set_filter("^team-x/job-7$")
     assert [v.pid for v in sel.visible(snap)] == [a.pid]
+
+
+def test_the_thread_follows_pods_between_polls_and_stops(kubelet: FakeKubelet) -> None:
+    kubelet.pods = [pod("a", "ns", ("c", {CORE: ["0"]}))]
+    w = PodWatcher(kubelet.path, interval=0.2).start()
+
+    def wait_for(pods: set[str]) -> None:
+        deadline = time.monotonic() + 10
+        while {r.pod for r in w.current().cores.values()} != pods:
+            assert time.monotonic() < deadline, w.current()
+            time.sleep(0.02)
+
+    wait_for({"a"})
+    kubelet.pods = [pod("b", "ns", ("c", {CORE: ["1"]})), pod("c", "ns", ("c", {DEV: ["3"]}))]
+    wait_for({"b"})  # device ids are expanded when resolved, not here
+    assert set(w.current().devices) == {3}
+    w.close()
+    assert w._thread is not None
+    w._thread.join(timeout=5)
+    assert not w._thread.is_alive()
+
+
+def test_an_absent_socket_is_not_news_off_kubernetes(tmp_path: Path) -> None:
+    quiet = PodWatcher(str(tmp_path / "none.sock"), host_root=str(tmp_path), announce_absent=False).refresh()[0]
+    assert quiet.note == "" and resolve(quiet, 2, {}).status() == ""
+    loud = PodWatcher(str(tmp_path / "none.sock"), host_root=str(tmp_path)).refresh()[0]
+    assert "kubelet socket absent" in resolve(loud, 2, {}).status()
