@@ -14,7 +14,7 @@ import msgspec
 from neuron_top import __version__, fmt
 from neuron_top.derived import COUNTED, RATED
 from neuron_top.k8s.model import PodRef
-from neuron_top.output.cells import APP_COLUMNS, app_cells, core_cells
+from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, core_cells, latency_row, runtime_vcpu
 from neuron_top.snapshot import (
     DEVICE_CATEGORIES,
     HOST_CATEGORIES,
@@ -99,8 +99,8 @@ def vcpu_lines(snap: Snapshot, app: AppView) -> list[str]:
         parts = " ".join(f"{_CPU_NAMES.get(k, k)} {fmt.pct(v)}" for k, v in cpu.kinds)
         ctx = f"  ctxsw {fmt.rate(cpu.ctxsw)}" if cpu.ctxsw is not None else ""
         out.append(f"vCPU ({cpu.count}): {fmt.pct(cpu.busy)} busy: {parts}{ctx}")
-    ru, rs = app.vcpu
-    out.append(f"runtime vCPU ({clean(app.label)}): user {fmt.pct(ru)} system {fmt.pct(rs)}")
+    ru, rs = runtime_vcpu(app)
+    out.append(f"runtime vCPU ({clean(app.label)}): user {ru} system {rs}")
     return out
 
 
@@ -178,9 +178,7 @@ def latency_lines(snap: Snapshot, app: AppView) -> list[str]:
         out.append("  no apps")
     for a in apps:
         for kind in ("total", "device"):
-            lat = a.latency(kind)
-            vals = "idle" if lat is None else " ".join(fmt.latency(lat.get(p)) for p in PERCENTILES)
-            out.append(f"  {clean(a.label)} {kind}: {vals}")
+            out.append(f"  {clean(a.label)} {kind}: {' '.join(latency_row(a, kind, PERCENTILES))}")
     return out
 
 
@@ -191,11 +189,14 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
     out = ["executions / errors (per second; counts in the report's period):"]
     for a in apps:
         r = a.rates
+        if a.failure("execution_stats"):
+            out.append(f"  {clean(a.label)}: {FAILED}")
+            continue
         ex = "  ".join([*(f"{k} {fmt.per_period(r.executions[k], r.period)}" for k in RATED),
                         *(f"{k} {'-' if r.executions[k] is None else r.executions[k]}" for k in COUNTED)])
         errs = "  ".join(f"{k} {fmt.per_period(r.errors[k], r.period)}" for k in snap.error_types if k in r.errors)
-        out.append(f"  {clean(a.label)}: {ex}")
-        out.append(f"  {' ' * len(clean(a.label))}  errors: {errs or 'none'}")
+        out.append(f"  {clean(a.label)}: {ex}  bad {fmt.per_period(r.bad_count, r.period)}")
+        out.append(f"  {' ' * len(clean(a.label))}  errors: {errs or ('none' if a.execution.error_summary is not None else '-')}")
     return out
 
 
@@ -213,7 +214,7 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     """
     app = snap.app(pid)
     lines = header_lines(snap, src)
-    lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid}{_pod_of(snap, a)})"
+    lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid}){_pod_of(snap, a)}"
                                       for i, a in enumerate(snap.apps)) or "none"))
     for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), app_lines(snap), pod_lines(snap),
                  memory_lines(snap, app), ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
@@ -231,7 +232,7 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
 
 def _pod_of(snap: Snapshot, a: AppView) -> str:
     ref = snap.app_pod(a)
-    return f", pod {ref.name}" if ref is not None else ""
+    return f" pod {ref.name}" if ref is not None else ""
 
 
 def _ref_dict(ref: PodRef | None) -> dict[str, str] | None:

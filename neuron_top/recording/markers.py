@@ -27,6 +27,8 @@ from typing import Any
 import msgspec
 
 from neuron_top import schema
+from neuron_top.derived import unclean_count
+from neuron_top.fmt import plural
 from neuron_top.recording.pacing import Hole
 from neuron_top.snapshot import (
     MAX_CORES,
@@ -52,7 +54,6 @@ LABELS = {"ecc-uncorrected": "uncorrected ECC", "error": "execution errors", "ap
 STALL_FROM = 5.0
 """Percent: an app busier than this whose cores all fall to 0% (while it still runs) is a collapse."""
 _DEVICE = attrgetter("device")
-_BAD_EXEC = ("completed_with_err", "completed_with_num_err", "timed_out", "failed_to_queue", "incorrect_input")
 
 
 def severity(kind: str) -> int:
@@ -85,13 +86,14 @@ class Facts:
 
     def __init__(self, snap: Snapshot | None = None) -> None:
         self.ecc: tuple[DeviceEcc, ...] = ()
-        self.apps: dict[int, tuple[str, float | None, int]] = {}
-        """pid -> (label, busiest core's utilization or None, failed executions in the period)."""
+        self.apps: dict[int, tuple[str, float | None, int, int]] = {}
+        """pid -> (label, busiest core's utilization or None, executions that did not complete cleanly (``bad/s``'s
+        ``derived.unclean_count``), errors of every type (``err/s``)) in the period."""
         self.groups: Sequence[GroupStatus] = ()
         if snap is not None:
             self.ecc = snap.ecc
             for a in snap.apps:
-                self.apps[a.pid] = (a.label, _busy(a), _errors(a))
+                self.apps[a.pid] = (a.label, _busy(a), *_errors(a))
             self.groups = snap.group_statuses
 
     def __eq__(self, other: object) -> bool:
@@ -133,10 +135,11 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
         g = failing[0]
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         out.append(Marker(index, "group-error", f"{g.where}: {g.error}{more}", g.where, len(failing)))
-    for pid, (label, _, bad) in new.items():
-        if bad and not (was is not None and pid in was.apps and was.apps[pid][2]):
-            out.append(Marker(index, "error", f"app {label}: {bad} execution error{'s' if bad != 1 else ''}",
-                              label, bad))
+    for pid, (label, _, bad, errs) in new.items():
+        before = was.apps.get(pid) if was is not None else None
+        if (bad or errs) and not (before is not None and (before[2] or before[3])):
+            what = [plural(n, word) for n, word in ((errs, "execution error"), (bad, "bad execution")) if n]
+            out.append(Marker(index, "error", f"app {label}: {', '.join(what)}", label, errs or bad))
     return out
 
 
@@ -145,14 +148,16 @@ def hole_marker(hole: Hole) -> Marker:
     return Marker(hole.after + 1, "gap", hole.text, "", 1)
 
 
-def _errors(app: AppView) -> int:
-    """Failed executions in one report's period (neuron-monitor's counts are per period, not totals)."""
+def _errors(app: AppView) -> tuple[int, int]:
+    """(executions that did not complete cleanly, errors of every type) in one report's period (neuron-monitor's
+    counts are per period, not totals)."""
     ex = app.execution
     return _failed(ex.error_summary, ex.execution_summary)
 
 
-def _failed(errors: Mapping[str, int | None] | None, outcomes: Mapping[str, int | None] | None) -> int:
-    """Counts as ``AppView.exec_summary``/``error_summary`` do (non-negative integers), without building them."""
+def _failed(errors: Mapping[str, int | None] | None, outcomes: Mapping[str, int | None] | None) -> tuple[int, int]:
+    """Counts as ``AppView.exec_summary``/``error_summary`` do (non-negative integers), without building them:
+    (``derived.unclean_count`` of the outcomes, the sum of the error summary)."""
     n = 0
     if errors:
         vals: Any = errors.values()  # ints as neuron-monitor writes them, or a null: the fast path finds out
@@ -167,12 +172,7 @@ def _failed(errors: Mapping[str, int | None] | None, outcomes: Mapping[str, int 
             for v in vals:
                 if isinstance(v, int) and v > 0:
                     n += v
-    got = outcomes or {}
-    for k in _BAD_EXEC:
-        v = got.get(k)
-        if isinstance(v, int) and v > 0:
-            n += v
-    return n
+    return (unclean_count(outcomes) or 0, n)
 
 
 def _busy(app: AppView) -> float | None:
@@ -300,7 +300,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
             if u is not None and -math.inf < u < math.inf and (best is None or u > best):
                 best = float(u)
         ex = rep.execution_stats if rep is not None else None
-        f.apps[pid] = (label, best, _failed(ex.error_summary, ex.execution_summary) if ex is not None else 0)
+        f.apps[pid] = (label, best, *(_failed(ex.error_summary, ex.execution_summary) if ex is not None else (0, 0)))
         err = clean(rt.error or "")
         if err:
             groups.append(GroupStatus(label, err))

@@ -262,7 +262,7 @@ async def test_stop_and_continue_are_handled_from_the_event_loop(monkeypatch) ->
     monkeypatch.setattr(LinuxDriver, "suspend_application_mode", lambda self: done.append("suspend"))
     monkeypatch.setattr(LinuxDriver, "resume_application_mode", lambda self: done.append("resume"))
     monkeypatch.setattr(os, "kill", lambda pid, sig: done.append(f"kill {sig}"))  # not the SIGSTOP for real
-    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    _driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
     try:
         signal.raise_signal(signal.SIGTSTP)
         assert done == []  # a Python signal handler would have run already, wherever the main thread was

@@ -1,5 +1,5 @@
 """The PromQL client against a fake server on a loopback port: auth, gzip, errors said plainly, TLS with a CA
-file. (What the answers mean is tested against a real Prometheus in test_fleet_prometheus.py.)"""
+file. (What the answers mean is tested against a real Prometheus in tests/e2e/test_fleet_prometheus.py.)"""
 
 from __future__ import annotations
 

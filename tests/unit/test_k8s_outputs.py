@@ -48,7 +48,7 @@ def test_once_text_and_json_carry_pods_and_idle_cores() -> None:
     app = snap.apps[0]
     out = text(snap, SourceInfo("demo", "live"))
     assert "pods: kubelet, 1 with Neuron cores" in out
-    assert f"(pid {app.pid}, pod ml/train-0)" in out
+    assert f"(pid {app.pid}) pod ml/train-0" in out
     assert re.search(r"^  ml/train-0 \[worker\]  cores \S+  util ", out, re.M)
     assert "not allocated: cores" in out
     doc = json.loads(as_json(snap, SourceInfo("demo", "live")))
