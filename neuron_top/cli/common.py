@@ -85,9 +85,10 @@ def k8s_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-k8s", action="store_true", help="do not look for Kubernetes pods")
 
 
-def pod_source(ns: argparse.Namespace, start: bool = True) -> PodSource | None:
+def pod_source(ns: argparse.Namespace, start: bool = True, first: bool = False) -> PodSource | None:
     """The pod attribution for a live source: the kubelet, else cgroups (``k8s.PodWatcher``), refreshed in the
-    background when ``start``; None with ``--no-k8s``."""
+    background when ``start``; with ``first``, asked once in this thread before (the exporter's first scrape
+    then has the pods; bounded by the call's 5 s deadline); None with ``--no-k8s``."""
     if getattr(ns, "no_k8s", False):
         return None
     from neuron_top.k8s.watcher import PodWatcher, on_kubernetes, socket_path
@@ -97,6 +98,8 @@ def pod_source(ns: argparse.Namespace, start: bool = True) -> PodSource | None:
         raise UsageError(f"--host-root: not a directory: {root}")
     watcher = PodWatcher(socket_path(socket, root), root or "/",
                          announce_absent=bool(socket or root) or on_kubernetes(root))
+    if first:
+        watcher.settle()
     return watcher.start() if start else watcher
 
 

@@ -55,7 +55,7 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
     """Run the exporter until a signal (or ``stop``); returns the exit code."""
     from neuron_top.export import Exporter, ExportOptions
     from neuron_top.export.server import ListenError, serve
-    from neuron_top.feed import Feed, RecordingError, StatusChanged
+    from neuron_top.feed import Feed, RecordingError, Report, StatusChanged
     from neuron_top.sources.base import State
 
     err = err if err is not None else sys.stderr
@@ -71,7 +71,7 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
         ns.tag = None
         source, notes = live_source(ns)
         recorder = _recorder(ns.record)
-        pods = pod_source(ns)
+        pods = pod_source(ns, first=True)
     except BaseException:
         server.stop()
         raise
@@ -82,8 +82,15 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
     feed = Feed(source, recorder, pods=pods)
 
     def pump() -> None:
+        said = ""
         for event in feed.events(stop):
             exporter.apply(event)
+            if isinstance(event, Report) and pods is not None:
+                # how pods are found (or why not), said when it changes: the exporter has no header
+                now = event.snapshot.pods.status()
+                if now != said:
+                    said = now
+                    print(f"neuron-top: {now or 'pods: none'}", file=err, flush=True)
             if isinstance(event, StatusChanged) and event.status.state in (State.ENDED, State.FAILED,
                                                                              State.RESTARTING):
                 print(f"neuron-top: {clean(event.status.message)}", file=err, flush=True)
