@@ -90,3 +90,27 @@ def test_monitor_map_is_the_last_resort() -> None:
     kubelet = Attribution("kubelet", cores={1: PodRef.of("ns", "k", "c", "kubelet")})
     m = resolve(kubelet, 2, {}, nm)
     assert m.source == "kubelet" and {c: r.pod for c, r in m.cores.items()} == {1: "k"}
+
+
+def test_once_json_behind_host_root_finds_runtimes_pods_by_cgroup(tmp_path: Path, capsysbinary) -> None:
+    import json
+    import shlex
+    import sys
+
+    from neuron_top.cli.main import main
+    from neuron_top.snapshot import snapshot_from
+    from neuron_top.sources.demo import generate
+
+    report = generate("trn1.32xlarge", 1, 1)[0]
+    pid = snapshot_from(report, 0.0).apps[0].pid
+    root = host(tmp_path / "host", CGROUPS["v1 systemd"])
+    (root / "proc" / "4242").rename(root / "proc" / str(pid))
+    emit = shlex.join([sys.executable, "-m", "neuron_top", "demo", "--emit", "--count", "1", "--instance",
+                       "trn1.32xlarge", "--seed", "1"])
+    assert main(["--command", emit, "--json", "--host-root", str(root)]) == 0
+    doc = json.loads(capsysbinary.readouterr().out)
+    app = next(a for a in doc["apps"] if a["pid"] == pid)
+    assert app["pod"] == {"namespace": "ml", "pod": "train-0", "container": "worker", "source": "cgroup"}
+    assert doc["pods"]["source"] == "cgroup"
+    assert doc["pods"]["note"].startswith("kubelet socket absent: " + str(root))
+    assert main(["--command", emit, "--json", "--host-root", str(tmp_path / "nope")]) == 2  # a clear usage error
