@@ -22,7 +22,7 @@ from neuron_top.textsafe import clean
 
 __all__ = [
     "GROUP_CHOICES", "fleet_main", "fleet_parser", "print_frame", "prom_fleet", "replay_once", "replay_tui",
-    "run_fleet_tui", "ssh_command_for", "ssh_hosts", "ssh_once",
+    "run_fleet_tui", "run_pods", "ssh_command_for", "ssh_hosts", "ssh_once",
 ]
 
 GROUP_CHOICES = ("type", "zone", "region", "status")
@@ -45,7 +45,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--by", metavar="LABEL", default="instance_id",
                       help="the label that names a host (instance_id; node with Kubernetes relabelling); pod or "
                       "namespace: one row per Kubernetes pod or namespace with its NeuronCores, utilization and "
-                      "allocated-but-idle cores (from neuron-top export's neurontop_neuroncore_pod_info; --once)")
+                      "allocated-but-idle cores (from neuron-top export's neurontop_neuroncore_pod_info)")
     prom.add_argument("--label", metavar="LABEL", action="append", default=[],
                       help="an extra instance_info label to show, filter and group on (repeatable)")
     prom.add_argument("--bearer-token-file", metavar="FILE", help="send this file's token (re-read when it changes)")
@@ -203,7 +203,7 @@ def fleet_main(ns: argparse.Namespace) -> int:
     if ns.refresh <= 0:
         raise UsageError("--refresh must be above 0")
     if ns.prometheus and ns.by in ("pod", "namespace"):
-        return pods_once(ns)
+        return run_pods(ns)
     if ns.prometheus:
         fleet = prom_fleet(ns)
         _view_options(ns, fleet.qs.labels)
@@ -231,19 +231,25 @@ def fleet_main(ns: argparse.Namespace) -> int:
     return run_fleet_tui(ns, lambda rec: _ssh_screen(hosts, command, ns, rec), None)
 
 
-def pods_once(ns: argparse.Namespace) -> int:
-    """``--by pod|namespace``: one row per pod or namespace, aggregated by Prometheus; ``--once`` text or
-    ``--json``. Exit status 1 when every query failed."""
+def run_pods(ns: argparse.Namespace) -> int:
+    """``--by pod|namespace``: one row per pod or namespace, aggregated by Prometheus: a table refreshed every
+    ``--refresh`` seconds, or ``--once`` text / ``--json``. Exit status 1 when every query failed."""
     import json
 
     from neuron_top.fleet.pods import PodQueries, pod_groups, pod_table
     from neuron_top.fleet.queries import QuerySet
 
-    if not (ns.once or ns.json):
-        raise UsageError(f"--by {ns.by}: add --once or --json (the fleet table shows hosts; by {ns.by} is printed)")
     group = ns.by
+    if ns.record:
+        raise UsageError(f"--record keeps the hosts' rows; with --by {group} there are none (use --json)")
     ns.by = "instance_id"  # the client's checks; the pod queries carry their own grouping
     fleet = prom_fleet(ns)
+    if not (ns.once or ns.json):
+        from neuron_top.tui.screens.fleet_pods import PodFleetScreen
+
+        queries = PodQueries(group, QuerySet(match=fleet.qs.match))
+        return run_fleet_tui(ns, lambda _rec: PodFleetScreen(fleet.client, queries, source=ns.prometheus,
+                                                             interval=ns.refresh), fleet.close)
     try:
         groups, problems = pod_groups(fleet.client, PodQueries(group, QuerySet(match=fleet.qs.match)))
     finally:

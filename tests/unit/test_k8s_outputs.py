@@ -106,11 +106,12 @@ def test_demo_pods_hold_every_app_and_offer_every_device() -> None:
     assert any(u.idle for u in snap.pod_usage)  # a pod whose cores sit idle
 
 
-def test_fleet_by_pod_is_printed_not_shown(capsys) -> None:
+def test_fleet_by_pod_records_nothing_so_refuses_record(capsys, tmp_path) -> None:
     from neuron_top.cli.main import main
 
-    assert main(["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "namespace"]) == 2
-    assert "--by namespace: add --once or --json" in capsys.readouterr().err
+    assert main(["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "namespace", "--record",
+                 str(tmp_path / "f.jsonl")]) == 2
+    assert "with --by namespace there are none" in capsys.readouterr().err
 
 
 def test_fleet_pod_queries_group_and_match() -> None:

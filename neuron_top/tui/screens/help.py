@@ -91,6 +91,7 @@ def help_sections(
     from neuron_top.tui.screens.detail import DetailScreen, PodsScreen
     from neuron_top.tui.screens.fleet import FleetScreen
     from neuron_top.tui.screens.fleet_host import FleetHostScreen
+    from neuron_top.tui.screens.fleet_pods import PodFleetScreen
     from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
     from neuron_top.tui.screens.fleet_sources import PromFleetScreen
     from neuron_top.tui.screens.picker import AppPicker
@@ -127,6 +128,8 @@ def help_sections(
          binding_rows([*FleetTable.BINDINGS, *FleetScreen.BINDINGS, *PromFleetScreen.BINDINGS]) + FLEET_EXTRA),
         (None, "Fleet heat map (h)", binding_rows(HeatMap.BINDINGS)),
         (FleetHostScreen, "Fleet host (⏎ on a host)", binding_rows(FleetHostScreen.BINDINGS)),
+        (PodFleetScreen, "Fleet by pod (fleet --by pod)",
+         [*binding_rows(PodFleetScreen.BINDINGS), ("↑ ↓", "move between pods")]),
         (FleetReplayScreen, "Fleet replay (neuron-top replay FLEET.jsonl)", FLEET_REPLAY),
     ]
     lead = [k for k, (cls, _, _) in enumerate(sections) if cls is not None and isinstance(first, cls)]
