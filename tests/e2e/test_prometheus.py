@@ -4,6 +4,7 @@ rules file. One Prometheus for the module, on free loopback ports, with a tempor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -113,23 +114,37 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
         f"rule_files: [{RULES.name}]\n"
         "scrape_configs:\n  - job_name: neuron\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{export_port}']}}]\n")
-    py = [sys.executable, "-m", "neuron_top"]
-    demo = subprocess.Popen([*py, "demo", "--emit", "--seed", "11"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    export = subprocess.Popen([*py, "export", "--listen", f"127.0.0.1:{export_port}"], cwd=ROOT,
-                              stdin=demo.stdout, stderr=subprocess.DEVNULL)
-    assert demo.stdout is not None
-    demo.stdout.close()
-    server: subprocess.Popen | None = None
     try:
-        server, prom = start_prometheus(prometheus, tmp, prom_port)
-        yield prom
+        with demo_exporter(["--seed", "11"], ["--listen", f"127.0.0.1:{export_port}"]):
+            yield from serve_prometheus(prometheus, tmp, prom_port)
     finally:
-        for p in (server, export, demo):
-            if p is not None:
-                _stop(p)
         if os.environ.get("KEEP_PROMETHEUS_DATA") is None:
             shutil.rmtree(tmp / "data", ignore_errors=True)
+
+
+@contextlib.contextmanager
+def demo_exporter(demo_args: list[str], export_args: list[str]) -> Iterator[None]:
+    """``neuron-top demo --emit DEMO_ARGS | neuron-top export EXPORT_ARGS`` for the ``with`` block."""
+    py = [sys.executable, "-m", "neuron_top"]
+    demo = subprocess.Popen([*py, "demo", "--emit", *demo_args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    export = subprocess.Popen([*py, "export", *export_args], cwd=ROOT, stdin=demo.stdout, stderr=subprocess.DEVNULL)
+    assert demo.stdout is not None
+    demo.stdout.close()
+    try:
+        yield
+    finally:
+        for p in (export, demo):
+            _stop(p)
+
+
+def serve_prometheus(prometheus: str, tmp: Path, port: int) -> Iterator[Prom]:
+    """``start_prometheus`` for a fixture: yields it, stops it afterwards."""
+    server, prom = start_prometheus(prometheus, tmp, port)
+    try:
+        yield prom
+    finally:
+        _stop(server)
 
 
 def wait_until(check, timeout: float = 45.0, step: float = 0.5):  # type: ignore[no-untyped-def]

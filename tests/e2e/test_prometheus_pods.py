@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("grpc")
 
 from tests.conftest import ROOT
-from tests.e2e.test_prometheus import Prom, _stop, free_port, start_prometheus, tool, wait_until
+from tests.e2e.test_prometheus import Prom, demo_exporter, free_port, serve_prometheus, tool, wait_until
 from tests.kubelet_server import FakeKubelet, pod
 
 pytestmark = pytest.mark.prometheus
@@ -38,22 +38,12 @@ def prom() -> Iterator[Prom]:
         "global:\n  scrape_interval: 1s\n"
         "scrape_configs:\n  - job_name: neuron\n    honor_labels: true\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{export_port}']}}]\n")
-    py = [sys.executable, "-m", "neuron_top"]
-    demo = subprocess.Popen([*py, "demo", "--emit", "--seed", "5", "--instance", "trn1.32xlarge"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    export = subprocess.Popen([*py, "export", "--listen", f"127.0.0.1:{export_port}", "--pod-labels",
-                               "--kubelet-socket", kubelet.path, "--no-process-metrics"],
-                              cwd=ROOT, stdin=demo.stdout, stderr=subprocess.DEVNULL)
-    assert demo.stdout is not None
-    demo.stdout.close()
-    server: subprocess.Popen | None = None
     try:
-        server, prom = start_prometheus(prometheus, tmp, prom_port)
-        yield prom
+        with demo_exporter(["--seed", "5", "--instance", "trn1.32xlarge"],
+                           ["--listen", f"127.0.0.1:{export_port}", "--pod-labels", "--kubelet-socket", kubelet.path,
+                            "--no-process-metrics"]):
+            yield from serve_prometheus(prometheus, tmp, prom_port)
     finally:
-        for p in (server, export, demo):
-            if p is not None:
-                _stop(p)
         kubelet.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
