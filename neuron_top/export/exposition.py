@@ -39,6 +39,7 @@ from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, Sta
 from neuron_top.k8s.model import PodMap, PodRef
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.sources.base import State
+from neuron_top.textsafe import escape_label_value
 
 __all__ = [
     "CONTENT_TYPE_OPENMETRICS",
@@ -106,13 +107,6 @@ def _pod_pairs(ref: PodRef | None) -> tuple[tuple[str, str], ...]:
     if ref is None:
         return _NO_POD
     return (("container", ref.container), ("namespace", ref.namespace), ("pod", ref.pod))
-
-
-def escape_label_value(value: str) -> str:
-    r"""A label value as the text format writes it: ``\``, ``"`` and newline escaped (both formats agree)."""
-    if "\\" in value or '"' in value or "\n" in value:
-        return value.replace("\\", r"\\").replace('"', r"\"").replace("\n", r"\n")
-    return value
 
 
 def _label_text(pairs: Iterable[tuple[str, str]]) -> str:
@@ -559,9 +553,9 @@ class Exporter:
         fams = self._fams
         row = fams["neurontop_neuroncore_utilization_ratio"].row(None)
         row.clear()
-        for core, u in sorted(snap.all.core_stats.util.items()):
+        for index, u in sorted(snap.all.core_stats.util.items()):
             if u is not None:
-                row[self._lt(None, ("neuroncore", str(core)))] = u / 100.0
+                row[self._lt(None, ("neuroncore", str(index)))] = u / 100.0
         size = _num(snap.hardware.neuron_device_memory_size)
         used_row = fams["neurontop_device_memory_used_bytes"].row(None)
         total_row = fams["neurontop_device_memory_total_bytes"].row(None)

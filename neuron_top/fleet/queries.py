@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from neuron_top.textsafe import escape_label_value
+
 __all__ = ["DEFAULT_LABELS", "PART", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries",
            "parse_match"]
 
@@ -205,8 +207,7 @@ def _tagged(parts: list[tuple[str, str]]) -> str:
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     """The two queries behind one host's dashboard: every gauge of the host as it is (a few hundred series), and
     the counters' increase over the rate window (neuron-monitor reports per-period counts, not totals)."""
-    value = key.replace("\\", "\\\\").replace('"', '\\"')
-    me = f'{qs.by}="{value}"'
+    me = f'{qs.by}="{escape_label_value(key)}"'
     gauges = qs.sel("", '__name__=~"neuroncore_utilization_ratio|neuroncore_memory_usage_.+|'
                         'neuron_runtime_memory_used_bytes|neuron_runtime_vcpu_usage_ratio|execution_latency_seconds|'
                         'system_.+|instance_info|neuron_hardware_info"', me)

@@ -334,9 +334,10 @@ def fit_columns(width: int, columns: Sequence[Column] = COLUMNS) -> list[Column]
 
 
 def pad(text: str, width: int, right: bool) -> str:
-    if len(text) > width:
-        return text[: max(width - 1, 0)] + "…" if width > 1 else text[:width]
-    return text.rjust(width) if right else text.ljust(width)
+    """``text`` in exactly ``width`` cells: cut with "…" (``fmt.cut``), or padded on the left when ``right``."""
+    text = fmt.cut(text, width)
+    room = " " * max(width - fmt.cells(text), 0)
+    return room + text if right else text + room
 
 
 def text_table(lines: Sequence[Line], width: int = 200) -> list[str]:

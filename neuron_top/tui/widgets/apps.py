@@ -148,8 +148,9 @@ class AppsPanel(Panel):
                 segs = [*segs, Segment(" " + fit(ref.name if ref is not None else "-", pod_w),
                                        self.style("value" if ref is not None else "dim"))]
             if spark_w:
-                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, spark_w),
-                                              lambda a=a: self._spark(view, a.pid, spark_w))]
+                kind = "device" if a.latency_shown.state == "device" else "total"  # what the p99 cell shows
+                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, kind, spark_w),
+                                              lambda a=a, kind=kind: self._spark(view, a.pid, kind, spark_w))]
             lines.append(LightStrip(segs))
         return lines
 
@@ -180,7 +181,7 @@ class AppsPanel(Panel):
             return self.style("high") if text.strip("0./s") else self.style("dim")
         return self.style("value")
 
-    def _spark(self, view: View, pid: int, spark_w: int) -> list[Segment]:
-        key = ("lat", pid, "total", "p99")
+    def _spark(self, view: View, pid: int, kind: str, spark_w: int) -> list[Segment]:
+        key = ("lat", pid, kind, "p99")
         values = self._cells.values(view.history, key, spark_w)
         return [Segment(" "), Segment(self._cells.text(key, spark_w, peak(values)), self.component("apps--spark"))]
