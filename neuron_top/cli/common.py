@@ -89,31 +89,27 @@ def _recorder(path: str | None) -> RecordingWriter | None:
 def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
     (``--record FILE``), that report is recorded too (it was silently not)."""
-    from neuron_top.feed import Feed, Report, SkippedInput, StatusChanged
+    from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
+    from neuron_top.session import Session
 
-    info = SourceInfo(name=source.name, state="live")
+    session = Session(source.name, "live", history=1)  # the source's state as the dashboard keeps it
     feed = Feed(source, recorder)  # closes the recorder when closed
-    last_status = ""
     try:
         for event in feed.events():
-            if isinstance(event, SkippedInput):
-                info.skipped = event.total
-                info.skipped_reasons = dict(feed.skip_reasons)
-            elif isinstance(event, StatusChanged):
-                info.state = event.status.state.value
-                last_status = event.status.message
-                if info.state in ("ended", "failed"):
-                    break
-            elif isinstance(event, Report):
-                info.reports = 1
+            session.apply(event)
+            if isinstance(event, StatusChanged) and session.status.state in ("ended", "failed"):
+                break
+            if isinstance(event, Report):
+                info = SourceInfo.of(session)
                 _write(to_json(event.snapshot, info) + b"\n" if as_json else text(event.snapshot, info).encode())
                 return 0
     finally:
         feed.close()
-    raise UsageError(f"no report from {clean(source.name)}: {clean(last_status) or 'the stream ended'}"
-                     + (f" ({info.skipped} bad input skipped)" if info.skipped else ""))
+    skipped = session.status.skipped
+    raise UsageError(f"no report from {clean(source.name)}: {clean(session.status.message) or 'the stream ended'}"
+                     + (f" ({skipped} bad input skipped)" if skipped else ""))
 
 
 def _write(data: bytes) -> None:

@@ -65,7 +65,7 @@ async def test_click_on_a_title_sorts_by_it() -> None:
     async with app.run_test(size=(200, 40)) as pilot:
         await pilot.pause()
         table = app.screen.query_one(FleetTable)
-        x = table_text(table)[0].index("ERR/s")
+        x = table_text(table)[0].index("BAD/s")
         await pilot.click(FleetTable, offset=(x + 1, 0))
         assert screen.sort == "err" and not screen.reverse
         await pilot.click(FleetTable, offset=(x + 1, 0))

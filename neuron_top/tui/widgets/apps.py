@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from neuron_top.output.cells import APP_COLUMNS, app_cells
+from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
@@ -39,7 +39,7 @@ class Column:
 
 
 _SIZE = {"cores": (5, 3), "util": (6, 2), "done": (9, 0), "p50": (8, 0), "p99": (8, 0), "errors": (8, 0),
-         "failed": (7, 4)}
+         "bad": (8, 4)}
 COLUMNS = tuple(Column(key, head, *_SIZE[key]) for key, head in APP_COLUMNS)
 LABEL_MIN, LABEL_MAX = 16, 28
 SPARK_MIN = 8
@@ -115,8 +115,8 @@ class AppsPanel(Panel[None]):
         snap = view.snapshot
         apps = snap.apps
         errors = sum(a.rates.error_count for a in apps)
-        failed = sum(a.rates.failed_count for a in apps)
-        right = f"{len(apps)} apps · {errors} errors · {failed} failed" if apps else ""
+        bad = sum(a.rates.bad_count or 0 for a in apps)
+        right = f"{len(apps)} apps · {errors} errors · {bad} bad" if apps else ""
         title = "Apps: throughput, latency, errors" if width >= 90 else "Apps"
         lines = [self.title_strip(title, width, right)]
         cols = columns_for(width)
@@ -158,7 +158,9 @@ class AppsPanel(Panel[None]):
     def _style(self, key: str, text: str) -> Style:
         if text in ("-", "idle"):
             return self.style("dim")
-        if key in ("errors", "failed"):
+        if text == FAILED:
+            return self.style("high")
+        if key in ("errors", "bad"):
             return self.style("high") if text.strip("0./s") else self.style("dim")
         return self.style("value")
 

@@ -11,7 +11,6 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -32,17 +31,15 @@ from neuron_top.trace.columns import (
 )
 from neuron_top.trace.model import PALETTE, Line, TimelineModel, name_slot
 from neuron_top.trace.store import ERROR, INSTANT, UNFINISHED
+from neuron_top.tui.widgets.fixedwidth import fit
 
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_SPAN_NS = 10
 """The deepest zoom: 10 ns across the whole width."""
 
 
-def fit_cells(text: str, width: int) -> str:
-    """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
-    if cell_len(text) <= width:
-        return set_cell_size(text, width)
-    return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+fit_cells = fit
+"""``text`` cut (with "…", ``fmt.cut``) or padded to exactly ``width`` terminal cells."""
 
 
 @dataclass(frozen=True)
