@@ -352,6 +352,12 @@ class AppView:
             return (0, 0)
         return (max(u.host or 0, 0), max(u.neuron_device or 0, 0))
 
+    @property
+    def memory_reported(self) -> bool:
+        """Whether the report gives this app's used memory: ``memory_used`` there, without an error, with its
+        totals. When not, ``used_bytes`` is (0, 0) for sums, and every output shows "-", not 0B."""
+        return not self.failure("memory_used") and self.memory.neuron_runtime_used_bytes is not None
+
     def _memory_raw(self) -> object:
         """What the memory aggregates are made from (see ``across``)."""
         return self.memory.neuron_runtime_used_bytes
@@ -453,6 +459,11 @@ class AllApps(AppView):
             h += ah
             d += ad
         return (h, d)
+
+    @property
+    def memory_reported(self) -> bool:
+        """No runtime: nothing used (reported zero); else some runtime's memory must be known."""
+        return not self.apps or any(a.memory_reported for a in self.apps)
 
     def _memory_raw(self) -> object:
         return [(a.pid, a.memory.neuron_runtime_used_bytes) for a in self.apps]

@@ -345,7 +345,8 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
         busy=sum(1 for u in utils if u > busy_floor) if utils else (0 if has_neuron else None),
         idle=sum(1 for i in allocated if per_core.get(i, 0.0) <= busy_floor) if has_neuron else None,
         apps=len(snap.apps) if has_neuron else None,
-        mem_used=float(snap.all.used_bytes[1]) if snap.apps else (0.0 if has_neuron else None),
+        # no runtime: nothing used; runtimes whose memory is not known: blank, not 0 (Snapshot's memory_reported)
+        mem_used=(float(snap.all.used_bytes[1]) if snap.all.memory_reported else None) if has_neuron else None,
         mem_total=float(devices * size) if devices and size else None,
         vcpu=vcpu,
         vcpus=len(snap.vcpus) or None,

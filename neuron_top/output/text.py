@@ -13,7 +13,15 @@ import msgspec
 
 from neuron_top import __version__, fmt, schema
 from neuron_top.derived import COUNTED, RATED
-from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, core_cells, latency_row, runtime_vcpu
+from neuron_top.output.cells import (
+    APP_COLUMNS,
+    FAILED,
+    app_cells,
+    core_cells,
+    latency_row,
+    memory_values,
+    runtime_vcpu,
+)
 from neuron_top.snapshot import (
     DEVICE_CATEGORIES,
     HOST_CATEGORIES,
@@ -129,12 +137,11 @@ def app_lines(snap: Snapshot) -> list[str]:
 def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
     """The ``--once`` memory lines: host and device, by category."""
     h, d = app.used_bytes
-    hb, db = app.host_breakdown, app.device_breakdown
-    out = [f"memory ({clean(app.label)}):",
-           "  host   total " + fmt.human_bytes(h) + "".join(f"  {k} {fmt.human_bytes(hb.get(k, 0))}"
-                                                            for k in HOST_CATEGORIES),
-           "  device total " + fmt.human_bytes(d) + "".join(f"  {k} {fmt.human_bytes(db.get(k, 0))}"
-                                                            for k in DEVICE_CATEGORIES)]
+    out = [f"memory ({clean(app.label)}):"]
+    for head, values in (("  host  ", memory_values(app, HOST_CATEGORIES, app.host_breakdown, h)),
+                         ("  device", memory_values(app, DEVICE_CATEGORIES, app.device_breakdown, d))):
+        out.append(head + "".join(f" {k.lower() if k == 'Total' else k} {fmt.human_bytes(v)} " for k, v in values)
+                   .rstrip())
     m = snap.host_memory
     if m is not None and m.memory_total_bytes:
         out.append(f"  host memory {fmt.human_bytes(m.memory_used_bytes)}/{fmt.human_bytes(m.memory_total_bytes)}"

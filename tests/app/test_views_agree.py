@@ -30,6 +30,7 @@ from neuron_top.recording.writer import RecordingWriter
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.tui.widgets.apps import AppsPanel
 from neuron_top.tui.widgets.cores import CoreGrid
+from neuron_top.tui.widgets.memory import MemorySummary
 from neuron_top.tui.widgets.vcpu import VcpuPanel
 from tests.app.test_once_agrees import cells_by_device, section
 from tests.conftest import ROOT
@@ -86,6 +87,7 @@ EDGE = {
                                   runtime(12, "b", group_errors=("neuron_runtime_vcpu_usage",))),
     "runtime_with_an_error": report(runtime(11, "a", error="runtime unreachable"), runtime(12, "b")),
     "value_missing": report(runtime(11, "a", drop=("neuron_runtime_vcpu_usage",), total=None, device=None)),
+    "memory_failed": report(runtime(11, "a", group_errors=("memory_used",))),
     "ran_nothing": report(runtime(11, "a", completed=0, total=None, device=None)),
     "zero_devices": report(devices=0),
 }
@@ -143,6 +145,7 @@ async def test_every_output_gives_the_same_figure_and_state(case: str, tmp_path:
                  if line.strip() and not line.startswith(" no Neuron")}
         runtime_line = app.screen.query_one(VcpuPanel)._strips
         grid = [s.text for s in app.screen.query_one(CoreGrid)._strips]
+        memory = [s.text for s in app.screen.query_one(MemorySummary)._strips]
     runtime_text = next((s.text for s in runtime_line if " user " in s.text and "(all apps)" in s.text), "")
 
     # each app's row: the same text on screen, in --once and in --json, column by column
@@ -175,6 +178,14 @@ async def test_every_output_gives_the_same_figure_and_state(case: str, tmp_path:
     if apps and all(a.failure("neuron_runtime_vcpu_usage") for a in apps):
         assert (once_rt[1], once_rt[2]) == (FAILED, FAILED)  # not 0.0%
 
+    # used memory: "-" on screen and in --once when no runtime's memory is known (a failed group is not 0B)
+    once_mem = section(once, "memory (")
+    screen_total = re.search(r"Total:? +(\S+)", " ".join(memory[1:3]))
+    once_total = re.search(r"host +total (\S+)", once_mem[1])
+    assert screen_total is not None and once_total is not None
+    assert screen_total[1] == once_total[1], (case, memory[1:3], once_mem[1])
+    assert (once_total[1] == "-") == (not snap.all.memory_reported), case
+
     # the core grid: the same cells on screen and in --once
     if snap.has_neuron:
         assert cells_by_device(section(once, "NeuronCores (")[1:]) == cells_by_device(grid[2:]), case
@@ -206,6 +217,7 @@ async def test_every_output_gives_the_same_figure_and_state(case: str, tmp_path:
     assert row.util == (pytest.approx(sum(vals) / len(vals)) if vals else None)
     assert row.err_rate == snap.all.rates.bad_per_second  # the fleet's BAD/s is bad/s
     assert row.vcpu == snap.cpu.busy
+    assert (row.mem_used is None) == (not snap.has_neuron or not snap.all.memory_reported), case
     p99s = [lat.get("p99") for a in apps if (lat := a.latency_shown).state == "total" and lat.get("p99") is not None]
     assert row.p99 == (max(p99s) if p99s else None)
 

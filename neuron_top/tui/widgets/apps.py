@@ -134,8 +134,9 @@ class AppsPanel(Panel[None]):
             segs = self.memo(("row", a.pid, tuple(values.items()), label_w, cols, i == cur, selected),
                              partial(self._row, a, values, label_w, cols, i == cur, selected))
             if spark_w:
-                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, spark_w),
-                                              partial(self._spark, view, a.pid, spark_w))]
+                kind = "device" if a.latency_shown.state == "device" else "total"  # what the p99 cell shows
+                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, kind, spark_w),
+                                              partial(self._spark, view, a.pid, kind, spark_w))]
             lines.append(LightStrip(segs))
         return lines
 
@@ -164,7 +165,7 @@ class AppsPanel(Panel[None]):
             return self.style("high") if text.strip("0./s") else self.style("dim")
         return self.style("value")
 
-    def _spark(self, view: View, pid: int, spark_w: int) -> list[Segment]:
-        key = ("lat", pid, "total", "p99")
+    def _spark(self, view: View, pid: int, kind: str, spark_w: int) -> list[Segment]:
+        key = ("lat", pid, kind, "p99")
         values = self._cells.values(view.history, key, spark_w)
         return [Segment(" "), Segment(self._cells.text(key, spark_w, peak(values)), self.component("apps--spark"))]
