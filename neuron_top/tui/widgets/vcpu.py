@@ -189,7 +189,8 @@ class VcpuGrid(Panel[None]):
         cpu = snap.cpu
         g = snap.vcpu
         every = _every(g.period if g is not None else None)
-        right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "")
+        # no per-vCPU data (the fleet's drill-down over Prometheus: not exported) is "-", not "0 vCPUs"
+        right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "") if cpu.count else "vCPUs -"
         lines = [self.title_strip(self.TITLE, width, right)]
         if not cpu.per_cpu:
             lines.append(LightStrip([Segment(" no per-vCPU data", self.style("dim"))]))
