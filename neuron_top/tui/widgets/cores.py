@@ -104,7 +104,7 @@ def _pod_colour(colours: dict[tuple[str, str], int] | None, ref: PodRef | None) 
     return colours.get(ref.key, -1) if ref is not None else -1
 
 
-class CoreGrid(Panel):
+class CoreGrid(Panel[None]):
     """Cursor keys move between cores (and across devices in a row); Enter opens the core, or the device on its
     label."""
 

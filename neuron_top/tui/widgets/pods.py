@@ -23,7 +23,7 @@ COLUMNS = (("NCs", 5), ("util", 7), ("idle", 6))
 NAME_MIN, NAME_MAX = 20, 60
 
 
-class PodsPanel(Panel):
+class PodsPanel(Panel[None]):
     """One row per pod with Neuron cores."""
 
     TITLE = "Pods"
