@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from neuron_top.derived import BUSY_PERCENT
 from neuron_top.textsafe import clean
 
 __all__ = [
@@ -169,7 +170,8 @@ class PodUsage:
     util: float | None
     """Mean utilization of its cores, percent; None when no core of it is reported."""
     idle: tuple[int, ...]
-    """Its cores that no runtime uses, or that ran at 0%: allocated but idle."""
+    """Its cores that no runtime uses, or that ran at most 1% (``derived.BUSY_PERCENT``, the fleet's rule too):
+    allocated but idle."""
     pids: tuple[int, ...]
     """The runtimes (apps) on its cores."""
 
@@ -239,7 +241,7 @@ class PodMap:
         for key in sorted(by_pod):
             cores = tuple(by_pod[key])
             vals = [u for c in cores if (u := util.get(c)) is not None]
-            idle = tuple(c for c in cores if c not in used or not (util.get(c) or 0) > 0)
+            idle = tuple(c for c in cores if c not in used or not (util.get(c) or 0.0) > BUSY_PERCENT)
             pids = tuple(sorted(p for p, r in self.apps.items() if r.key == key))
             out.append(PodUsage(first[key], tuple(c for c in containers[key] if c), cores,
                                 sum(vals) / len(vals) if vals else None, idle, pids))

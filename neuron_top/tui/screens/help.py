@@ -56,7 +56,7 @@ LEGEND = [
     ("pods: kubelet|cgroup|…", "how each core's Kubernetes pod was found (the kubelet's PodResources API, the "
                                "runtime's cgroup, neuron-monitor's neuron_k8s_info), or why not"),
     ("tag · pod", "a tab's app and the pod it runs in; / matches pod and namespace names too"),
-    ("idle (pods)", "cores allocated to a pod that no runtime uses, or that ran at 0%"),
+    ("idle (pods)", "cores allocated to a pod that no runtime uses, or that ran at most 1%"),
 ]
 """What the symbols and units on screen mean: the help's last section."""
 
