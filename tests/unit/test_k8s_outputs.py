@@ -123,3 +123,14 @@ def test_fleet_pod_queries_group_and_match() -> None:
     assert all(e.startswith(("count by (namespace) (", "avg by (namespace) (")) for e in q.values())
     assert all('neurontop_neuroncore_pod_info{cluster="a"}' in e for e in q.values())
     assert 'neuroncore_utilization_ratio{cluster="a"}' in q["util"]
+
+
+def test_demo_pods_on_the_command_line(capsysbinary) -> None:
+    from neuron_top.cli.main import main
+
+    assert main(["demo", "--pods", "--json", "--seed", "1"]) == 0
+    doc = json.loads(capsysbinary.readouterr().out)
+    assert doc["pods"]["source"] == "demo" and doc["pods"]["pods"]
+    assert all(a["pod"] is not None and a["pod"]["source"] == "demo" for a in doc["apps"])
+    assert main(["demo", "--once", "--seed", "1", "--instance", "trn1.32xlarge"]) == 0
+    assert b"pods:" not in capsysbinary.readouterr().out  # no pods without --pods on a profile without k8s
