@@ -283,8 +283,8 @@ class ReplayController:
         """Decode the recording once (in a background thread) and collect markers, holes included.
 
         Resumable: a second call carries on from ``scanned`` (a followed recording that grew). A scan started
-        before ``restart`` (the file was replaced) stops without adding anything."""
-        self._scan_stop.clear()
+        before ``restart`` (the file was replaced) stops without adding anything. ``stop_scan`` is final: a stop
+        that comes before the scan starts (the screen closed at once) is kept, so the scan never runs."""
         gen = self._scan_gen
         prev = self._scan_prev
         i = self.scanned
@@ -317,19 +317,29 @@ class ReplayController:
             progress()
 
     def stop_scan(self) -> None:
+        """Stop the scan for good (the replay is closing), also one not started yet."""
         self._scan_stop.set()
 
     @property
     def scan_stop(self) -> threading.Event:
-        """Set by ``stop_scan``: a scan of another kind of recording (fleet frames) stops on it too."""
+        """Set by ``stop_scan``: a scan of another kind of recording (fleet frames) waits on it too."""
         return self._scan_stop
+
+    @property
+    def scan_generation(self) -> int:
+        """Changes when the recording is replaced (``restart``): a scan takes it when it starts."""
+        return self._scan_gen
+
+    def scan_cancelled(self, generation: int) -> bool:
+        """Whether a scan started at ``generation`` should stop: ``stop_scan`` ran (before or after it started),
+        or the recording was replaced since."""
+        return self._scan_stop.is_set() or generation != self._scan_gen
 
     def restart(self) -> None:
         """The recording was replaced under us (a followed file rotated or truncated): forget its markers and
         decoded reports, and stand at its last report (following) or its first."""
         following = self.at_end()
-        self._scan_gen += 1
-        self._scan_stop.set()
+        self._scan_gen += 1  # the running scan sees it and stops; a new one may start
         self.markers = []
         self.scanned = 0
         self.scan_bad = 0

@@ -469,10 +469,34 @@ def test_stop_scan_stops_a_scan_waiting_for_the_index() -> None:
     c = ReplayController(idx)
     t = threading.Thread(target=c.scan_markers)
     t.start()
-    time.sleep(0.05)  # the scan waits for more reports (the index is not done)
+    deadline = time.monotonic() + 5
+    while c.scanned < 3 and time.monotonic() < deadline:  # the scan reaches the end and waits for more reports
+        time.sleep(0.001)
     c.stop_scan()
     t.join(timeout=5)
     assert not t.is_alive()
+    assert c.scanned == 3
+
+
+def test_a_stop_before_the_scan_starts_is_kept() -> None:
+    """The screen closed before its scan worker got going: the scan must not then run (and wait) for ever."""
+    import threading
+
+    c = ReplayController(plain(3, done=False))
+    c.stop_scan()
+    t = threading.Thread(target=c.scan_markers, daemon=True)
+    t.start()
+    t.join(timeout=5)
+    assert not t.is_alive()
+    assert c.scanned == 0
+
+
+def test_a_scan_after_restart_runs_again() -> None:
+    c = ReplayController(plain(3))
+    c.scan_markers()
+    assert c.scanned == 3
+    c.restart()
+    c.scan_markers()
     assert c.scanned == 3
 
 
