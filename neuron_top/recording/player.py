@@ -20,6 +20,7 @@ from typing import Protocol
 from neuron_top.decode import DecodeError
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
 from neuron_top.recording.pacing import Hole, Pacer, hole_after
+from neuron_top.recording.totals import RunningTotals, Totals
 from neuron_top.snapshot import Snapshot, snapshot_from
 
 __all__ = [
@@ -127,6 +128,7 @@ class ReplayController:
         """Reports the scan could not decode."""
         self._scan_prev: Facts | None = None
         self._scan_stop = threading.Event()
+        self._totals = RunningTotals(self._facts)
         self.mark_in: int | None = None
         """Start of a range marked with ``m`` (for writing it out), or None."""
 
@@ -155,6 +157,17 @@ class ReplayController:
                 self._cache.popitem(last=False)
         return snap
 
+
+    def _facts(self, i: int) -> Facts | None:
+        try:
+            return brief_facts(self.index.get(i), i + 1)
+        except (DecodeError, IndexError, OSError):
+            return None
+
+    def totals_at(self, i: int) -> Totals | None:
+        """Counts since the start of the recording up to report ``i`` (ECC per device, failed executions): exact
+        at any position, whatever the history window holds; None until the marker scan has passed report ``i``."""
+        return self._totals.at(i)
 
     def window(self, end: int, n: int, budget: float | None = None) -> list[Snapshot]:
         """Up to ``n`` decodable snapshots ending at report ``end`` (inclusive), oldest first: the history
@@ -308,6 +321,7 @@ class ReplayController:
                 return
             if found:
                 self.markers.extend(found)
+            self._totals.add(facts)
             self._scan_prev = prev
             i += 1
             self.scanned = i
@@ -344,6 +358,7 @@ class ReplayController:
         self.scanned = 0
         self.scan_bad = 0
         self._scan_prev = None
+        self._totals = RunningTotals(self._facts)
         self.mark_in = None
         with self._lock:
             self._cache.clear()

@@ -672,3 +672,35 @@ async def test_follow_reopens_on_rotation_and_reindexes_on_truncation(rec: Path,
         await settle(pilot)
         assert ctl(app).scanned == 5 and all(m.index < 5 for m in ctl(app).markers)
     ctl(app).index.close()
+
+
+# --- counts since start after any move (issue 33) ---
+
+async def test_ecc_since_start_is_exact_after_a_seek_and_a_step_back(tmp_path: Path) -> None:
+    """An uncorrected ECC early in a 400-report recording, corrected ones later: after a jump to the end (the
+    history window holds the last 120 reports) and a step back, the ECC panel counts every event since the
+    start, and says "uncorrected" while the header says ECC!."""
+    from neuron_top.tui.widgets.ecc import EccPanel
+    from tests.recordings import Plan, write
+
+    plan = Plan(seconds=400 * 60, period=60.0, jitter=0.003,
+                ecc=[(600, 5, "mem_uncorrected", 1), (900, 5, "mem_corrected", 2), (20000, 3, "sram_corrected", 4)])
+    path = write(tmp_path / "ecc.jsonl", plan)
+    app, _ = replay_app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert ctl(app).scanned == len(ctl(app))
+        for keys in (("space", "G"), ("left_square_bracket",), ("comma",), ("colon", *"50%", "enter")):
+            await pilot.press(*keys)
+            await settle(pilot)
+            totals = app.history.ecc_totals
+            assert totals[5].mem_uncorrected == 1 and totals[5].mem_corrected == 2, keys
+            assert totals[3].sram_corrected == (4 if ctl(app).position >= 20000 // 60 else 0), keys
+            text = "\n".join(s.text for s in app.screen.query_one(EccPanel).build(app.screen.view, 160))
+            assert "no errors" not in text.splitlines()[0] and "1 uncorrected" in text, keys
+            assert "ECC! ND5" in header(app), keys
+        await pilot.press("g")  # back before the event: none since start, and no ECC! either
+        await settle(pilot)
+        assert app.history.ecc_totals[5].uncorrected == 0
+        assert "ECC!" not in header(app)
+    ctl(app).index.close()

@@ -46,6 +46,10 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
         self.init_transport(controller, name)
         self._generation = 0
         """Counts history rebuilds, so a worker's late result for an older seek is dropped."""
+        self._totals_pending = False
+        """The position's counts since start are not known yet (the scan is behind it)."""
+        self._totals_jump = False
+        """... and the header's ECC mark is to be set from them when they are (the position came by a jump)."""
 
     def compose_top(self) -> ComposeResult:
         yield Scrubber(self.controller.markers, id="scrubber")
@@ -91,12 +95,39 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
             # the newest that fit in the frame budget do (playback keeps pace; the history thins out).
             for snap in c.window(passed[-1], len(passed), budget=FRAME_BUDGET if len(passed) > 1 else None):
                 host.react(session.accept(snap), publish=False)
+        self._apply_totals(jumped=rebuild)
         if session.latest is not None:
             self._shown = True
         host.set_position(self._position_text())
         host.publish()
         self._update_scrubber()
         self._tell_wall_time()
+
+    # --- counts since start: the recording's, not the history window's ---
+    def _apply_totals(self, jumped: bool) -> None:
+        """The history's ECC sums become the recording's from its start to the position (the window after a
+        seek holds only the last reports). After a jump the header's ``ECC!`` names the devices with uncorrected
+        events up to the position, so the two never disagree. Until the scan reaches the position the window's
+        sums stand and this runs again when it does (``on_markers_found``)."""
+        c = self.controller
+        n = len(c)
+        t = c.totals_at(min(c.position, n - 1)) if n else None
+        self._totals_pending = n > 0 and t is None
+        self._totals_jump = self._totals_jump or (jumped and t is None)
+        if t is None:
+            return
+        session = self.host.session
+        session.history.ecc_totals = dict(t.ecc)
+        if jumped or self._totals_jump:
+            self._totals_jump = False
+            session.set_status(uncorrected=t.uncorrected_devices)
+
+    def on_markers_found(self, _: MarkersFound) -> None:
+        """(Textual calls ``ReplayTransport``'s handler too, for the scrubber.)"""
+        if self._totals_pending:
+            self._apply_totals(jumped=False)
+            if not self._totals_pending:
+                self.host.publish()
 
     # --- the timeline's playhead follows the replay, and the other way round (one wall clock) ---
     def _tell_wall_time(self) -> None:
@@ -141,4 +172,5 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
             if snap is not None:
                 message.history.push(snap)
         self.host.session.adopt(message.history)
+        self._apply_totals(jumped=False)
         self.host.publish()
