@@ -96,7 +96,7 @@ def _no_reports(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
     from neuron_top.cli.common import UsageError
     from neuron_top.fmt import plural
 
-    why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
+    why = f": {clean(index.error)}" if index.error else ""
     skipped = f" ({plural(index.skipped, 'bad line')} skipped)" if index.skipped else ""
     return UsageError(f"no reports in {clean(ns.file)}{why}{skipped}")
 
@@ -131,14 +131,19 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
 def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> int:
     """``--summary``: scan every report for events (as the replay screen's markers), print them; exit 1 if the
     recording holds uncorrected ECC or execution errors."""
-    from neuron_top.recording.incident import format_summary, scan_all, summarize, summary_json
+    from neuron_top.recording.incident import format_summary, scan_incidents, summarize, summary_json
 
     # Index first, then scan: run side by side they fight over the GIL and take longer than one after the other.
     index.wait()
     if len(index) == 0:
         raise _no_reports(index, ns)
-    markers, bad = scan_all(index)
-    s = summarize(index, markers, bad)
+    if _fleet(index):
+        from neuron_top.fleet.record import fleet_summary
+
+        s = fleet_summary(index)
+    else:
+        markers, bad, rows = scan_incidents(index)
+        s = summarize(index, markers, bad, rows)
     sys.stdout.flush()
     sys.stdout.buffer.write(summary_json(s) + b"\n" if ns.json else format_summary(s).encode())
     sys.stdout.flush()

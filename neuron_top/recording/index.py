@@ -61,7 +61,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import msgspec
 
@@ -72,7 +72,7 @@ from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.sources.framing import concatenated_spans
 from neuron_top.textsafe import clean
 
-__all__ = ["RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
+__all__ = ["Index", "RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 _OTHER_FORMATS = ((b"\xfd7zX", "xz"), (b"BZh", "bzip2"), (b"\x04\x22\x4d\x18", "lz4"), (b"PK\x03\x04", "zip"),
@@ -117,6 +117,49 @@ def _valid_object(data: bytes | memoryview) -> bool:
 
 def _sample(data: bytes) -> str:
     return clean(data[:80].rstrip().decode("utf-8", "replace"), 80)
+
+
+class Index(Protocol):
+    """A recording index, whole: what the replay screens, the controller, ``--summary``, ``w`` and the trace
+    timeline's metrics read. ``RecordingIndex`` and ``SpooledIndex`` are the two; a test's stand-in implements all
+    of it, so a rename fails the type check instead of a ``getattr`` default going quietly wrong."""
+
+    name: str
+    """The file's name (or "stdin") for the header; not yet made safe to show (``textsafe.clean`` it)."""
+    follow: bool
+    """The input may still grow (``tail -f``, a pipe): its end is not final."""
+    generation: int
+    """Bumped when a followed input was replaced and indexing started over."""
+    skipped: int
+    """Garbage lines and cut reports skipped so far."""
+    wallclock: bool
+    """Report times are unix seconds (False: relative, from raw neuron-monitor output)."""
+    error: str | None
+    """Why reading stopped early, if it did."""
+
+    def __len__(self) -> int: ...
+    def get(self, i: int) -> bytes: ...
+    def span(self, i: int) -> tuple[int, int]: ...
+    def timestamp(self, i: int) -> float: ...
+    def find_time(self, t: float) -> int: ...
+    def find_at_or_before(self, t: float) -> int: ...
+    def skips(self, start: int = 0) -> list[tuple[int, Skipped]]: ...
+    def take_notices(self) -> list[str]: ...
+    def refresh(self) -> int: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
+    def wait_for(self, i: int, timeout: float | None = None) -> bool: ...
+    def close(self) -> None: ...
+
+    @property
+    def done(self) -> bool: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def progress(self) -> float: ...
+    @property
+    def spooled(self) -> bool:
+        """A stream copied as it is read (stdin, a pipe): the header says "reading", not "indexing N%"."""
+        ...
 
 
 class _IndexBase:
@@ -237,6 +280,18 @@ class _IndexBase:
         if n == 0:
             raise IndexError("the recording has no reports")
         return min(bisect.bisect_left(self._ts, t, 0, n), n - 1)
+
+    def find_at_or_before(self, t: float) -> int:
+        """Index of the last report at or before time ``t`` (the first report if all are after it): where a move
+        to a time lands, as in dolphie, so a target between two reports never lands on the later one."""
+        n = self._n
+        if n == 0:
+            raise IndexError("the recording has no reports")
+        return max(bisect.bisect_right(self._ts, t, 0, n) - 1, 0)
+
+    @property
+    def spooled(self) -> bool:
+        return False
 
     def skips(self, start: int = 0) -> list[tuple[int, Skipped]]:
         """Skipped items from number ``start`` on, each with the report number it came before."""
@@ -742,6 +797,10 @@ class SpooledIndex(_IndexBase):
         self._start(name)
 
     def _keep_waiting(self) -> bool:
+        return True
+
+    @property
+    def spooled(self) -> bool:
         return True
 
     def _read(self) -> bytes | None:

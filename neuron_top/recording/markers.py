@@ -42,13 +42,13 @@ from neuron_top.textsafe import clean
 __all__ = ["KINDS", "LABELS", "Facts", "Marker", "brief_facts", "hole_marker", "markers_between",
            "severity"]
 
-KINDS = ("ecc-uncorrected", "error", "app-", "app+", "stall", "group-error", "gap", "ecc-corrected")
-"""Marker kinds, most severe first."""
-_RANK = {"ecc-uncorrected": 0, "error": 1, "app-": 2, "app+": 2, "stall": 3, "group-error": 4, "gap": 5,
-         "ecc-corrected": 6}
-LABELS = {"ecc-uncorrected": "uncorrected ECC", "error": "execution errors", "app-": "app stopped",
-          "app+": "app started", "stall": "utilization collapse", "group-error": "metric-group error",
-          "gap": "gap without data", "ecc-corrected": "corrected ECC"}
+KINDS = ("ecc-uncorrected", "error", "host-down", "app-", "app+", "stall", "group-error", "gap", "ecc-corrected")
+"""Marker kinds, most severe first ("host-down": a fleet recording's host going stale or down)."""
+_RANK = {"ecc-uncorrected": 0, "error": 1, "host-down": 2, "app-": 2, "app+": 2, "stall": 3, "group-error": 4,
+         "gap": 5, "ecc-corrected": 6}
+LABELS = {"ecc-uncorrected": "uncorrected ECC", "error": "execution errors", "host-down": "host down",
+          "app-": "app stopped", "app+": "app started", "stall": "utilization collapse",
+          "group-error": "metric-group error", "gap": "gap without data", "ecc-corrected": "corrected ECC"}
 STALL_FROM = 5.0
 """Percent: an app busier than this whose cores all fall to 0% (while it still runs) is a collapse."""
 _DEVICE = attrgetter("device")

@@ -15,9 +15,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 from operator import attrgetter
-from typing import Protocol
 
 from neuron_top.decode import DecodeError
+from neuron_top.recording.index import Index
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
 from neuron_top.recording.pacing import Hole, Pacer, hole_after
 from neuron_top.recording.totals import RunningTotals, Totals
@@ -32,18 +32,6 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 _AT = attrgetter("index")
 MAX_FRAME_REPORTS = 200
 """At high speed several reports are due per frame; they all go into history, one frame is drawn."""
-
-
-class Index(Protocol):
-    """What the controller needs of a recording index (``sources.recording.RecordingIndex``)."""
-
-    def __len__(self) -> int: ...
-    def get(self, i: int) -> bytes: ...
-    def timestamp(self, i: int) -> float: ...
-    def find_time(self, t: float) -> int: ...
-
-    @property
-    def done(self) -> bool: ...
 
 
 def markers_at(index: Index, i: int, prev: Facts | None) -> tuple[list[Marker], Facts | None]:
@@ -61,9 +49,12 @@ def markers_at(index: Index, i: int, prev: Facts | None) -> tuple[list[Marker], 
     return found, facts
 
 
-def scan_range(index: Index, start: int, stop: int) -> tuple[list[Marker], int]:
+def scan_range(index: Index, start: int, stop: int,
+               each: Callable[[int, Facts | None], None] | None = None) -> tuple[list[Marker], int]:
     """Markers of reports ``[start, stop)`` and how many did not decode, as a whole scan finds them: the facts
-    of the last report before ``start`` that decodes are taken first (what a report is compared with)."""
+    of the last report before ``start`` that decodes are taken first (what a report is compared with).
+    ``each(i, facts)`` is called for every report (facts None when it did not decode): ``--summary`` reads
+    its counts there."""
     prev: Facts | None = None
     k = start - 1
     while k >= 0 and prev is None:
@@ -75,6 +66,8 @@ def scan_range(index: Index, start: int, stop: int) -> tuple[list[Marker], int]:
     for i in range(start, stop):
         found, facts = markers_at(index, i, prev)
         out.extend(found)
+        if each is not None:
+            each(i, facts)
         if facts is None:
             bad += 1
         else:
@@ -194,7 +187,7 @@ class ReplayController:
     def settle(self) -> None:
         """Clamp a position past the end (``--start N`` before N was indexed) once the index has finished."""
         n = len(self.index)
-        if n and self.position > n - 1 and getattr(self.index, "done", True):
+        if n and self.position > n - 1 and self.index.done:
             self.seek(n - 1)
 
     # --- moving ---
@@ -304,13 +297,9 @@ class ReplayController:
         index = self.index
         while not self._scan_stop.is_set() and gen == self._scan_gen:
             if i >= len(index):
-                if getattr(index, "done", True):
+                if index.done:
                     break
-                wait_for = getattr(index, "wait_for", None)  # wakes as soon as the report is indexed
-                if wait_for is not None:
-                    wait_for(i, 0.2)
-                else:
-                    self._scan_stop.wait(0.2)
+                index.wait_for(i, 0.2)  # wakes as soon as the report is indexed
                 continue
             found, facts = markers_at(index, i, prev)
             if facts is None:
@@ -432,7 +421,7 @@ def resolve_goto(text: str, c: ReplayController) -> int:
             raise GotoError(f"not a time span like +90s or -2m: {s}") from None
         return index.find_time(cur + secs if s[0] == "+" else cur - secs)
     first, last = index.timestamp(0), index.timestamp(n - 1)
-    wall = getattr(index, "wallclock", True)
+    wall = index.wallclock
     m = _DATETIME.fullmatch(s)
     if m:
         if not wall:

@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
@@ -41,6 +41,9 @@ from neuron_top.feed import Feed, RecordingError, SkippedInput, StatusChanged
 from neuron_top.sources.base import Source, State
 from neuron_top.sources.framing import split_concatenated
 from neuron_top.textsafe import clean
+
+if TYPE_CHECKING:
+    from neuron_top.recording.index import Index
 
 __all__ = ["RecordingBusy", "RecordingState", "RecordingWriter", "compression_for", "free_name",
            "install_signal_handlers", "record_main", "stamp", "write_range"]
@@ -406,13 +409,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     return rc
 
 
-class _Readable(Protocol):
-    def __len__(self) -> int: ...
-
-    def get(self, i: int) -> bytes: ...
-
-
-def write_range(index: _Readable, start: int, stop: int, out_path: str | os.PathLike[str]) -> int:
+def write_range(index: Index, start: int, stop: int, out_path: str | os.PathLike[str]) -> int:
     """Copy reports ``[start, stop)`` of ``index`` to a new recording at ``out_path``; returns how many.
 
     Lines are copied byte for byte (a pretty-printed report is put on one line, line ends become ``\\n``);

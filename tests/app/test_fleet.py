@@ -257,11 +257,8 @@ async def test_a_recorded_fleet_replays_with_transport_keys(tmp_path: Path) -> N
         await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
         assert "refresh 4/5" in table_text(header)[0]
         assert screen.frame is not None and screen.frame.rows[1].status == DOWN
-        for _ in range(50):
-            if controller.markers:
-                break
-            await asyncio.sleep(0.05)
-        assert [m.index for m in controller.markers if m.kind == "stall"] == [3]
+        await app.workers.wait_for_complete()  # the marker scan
+        assert [m.index for m in controller.markers if m.kind == "host-down"] == [3]  # not "z stall"
         await pilot.press("g")  # the replay's start key
         assert "refresh 1/5" in table_text(header)[0]
         await pilot.press("enter")

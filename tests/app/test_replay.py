@@ -27,6 +27,7 @@ from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, cell_of, report_at
 from neuron_top.tui.widgets.tabs import AppTabs
+from tests.list_index import ListIndex
 
 T0 = 1767225600.0
 N = 200
@@ -433,28 +434,19 @@ async def test_seek_in_a_10000_report_recording(tmp_path: Path) -> None:
     ctl(app).index.close()
 
 
-class SlowIndex:
+class SlowIndex(ListIndex):
     """A recording index still being built (as for a multi-GB file): some reports, done later."""
 
     def __init__(self, inner: RecordingIndex) -> None:
-        self.inner = inner
-        self.done = False
-        self.progress = 0.42
-        self.wallclock = True
-        self.skipped = 0
-        self.name = "big.jsonl"
+        super().__init__([inner.get(i) for i in range(len(inner))], [inner.timestamp(i) for i in range(len(inner))],
+                         done=False, name="big.jsonl")
+        self.progress_value = 0.42
 
     def __len__(self) -> int:
-        return len(self.inner) if self.done else 50
-
-    def get(self, i: int) -> bytes:
-        return self.inner.get(i)
-
-    def timestamp(self, i: int) -> float:
-        return self.inner.timestamp(i)
+        return len(self.reports) if self.done else 50
 
     def find_time(self, t: float) -> int:
-        return min(self.inner.find_time(t), len(self) - 1)
+        return min(super().find_time(t), len(self) - 1)
 
 
 async def test_first_frame_while_indexing_shows_progress(rec: Path) -> None:

@@ -5,32 +5,15 @@ from __future__ import annotations
 from neuron_top.recording.markers import brief_facts
 from neuron_top.recording.player import ReplayController
 from neuron_top.recording.totals import EVERY
+from tests.list_index import ListIndex
 from tests.recordings import Plan, lines
-
-
-class Lines:
-    def __init__(self, data: list[bytes]) -> None:
-        self.data = data
-        self.done = True
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def get(self, i: int) -> bytes:
-        return self.data[i]
-
-    def timestamp(self, i: int) -> float:
-        return float(i)
-
-    def find_time(self, t: float) -> int:
-        return min(max(int(t), 0), len(self.data) - 1)
 
 
 def test_totals_at_every_position_equal_a_sum_from_the_start() -> None:
     plan = Plan(seconds=300 * 10, period=10.0, corrected_every=70, bursts=[(500, 900, 3)],
                 ecc=[(1234, 7, "sram_uncorrected", 2)])
     data = [x.rstrip(b"\n") for x in lines(plan)]
-    c = ReplayController(Lines(data))
+    c = ReplayController(ListIndex(data, [float(i) for i in range(len(data))]))
     assert c.totals_at(0) is None  # not scanned yet
     c.scan_markers()
     ecc: dict[int, list[int]] = {}

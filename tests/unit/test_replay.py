@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import time
@@ -25,6 +24,7 @@ from neuron_top.recording.player import (
 )
 from neuron_top.recording.writer import RecordingWriter
 from neuron_top.snapshot import Snapshot
+from tests.list_index import ListIndex
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
 
@@ -35,28 +35,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.t
-
-
-class ListIndex:
-    """The index protocol over a list of report bytes and their times (no file, no thread)."""
-
-    def __init__(self, reports: list[bytes], times: list[float], done: bool = True) -> None:
-        self.reports = reports
-        self.times = times
-        self.done = done
-        self.wallclock = True
-
-    def __len__(self) -> int:
-        return len(self.reports)
-
-    def get(self, i: int) -> bytes:
-        return self.reports[i]
-
-    def timestamp(self, i: int) -> float:
-        return self.times[i]
-
-    def find_time(self, t: float) -> int:
-        return min(bisect.bisect_left(self.times, t), len(self.times) - 1)
 
 
 def report(*, apps: list[dict] | None = None, ecc: tuple[int, int] = (0, 0), vcpu_error: str = "") -> bytes:
@@ -342,10 +320,10 @@ def test_marker_ecc() -> None:
 
 
 def test_markers_are_ranked_by_severity() -> None:
-    order = ["ecc-uncorrected", "error", "app-", "stall", "group-error", "gap", "ecc-corrected"]
+    order = ["ecc-uncorrected", "error", "host-down", "stall", "group-error", "gap", "ecc-corrected"]
     assert [severity(k) for k in order] == sorted(severity(k) for k in order)
-    assert severity("app-") == severity("app+")
-    assert set(KINDS) == {*order, "app+"}
+    assert severity("app-") == severity("app+") == severity("host-down")
+    assert set(KINDS) == {*order, "app+", "app-"}
 
 
 def test_every_app_whose_errors_start_is_a_marker() -> None:

@@ -46,6 +46,8 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
         self.init_transport(controller, name)
         self._generation = 0
         """Counts history rebuilds, so a worker's late result for an older seek is dropped."""
+        self._following = False
+        """A move that came from the timeline's playhead (not told back to it)."""
         self._totals_pending = False
         """The position's counts since start are not known yet (the scan is behind it)."""
         self._totals_jump = False
@@ -132,7 +134,7 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
     # --- the timeline's playhead follows the replay, and the other way round (one wall clock) ---
     def _tell_wall_time(self) -> None:
         idx = self.controller.index
-        if len(idx) and getattr(idx, "wallclock", True) and not getattr(self, "_following", False):
+        if len(idx) and idx.wallclock and not self._following:
             self.post_message(WallTime(idx.timestamp(min(self.controller.position, len(idx) - 1)), self))
 
     def follow_wall_time(self, unix: float) -> None:

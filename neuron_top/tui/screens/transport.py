@@ -138,7 +138,7 @@ class ReplayTransport(Screen):
         """Marker kinds not drawn (``e`` hides corrected ECC)."""
         self._jump: tuple[str, ...] | None = None
         """The marker kinds ``n``/``N`` jump to (``k`` chooses); None: every kind shown."""
-        self._index_gen = getattr(controller.index, "generation", 0)
+        self._index_gen = controller.index.generation
         """The index's generation last seen (it changes when a followed file is rotated or truncated)."""
 
     # --- what the screen provides ---
@@ -182,16 +182,16 @@ class ReplayTransport(Screen):
         c = self.controller
         n = len(c)
         idx = c.index
-        if not getattr(idx, "done", True):
-            reading = (f"reading {clean(getattr(idx, 'name', ''), 40) or 'input'}" if hasattr(idx, "bytes_read")
-                       else f"indexing {getattr(idx, 'progress', 0) * 100:.0f}%")
+        if not idx.done:
+            reading = (f"reading {clean(idx.name, 40) or 'input'}" if idx.spooled
+                       else f"indexing {idx.progress * 100:.0f}%")
         else:
             reading = ""
-        skipped = c.bad + getattr(idx, "skipped", 0)
+        skipped = c.bad + idx.skipped
         tail = (f" · {reading}" if reading else "") + (f" · skipped {skipped}" if skipped else "")
         if n == 0:
             return f"no {self.UNITS} yet" + tail
-        wall = getattr(idx, "wallclock", True)
+        wall = idx.wallclock
         pos = min(c.position, n - 1)
         t = clock_text(idx.timestamp(pos), wall)
         state = "⏸" if not c.playing else "end" if c.at_end() else "▶"
@@ -245,35 +245,34 @@ class ReplayTransport(Screen):
         self._poll_timer = None
         c = self.controller
         idx = c.index
-        if getattr(idx, "done", True) and hasattr(idx, "refresh"):
+        if idx.done:
             idx.refresh()  # tail -F: pick up what was appended, or a new file at the path
-        if hasattr(idx, "take_notices"):
-            for note in idx.take_notices():
-                self.notify(note, title="following", severity="warning", timeout=10, markup=False)
-        if getattr(idx, "generation", 0) != self._index_gen:
+        for note in idx.take_notices():
+            self.notify(note, title="following", severity="warning", timeout=10, markup=False)
+        if idx.generation != self._index_gen:
             self._replaced()
         # Compared with the last look, not with before refresh: the indexing thread adds reports on its own.
-        seen = (len(idx), getattr(idx, "done", True), getattr(idx, "skipped", 0))
+        seen = (len(idx), idx.done, idx.skipped)
         changed, grew = seen != self._seen, seen[0] != self._seen[0]
         self._seen = seen
         c.settle()
         if not self._shown and len(idx):
             self.show_position(rebuild=True)
-        elif changed or not getattr(idx, "done", True):
+        elif changed or not idx.done:
             self.set_position_text(self._position_text())
             self._update_scrubber()
         if grew and self._scanner is not None and self._scanner.is_finished:
             self._scanner = self.scan_markers()  # carries on from where it stopped
         if self._timer is None:
             self._schedule()
-        if getattr(idx, "finished", False):
+        if idx.finished:
             return  # nothing more can ever arrive: no more polling
         self._poll_timer = self.set_timer(WAIT_POLL if not self._shown else FOLLOW_POLL, self._poll)
 
     def _replaced(self) -> None:
         """The followed file was rotated or truncated and the index started over: so do markers and position."""
         c = self.controller
-        self._index_gen = getattr(c.index, "generation", 0)
+        self._index_gen = c.index.generation
         c.restart()
         self._seen = (0, False, 0)
         self._shown = False

@@ -22,16 +22,18 @@ from textual.widget import Widget
 
 from neuron_top.recording.markers import KINDS, LABELS, Marker, severity
 
-GLYPH = {"ecc-uncorrected": "E", "error": "x", "app-": "-", "app+": "+", "stall": "z", "group-error": "!",
+GLYPH = {"ecc-uncorrected": "E", "error": "x", "host-down": "v", "app-": "-", "app+": "+", "stall": "z", "group-error": "!",
          "gap": "┊", "ecc-corrected": "e"}
-STYLE = {"ecc-uncorrected": "bad", "error": "bad", "app-": "warn", "stall": "warn", "group-error": "warn",
+STYLE = {"ecc-uncorrected": "bad", "error": "bad", "host-down": "bad", "app-": "warn", "stall": "warn", "group-error": "warn",
          "app+": "note", "gap": "note", "ecc-corrected": "note"}
-SHORT = {"ecc-uncorrected": "uncorr", "error": "err", "app-": "stop", "app+": "start", "stall": "stall",
+SHORT = {"ecc-uncorrected": "uncorr", "error": "err", "host-down": "down", "app-": "stop", "app+": "start", "stall": "stall",
          "group-error": "group", "gap": "gap", "ecc-corrected": "corr"}
 """Legend words (the full names, ``LABELS``, are in the help screen and the next-marker line)."""
 JUMP_KINDS: tuple[tuple[str, ...] | None, ...] = (None, ("ecc-uncorrected",), ("error",), ("app-", "app+"),
-                                                   ("stall",), ("group-error",), ("gap",), ("ecc-corrected",))
-"""What ``n``/``N`` can jump by, in the order ``k`` cycles through them (None: every marker shown)."""
+                                                   ("stall",), ("group-error",), ("gap",), ("ecc-corrected",),
+                                                   ("host-down",))
+"""What ``n``/``N`` can jump by, in the order ``k`` cycles through them (None: every marker shown); a host going
+down (fleet recordings) last."""
 
 
 class Scrubber(Widget):
