@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import math
 import re
 import threading
 import time
@@ -19,13 +20,13 @@ from operator import attrgetter
 from neuron_top.decode import DecodeError
 from neuron_top.recording.index import Index
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
-from neuron_top.recording.pacing import Hole, Pacer, hole_after
+from neuron_top.recording.pacing import Hole, Pacer, hole_after, usual_period
 from neuron_top.recording.totals import RunningTotals, Totals
 from neuron_top.snapshot import Snapshot, snapshot_from
 
 __all__ = [
     "GOTO_HINT", "MAX_FRAME_REPORTS", "SPEEDS", "GotoError", "Index", "Marker", "ReplayController", "clamp_speed",
-    "markers_between", "parse_goto", "resolve_goto",
+    "goto", "markers_between", "parse_goto", "resolve_goto", "speed_note",
 ]
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
@@ -82,6 +83,14 @@ def clamp_speed(speed: float) -> float:
     return min(max(speed, SPEEDS[0]), SPEEDS[-1])
 
 
+def speed_note(asked: float, got: float) -> str:
+    """Why the speed is not what was asked (``--speed 1000``: "the fastest is 100x")."""
+    if asked != asked:
+        return f"speed {asked} is not a number: playing at {got:g}x"
+    return f"speed {asked:g}x is out of range: playing at {got:g}x, the " + \
+        ("fastest" if asked > got else "slowest")
+
+
 class ReplayController:
     """Where a replay is and what is due; shared by the UI thread and one marker-scan thread.
 
@@ -100,6 +109,10 @@ class ReplayController:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.index = index
         self.speed = clamp_speed(speed)
+        self.notes: list[str] = []
+        """What the screen says once when it opens (a speed that was brought into range)."""
+        if self.speed != speed:
+            self.notes.append(speed_note(speed, self.speed))
         self.position = max(0, start)
         """Report shown now; may point past the reports indexed so far until ``settle`` clamps it."""
         self.playing = True
@@ -122,6 +135,8 @@ class ReplayController:
         self._scan_prev: Facts | None = None
         self._scan_stop = threading.Event()
         self._totals = RunningTotals(self._facts)
+        self.unit = "report"
+        """What one line of the recording is, for notes ("refresh" in a fleet recording)."""
         self.mark_in: int | None = None
         """Start of a range marked with ``m`` (for writing it out), or None."""
 
@@ -200,6 +215,20 @@ class ReplayController:
     def step(self, delta: int) -> int:
         return self.seek(self.position + delta)
 
+    def tolerance(self) -> float:
+        """Seconds a time target may be short of a report and still land on it: real reports come a few ms late or
+        early (jitter, a period of 2.0003 s), so "+60 s" from one report must reach the report a period later,
+        not stop one short. A quarter of the usual period here, at most half a second."""
+        n = len(self.index)
+        if n < 2:
+            return 0.0
+        return min(0.5, max(usual_period(self.index, min(self.position, n - 2)), 0.0) / 4)
+
+    def at_or_before(self, t: float) -> int:
+        """The last report at or before time ``t`` (within ``tolerance``), the first one if all are after it: where
+        every move to a time lands (as in dolphie), so going there and back returns to the same report."""
+        return self.index.find_at_or_before(t + self.tolerance())
+
     def seek_time(self, t: float) -> int:
         """The first report at or after time ``t`` (the last one if ``t`` is past the end)."""
         if len(self.index) == 0:
@@ -207,16 +236,16 @@ class ReplayController:
         return self.seek(self.index.find_time(t))
 
     def step_seconds(self, seconds: float) -> int:
-        """Move by recorded time. Back: to the last report at or before the time, so a jump back over a gap
-        lands before the gap instead of staying put."""
+        """Move by recorded time, to the last report at or before the time (``at_or_before``): a jump back over a
+        gap lands before the gap; forward, when no report is that close, the next report (a move never stays
+        put while there is one)."""
         n = len(self.index)
         if n == 0:
             return 0
         pos = min(self.position, n - 1)
-        t = self.index.timestamp(pos) + seconds
-        j = self.index.find_time(t)
-        if seconds < 0 and self.index.timestamp(j) > t:
-            j = max(0, j - 1)
+        j = self.at_or_before(self.index.timestamp(pos) + seconds)
+        if seconds > 0 and j <= pos:
+            j = min(pos + 1, n - 1)
         return self.seek(j)
 
     def set_speed(self, direction: int) -> float:
@@ -384,7 +413,14 @@ _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{1,2}):(\d{2})(?::(\d{2})
 
 
 def resolve_goto(text: str, c: ReplayController) -> int:
-    """The report a go-to entry means; raises ``GotoError`` saying why not.
+    """The report a go-to entry means; raises ``GotoError`` saying why not (``goto``, without its note)."""
+    return goto(text, c)[0]
+
+
+def goto(text: str, c: ReplayController) -> tuple[int, str]:
+    """The report a go-to entry means and a note when it was brought into the recording ("report 1802 is past
+    the end: the last one, 1801"); raises ``GotoError`` saying why not. A time lands on the last report at or
+    before it (``ReplayController.at_or_before``).
 
     * ``123``: report 123 (1-based, as the header counts; a number past the end is the last report);
     * ``50%``: that far into the recording;
@@ -404,7 +440,12 @@ def resolve_goto(text: str, c: ReplayController) -> int:
         raise GotoError("type a report number, a time or a percentage")
     index = c.index
     if s.isascii() and s.isdigit():  # not "²", which isdigit() but int() refuses
-        return max(0, min(int(s) - 1, n - 1))  # past the end: the last one, as in less
+        k = int(s)
+        if k > n:  # past the end: the last one, as in less, and said
+            return n - 1, f"{c.unit} {k:,} is past the end: the last one, {n:,}"
+        if k < 1:
+            return 0, f"{c.unit}s count from 1: the first one"
+        return k - 1, ""
     if s.endswith("%"):
         try:
             pct = float(s[:-1])
@@ -412,15 +453,24 @@ def resolve_goto(text: str, c: ReplayController) -> int:
             raise GotoError(f"not a percentage: {s}") from None
         if not 0.0 <= pct <= 100.0:  # NaN too
             raise GotoError("a percentage from 0% to 100%")
-        return max(0, min(int(pct / 100 * (n - 1)), n - 1))
+        return max(0, min(int(pct / 100 * (n - 1)), n - 1)), ""
     cur = index.timestamp(min(c.position, n - 1))
+    first, last = index.timestamp(0), index.timestamp(n - 1)
     if s[0] in "+-":
         try:
             secs = parse_period(s[1:])
         except ConfigError:
             raise GotoError(f"not a time span like +90s or -2m: {s}") from None
-        return index.find_time(cur + secs if s[0] == "+" else cur - secs)
-    first, last = index.timestamp(0), index.timestamp(n - 1)
+        t = cur + secs if s[0] == "+" else cur - secs
+        j = c.at_or_before(t)
+        if s[0] == "+" and j <= c.position < n - 1 and secs > 0:
+            j = c.position + 1  # no report that close: the next one
+        if t > last + c.tolerance():
+            return n - 1, f"{s} is past the end: the last {c.unit}"
+        if t < first - c.tolerance():
+            return 0, f"{s} is before the start: the first {c.unit}"
+        return j, ""
+    first_s = math.floor(first)  # the header prints whole seconds: its first time is in the recording
     wall = index.wallclock
     m = _DATETIME.fullmatch(s)
     if m:
@@ -429,9 +479,9 @@ def resolve_goto(text: str, c: ReplayController) -> int:
                             "since its start")
         y, mo, d, h, mi, se = (int(g or 0) for g in m.groups())
         t = _local(y, mo, d, h, mi, se)
-        if t is None or not first <= t <= last:
+        if t is None or not first_s <= t <= last:
             raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
-        return index.find_time(t)
+        return c.at_or_before(t), ""
     m = _TIME.fullmatch(s)
     if m:
         h, mi, se = int(m[1]), int(m[2]), int(m[3] or 0)
@@ -441,13 +491,13 @@ def resolve_goto(text: str, c: ReplayController) -> int:
             t = float(h * 3600 + mi * 60 + se)
             if t > last:
                 raise GotoError(f"the recording is {_clock(last - first, False)} long")
-            return index.find_time(t)
-        t = _next_clock(cur, last, h, mi, se)
+            return c.at_or_before(t), ""
+        t = _next_clock(math.floor(cur), last, h, mi, se)
         if t is None:
-            t = _next_clock(first, last, h, mi, se)
+            t = _next_clock(first_s, last, h, mi, se)
         if t is None:
             raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
-        return index.find_time(t)
+        return c.at_or_before(t), ""
     raise GotoError(f"not a report number, time or percentage: {s}")
 
 

@@ -610,3 +610,55 @@ def test_goto_in_a_recording_without_wall_clock_times() -> None:
         resolve_goto("2026-01-01 00:00:00", c)
     with pytest.raises(GotoError, match="long"):
         resolve_goto("02:00:00", c)
+
+
+# --- go-to exact with real jitter (issue 33) ---
+
+def jittered(period: float, n: int = 200, jitter: float = 0.004, seed: int = 3) -> ReplayController:
+    from tests.recordings import Plan, times
+
+    ts = [t for _, t in times(Plan(seconds=period * (n - 1), period=period, jitter=jitter, seed=seed))]
+    return ReplayController(ListIndex([b"{}"] * len(ts), ts))
+
+
+@pytest.mark.parametrize("period", [1.0, 10.0, 60.0, 300.0])
+def test_relative_moves_land_on_the_report_a_period_away_and_come_back(period: float) -> None:
+    """``:+10s``/``:-1m``/``{``/``}`` landed one report off (or stayed put) with ms jitter."""
+    c = jittered(period)
+    for start in range(20, 180, 7):
+        c.seek(start)
+        c.seek(resolve_goto(f"+{int(period * 3)}s", c))
+        assert c.position == start + 3
+        c.seek(resolve_goto(f"-{int(period * 3)}s", c))
+        assert c.position == start  # there and back: no drift
+    c.seek(100)
+    if period == 60.0:
+        assert resolve_goto("-1m", c) == 99
+        assert c.step_seconds(60) == 101 and c.step_seconds(-60) == 100
+    assert c.step_seconds(-period) == 99 and c.step_seconds(period) == 100
+
+
+def test_goto_takes_the_first_time_as_the_header_prints_it() -> None:
+    c = jittered(60.0, seed=5)
+    first = c.index.timestamp(0)
+    c.seek(50)
+    shown = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(first))  # whole seconds, as the header
+    assert resolve_goto(shown, c) == 0
+    assert resolve_goto(shown[11:], c) == 0
+
+
+def test_goto_says_when_it_clamps() -> None:
+    from neuron_top.recording.player import goto
+
+    c = ReplayController(plain(1801))
+    assert goto("1802", c) == (1800, "report 1,802 is past the end: the last one, 1,801")
+    assert goto("1801", c) == (1800, "")
+    c.seek(1790)
+    assert goto("+1h", c) == (1800, "+1h is past the end: the last report")
+    assert goto("-1h", c)[1] == "-1h is before the start: the first report"
+
+
+def test_a_speed_out_of_range_is_said() -> None:
+    assert ReplayController(plain(3), speed=1000).notes == ["speed 1000x is out of range: playing at 100x, the fastest"]
+    assert ReplayController(plain(3), speed=0.1).notes == ["speed 0.1x is out of range: playing at 0.25x, the slowest"]
+    assert ReplayController(plain(3), speed=2).notes == []

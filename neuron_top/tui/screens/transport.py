@@ -24,7 +24,7 @@ from textual.worker import Worker
 from neuron_top.fmt import plural
 from neuron_top.recording.markers import KINDS
 from neuron_top.recording.pacing import gap_text
-from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, resolve_goto
+from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, goto
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, clock_text, kind_names
 
@@ -126,6 +126,7 @@ class ReplayTransport(Screen):
 
     def init_transport(self, controller: ReplayController, name: str = "") -> None:
         self.controller = controller
+        controller.unit = self.UNIT
         self.recording_name = name
         self._timer: Timer | None = None
         self._poll_timer: Timer | None = None
@@ -161,6 +162,9 @@ class ReplayTransport(Screen):
 
     # --- start, stop ---
     def on_mount(self) -> None:
+        for note in self.controller.notes:  # --speed 1000: says it plays at 100x, the fastest
+            self.notify(note, title="speed", severity="warning", timeout=6, markup=False)
+        self.controller.notes = []
         self.controller.settle()
         self.show_position(rebuild=True)
         self._schedule()
@@ -395,13 +399,15 @@ class ReplayTransport(Screen):
         event.stop()
         bar = self.query_one(GotoBar)
         try:
-            target = resolve_goto(event.value, self.controller)
+            target, note = goto(event.value, self.controller)
         except GotoError as exc:
             bar.fail(str(exc))  # the prompt stays, with the entry and why
             return
         bar.close()
         self.focus_next()
         self.controller.seek(target)
+        if note:  # brought into the recording: say so (":1802" in 1,801 reports)
+            self.notify(note, title="go to", timeout=4, markup=False)
         self._moved()
 
     def key_escape(self) -> None:
