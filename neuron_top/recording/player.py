@@ -478,10 +478,10 @@ def goto(text: str, c: ReplayController) -> tuple[int, str]:
             raise GotoError("this recording has no wall-clock times (raw neuron-monitor output): use HH:MM:SS "
                             "since its start")
         y, mo, d, h, mi, se = (int(g or 0) for g in m.groups())
-        t = _local(y, mo, d, h, mi, se)
-        if t is None or not first_s <= t <= last:
+        at = _local(y, mo, d, h, mi, se)
+        if at is None or not first_s <= at <= last:
             raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
-        return c.at_or_before(t), ""
+        return c.at_or_before(at), ""
     m = _TIME.fullmatch(s)
     if m:
         h, mi, se = int(m[1]), int(m[2]), int(m[3] or 0)
@@ -492,12 +492,12 @@ def goto(text: str, c: ReplayController) -> tuple[int, str]:
             if t > last:
                 raise GotoError(f"the recording is {_clock(last - first, False)} long")
             return c.at_or_before(t), ""
-        t = _next_clock(math.floor(cur), last, h, mi, se)
-        if t is None:
-            t = _next_clock(first_s, last, h, mi, se)
-        if t is None:
+        when = _next_clock(math.floor(cur), last, h, mi, se)
+        if when is None:
+            when = _next_clock(first_s, last, h, mi, se)
+        if when is None:
             raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
-        return c.at_or_before(t), ""
+        return c.at_or_before(when), ""
     raise GotoError(f"not a report number, time or percentage: {s}")
 
 
