@@ -39,7 +39,7 @@ import msgspec
 from neuron_top.fmt import plural
 from neuron_top.recording.index import Index
 from neuron_top.recording.markers import LABELS, Facts, Marker
-from neuron_top.recording.pacing import gap_text
+from neuron_top.recording.pacing import gap_text, zone
 from neuron_top.textsafe import clean
 
 __all__ = ["SERIOUS", "Incident", "Incidents", "Summary", "format_summary", "scan_all", "scan_incidents",
@@ -172,6 +172,8 @@ class Summary:
     unit: str = "report"
     """What one line of the recording is ("report", or "refresh" in a fleet recording)."""
     units: str = "reports"
+    window: tuple[int, int] | None = None
+    """Reports ``[lo, hi)`` summarized, when not the whole recording (``--start``/``--end``)."""
     skipped: dict[str, int] = field(default_factory=dict)
     """Skipped input by reason (garbage lines, damaged compressed data) and reports that did not decode."""
     incidents: list[Incident] = field(default_factory=list)
@@ -223,13 +225,15 @@ def _scan_rows(index: Index, start: int, stop: int) -> tuple[list[Marker], int, 
     return markers, bad, rows
 
 
-def _parallel(index: Index, part: Callable[[int, int], tuple], workers: int | None) -> list[tuple]:
+def _parallel(index: Index, part: Callable[[int, int], tuple], workers: int | None, lo: int = 0,
+              hi: int | None = None) -> list[tuple]:
     """``part`` over the recording, split over forked worker processes when it is long and there are cores.
 
     Decoding is the whole cost of a summary (a 24-hour inf2.48xlarge recording is 86,400 reports of 50 KB); it
     holds the GIL, so threads would not help, but the reports are independent but for the one before each, which
     every chunk decodes first. Workers are forked: they share the parent's index and its open files."""
-    n = len(index)
+    hi = len(index) if hi is None else hi
+    n = hi - lo
     if workers is None:
         try:
             workers = len(os.sched_getaffinity(0))
@@ -237,9 +241,9 @@ def _parallel(index: Index, part: Callable[[int, int], tuple], workers: int | No
             workers = os.cpu_count() or 1
     workers = max(1, min(workers, MAX_WORKERS))
     if workers == 1 or n < PARALLEL_MIN or "fork" not in multiprocessing.get_all_start_methods():
-        return [part(0, n)]
+        return [part(lo, hi)]
     parts = workers * 4  # smaller pieces even out a busy core
-    bounds = [n * k // parts for k in range(parts + 1)]
+    bounds = [lo + n * k // parts for k in range(parts + 1)]
     global _PART
     _PART = part
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_signals)
@@ -274,9 +278,11 @@ def scan_all(index: Index, workers: int | None = None) -> tuple[list[Marker], in
     return markers, bad
 
 
-def scan_incidents(index: Index, workers: int | None = None) -> tuple[list[Marker], int, list[Row]]:
-    """Markers, undecodable reports and the rows ``summarize`` reads, as ``scan_all`` (in parallel when long)."""
-    results = _parallel(index, lambda a, b: _scan_rows(index, a, b), workers)
+def scan_incidents(index: Index, workers: int | None = None, lo: int = 0,
+                   hi: int | None = None) -> tuple[list[Marker], int, list[Row]]:
+    """Markers, undecodable reports and the rows ``summarize`` reads, of reports ``[lo, hi)`` (default: all), as
+    ``scan_all`` (in parallel when long)."""
+    results = _parallel(index, lambda a, b: _scan_rows(index, a, b), workers, lo, hi)
     markers: list[Marker] = []
     rows: list[Row] = []
     bad = 0
@@ -298,7 +304,8 @@ def _worker_signals() -> None:
 _POINT_KINDS = ("app-", "app+", "stall")
 
 
-def incidents_from(index: Index, markers: Iterable[Marker], rows: Iterable[Row]) -> list[Incident]:
+def incidents_from(index: Index, markers: Iterable[Marker], rows: Iterable[Row], lo: int = 0,
+                   hi: int | None = None) -> list[Incident]:
     """The incidents of a scanned recording: runs from the rows, points and holes from the markers, and every
     place the recorded clock went back."""
     inc = Incidents(index.timestamp)
@@ -317,49 +324,42 @@ def incidents_from(index: Index, markers: Iterable[Marker], rows: Iterable[Row])
         for where, error in groups:
             inc.run("group-error", where, i, detail=error)
     for m in markers:
+        if m.index == lo and lo > 0 and m.kind == "gap":
+            continue  # the gap before a window's first report is not in the window
         if m.kind in _POINT_KINDS:
             inc.point(m.kind, m.subject, m.index, m.text)
         elif m.kind == "gap":
             before = index.timestamp(m.index - 1)
             inc.point("gap", "", m.index, m.text, 0, before, index.timestamp(m.index) - before)
-    n = len(index)
     ts = index.timestamp
-    for i in range(1, n):
+    for i in range(lo + 1, len(index) if hi is None else hi):
         back = ts(i - 1) - ts(i)
         if back > 0:
             inc.point("clock-back", "", i, f"the recorded clock went back {gap_text(back)}", 0, ts(i - 1), -back)
     return inc.finish()
 
 
-def summarize(index: Index, markers: list[Marker], bad: int = 0, rows: Iterable[Row] = ()) -> Summary:
-    """The summary of a scanned recording: ``markers`` in report order (holes included), ``bad`` reports that
-    did not decode, ``rows`` from ``scan_incidents``."""
-    n = len(index)
-    s = Summary(clean(index.name, 120), n, index.timestamp(0) if n else None, index.timestamp(n - 1) if n else None,
+def summarize(index: Index, markers: list[Marker], bad: int = 0, rows: Iterable[Row] = (), lo: int = 0,
+              hi: int | None = None) -> Summary:
+    """The summary of a scanned recording (or of its reports ``[lo, hi)``, a ``--start``/``--end`` window):
+    ``markers`` in report order (holes included), ``bad`` reports that did not decode, ``rows`` from
+    ``scan_incidents``. The span is from the earliest to the latest time (the clock may have gone back)."""
+    hi = len(index) if hi is None else hi
+    n = hi - lo
+    times = [index.timestamp(i) for i in range(lo, hi)]
+    s = Summary(clean(index.name, 120), n, min(times) if n else None, max(times) if n else None,
                 bool(index.wallclock))
-    if n:
-        s.start = min(index.timestamp(i) for i in range(n)) if _went_back(index) else s.start
-        s.end = max(index.timestamp(i) for i in range(n)) if _went_back(index) else s.end
-    for _, item in index.skips():
-        s.skipped[item.reason] = s.skipped.get(item.reason, 0) + item.count
+    s.window = (lo, hi) if (lo, hi) != (0, len(index)) else None
+    for at, item in index.skips():
+        if lo <= at < hi or s.window is None:
+            s.skipped[item.reason] = s.skipped.get(item.reason, 0) + item.count
     if bad:
         s.skipped["report did not decode"] = bad
-    s.incidents = incidents_from(index, markers, rows)
+    s.incidents = incidents_from(index, markers, rows, lo, hi)
     return s
 
 
-def _went_back(index: Index) -> bool:
-    ts = index.timestamp
-    return any(ts(i) < ts(i - 1) for i in range(1, len(index)))
-
-
 # --- text ---------------------------------------------------------------------------------------------------
-
-def zone(ts: float) -> str:
-    """The local time zone's name at ``ts`` ("UTC", "JST", "CET"), or its offset when it has none."""
-    lt = time.localtime(ts)
-    return lt.tm_zone or time.strftime("%z", lt)
-
 
 def when(ts: float, s: Summary, *, zoned: bool = True) -> str:
     """A time as the summary prints it: local date and time with the zone, or time since the first report."""
@@ -423,6 +423,8 @@ def line(e: Incident, s: Summary) -> str:
 def format_summary(s: Summary) -> str:
     """The summary as text: the span, what was skipped, then serious incidents, the others, folded ECC."""
     out = [f"{s.name}: {plural(s.reports, s.unit, s.units)}"]
+    if s.window is not None:
+        out[0] += f" ({s.unit}s {s.window[0] + 1:,} to {s.window[1]:,})"
     if s.start is not None and s.end is not None:
         out[0] += f", {_span(s.start, s.end, s)} ({gap_text(s.end - s.start)})"
         if not s.wallclock:
@@ -460,7 +462,8 @@ def format_summary(s: Summary) -> str:
 def summary_json(s: Summary) -> bytes:
     """The summary as one JSON document (``--summary --json``)."""
     doc = {
-        "file": s.name, "reports": s.reports, "start": s.start, "end": s.end, "wallclock": s.wallclock,
+        "file": s.name, "reports": s.reports, "window": [s.window[0] + 1, s.window[1]] if s.window else None,
+        "start": s.start, "end": s.end, "wallclock": s.wallclock,
         "zone": zone(s.start) if s.start is not None and s.wallclock else None,
         "skipped": s.skipped,
         "holes": [{"ts": h.start, "seconds": h.seconds, "text": h.detail} for h in s.holes],

@@ -17,11 +17,13 @@ Report times come from the index: ``neuron_top.ts`` where the recording has it, 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["HOLE_HOLD", "HOLE_MIN", "HOLE_PERIODS", "Hole", "Pacer", "gap_text", "hole_after", "usual_period"]
+__all__ = ["HOLE_HOLD", "HOLE_MIN", "HOLE_PERIODS", "Hole", "Pacer", "gap_text", "hole_after", "report_time",
+           "usual_period", "zone"]
 
 HOLE_MIN = 60.0
 """Recorded seconds: a shorter gap is never a hole, whatever the period."""
@@ -122,3 +124,20 @@ def gap_text(seconds: float) -> str:
     if s < 86400:
         return f"{s // 3600} h {(s % 3600) // 60:02d} m"
     return f"{s // 86400} d {(s % 86400) // 3600:02d} h"
+
+
+def zone(ts: float) -> str:
+    """The local time zone's name at ``ts`` ("UTC", "JST", "CET"), or its offset when it has none: shown with
+    every recorded time, so the same recording read in Tokyo and in UTC cannot be misread."""
+    lt = time.localtime(ts)
+    return lt.tm_zone or time.strftime("%z", lt)
+
+
+def report_time(ts: float, wallclock: bool) -> str:
+    """A report's time as the header, ``--once`` and the go-to prompt show it: the local date and time (whole
+    seconds) with the zone, or, for a recording without wall-clock times, the time since its start."""
+    if wallclock:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) + " " + zone(ts)
+    from neuron_top import fmt
+
+    return "+" + fmt.duration(ts)

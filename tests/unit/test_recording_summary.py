@@ -205,3 +205,49 @@ def test_fleet_replay_calls_a_host_going_down_host_down_not_a_stall(tmp_path: Pa
         ix.wait()
         found = list(fleet_markers((i, decode_frame(ix.get(i))) for i in range(len(ix))))
     assert [(m.index, m.kind) for m in found] == [(5, "host-down")]
+
+
+# --- time on the command line (issue 33) ---
+
+@pytest.fixture
+def hour(tmp_path: Path) -> Path:
+    """01:00 to 02:00 UTC-ish (local), a report a minute with ms jitter, a burst 01:20-01:25."""
+    from tests.recordings import Plan, write
+
+    return write(tmp_path / "hour.jsonl", Plan(seconds=3600, period=60.0, jitter=0.003, start=local(1, 0, 0),
+                                               bursts=[(1200, 1500, 2)]))
+
+
+@pytest.mark.parametrize("start", ["31", "01:30", "01:30:00", "2026-01-01 01:30:00", "+30m", "50%"])
+def test_once_at_start_in_every_form_prints_the_report_and_its_time(
+        hour: Path, capfd: pytest.CaptureFixture[str], start: str) -> None:
+    assert main(["replay", str(hour), "--once", "--start", start]) == 0
+    out = capfd.readouterr().out
+    z = time.strftime("%Z", time.localtime(local(1, 30, 0)))
+    assert f"report 31/61 at 2026-01-01 01:29:59 {z}" in out or f"report 31/61 at 2026-01-01 01:30:00 {z}" in out
+
+
+def test_summary_of_a_window(hour: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(hour), "--summary", "--start", "01:30", "--end", "+10m"]) == 0
+    out = capfd.readouterr().out
+    assert "(reports 31 to 41)" in out.splitlines()[0] and "execution errors in" not in out
+    assert main(["replay", str(hour), "--summary", "--start", "01:10", "--end", "01:40"]) == 1
+    assert "10 execution errors in 5 reports" in capfd.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--summary", "--tag", "bert"], "--tag narrows the screen"),
+    (["--once", "--end", "5"], "--end sets the last report of a --summary window"),
+    (["--once", "--start", "05:00"], "--start 05:00: 05:00 is not in the recording"),
+    (["--summary", "--start", "01:40", "--end", "01:10"], "is before --start"),
+])
+def test_time_options_refused_with_a_reason(hour: Path, capfd: pytest.CaptureFixture[str], args: list[str],
+                                            says: str) -> None:
+    assert main(["replay", str(hour), *args]) == 2
+    assert says in capfd.readouterr().err
+
+
+def test_a_start_past_the_end_says_it_clamped(hour: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(hour), "--once", "--start", "99"]) == 0
+    captured = capfd.readouterr()
+    assert "report 61/61" in captured.out and "report 99 is past the end: the last one, 61" in captured.err

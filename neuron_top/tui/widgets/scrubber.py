@@ -9,7 +9,6 @@ corrected ECC can be hidden. Line 3 says where the next marker is.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from rich.segment import Segment
@@ -21,6 +20,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from neuron_top.recording.markers import KINDS, LABELS, Marker, severity
+from neuron_top.recording.pacing import report_time
 
 GLYPH = {"ecc-uncorrected": "E", "error": "x", "host-down": "v", "app-": "-", "app+": "+", "stall": "z", "group-error": "!",
          "gap": "┊", "ecc-corrected": "e"}
@@ -181,11 +181,8 @@ def report_at(x: int, width: int, total: int) -> int:
 
 
 def clock_text(ts: float, wallclock: bool) -> str:
-    if wallclock:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    from neuron_top import fmt
-
-    return "+" + fmt.duration(ts)
+    """A report's time with its zone (``recording.pacing.report_time``)."""
+    return report_time(ts, wallclock)
 
 
 def kind_names(kinds: tuple[str, ...] | None) -> str:
