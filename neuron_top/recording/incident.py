@@ -328,7 +328,7 @@ def incidents_from(index: Index, markers: Iterable[Marker], rows: Iterable[Row],
             continue  # the gap before a window's first report is not in the window
         if m.kind in _POINT_KINDS:
             inc.point(m.kind, m.subject, m.index, m.text)
-        elif m.kind == "gap":
+        elif m.kind == "gap" and index.timestamp(m.index) >= index.timestamp(m.index - 1):  # (back: below)
             before = index.timestamp(m.index - 1)
             inc.point("gap", "", m.index, m.text, 0, before, index.timestamp(m.index) - before)
     ts = index.timestamp

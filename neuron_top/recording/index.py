@@ -28,7 +28,9 @@ How reports are found, and why it is cheap:
   previous period, or 1 s. The first report without the key is at 0.0, so such recordings have relative times
   (``wallclock`` is False), until a report with the key comes (a recorder appended to raw output): then the
   reports before it are moved to end one period before it, and the recording has wall-clock times. Times are
-  clamped to be non-decreasing so ``find_time`` can bisect; a clock that steps back shows as a pause.
+  kept as recorded, in file order, also when the clock goes back (``cat live.jsonl live.jsonl.1``, a clock
+  stepped back): the scrubber, the summary and pacing show the jump back. ``find_time`` bisects the latest time
+  so far at each report (a second array), so a time is found where the recording first reached it.
 * ``.gz`` and ``.zst`` files (recognised by their magic bytes, not their names) have no random access. They are
   decompressed once, in the background, into an anonymous temporary spool file (in ``spool_dir``, default the
   system temp dir; it needs as much space as the uncompressed recording and vanishes when closed), and the spool
@@ -192,12 +194,14 @@ class _IndexBase:
         self._starts = array("q")
         self._ends = array("q")
         self._ts = array("d")
+        self._mono = array("d")  # the latest time so far at each report: what a time is looked up in
         self._pos = 0  # offset of the first byte not yet consumed by the scanner
         self._avail = 0  # bytes available in the data file
         self._eof = False  # no more bytes will ever come
         self._tail_end = -1  # end of an unterminated line accepted as a report
         self._last_period = 1.0
         self._last_ts = -math.inf
+        self._max_ts = -math.inf
         self.skipped = 0
         """Garbage lines (and cut reports) skipped so far."""
         self.blank = 0
@@ -275,11 +279,12 @@ class _IndexBase:
         return self._ts[i]
 
     def find_time(self, t: float) -> int:
-        """Index of the first report at or after time ``t`` (the last report if all are before it)."""
+        """Index of the first report at or after time ``t`` (the last report if all are before it); where the
+        clock went back, the first report that reached ``t``."""
         n = self._n
         if n == 0:
             raise IndexError("the recording has no reports")
-        return min(bisect.bisect_left(self._ts, t, 0, n), n - 1)
+        return min(bisect.bisect_left(self._mono, t, 0, n), n - 1)
 
     def find_at_or_before(self, t: float) -> int:
         """Index of the last report at or before time ``t`` (the first report if all are after it): where a move
@@ -287,7 +292,7 @@ class _IndexBase:
         n = self._n
         if n == 0:
             raise IndexError("the recording has no reports")
-        return max(bisect.bisect_right(self._ts, t, 0, n) - 1, 0)
+        return max(bisect.bisect_right(self._mono, t, 0, n) - 1, 0)
 
     @property
     def spooled(self) -> bool:
@@ -570,10 +575,11 @@ class _IndexBase:
     def _shift(self, delta: float) -> float:
         """Move the times of every report so far by ``delta`` (once: relative times become wall-clock times when
         the first report with its own time arrives); returns the last one."""
-        times = self._ts
-        for i in range(len(times)):
-            times[i] += delta
+        for times in (self._ts, self._mono):
+            for i in range(len(times)):
+                times[i] += delta
         self._last_ts += delta
+        self._max_ts += delta
         return self._last_ts
 
     def _add_one(self, mm: mmap.mmap, s: int, t: int) -> None:
@@ -609,14 +615,15 @@ class _IndexBase:
                 if 0.0 < v <= _MAX_PERIOD:
                     self._last_period = v
             ts = prev + self._last_period if n else 0.0
-        if ts < prev:
-            ts = prev
         if self._cur_skip:
             self._flush_skip()
         self._last_ts = ts
         self._starts.append(s)
         self._ends.append(t)
         self._ts.append(ts)
+        if ts > self._max_ts:
+            self._max_ts = ts
+        self._mono.append(self._max_ts)
         lengths = self._lengths
         lengths.append(t - s)
         if len(lengths) >= _JOIN_FIRST:  # 1.5x the median of the last reports

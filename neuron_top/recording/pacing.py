@@ -48,10 +48,17 @@ class Hole:
 
     after: int
     seconds: float
-    """Recorded seconds skipped."""
+    """Recorded seconds skipped; negative where the recorded clock went back (rotated files concatenated out of
+    order, a clock stepped back): the reports stay in file order with their own times."""
+
+    @property
+    def back(self) -> bool:
+        return self.seconds < 0
 
     @property
     def text(self) -> str:
+        if self.seconds < 0:
+            return f"the recorded clock went back {gap_text(-self.seconds)}"
         return f"skipped {gap_text(self.seconds)} without data"
 
 
@@ -70,10 +77,12 @@ def usual_period(times: Times, i: int) -> float:
 
 
 def hole_after(times: Times, i: int) -> Hole | None:
-    """The hole between report ``i`` and the next one, if that gap is one."""
+    """The hole between report ``i`` and the next one, if that gap is one (or the clock went back there)."""
     if i + 1 >= len(times) or i < 0:
         return None
     gap = times.timestamp(i + 1) - times.timestamp(i)
+    if gap < 0:
+        return Hole(i, gap)
     if gap <= HOLE_MIN:  # the common case, decided without looking further
         return None
     if gap <= HOLE_PERIODS * usual_period(times, i):
@@ -111,6 +120,8 @@ class Pacer:
         if hole is None:
             return wall + (ts(j) - ts(a)) / speed, None
         before = wall + (ts(j - 1) - ts(a)) / speed
+        if hole.back:  # the clock went back: the next report a usual period later, then count from it
+            return before + min(max(usual_period(self.times, j - 1), 0.0) / speed, HOLE_HOLD), hole
         return before + min(hole.seconds / speed, HOLE_HOLD), hole
 
 

@@ -251,3 +251,57 @@ def test_a_start_past_the_end_says_it_clamped(hour: Path, capfd: pytest.CaptureF
     assert main(["replay", str(hour), "--once", "--start", "99"]) == 0
     captured = capfd.readouterr()
     assert "report 61/61" in captured.out and "report 99 is past the end: the last one, 61" in captured.err
+
+
+# --- time going backwards (issue 33) ---
+
+def rotated_out_of_order(tmp_path: Path) -> Path:
+    """``cat live.jsonl live.jsonl.1``, the order a shell glob gives: 2.5 h (live, 02:30-05:00) then the older
+    file (00:00-02:30), a report a minute."""
+    from tests.recordings import T0, Plan, lines
+
+    older = list(lines(Plan(seconds=9000 - 60, period=60.0, jitter=0.003)))
+    live = list(lines(Plan(seconds=9000 - 60, period=60.0, jitter=0.003, start=T0 + 9000)))
+    path = tmp_path / "all.jsonl"
+    path.write_bytes(b"".join(live + older))
+    return path
+
+
+def test_time_going_back_is_kept_in_file_order_and_shown(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    from neuron_top.recording.index import RecordingIndex
+    from tests.recordings import T0
+
+    path = rotated_out_of_order(tmp_path)
+    with RecordingIndex(path) as ix:
+        ix.wait()
+        ts = [ix.timestamp(i) for i in range(len(ix))]
+    assert len(ts) == 300 and ts[149] > T0 + 9000 + 8900 and ts[150] < T0 + 1  # its own times, not pinned
+    assert main(["replay", str(path), "--summary", "--json"]) == 0
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["start"] < T0 + 1 and doc["end"] > T0 + 17900  # the span: earliest to latest
+    kinds = [e["kind"] for e in doc["events"]]
+    assert kinds == ["clock-back"]  # no invented app stopped/started, no hole
+    assert doc["events"][0]["first"] == 151
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert "the recorded clock went back 4 h 59 m" in capfd.readouterr().out
+
+
+def test_playing_across_a_jump_back_keeps_the_recorded_pace(tmp_path: Path) -> None:
+    """2.5 h played in under a second: every report after the jump was due at once."""
+    from neuron_top.recording.index import RecordingIndex
+    from neuron_top.recording.player import ReplayController
+
+    t = [0.0]
+    with RecordingIndex(rotated_out_of_order(tmp_path)) as ix:
+        ix.wait()
+        c = ReplayController(ix, speed=100.0, clock=lambda: t[0], start=148)
+        c.due()  # the origin
+        for _ in range(40):
+            t[0] += 0.6  # 60 recorded seconds at 100x
+            c.due()
+        assert 148 + 35 <= c.position <= 148 + 41
+        holes = c.take_holes()
+        assert [h.text for h in holes] == ["the recorded clock went back 4 h 59 m"]
+        c.scan_markers()
+        back = [m for m in c.markers if m.kind == "gap"]
+        assert [(m.index, m.text) for m in back] == [(150, "the recorded clock went back 4 h 59 m")]
