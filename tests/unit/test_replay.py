@@ -662,3 +662,22 @@ def test_a_speed_out_of_range_is_said() -> None:
     assert ReplayController(plain(3), speed=1000).notes == ["speed 1000x is out of range: playing at 100x, the fastest"]
     assert ReplayController(plain(3), speed=0.1).notes == ["speed 0.1x is out of range: playing at 0.25x, the slowest"]
     assert ReplayController(plain(3), speed=2).notes == []
+
+
+def test_following_a_live_recording_at_its_end_does_not_trail_by_one_report() -> None:
+    """At the end of a live 60 s recording, the report that arrives a minute later is shown when it arrives (it
+    was paced from the moment it arrived, so the screen showed each report a minute late)."""
+    clock = FakeClock(0.0)
+    idx = plain(10, period=60.0, done=False)
+    c = ReplayController(idx, clock=clock)
+    c.seek(9)  # G: the newest report, shown now
+    clock.t += 60.0  # a minute later the writer appends the next one
+    idx.reports.append(idx.reports[-1])
+    idx.times.append(idx.times[-1] + 60.0)
+    assert c.due() == [10]
+    clock.t += 59.9
+    idx.reports.append(idx.reports[-1])
+    idx.times.append(idx.times[-1] + 60.0)
+    assert c.due() == []
+    clock.t += 0.2
+    assert c.due() == [11]
