@@ -110,6 +110,9 @@ def replay_parser() -> argparse.ArgumentParser:
                         "(2026-01-01 03:12:40), +90s from the first report, or 50%% (the forms ':' takes)")
     p.add_argument("--end", default=None, metavar="WHEN",
                    help="with --summary: the window's last report (the same forms as --start; +10m is from the start)")
+    p.add_argument("--every", default=None, metavar="PERIOD",
+                   help="with --summary: also a table per interval (10m, 1h): utilization avg/max, device memory, "
+                        "executions/s, errors/s, p99, ECC, as atopsar gives")
     p.add_argument("--tag", metavar="REGEX")
     p.add_argument("--summary", action="store_true",
                    help="print the recording's incidents as intervals (error bursts, uncorrected ECC, metric groups "

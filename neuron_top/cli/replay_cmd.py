@@ -35,6 +35,19 @@ def replay_main(ns: argparse.Namespace) -> int:
                          "(each line names its app: filter with grep, or --json and jq)")
     if ns.end is not None and not ns.summary:
         raise UsageError("--end sets the last report of a --summary window (the screen plays to the end)")
+    every = None
+    if ns.every is not None:
+        from neuron_top.config import ConfigError, parse_period
+
+        if not ns.summary:
+            raise UsageError("--every adds a table per interval to --summary")
+        try:
+            every = parse_period(ns.every, "--every")
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        if every <= 0:
+            raise UsageError("--every: a period longer than 0, like 10m or 1h")
+        ns.every = every
     headless = ns.once or ns.json or ns.summary
     if not headless:
         # Import the TUI before the indexing thread starts: both need the GIL, and importing Textual while
@@ -171,6 +184,7 @@ def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace)
     index.wait()
     if len(index) == 0:
         raise _no_reports(index, ns)
+    lo, hi = 0, len(index)
     if _fleet(index):
         from neuron_top.fleet.record import fleet_summary
 
@@ -182,8 +196,22 @@ def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace)
             raise UsageError(f"--end ({hi}) is before --start ({lo + 1})")
         markers, bad, rows = scan_incidents(index, lo=lo, hi=hi)
         s = summarize(index, markers, bad, rows, lo, hi)
+    if ns.every and not _fleet(index):
+        import msgspec
+
+        from neuron_top.recording.intervals import format_table, interval_rows, table_json
+
+        table = interval_rows(index, ns.every, lo, hi)
+        if ns.json:
+            doc = msgspec.json.decode(summary_json(s))
+            doc["table"] = msgspec.json.decode(table_json(table, ns.every, s.wallclock))
+            out = msgspec.json.encode(doc) + b"\n"
+        else:
+            out = (format_summary(s) + "\n" + format_table(table, s.wallclock)).encode()
+    else:
+        out = summary_json(s) + b"\n" if ns.json else format_summary(s).encode()
     sys.stdout.flush()
-    sys.stdout.buffer.write(summary_json(s) + b"\n" if ns.json else format_summary(s).encode())
+    sys.stdout.buffer.write(out)
     sys.stdout.flush()
     return 1 if s.serious else 0
 

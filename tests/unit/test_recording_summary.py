@@ -305,3 +305,31 @@ def test_playing_across_a_jump_back_keeps_the_recorded_pace(tmp_path: Path) -> N
         c.scan_markers()
         back = [m for m in c.markers if m.kind == "gap"]
         assert [(m.index, m.text) for m in back] == [(150, "the recorded clock went back 4 h 59 m")]
+
+
+def test_summary_every_10m_is_a_table_per_interval(hour: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """atopsar for a post-mortem: a row per 10 minutes (aligned), '-' for what no report had."""
+    assert main(["replay", str(hour), "--summary", "--every", "10m", "--json"]) == 1
+    doc = json.loads(capfd.readouterr().out)
+    rows = doc["table"]["intervals"]
+    assert doc["table"]["every"] == 600 and [r["start"] for r in rows][1:3] == [local(1, 0, 0), local(1, 10, 0)]
+    burst = next(r for r in rows if r["start"] == local(1, 20, 0))
+    assert burst["err_per_s"] > 0 and burst["exec_per_s"] == pytest.approx(100 / 60)
+    assert burst["util_max"] == 70.0 and burst["device_memory"] > 0 and burst["p99"] is None
+    # the burst's 10 errors (5 reports x 2, a minute each; jitter puts its first report in the interval before)
+    assert sum((r["err_per_s"] or 0) * r["reports"] * 60 for r in rows) == pytest.approx(10)
+    assert sum(r["reports"] for r in rows) == 61
+    assert main(["replay", str(hour), "--summary", "--every", "10m", "--start", "01:30"]) == 0
+    text = capfd.readouterr().out.splitlines()
+    head = next(i for i, x in enumerate(text) if x.startswith("interval"))
+    assert "util avg" in text[head] and "ECC c/u" in text[head]
+    assert [x[:19] for x in text[head + 1:]][-4:] == [time.strftime("%Y-%m-%d %H:%M:%S",
+                                                                    time.localtime(local(1, m, 0)))
+                                                      for m in (30, 40, 50, 60)]
+
+
+def test_every_needs_summary_and_a_period(hour: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(hour), "--once", "--every", "10m"]) == 2
+    assert "--every adds a table per interval to --summary" in capfd.readouterr().err
+    assert main(["replay", str(hour), "--summary", "--every", "soon"]) == 2
+    assert "--every" in capfd.readouterr().err
