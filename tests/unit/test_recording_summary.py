@@ -315,7 +315,7 @@ def test_summary_every_10m_is_a_table_per_interval(hour: Path, capfd: pytest.Cap
     assert doc["table"]["every"] == 600 and [r["start"] for r in rows][1:3] == [local(1, 0, 0), local(1, 10, 0)]
     burst = next(r for r in rows if r["start"] == local(1, 20, 0))
     assert burst["err_per_s"] > 0 and burst["exec_per_s"] == pytest.approx(100 / 60)
-    assert burst["util_max"] == 70.0 and burst["device_memory"] > 0 and burst["p99"] is None
+    assert burst["util_max"] >= burst["util_avg"] > 40 and burst["device_memory"] > 0 and burst["p99"] is None
     # the burst's 10 errors (5 reports x 2, a minute each; jitter puts its first report in the interval before)
     assert sum((r["err_per_s"] or 0) * r["reports"] * 60 for r in rows) == pytest.approx(10)
     assert sum(r["reports"] for r in rows) == 61
