@@ -648,6 +648,16 @@ class _IndexBase:
             self._cur_skip = []
 
 
+class _PassThrough:
+    """The ``Inflater`` of a plain file read into a spool (after a rotation): bytes as they are."""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        return [data]
+
+    def end(self) -> list[Damage]:
+        return []
+
+
 class RecordingIndex(_IndexBase):
     """Index of a recording file (plain, ``.gz`` or ``.zst``), built in a background thread.
 
@@ -674,7 +684,7 @@ class RecordingIndex(_IndexBase):
         self._src_fd = fd
         self._src_pos = 0
         self._spool: BinaryIO | None = None
-        self._inflater: Inflater | None = None
+        self._inflater: Inflater | _PassThrough | None = None
         try:
             st = os.fstat(self._src_fd)
             self._src_id = (st.st_dev, st.st_ino)
@@ -698,9 +708,11 @@ class RecordingIndex(_IndexBase):
             raise
 
     def _check_replaced(self) -> None:
-        """``tail -F``: a new file at the path (rotated: ``mv`` then a new one) or this one shorter than what was
-        read (truncated, or ``copytruncate``) is indexed from its start; the old reports are gone from the list.
-        While the path is missing (between the ``mv`` and the new file), the old file is still followed."""
+        """``tail -F``: a new file at the path (rotated: ``mv`` then a new one) is read on after the old file's
+        last reports (the old file is read to its end first: the writer may have added to it after our last look),
+        so report numbers stay valid; this one shorter than what was read (truncated, or ``copytruncate``) is
+        indexed from its start, the old reports gone from the list. While the path is missing (between the ``mv``
+        and the new file), the old file is still followed."""
         if not self.follow or self._closed:
             return
         try:
@@ -709,13 +721,20 @@ class RecordingIndex(_IndexBase):
             return
         replaced = (st.st_dev, st.st_ino) != self._src_id
         if replaced:
-            why = f"{clean(self.name)} was replaced (rotated): reading the new file from its start"
+            if st.st_size < 4:
+                return  # too new to tell plain from compressed: look again next time (the old file meanwhile)
+            try:
+                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                return
+            self._read_on(fd)
+            return
         elif st.st_size < (self._src_pos if self._inflater is not None else self._avail):
             why = f"{clean(self.name)} was truncated: reading it again from its start"
         else:
             return
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)) if replaced else os.dup(self._src_fd)
+            fd = os.dup(self._src_fd)
         except OSError:
             return  # not readable (yet): look again next time
         old = self._n
@@ -732,6 +751,40 @@ class RecordingIndex(_IndexBase):
             return
         self.generation += 1
         self.notices.append(f"{why} ({old} reports before are no longer in it)")
+
+    def _read_on(self, fd: int) -> None:
+        """Rotated (``mv`` then a new file): read the old file to its end, then go on with the new one after it in
+        the same data (a spool: a plain recording's bytes are copied there once)."""
+        old = self._n
+        while self._pump():
+            self._scan(False)
+        if self._inflater is not None:
+            self._spool_out(self._inflater.end())
+        self._scan(False, settled=True)  # the old file is complete: its unterminated last line too, if whole
+        if self._spool is None:  # plain: the data so far moves to a spool the new file's bytes are added to
+            spool = tempfile.TemporaryFile(prefix="neuron-top-spool-", dir=self._spool_dir)  # noqa: SIM115 - lives as long as the index
+            at = 0
+            while at < self._avail:
+                chunk = os.pread(self._src_fd, min(_CHUNK, self._avail - at), at)
+                if not chunk:
+                    break
+                os.pwrite(spool.fileno(), chunk, at)
+                at += len(chunk)
+            self._spool = spool
+            self._data_fd = spool.fileno()
+        self._retired.append(self._src_fd)
+        self._src_fd = fd
+        self._src_pos = 0
+        st = os.fstat(fd)
+        self._src_id = (st.st_dev, st.st_ino)
+        self._src_size = st.st_size
+        head = os.pread(fd, 4, 0)
+        kind = "gzip" if head.startswith(GZIP_MAGIC) else "zstd" if head.startswith(ZSTD_MAGIC) else None
+        self._inflater = Inflater(kind, lambda size, at: os.pread(fd, size, at)) if kind else _PassThrough()
+        if self._avail and os.pread(self._data_fd, 1, self._avail - 1) != b"\n":
+            self._spool_out([b"\n"])  # a cut last line of the old file must not run into the new file's first
+        self.notices.append(f"{clean(self.name)} was rotated: {plural(self._n, 'report')} of the old file kept "
+                            f"({self._n - old} read from its end), reading on in the new one")
 
     def _progress_parts(self) -> tuple[int, int]:
         if self._inflater is None:
