@@ -63,7 +63,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import msgspec
 
@@ -935,7 +935,46 @@ def open_recording(target: str | os.PathLike[str], *, follow: bool = False,
         index = SpooledIndex(stream, name=Path(target).name, spool_dir=spool_dir)
         index._owned_stream = stream
         return index
+    converted = _converted(target, spool_dir)
+    if converted is not None:  # a JSON array (jq -s) or UTF-16: read as the lines it holds
+        with converted:  # deleted at once: the index keeps it open
+            whole = RecordingIndex(converted.name, spool_dir=spool_dir)
+        whole.name = Path(target).name
+        whole.path = Path(target)
+        return whole
     return RecordingIndex(target, follow=follow, spool_dir=spool_dir)
+
+
+_UTF16 = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _converted(target: str | os.PathLike[str], spool_dir: str | os.PathLike[str] | None) -> Any:
+    """A file saved in a shape recordings are not read in, rewritten to one report per line in a temporary file
+    (deleted on close; the index keeps it open): UTF-16 text (a Windows editor, PowerShell's ``>``), and one
+    JSON array of reports (``jq -s``, a tool that saves a list). None for anything else (read as it is).
+    Raises ``OSError`` (EINVAL) for an array that is not valid JSON."""
+    with open(target, "rb") as f:
+        head = f.read(4096)
+        if not head.startswith(_UTF16) and not _LEAD.sub(b"", head[:4096], count=1).startswith(b"["):
+            return None
+        data = head + f.read()
+    if data.startswith(_UTF16):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise OSError(errno.EINVAL, f"it starts as UTF-16 text but is not: {exc.reason}") from None
+    stripped = _LEAD.sub(b"", data, count=1)
+    if stripped.startswith(b"["):
+        try:
+            items = msgspec.json.decode(stripped, type=list[msgspec.Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise OSError(errno.EINVAL, f"it holds a JSON array that does not parse ({clean(str(exc), 80)}); "
+                          "a recording is one report per line") from None
+        data = b"".join(msgspec.json.format(bytes(raw), indent=-1) + b"\n" for raw in items)
+    out = tempfile.NamedTemporaryFile(prefix="neuron-top-converted-", dir=spool_dir)  # noqa: SIM115 - the caller closes it
+    out.write(data)
+    out.flush()
+    return out
 
 
 class RecordingSource:
