@@ -440,7 +440,11 @@ class NeuronTopApp(TerminalApp):
         from neuron_top.tui.screens.timeline import TimelineScreen
 
         metrics = self.trace_metrics if self.replay is None else self.replay.index
-        self.install_screen(TimelineScreen(paths, at=self.trace_at, metrics=metrics), name="timeline")
+        timeline = TimelineScreen(paths, at=self.trace_at, metrics=metrics)
+        self.install_screen(timeline, name="timeline")
+        c = self.replay
+        if c is not None and len(c.index) and c.index.wallclock:  # one playhead: it opens at the replay's position
+            timeline.follow_wall_time(c.index.timestamp(min(c.position, len(c.index) - 1)))
         if show:
             self.push_screen("timeline")
 

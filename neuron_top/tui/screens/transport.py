@@ -209,7 +209,10 @@ class ReplayTransport(Screen):
 
     def _update_scrubber(self) -> None:
         c = self.controller
-        s = self.query_one(Scrubber)
+        found = self.query(Scrubber)
+        if not found:  # a move told while the screen is being taken down (the timeline's playhead at exit)
+            return
+        s = found.first()
         s.markers = c.markers  # a new list after the file was replaced
         s.total = len(c)
         s.position = c.position
