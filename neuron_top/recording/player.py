@@ -20,7 +20,7 @@ from operator import attrgetter
 from neuron_top.decode import DecodeError
 from neuron_top.recording.index import Index
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
-from neuron_top.recording.pacing import Hole, Pacer, hole_after, usual_period
+from neuron_top.recording.pacing import Hole, Pacer, hole_after, usual_period, zone
 from neuron_top.recording.totals import RunningTotals, Totals
 from neuron_top.snapshot import Snapshot, snapshot_from
 
@@ -207,10 +207,19 @@ class ReplayController:
 
     # --- moving ---
     def seek(self, i: int) -> int:
+        """Show report ``i`` now: later reports are due from this moment (pacing anchored here at once, not at
+        the next wake-up: following a live recording at its end, the report that arrives a period later is due
+        when it arrives, not a period after that)."""
         n = len(self.index)
         self.position = max(0, min(i, n - 1)) if n else 0
-        self._pacer.reset()
+        self._anchor_here()
         return self.position
+
+    def _anchor_here(self) -> None:
+        if self.playing and len(self.index):
+            self._pacer.start(self.position)
+        else:
+            self._pacer.reset()
 
     def step(self, delta: int) -> int:
         return self.seek(self.position + delta)
@@ -252,12 +261,12 @@ class ReplayController:
         """Next or previous speed from SPEEDS (0.25x to 100x)."""
         cur = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.speed))
         self.speed = SPEEDS[max(0, min(cur + direction, len(SPEEDS) - 1))]
-        self._pacer.reset()
+        self._anchor_here()
         return self.speed
 
     def toggle(self) -> bool:
         self.playing = not self.playing
-        self._pacer.reset()
+        self._anchor_here()
         return self.playing
 
     def at_end(self) -> bool:
@@ -410,6 +419,8 @@ class GotoError(ValueError):
 
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
 _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{1,2}):(\d{2})(?::(\d{2}))?")
+_ZONE = re.compile(r"\s+([A-Za-z][A-Za-z0-9+-]{0,9})\Z")
+"""The zone the header prints after a time ("2026-01-01 03:00:00 UTC"), pasted back into the prompt."""
 
 
 def resolve_goto(text: str, c: ReplayController) -> int:
@@ -472,6 +483,11 @@ def goto(text: str, c: ReplayController) -> tuple[int, str]:
         return j, ""
     first_s = math.floor(first)  # the header prints whole seconds: its first time is in the recording
     wall = index.wallclock
+    z = _ZONE.search(s)
+    if z is not None and wall:  # the header's time with its zone: the zone must be the one times are shown in
+        if z[1] not in (zone(first), zone(last)):
+            raise GotoError(f"times here are in {zone(cur)} (the TZ environment variable changes it), not {z[1]}")
+        s = s[: z.start()]
     m = _DATETIME.fullmatch(s)
     if m:
         if not wall:

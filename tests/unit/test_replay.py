@@ -681,3 +681,14 @@ def test_following_a_live_recording_at_its_end_does_not_trail_by_one_report() ->
     assert c.due() == []
     clock.t += 0.2
     assert c.due() == [11]
+
+
+def test_goto_takes_the_header_time_with_its_zone() -> None:
+    from neuron_top.recording.pacing import report_time
+
+    c = jittered(60.0, seed=5)
+    c.seek(50)
+    shown = report_time(c.index.timestamp(20), True)  # "2026-01-01 00:20:00 UTC", as the header prints it
+    assert resolve_goto(shown, c) == 20
+    with pytest.raises(GotoError, match="times here are in"):
+        resolve_goto(shown.rsplit(" ", 1)[0] + " XYZT", c)
