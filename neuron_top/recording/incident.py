@@ -29,26 +29,26 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 import msgspec
 
+from neuron_top import fmt
 from neuron_top.fmt import plural
 from neuron_top.recording.index import Index
-from neuron_top.recording.markers import LABELS, Facts, Marker
+from neuron_top.recording.markers import LABELS, MARKER_KINDS, Facts, Marker
 from neuron_top.recording.pacing import gap_text, zone
 from neuron_top.textsafe import clean
 
 __all__ = ["SERIOUS", "Incident", "Incidents", "Summary", "format_summary", "scan_all", "scan_incidents",
            "summarize", "summary_json"]
 
-SERIOUS = ("ecc-uncorrected", "error", "host-down")
-"""Kinds that make ``--summary`` exit 1, listed first."""
-FOLDED = ("ecc-corrected",)
-"""Kinds folded to one line per subject for the whole recording, listed last."""
+SERIOUS = tuple(k.name for k in MARKER_KINDS if k.serious)
+"""Kinds that make ``--summary`` exit 1, listed first (``MarkerKind.serious``)."""
+FOLDED = tuple(k.name for k in MARKER_KINDS if k.grouped)
+"""Kinds folded to one line per subject for the whole recording, listed last (``MarkerKind.grouped``)."""
 _FOUND = {"ecc-uncorrected": ("uncorrected ECC event", "uncorrected ECC events"),
           "error": ("execution error burst", "execution error bursts"),
           "host-down": ("host down", "hosts down")}
@@ -69,7 +69,9 @@ class Incident:
     start: float
     end: float
     count: int = 0
-    """Events it stands for (errors, ECC events); 0 where there is nothing to count (a host down)."""
+    """Events it stands for (errors by type, ECC events); 0 where there is nothing to count (a host down)."""
+    bad: int = 0
+    """An error burst's executions that did not complete cleanly (``bad/s``'s count), beside its errors."""
     reports: int = 1
     peak: float | None = None
     """The highest rate in one report of the run, per second (None: no period to divide by)."""
@@ -105,16 +107,19 @@ class Incidents:
         return g if g > 0 else None
 
     def run(self, kind: str, subject: str, i: int, count: int = 0, rate: float | None = None,
-            detail: str = "") -> None:
+            detail: str = "", bad: int = 0) -> None:
         """Report ``i`` shows ``kind`` for ``subject``: it extends the run that ended at report ``i - 1``, or starts
-        one. ``rate``: the per-second rate in this report, when it is known (else count over the gap)."""
+        one. ``rate``: the per-second rate in this report, when it is known (else the count, or ``bad``, over the
+        gap)."""
         gap = self._gap(i)
-        r = rate if rate is not None else (count / gap if gap and count else None)
+        n = count or bad
+        r = rate if rate is not None else (n / gap if gap and n else None)
         key = (kind, subject)
         cur = self._open.get(key)
         if cur is not None and cur.last == i - 1:
             cur.last, cur.end = i, self.ts(i)
             cur.count += count
+            cur.bad += bad
             cur.reports += 1
             if r is not None and (cur.peak is None or r > cur.peak):
                 cur.peak = r
@@ -122,7 +127,7 @@ class Incidents:
         if cur is not None:
             self.done.append(cur)
         t = self.ts(i)
-        self._open[key] = Incident(kind, subject, i, i, t, t, count, 1, r, 0.0, detail)
+        self._open[key] = Incident(kind, subject, i, i, t, t, count, bad, 1, r, 0.0, detail)
 
     def fold(self, kind: str, subject: str, i: int, count: int) -> None:
         """One more report with ``count`` events of a folded kind (corrected ECC)."""
@@ -140,8 +145,8 @@ class Incidents:
               seconds: float = 0.0) -> None:
         """Something that happened at report ``i`` (an app stopped), or a gap ending there (``start``)."""
         t = self.ts(i)
-        self.done.append(Incident(kind, subject, i, i, t if start is None else start, t, count, 1, None, seconds,
-                                  detail))
+        self.done.append(Incident(kind, subject, i, i, t if start is None else start, t, count, 0, 1, None,
+                                  seconds, detail))
 
     def finish(self) -> list[Incident]:
         """Every incident: serious first, then the others, each in time order; folded kinds last, by subject."""
@@ -199,13 +204,15 @@ MAX_WORKERS = 8
 _PART: Callable[[int, int], tuple] | None = None
 """What the scan's worker processes run, with the index it reads (inherited through fork, never pickled)."""
 
-Row = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[int, int, int, int, int], ...], tuple[tuple[str, str], ...]]
-"""What ``--summary`` keeps of a report with anything to say: (report, failed executions per app, ECC counts per
+Row = tuple[int, tuple[tuple[str, int, int], ...], tuple[tuple[int, int, int, int, int], ...],
+            tuple[tuple[str, str], ...]]
+"""What ``--summary`` keeps of a report with anything to say: (report, (app, errors, bad executions), ECC counts per
 device (device, DRAM corrected, DRAM uncorrected, SRAM corrected, SRAM uncorrected), failing groups)."""
 
 
 def _row(i: int, f: Facts) -> Row | None:
-    errors = tuple((label, bad) for label, _, bad in f.apps.values() if bad)
+    # what an "error" marker counts (``markers_between``): errors of every type, and unclean executions
+    errors = tuple((label, errs, bad) for label, _, bad, errs in f.apps.values() if errs or bad)
     ecc = tuple((e.device, e.mem_corrected, e.mem_uncorrected, e.sram_corrected, e.sram_uncorrected)
                 for e in f.ecc if e.corrected or e.uncorrected)
     groups = tuple((g.where, g.error) for g in f.groups)
@@ -310,8 +317,8 @@ def incidents_from(index: Index, markers: Iterable[Marker], rows: Iterable[Row],
     place the recorded clock went back."""
     inc = Incidents(index.timestamp)
     for i, errors, ecc, groups in rows:
-        for label, bad in errors:
-            inc.run("error", f"app {label}", i, bad)
+        for label, errs, bad in errors:
+            inc.run("error", f"app {label}", i, errs, bad=bad)
         for dev, mc, mu, sc, su in ecc:
             if mu:
                 inc.run("ecc-uncorrected", f"ND{dev} HBM", i, mu)
@@ -359,14 +366,11 @@ def summarize(index: Index, markers: list[Marker], bad: int = 0, rows: Iterable[
     return s
 
 
-# --- text ---------------------------------------------------------------------------------------------------
-
 def when(ts: float, s: Summary, *, zoned: bool = True) -> str:
-    """A time as the summary prints it: local date and time with the zone, or time since the first report."""
-    if s.wallclock:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) + (f" {zone(ts)}" if zoned else "")
-    k = int(ts - (s.start or 0.0) + 0.5)  # rounded, as the span in words (gap_text) is
-    return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
+    """A time as the summary prints it (``fmt.moment``: local date and time, or the time since the first
+    report), with the zone."""
+    text = fmt.moment(ts, s.wallclock, s.start or 0.0)
+    return text + (f" {zone(ts)}" if zoned and s.wallclock else "")
 
 
 def _span(a: float, b: float, s: Summary) -> str:
@@ -386,10 +390,10 @@ def _what(e: Incident, s: Summary) -> str:
 
     peak = f", peak {e.peak:.2f}/s" if e.peak is not None else ""
     if e.kind == "error":
-        if e.count:
-            return f"{e.subject}: {e.count:,} execution error{'s' if e.count != 1 else ''} in " \
-                   f"{unit(e.reports)}{peak}"
-        return f"{e.subject}: errors in {unit(e.reports)}{peak}"
+        # the words an "error" marker uses (errors by type, bad executions), then the run and its peak
+        what = [plural(k, w) for k, w in ((e.count, "execution error"), (e.bad, "bad execution")) if k]
+        run = f" in {unit(e.reports)}{peak}" if e.reports > 1 else ""
+        return f"{e.subject}: {', '.join(what) or 'errors'}{run}"
     if e.kind == "ecc-uncorrected":
         dev, _, where = e.subject.partition(" ")
         return f"{dev} {LABELS[e.kind]}" + (f" ({where})" if where else "") + (f" x{e.count}" if e.count else "") + \
@@ -468,7 +472,8 @@ def summary_json(s: Summary) -> bytes:
         "skipped": s.skipped,
         "holes": [{"ts": h.start, "seconds": h.seconds, "text": h.detail} for h in s.holes],
         "events": [{"kind": e.kind, "subject": e.subject, "start": e.start, "end": e.end, "seconds": e.seconds,
-                    "count": e.count, "reports": e.reports, "peak_per_second": e.peak, "serious": e.serious,
+                    "count": e.count, "bad": e.bad, "reports": e.reports, "peak_per_second": e.peak,
+                    "serious": e.serious,
                     "first": e.first + 1, "last": e.last + 1,
                     "text": line(e, s).split("  ", 1)[-1] if e.kind not in FOLDED else line(e, s)}
                    for e in s.incidents],

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from neuron_top import fmt
+
 __all__ = ["HOLE_HOLD", "HOLE_MIN", "HOLE_PERIODS", "Hole", "Pacer", "gap_text", "hole_after", "report_time",
            "usual_period", "zone"]
 
@@ -126,15 +128,8 @@ class Pacer:
 
 
 def gap_text(seconds: float) -> str:
-    """A span as people say it: "45 s", "4 m 05 s", "2 h 03 m", "3 d 04 h"."""
-    s = int(max(seconds, 0.0) + 0.5)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} m {s % 60:02d} s"
-    if s < 86400:
-        return f"{s // 3600} h {(s % 3600) // 60:02d} m"
-    return f"{s // 86400} d {(s % 86400) // 3600:02d} h"
+    """A span as people say it in a sentence: "45 s", "4 m 05 s", "2 h 03 m", "3 d 04 h" (``fmt.duration``)."""
+    return fmt.duration(seconds, spaced=True)
 
 
 def zone(ts: float) -> str:
@@ -145,10 +140,6 @@ def zone(ts: float) -> str:
 
 
 def report_time(ts: float, wallclock: bool) -> str:
-    """A report's time as the header, ``--once`` and the go-to prompt show it: the local date and time (whole
-    seconds) with the zone, or, for a recording without wall-clock times, the time since its start."""
-    if wallclock:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) + " " + zone(ts)
-    from neuron_top import fmt
-
-    return "+" + fmt.duration(ts)
+    """A report's time as the header, ``--once`` and the go-to prompt show it: ``fmt.moment`` (the local date
+    and time, whole seconds; or the time since the start) with the zone."""
+    return fmt.moment(ts, wallclock) + (" " + zone(ts) if wallclock else "")

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 from operator import attrgetter
 
+from neuron_top import fmt
 from neuron_top.decode import DecodeError
 from neuron_top.recording.index import Index
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
@@ -506,7 +507,7 @@ def goto(text: str, c: ReplayController) -> tuple[int, str]:
         if not wall:
             t = float(h * 3600 + mi * 60 + se)
             if t > last:
-                raise GotoError(f"the recording is {_clock(last - first, False)} long")
+                raise GotoError(f"the recording is {fmt.duration(last - first, spaced=True)} long")
             return c.at_or_before(t), ""
         when = _next_clock(math.floor(cur), last, h, mi, se)
         if when is None:
@@ -547,12 +548,5 @@ def _next_clock(start: float, last: float, h: int, mi: int, se: int) -> float | 
     return None
 
 
-def _clock(ts: float, wall: bool) -> str:
-    if wall:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    s = int(ts)
-    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
 def _span(first: float, last: float) -> str:
-    return f"{_clock(first, True)} to {_clock(last, True)}"
+    return f"{fmt.moment(first, True)} to {fmt.moment(last, True)}"

@@ -31,12 +31,14 @@ class Totals:
     ecc: dict[int, DeviceEcc] = field(default_factory=dict)
     """Per device, ECC events summed (as ``History.ecc_totals``)."""
     failed: int = 0
-    """Executions that did not complete cleanly, summed over apps (``Facts.apps``' count)."""
+    """Executions that did not complete cleanly (``bad/s``'s count), summed over apps (``Facts.apps``)."""
+    errors: int = 0
+    """Errors of every type (``err/s``'s count), summed over apps (``Facts.apps``)."""
 
     def plus(self, facts: Facts | None) -> Totals:
         """These totals and one more report (``None``: a report that did not decode, counted as nothing)."""
         if facts is None:
-            return Totals(self.reports + 1, self.ecc, self.failed)
+            return Totals(self.reports + 1, self.ecc, self.failed, self.errors)
         ecc = self.ecc
         if any(e.corrected or e.uncorrected for e in facts.ecc) or len(ecc) < len(facts.ecc):
             ecc = dict(ecc)
@@ -45,7 +47,9 @@ class Totals:
                 ecc[e.device] = e if t is None else DeviceEcc(
                     e.device, t.mem_corrected + e.mem_corrected, t.mem_uncorrected + e.mem_uncorrected,
                     t.sram_corrected + e.sram_corrected, t.sram_uncorrected + e.sram_uncorrected)
-        return Totals(self.reports + 1, ecc, self.failed + sum(bad for _, _, bad in facts.apps.values()))
+        apps = facts.apps.values()
+        return Totals(self.reports + 1, ecc, self.failed + sum(a[2] for a in apps),
+                      self.errors + sum(a[3] for a in apps))
 
     @property
     def uncorrected_devices(self) -> tuple[int, ...]:

@@ -19,21 +19,16 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from neuron_top.recording.markers import KINDS, LABELS, Marker, severity
+from neuron_top.recording.markers import KIND, KINDS, LABELS, MARKER_KINDS, Marker, severity
 from neuron_top.recording.pacing import report_time
 
-GLYPH = {"ecc-uncorrected": "E", "error": "x", "host-down": "v", "app-": "-", "app+": "+", "stall": "z", "group-error": "!",
-         "gap": "┊", "ecc-corrected": "e"}
-STYLE = {"ecc-uncorrected": "bad", "error": "bad", "host-down": "bad", "app-": "warn", "stall": "warn", "group-error": "warn",
-         "app+": "note", "gap": "note", "ecc-corrected": "note"}
-SHORT = {"ecc-uncorrected": "uncorr", "error": "err", "host-down": "down", "app-": "stop", "app+": "start", "stall": "stall",
-         "group-error": "group", "gap": "gap", "ecc-corrected": "corr"}
+GLYPH = {k.name: k.glyph for k in MARKER_KINDS}
+STYLE = {k.name: k.style for k in MARKER_KINDS}
+SHORT = {k.name: k.short for k in MARKER_KINDS}
 """Legend words (the full names, ``LABELS``, are in the help screen and the next-marker line)."""
-JUMP_KINDS: tuple[tuple[str, ...] | None, ...] = (None, ("ecc-uncorrected",), ("error",), ("app-", "app+"),
-                                                   ("stall",), ("group-error",), ("gap",), ("ecc-corrected",),
-                                                   ("host-down",))
-"""What ``n``/``N`` can jump by, in the order ``k`` cycles through them (None: every marker shown); a host going
-down (fleet recordings) last."""
+JUMP_KINDS: tuple[tuple[str, ...] | None, ...] = (None, *(
+    tuple(k.name for k in MARKER_KINDS if k.jump == j) for j in dict.fromkeys(k.jump for k in MARKER_KINDS)))
+"""What ``n``/``N`` can jump by, in the order ``k`` cycles through them (None: every marker shown)."""
 
 
 class Scrubber(Widget):
@@ -151,7 +146,7 @@ class Scrubber(Widget):
         chosen = self._style("chosen")
         for kind in KINDS:
             k = counts.get(kind, 0)
-            if not k and kind not in ("ecc-uncorrected", "error"):
+            if not k and not KIND[kind].serious:
                 continue
             style = self._style(STYLE[kind])
             label = f"{SHORT[kind]} {k}" + (" hidden" if kind in self.hidden else "")
@@ -181,7 +176,7 @@ def report_at(x: int, width: int, total: int) -> int:
 
 
 def clock_text(ts: float, wallclock: bool) -> str:
-    """A report's time with its zone (``recording.pacing.report_time``)."""
+    """Where the replay is, with the zone (``recording.pacing.report_time``, over ``fmt.moment``)."""
     return report_time(ts, wallclock)
 
 
