@@ -333,3 +333,19 @@ def test_every_needs_summary_and_a_period(hour: Path, capfd: pytest.CaptureFixtu
     assert "--every adds a table per interval to --summary" in capfd.readouterr().err
     assert main(["replay", str(hour), "--summary", "--every", "soon"]) == 2
     assert "--every" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("period", [1.0, 60.0, 300.0])
+def test_holes_at_any_period_are_intervals_with_their_length(tmp_path: Path, period: float,
+                                                              capfd: pytest.CaptureFixture[str]) -> None:
+    """neuron-monitor down for two hours, in recordings at 1 s, 60 s and 300 s with ms jitter."""
+    from tests.recordings import Plan, write
+
+    seconds = 4 * 3600 if period > 1 else 3 * 3600
+    plan = Plan(seconds=seconds, period=period, jitter=0.003, holes=[(1800, 7200)])
+    path = write(tmp_path / "holes.jsonl", plan)
+    assert main(["replay", str(path), "--summary", "--json"]) == 0
+    doc = json.loads(capfd.readouterr().out)
+    assert len(doc["holes"]) == 1 and doc["holes"][0]["seconds"] == pytest.approx(7200 + period, abs=0.01)
+    gap = next(e for e in doc["events"] if e["kind"] == "gap")
+    assert gap["start"] == pytest.approx(plan.start + 1800 - period, abs=0.01)
