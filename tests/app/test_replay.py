@@ -9,6 +9,7 @@ calling its index poll (``_poll``) after the file grew.
 from __future__ import annotations
 
 import os
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -703,4 +704,17 @@ async def test_ecc_since_start_is_exact_after_a_seek_and_a_step_back(tmp_path: P
         await settle(pilot)
         assert app.history.ecc_totals[5].uncorrected == 0
         assert "ECC!" not in header(app)
+    ctl(app).index.close()
+
+
+async def test_clamps_are_said_on_screen(rec: Path) -> None:
+    """':1802' went to the last report and '--speed 1000' played at 100x, both silently."""
+    app, _ = replay_app(rec, speed=1000.0)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert any("playing at 100x, the fastest" in str(n.message) for n in app._notifications)
+        await pilot.press("space", "colon", *"999", "enter")
+        assert ctl(app).position == N - 1
+        assert any(f"report 999 is past the end: the last one, {N}" in str(n.message) for n in app._notifications)
+        assert "UTC" in header(app) or time.strftime("%Z") in header(app)  # the zone beside the time
     ctl(app).index.close()
