@@ -159,7 +159,39 @@ class Incidents:
                 inc.seconds = inc.end - inc.start + (gap or 0.0)
         out.sort(key=lambda e: (not e.serious, e.start, e.first))
         folded = sorted(self._folded.values(), key=lambda e: _subject_order(e.subject))
+        if len(folded) > FOLD_ACROSS:  # DRAM and SRAM on every device of a big machine: one line per memory
+            folded = _across_devices(folded)
         return out + folded
+
+
+FOLD_ACROSS = 16
+"""More folded lines than this (both memories of 16 devices: 32) become one line per memory across devices."""
+
+
+def _across_devices(folded: list[Incident]) -> list[Incident]:
+    """Folded lines of one kind and memory merged across devices: "HBM on 16 devices (ND0-ND15) x1,440"."""
+    merged: dict[tuple[str, str], Incident] = {}
+    devices: dict[tuple[str, str], list[str]] = {}
+    for e in folded:
+        dev, _, where = e.subject.partition(" ")
+        key = (e.kind, where)
+        m = merged.get(key)
+        devices.setdefault(key, []).append(dev)
+        if m is None:
+            merged[key] = Incident(e.kind, where, e.first, e.last, e.start, e.end, e.count, 0, e.reports,
+                                   detail="across devices")
+            continue
+        m.count += e.count
+        m.reports += e.reports
+        if e.start < m.start:
+            m.start, m.first = e.start, e.first
+        if e.end > m.end:
+            m.end, m.last = e.end, e.last
+    for key, m in merged.items():
+        names = devices[key]
+        m.subject = f"{len(names)} devices ({names[0]}-{names[-1]}) {m.subject}" if len(names) > 1 else \
+            f"{names[0]} {m.subject}"
+    return list(merged.values())
 
 
 def _subject_order(subject: str) -> tuple[int, str]:
@@ -414,8 +446,9 @@ def _what(e: Incident, s: Summary) -> str:
 def line(e: Incident, s: Summary) -> str:
     """One incident as one line: its time (a span for a run or a hole, with the duration), then what."""
     if e.kind in FOLDED:
-        dev, _, where = e.subject.partition(" ")
-        return f"{dev} {where} x{e.count:,} in {plural(e.reports, s.unit, s.units)}, {_span(e.start, e.end, s)}"
+        if e.detail == "across devices":  # reports of several devices: not one count of reports
+            return f"{e.subject} x{e.count:,}, {_span(e.start, e.end, s)}"
+        return f"{e.subject} x{e.count:,} in {plural(e.reports, s.unit, s.units)}, {_span(e.start, e.end, s)}"
     if e.kind == "clock-back":
         return f"{when(e.end, s)}  {e.detail} (to {when(e.end, s, zoned=False)[-8:]} from " \
                f"{when(e.start, s, zoned=False)[-8:]}, {s.unit} {e.first + 1})"

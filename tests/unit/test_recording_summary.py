@@ -349,3 +349,19 @@ def test_holes_at_any_period_are_intervals_with_their_length(tmp_path: Path, per
     assert len(doc["holes"]) == 1 and doc["holes"][0]["seconds"] == pytest.approx(7200 + period, abs=0.01)
     gap = next(e for e in doc["events"] if e["kind"] == "gap")
     assert gap["start"] == pytest.approx(plan.start + 1800 - period, abs=0.01)
+
+
+def test_corrected_ecc_on_both_memories_of_16_devices_is_one_line_per_memory(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """32 folded lines (DRAM and SRAM of 16 devices) would break the ~30-line page: one line per memory."""
+    from tests.recordings import Plan, write
+
+    ecc = [(60.0 * k, k % 16, "mem_corrected" if k < 16 else "sram_corrected", 1 + k % 3) for k in range(32)]
+    path = write(tmp_path / "busy.jsonl", Plan(seconds=3900, period=60.0, ecc=ecc))
+    assert main(["replay", str(path), "--summary"]) == 0
+    lines = capfd.readouterr().out.splitlines()
+    folded = lines[lines.index("corrected ECC (one line per device and memory, the whole recording):") + 1:-1]
+    hbm = sum(1 + k % 3 for k in range(16))
+    sram = sum(1 + k % 3 for k in range(16, 32))
+    assert [x.split(",")[0] for x in folded] == [f"  16 devices (ND0-ND15) HBM x{hbm}",
+                                                 f"  16 devices (ND0-ND15) SRAM x{sram}"]
