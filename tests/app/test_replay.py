@@ -718,3 +718,23 @@ async def test_clamps_are_said_on_screen(rec: Path) -> None:
         assert any(f"report 999 is past the end: the last one, {N}" in str(n.message) for n in app._notifications)
         assert "UTC" in header(app) or time.strftime("%Z") in header(app)  # the zone beside the time
     ctl(app).index.close()
+
+
+async def test_before_the_scan_reaches_a_jump_the_header_and_the_ecc_panel_agree(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """Until the marker scan has passed the position, the panel sums the history window: the header's ECC! is set
+    from the same sums, never 'no errors' beside ECC!."""
+    from tests.recordings import Plan, write
+
+    monkeypatch.setattr(ReplayScreen, "scan_markers", lambda self: None)  # the scan never gets anywhere
+    path = write(tmp_path / "ecc.jsonl", Plan(seconds=300 * 60, period=60.0, ecc=[(120, 5, "mem_uncorrected", 1)]))
+    app, _ = replay_app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        await pilot.press("space", "colon", *"5", "enter")  # past the event: in the window
+        await pilot.pause()
+        assert app.history.ecc_totals[5].uncorrected == 1 and "ECC! ND5" in header(app)
+        await pilot.press("G")  # the window (last 120 reports) no longer holds it, and nothing says since start yet
+        await pilot.pause()
+        assert app.history.ecc_totals[5].uncorrected == 0 and "ECC!" not in header(app)
+    ctl(app).index.close()

@@ -116,9 +116,12 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
         t = c.totals_at(min(c.position, n - 1)) if n else None
         self._totals_pending = n > 0 and t is None
         self._totals_jump = self._totals_jump or (jumped and t is None)
-        if t is None:
-            return
         session = self.host.session
+        if t is None:
+            if jumped:  # until the scan gets here the panel sums the window: the header says what the panel says
+                window = session.history.ecc_totals
+                session.set_status(uncorrected=tuple(d for d, e in sorted(window.items()) if e.uncorrected))
+            return
         session.history.ecc_totals = dict(t.ecc)
         if jumped or self._totals_jump:
             self._totals_jump = False
