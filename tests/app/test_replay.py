@@ -717,6 +717,7 @@ async def test_clamps_are_said_on_screen(rec: Path) -> None:
         assert ctl(app).position == N - 1
         assert any(f"report 999 is past the end: the last one, {N}" in str(n.message) for n in app._notifications)
         assert "UTC" in header(app) or time.strftime("%Z") in header(app)  # the zone beside the time
+        assert "down" not in app.screen.query_one(Scrubber).render_line(1).text  # a fleet-only kind, none here
     ctl(app).index.close()
 
 

@@ -146,8 +146,8 @@ class Scrubber(Widget):
         chosen = self._style("chosen")
         for kind in KINDS:
             k = counts.get(kind, 0)
-            if not k and not KIND[kind].serious:
-                continue
+            if not k and (not KIND[kind].serious or KIND[kind].family == "host"):
+                continue  # (a host going down: only fleet recordings have it, and they say it when they do)
             style = self._style(STYLE[kind])
             label = f"{SHORT[kind]} {k}" + (" hidden" if kind in self.hidden else "")
             label_style = chosen if self.jump is not None and kind in self.jump else self._style("info")
