@@ -69,7 +69,7 @@ def live_choice(ns: argparse.Namespace) -> LiveChoice:
     monitor: Callable[[], str | None] = (lambda: None) if getattr(ns, "builtin", False) else find_neuron_monitor
     try:
         return choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
-                                  monitor=monitor)
+                                  monitor=monitor, restart_command=getattr(ns, "restart_command", False))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

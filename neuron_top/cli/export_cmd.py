@@ -4,7 +4,10 @@ The source is chosen as for the dashboard (``--command``, a pipe on stdin, neuro
 collector); the feed loop runs on a thread and hands each event to the ``Exporter``; the HTTP server answers
 scrapes on threads of its own. When the source ends (a pipe closes) the server keeps answering, with
 ``neurontop_source_up 0`` and a growing ``neurontop_last_report_age_seconds``, as AWS's script keeps its last
-values: a stopped neuron-monitor shows in Prometheus instead of vanishing. SIGINT/SIGTERM/SIGHUP stop it (the
+values: a stopped neuron-monitor shows in Prometheus instead of vanishing. A ``--command`` that exits is started
+again with back-off (1, 2, 4 ... 30 s), as neuron-monitor is: meanwhile the last values are served with
+``neurontop_source_up 0``, ``neurontop_source_info{state="restarting"}`` and ``neurontop_source_restarts_total``
+counting. SIGINT/SIGTERM/SIGHUP stop it (the
 ``--command`` child or neuron-monitor with it), with every mode's signal rules (``cli/signals.py``): exit status
 128+signal, a second signal or a stop that hangs for 10 s ends it at once.
 """
@@ -36,7 +39,8 @@ def export_parser() -> argparse.ArgumentParser:
     p.add_argument("--listen", metavar="[HOST:]PORT", default=":8000",
                    help="address to serve on (default :8000, every interface, as AWS's script)")
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
-    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
+    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor" '
+                   "(started again with back-off, 1 to 30 s, when it exits)")
     p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
     p.add_argument("--used-cores-only", action="store_true",
@@ -63,6 +67,7 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
         raise UsageError(str(exc)) from None
     try:
         ns.tag = None
+        ns.restart_command = True  # a daemon: a --command that exits is run again (with back-off), as neuron-monitor
         source, notes = live_source(ns)
         recorder = _recorder(ns.record)
     except BaseException:

@@ -53,7 +53,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="seconds per query (5); with ssh and --once, for every host's first report (15)")
     prom.add_argument("--rate-window", default="1m", metavar="DUR", help="range of rate() for exec/errors (1m)")
-    prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC events within this long count (15m)")
+    prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC columns: the counters' value, or their increase over this long when larger (15m)")
     prom.add_argument("--stale-after", type=float, default=60.0, metavar="S",
                       help="a host still scraped whose data is older is stale (60)")
     prom.add_argument("--down-after", type=float, default=180.0, metavar="S",
@@ -72,6 +72,8 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--filter", metavar="REGEX", help="show hosts whose names or labels match (/ changes it)")
     view.add_argument("--trouble", action="store_true", help="troubled hosts first (! toggles)")
     view.add_argument("--heat", action="store_true", help="start in the heat map (h toggles)")
+    view.add_argument("--apps", action="store_true",
+                      help="the apps view: one row per runtime tag across hosts (a toggles; with --once, printed)")
     view.add_argument("--record", metavar="FILE", help="record the rows, one JSON line per refresh (.gz/.zst)")
     view.add_argument("--once", action="store_true", help="print the table once and exit")
     view.add_argument("--json", action="store_true", help="with --once (implied): print the refresh as JSON")
@@ -202,6 +204,7 @@ def fleet_main(ns: argparse.Namespace) -> int:
         raise UsageError("--refresh must be above 0")
     if ns.prometheus:
         fleet = prom_fleet(ns)
+        fleet.apps = ns.apps
         _view_options(ns, fleet.qs.labels)
         if ns.once or ns.json:
             try:
@@ -251,6 +254,8 @@ def _arranged(screen: Any, ns: argparse.Namespace) -> Any:
     if ns.heat:
         screen.heat = screen.heat_column
         screen.add_class("-heat")
+    if getattr(ns, "apps", False):
+        screen.show_apps = True
     return screen
 
 
@@ -289,7 +294,7 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
     from neuron_top.fleet.ssh import HostStream
     from neuron_top.sources.base import State
 
-    fleet = SessionFleet(hosts)
+    fleet = SessionFleet(hosts, first_report_within=timeout)  # a host with nothing by the end is down, not starting
     lock = threading.Lock()
     done = {h: threading.Event() for h in hosts}
     feeds = {h: Feed(HostStream(h, command(h))) for h in hosts}
@@ -343,7 +348,12 @@ def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -
         for p in frame.problems:
             out.append(f"error: {p.name + ': ' if p.name else ''}{clean(p.message, 300)}"
                        + (f"\n  query: {clean(p.query, 2000)}" if p.query else ""))
-        out += text_table(lines, width)
+        if getattr(ns, "apps", False):
+            from neuron_top.fleet.apps import apps_table
+
+            out += apps_table(frame.apps or [])
+        else:
+            out += text_table(lines, width)
         sys.stdout.write("\n".join(out) + "\n")
     sys.stdout.flush()
     return 1 if frame.state == "unreachable" else 0

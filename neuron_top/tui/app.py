@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from textual import work
 from textual.await_complete import AwaitComplete
@@ -478,8 +479,8 @@ class NeuronTopApp(TerminalApp):
         self.call_after_refresh(self._update_header)
         return done
 
-    def open_screen(self, screen: object) -> None:
+    def open_screen(self, screen: Screen[Any]) -> None:
         """Push a drill-down screen and give it the current view at once (it then follows updates)."""
-        self.push_screen(screen)  # type: ignore[arg-type]
+        self.push_screen(screen)
         screen.view = self.current_view()  # type: ignore[attr-defined]
         self.call_after_refresh(self._update_header)  # its header exists once it is mounted

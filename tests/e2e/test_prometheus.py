@@ -25,6 +25,7 @@ from tests.conftest import ROOT
 RULES = ROOT / "deploy" / "prometheus" / "neuron-top.rules.yml"
 RULE_TESTS = ROOT / "deploy" / "prometheus" / "neuron-top.rules.test.yml"
 DASHBOARD = ROOT / "tests" / "fixtures" / "grafana" / "neuron-monitor-grafana.json"
+OUR_DASHBOARD = ROOT / "deploy" / "grafana" / "neuron-top.json"
 AWS_LABELS = {"instance_name", "instance_id", "instance_type", "availability_zone", "region", "subnet_id"}
 
 
@@ -144,6 +145,42 @@ def test_every_grafana_dashboard_query_returns_data(prom: Prom) -> None:
     assert wait_until(empty) is True
     # the acceptance: every query has data within 15 s of a Prometheus scraping every second
     assert time.monotonic() - prom.ready_at <= 15.0, time.monotonic() - prom.ready_at
+
+
+def our_dashboard() -> dict:
+    return json.loads(OUR_DASHBOARD.read_text())
+
+
+def test_our_grafana_dashboard_is_importable_unchanged() -> None:
+    """No ``__inputs`` to fill, no data source named by a local uid: every panel and target use the dashboard's
+    ``datasource`` variable (of type prometheus), and queries name only variables the dashboard defines."""
+    d = our_dashboard()
+    assert "__inputs" not in d and d.get("id") is None and d["uid"] == "neuron-top"
+    variables = {v["name"]: v for v in d["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    known = {"$" + n for n in variables} | {"$__rate_interval"}
+    panels = [p for p in d["panels"] if p["type"] != "row"]
+    for p in panels:
+        assert p["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, p["title"]
+        for t in p["targets"]:
+            assert t["datasource"] == p["datasource"]
+            assert set(re.findall(r"\$[\w]+", t["expr"])) <= known, (p["title"], t["expr"])
+    ids = [p["id"] for p in d["panels"]]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_query_of_our_grafana_dashboard_returns_data(prom: Prom) -> None:
+    """Each target of deploy/grafana/neuron-top.json, with Grafana's variables as a user's first view has them
+    (every instance, a rate interval), answers with at least one series from the exporter."""
+    queries = [(p["title"], t["expr"].replace("$instance_id", ".*").replace("$__rate_interval", "5s"))
+               for p in our_dashboard()["panels"] for t in p.get("targets") or ()]
+    assert len(queries) == 25
+
+    def empty() -> list[str] | bool:
+        missing = [f"{title}: {expr}" for title, expr in queries if not prom.query(expr)]
+        return missing or True
+
+    assert wait_until(empty) is True
 
 
 def test_dashboard_metrics_carry_aws_label_names(prom: Prom) -> None:

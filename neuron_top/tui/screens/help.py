@@ -61,6 +61,8 @@ LEGEND = [
 """What the symbols and units on screen mean: the help's last section."""
 
 FLEET_EXTRA = [("click a title", "sort by that column (again: reverse)"), ("double click a host", "open it")]
+FLEET_APPS = [("a / --apps", "one row per runtime tag across hosts: hosts, cores, util, exec/s, bad/s, p99"),
+              ("⏎", "the hosts it runs on (the filter is set to them; / changes it)"), ("esc / a", "back to the hosts")]
 FLEET_REPLAY = [("the replay keys", "as in Replay; ⏎ says a recording has each host's row, not its reports"),
                 ("space / p", "play/pause (the live fleet's p pauses the table)")]
 
@@ -124,6 +126,7 @@ def help_sections(
         (FleetScreen, "Fleet (neuron-top fleet)",
          binding_rows([*FleetTable.BINDINGS, *FleetScreen.BINDINGS, *PromFleetScreen.BINDINGS]) + FLEET_EXTRA),
         (None, "Fleet heat map (h)", binding_rows(HeatMap.BINDINGS)),
+        (None, "Fleet apps (a)", FLEET_APPS),
         (FleetHostScreen, "Fleet host (⏎ on a host)", binding_rows(FleetHostScreen.BINDINGS)),
         (FleetReplayScreen, "Fleet replay (neuron-top replay FLEET.jsonl)", FLEET_REPLAY),
     ]

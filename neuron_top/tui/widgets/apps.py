@@ -8,6 +8,7 @@ every error type and their history are in the Latency and Executions panels and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from rich.segment import Segment
 from rich.style import Style
@@ -52,7 +53,7 @@ def columns_for(width: int) -> tuple[Column, ...]:
     return tuple(cols)
 
 
-class AppsPanel(Panel):
+class AppsPanel(Panel[None]):
     """Up and Down pick an app, Enter (or a click) opens it."""
 
     STEADY = True
@@ -131,12 +132,11 @@ class AppsPanel(Panel):
             values = app_cells(snap, a)
             selected = a.pid == view.pid
             segs = self.memo(("row", a.pid, tuple(values.items()), label_w, cols, i == cur, selected),
-                             lambda a=a, values=values, sel=selected, i=i: self._row(
-                                 a, values, label_w, cols, i == cur, sel))
+                             partial(self._row, a, values, label_w, cols, i == cur, selected))
             if spark_w:
                 kind = "device" if a.latency_shown.state == "device" else "total"  # what the p99 cell shows
                 segs = [*segs, *self.per_step(view.history, ("p99", a.pid, kind, spark_w),
-                                              lambda a=a, kind=kind: self._spark(view, a.pid, kind, spark_w))]
+                                              partial(self._spark, view, a.pid, kind, spark_w))]
             lines.append(LightStrip(segs))
         return lines
 

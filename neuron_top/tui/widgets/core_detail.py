@@ -16,7 +16,7 @@ from neuron_top.view import View
 CHART_H = 5
 
 
-class CoreDetail(Panel):
+class CoreDetail(Panel[None]):
     def __init__(self, index: int, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.index = index

@@ -94,7 +94,7 @@ def grid_shape(devices: int, cells: int, value: int, width: int, budget: int | N
     return best[1] if best is not None else GridShape(devices, cells, value, 1, 0, label)
 
 
-class CoreGrid(Panel):
+class CoreGrid(Panel[None]):
     """Cursor keys move between cores (and across devices in a row); Enter opens the core, or the device on its
     label."""
 

@@ -15,7 +15,7 @@ from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
 
-class DeviceDetail(Panel):
+class DeviceDetail(Panel[None]):
     BINDINGS = [
         Binding("up", "move(-1)", "previous core", show=False),
         Binding("down", "move(1)", "next core", show=False),

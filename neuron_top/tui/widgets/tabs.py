@@ -47,6 +47,8 @@ class AppTabs(LineDiff, can_focus=True):
     selected: reactive[int | None] = reactive(None)
     """The selected pid, None for "all"."""
     filter_text: reactive[str] = reactive("")
+    _shown: tuple[tuple[str, int, bool], ...] | None
+    """What the tabs showed of ``apps`` when last drawn for a new tuple."""
 
     def watch_apps(self, apps: tuple[AppView, ...]) -> None:
         """A new tuple arrives with every report and nearly always shows the same tabs: nothing to do then
@@ -68,8 +70,7 @@ class AppTabs(LineDiff, can_focus=True):
         self._first = 0
         self._styles: dict[tuple[str, str], Style] = {}
         """The first tab drawn (the bar scrolls to keep the selected one in view)."""
-        self._shown: tuple[tuple[str, int, bool], ...] | None = None
-        """What the tabs showed of ``apps`` when last drawn for a new tuple."""
+        self._shown = None
 
     def _style(self, name: str) -> Style:
         """Resolved where drawn (a partial style leaves an "auto" colour white) and cached per theme."""
