@@ -130,11 +130,16 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
             self._totals_jump = False
             session.set_status(uncorrected=t.uncorrected_devices)
 
+    def position_note(self) -> str:
+        """While the scan is behind the position, the ECC counts are the window's: the header says so."""
+        return " · ECC since start: counting" if self._totals_pending else ""
+
     def on_markers_found(self, _: MarkersFound) -> None:
         """(Textual calls ``ReplayTransport``'s handler too, for the scrubber.)"""
         if self._totals_pending:
             self._apply_totals(jumped=False)
             if not self._totals_pending:
+                self.host.set_position(self._position_text())
                 self.host.publish()
 
     # --- the timeline's playhead follows the replay, and the other way round (one wall clock) ---

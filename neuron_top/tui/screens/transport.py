@@ -152,6 +152,10 @@ class ReplayTransport(Screen):
         """Where we are, for the header."""
         raise NotImplementedError
 
+    def position_note(self) -> str:
+        """Something the header says about the position (" · ECC since start: counting"), or nothing."""
+        return ""
+
     def scan_markers(self) -> Worker[None]:
         """Start the background scan for markers (a thread worker posting ``MarkersFound``)."""
         raise NotImplementedError
@@ -201,7 +205,7 @@ class ReplayTransport(Screen):
         state = "⏸" if not c.playing else "end" if c.at_end() else "▶"
         hole = c.hole_ahead() if c.playing else None
         ahead = f" · next: {gap_text(hole.seconds)} without data" if hole is not None else ""
-        return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{ahead}{tail}"
+        return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{ahead}{self.position_note()}{tail}"
 
     def _jump_kinds(self) -> tuple[str, ...]:
         """The kinds ``n``/``N`` stop at: the chosen ones, else every kind not hidden."""
