@@ -18,13 +18,14 @@ from neuron_top.textsafe import clean
 
 if TYPE_CHECKING:
     from neuron_top.config import MonitorConfig
+    from neuron_top.feed import PodSource
     from neuron_top.recording.player import ReplayController
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.sources.base import Source
     from neuron_top.sources.live import LiveChoice
     from neuron_top.tui.app import NeuronTopApp
 
-__all__ = ["UsageError", "live_source", "print_once", "run_app", "run_tui"]
+__all__ = ["UsageError", "k8s_options", "live_source", "pod_source", "print_once", "run_app", "run_tui"]
 
 
 class UsageError(Exception):
@@ -76,6 +77,34 @@ def live_choice(ns: argparse.Namespace) -> LiveChoice:
         raise UsageError(f"cannot read config {ns.config}: {exc.strerror or exc}") from None
 
 
+def k8s_options(p: argparse.ArgumentParser) -> None:
+    """The pod attribution options (``neuron_top.k8s``), shared by the dashboard and ``export``."""
+    g = p.add_argument_group("Kubernetes pods")
+    g.add_argument("--kubelet-socket", metavar="PATH",
+                   help="the kubelet's PodResources socket (/var/lib/kubelet/pod-resources/kubelet.sock)")
+    g.add_argument("--host-root", metavar="DIR", help="where the host's / is mounted (in a container): /proc, "
+                   "/var/log/pods and the kubelet socket are read under it")
+    g.add_argument("--no-k8s", action="store_true", help="do not look for Kubernetes pods")
+
+
+def pod_source(ns: argparse.Namespace, start: bool = True, first: bool = False) -> PodSource | None:
+    """The pod attribution for a live source: the kubelet, else cgroups (``k8s.PodWatcher``), refreshed in the
+    background when ``start``; with ``first``, asked once in this thread before (the exporter's first scrape
+    then has the pods; bounded by the call's 5 s deadline); None with ``--no-k8s``."""
+    if getattr(ns, "no_k8s", False):
+        return None
+    from neuron_top.k8s.watcher import PodWatcher, on_kubernetes, socket_path
+
+    socket, root = getattr(ns, "kubelet_socket", None), getattr(ns, "host_root", None)
+    if root is not None and not Path(root).is_dir():
+        raise UsageError(f"--host-root: not a directory: {root}")
+    watcher = PodWatcher(socket_path(socket, root), root or "/",
+                         announce_absent=bool(socket or root) or on_kubernetes(root))
+    if first:
+        watcher.settle()
+    return watcher.start() if start else watcher
+
+
 def _recorder(path: str | None) -> RecordingWriter | None:
     if not path:
         return None
@@ -101,9 +130,11 @@ def recording_failed(recorder: RecordingWriter | None) -> str:
     return f"neuron-top: --record {st.name} stopped: {st.failed} ({plural(st.written, 'report')} written before it)"
 
 
-def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None) -> int:
+def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None,
+               pods: PodSource | None = None) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
-    (``--record FILE``), that report is recorded too (it was silently not)."""
+    (``--record FILE``), that report is recorded too (it was silently not); with ``pods``, with the pods asked
+    once (not started: ``settle`` answers in this thread)."""
     from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
@@ -118,7 +149,11 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
                 break
             if isinstance(event, Report):
                 info = SourceInfo.of(session)
-                _write(to_json(event.snapshot, info) + b"\n" if as_json else text(event.snapshot, info).encode())
+                snap = event.snapshot
+                if pods is not None:
+                    pods.want_pids(a.pid for a in snap.apps)
+                    snap = snap.with_attribution(pods.settle())
+                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
                 return 0
     finally:
         feed.close()
@@ -135,7 +170,8 @@ def _write(data: bytes) -> None:
 
 def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWriter | None = None,
             demo: bool = False, traces: Sequence[str] | None = None, replay: ReplayController | None = None,
-            replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None) -> int:
+            replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None,
+            pods: PodSource | None = None) -> int:
     """Start the dashboard (the only place the command line imports the TUI); returns the exit status."""
     from neuron_top.settings import SettingsStore
     from neuron_top.tui.app import NeuronTopApp
@@ -164,7 +200,7 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
                                             else [])], exporter=exporter,
                            source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
                            trace_metrics=getattr(ns, "metrics", None), settings=SettingsStore.open(),
-                           layout=getattr(ns, "layout", None), render=getattr(ns, "render", None))
+                           layout=getattr(ns, "layout", None), render=getattr(ns, "render", None), pods=pods)
     except BaseException:
         if server is not None:
             server.stop()

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import TextIO
 
-from neuron_top.cli.common import UsageError, _recorder, live_source
+from neuron_top.cli.common import UsageError, _recorder, k8s_options, live_source, pod_source
 from neuron_top.cli.signals import Signals
 from neuron_top.textsafe import clean
 
@@ -47,6 +47,11 @@ def export_parser() -> argparse.ArgumentParser:
                    help="drop the zero rows of cores a runtime does not use (changes avg(neuroncore_utilization_"
                    "ratio); off by default, as AWS)")
     p.add_argument("--no-process-metrics", action="store_true", help="leave out the process_* and python_* families")
+    p.add_argument("--pod-labels", action="store_true",
+                   help="add pod, namespace and container labels to the per-core and per-runtime families (as "
+                   "dcgm-exporter; off by default: the output stays AWS's). neurontop_neuroncore_pod_info is "
+                   "always served to join on")
+    k8s_options(p)
     return p
 
 
@@ -54,12 +59,13 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
     """Run the exporter until a signal (or ``stop``); returns the exit code."""
     from neuron_top.export import Exporter, ExportOptions
     from neuron_top.export.server import ListenError, serve
-    from neuron_top.feed import Feed, RecordingError, StatusChanged
+    from neuron_top.feed import Feed, RecordingError, Report, StatusChanged
     from neuron_top.sources.base import State
 
     err = err if err is not None else sys.stderr
     stop = stop if stop is not None else threading.Event()
-    options = ExportOptions(used_cores_only=ns.used_cores_only, process_metrics=not ns.no_process_metrics)
+    options = ExportOptions(used_cores_only=ns.used_cores_only, process_metrics=not ns.no_process_metrics,
+                            pod_labels=ns.pod_labels)
     exporter = Exporter(options)
     try:
         server = serve(ns.listen, exporter)  # before the source: a busy port must not start neuron-monitor
@@ -70,6 +76,7 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
         ns.restart_command = True  # a daemon: a --command that exits is run again (with back-off), as neuron-monitor
         source, notes = live_source(ns)
         recorder = _recorder(ns.record)
+        pods = pod_source(ns, first=True)
     except BaseException:
         server.stop()
         raise
@@ -77,11 +84,18 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
     for note in notes:
         print(f"neuron-top: {note}", file=err)
     print(f"neuron-top: serving {server.url} from {clean(source.name)}", file=err, flush=True)
-    feed = Feed(source, recorder)
+    feed = Feed(source, recorder, pods=pods)
 
     def pump() -> None:
+        said = ""
         for event in feed.events(stop):
             exporter.apply(event)
+            if isinstance(event, Report) and pods is not None:
+                # how pods are found (or why not), said when it changes: the exporter has no header
+                now = event.snapshot.pods.status()
+                if now != said:
+                    said = now
+                    print(f"neuron-top: {now or 'pods: none'}", file=err, flush=True)
             if isinstance(event, StatusChanged) and event.status.state in (State.ENDED, State.FAILED,
                                                                              State.RESTARTING):
                 print(f"neuron-top: {clean(event.status.message)}", file=err, flush=True)

@@ -22,7 +22,7 @@ from neuron_top.textsafe import clean
 
 __all__ = [
     "GROUP_CHOICES", "fleet_main", "fleet_parser", "print_frame", "prom_fleet", "replay_once", "replay_tui",
-    "run_fleet_tui", "ssh_command_for", "ssh_hosts", "ssh_once",
+    "run_fleet_tui", "run_pods", "ssh_command_for", "ssh_hosts", "ssh_once",
 ]
 
 GROUP_CHOICES = ("type", "zone", "region", "status")
@@ -43,7 +43,9 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--match", metavar="SELECTOR", help='label matchers added to every query, e.g. '
                       '\'job="neuron",instance_type=~"trn2.*"\'')
     prom.add_argument("--by", metavar="LABEL", default="instance_id",
-                      help="the label that names a host (instance_id; node with Kubernetes relabelling)")
+                      help="the label that names a host (instance_id; node with Kubernetes relabelling); pod or "
+                      "namespace: one row per Kubernetes pod or namespace with its NeuronCores, utilization and "
+                      "allocated-but-idle cores (from neuron-top export's neurontop_neuroncore_pod_info)")
     prom.add_argument("--label", metavar="LABEL", action="append", default=[],
                       help="an extra instance_info label to show, filter and group on (repeatable)")
     prom.add_argument("--bearer-token-file", metavar="FILE", help="send this file's token (re-read when it changes)")
@@ -202,6 +204,8 @@ def fleet_main(ns: argparse.Namespace) -> int:
     ns.refresh = ns.refresh if ns.refresh is not None else (2.0 if ns.prometheus else 1.0)
     if ns.refresh <= 0:
         raise UsageError("--refresh must be above 0")
+    if ns.prometheus and ns.by in ("pod", "namespace"):
+        return run_pods(ns)
     if ns.prometheus:
         fleet = prom_fleet(ns)
         fleet.apps = ns.apps
@@ -228,6 +232,43 @@ def fleet_main(ns: argparse.Namespace) -> int:
     if ns.once or ns.json:
         return print_frame(ssh_once(hosts, command, ns.timeout if ns.timeout is not None else 15.0), ns)
     return run_fleet_tui(ns, lambda rec: _ssh_screen(hosts, command, ns, rec), None)
+
+
+def run_pods(ns: argparse.Namespace) -> int:
+    """``--by pod|namespace``: one row per pod or namespace, aggregated by Prometheus: a table refreshed every
+    ``--refresh`` seconds, or ``--once`` text / ``--json``. Exit status 1 when every query failed."""
+    import json
+
+    from neuron_top.fleet.pods import PodQueries, pod_groups, pod_table
+    from neuron_top.fleet.queries import QuerySet
+
+    group = ns.by
+    if ns.record:
+        raise UsageError(f"--record keeps the hosts' rows; with --by {group} there are none (use --json)")
+    ns.by = "instance_id"  # the client's checks; the pod queries carry their own grouping
+    fleet = prom_fleet(ns)
+    if not (ns.once or ns.json):
+        from neuron_top.tui.screens.fleet_pods import PodFleetScreen
+
+        queries = PodQueries(group, QuerySet(match=fleet.qs.match))
+        return run_fleet_tui(ns, lambda _rec: PodFleetScreen(fleet.client, queries, source=ns.prometheus,
+                                                             interval=ns.refresh), fleet.close)
+    try:
+        groups, problems = pod_groups(fleet.client, PodQueries(group, QuerySet(match=fleet.qs.match)))
+    finally:
+        fleet.close()
+    if ns.json:
+        doc = {"source": ns.prometheus, "by": group, "problems": problems,
+               "groups": [{"namespace": g.namespace, "pod": g.pod or None, "hosts": g.hosts, "cores": g.cores,
+                           "utilization": g.util, "idle_cores": g.idle} for g in groups]}
+        sys.stdout.write(json.dumps(doc) + "\n")
+    else:
+        lines = [f"neuron-top fleet · {clean(ns.prometheus, 100)} · by {group}"]
+        lines += [f"error: {clean(p, 300)}" for p in problems]
+        lines += pod_table(groups, group)
+        sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+    return 1 if len(problems) == 4 else 0
 
 
 def _prom_screen(fleet: Any, ns: argparse.Namespace, recorder: Any) -> Any:

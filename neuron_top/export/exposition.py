@@ -40,6 +40,7 @@ from prometheus_client.utils import floatToGoString
 
 from neuron_top import __version__, schema
 from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
+from neuron_top.k8s.model import PodMap, PodRef
 from neuron_top.snapshot import Snapshot, pid_not_visible, snapshot_from
 from neuron_top.sources.base import State
 from neuron_top.textsafe import escape_label_value
@@ -47,6 +48,7 @@ from neuron_top.textsafe import escape_label_value
 __all__ = [
     "CONTENT_TYPE_OPENMETRICS",
     "CONTENT_TYPE_TEXT",
+    "POD_LABELS",
     "ExportOptions",
     "Exporter",
     "escape_label_value",
@@ -94,6 +96,21 @@ class ExportOptions:
     those queries return."""
     process_metrics: bool = True
     """Also publish prometheus_client's ``process_*`` and ``python_*`` families, as AWS's script does."""
+    pod_labels: bool = False
+    """Add ``pod``, ``namespace`` and ``container`` to the per-core families (the core's pod) and the per-runtime
+    ones (the runtime's pod), as dcgm-exporter does: a Grafana panel by pod without a join. Off by default: it
+    changes AWS's series (new label sets). ``neurontop_neuroncore_pod_info`` is published either way."""
+
+
+POD_LABELS = ("pod", "namespace", "container")
+_NO_POD: tuple[tuple[str, str], ...] = (("container", ""), ("namespace", ""), ("pod", ""))
+
+
+def _pod_pairs(ref: PodRef | None) -> tuple[tuple[str, str], ...]:
+    """The pod labels of a series (empty values, which Prometheus reads as absent, when no pod holds it)."""
+    if ref is None:
+        return _NO_POD
+    return (("container", ref.container), ("namespace", ref.namespace), ("pod", ref.pod))
 
 
 def _label_text(pairs: Iterable[tuple[str, str]]) -> str:
@@ -224,6 +241,10 @@ class Exporter:
         self._hardware_done = False
         self._tags: set[str] = set()
         self._labels: dict[object, str] = {}
+        self._pods: PodMap | None = None
+        """With ``pod_labels``: the report's pods, while its runtimes are read."""
+        self._rt_pod: tuple[tuple[str, str], ...] = ()
+        """With ``pod_labels``: the pod labels of the runtime being read."""
         # status (neurontop_*)
         self.source = source
         self.state = State.STARTING
@@ -267,6 +288,7 @@ class Exporter:
                 self._set_instance(report.instance_info)
             errors = dict.fromkeys((*GROUPS, "pid_not_visible"), 0)
             runtimes = [rt for rt in report.neuron_runtime_data or () if rt is not None]
+            self._pods = snap.pods if self.options.pod_labels else None
             if runtimes:
                 self._runtimes(runtimes, errors)
             else:
@@ -329,6 +351,8 @@ class Exporter:
 
     def _lt(self, tag: str | None, *extra: tuple[str, str]) -> str:
         """The label text of one series: instance labels, ``runtime_tag`` when per runtime, ``extra``."""
+        if tag is not None and self._pods is not None and not any(k == "pod" for k, _ in extra):
+            extra = (*extra, *self._rt_pod)
         key = (tag, extra)
         text = self._labels.get(key)
         if text is None:
@@ -338,6 +362,13 @@ class Exporter:
             pairs.extend(extra)
             text = self._labels[key] = _label_text(pairs)
         return text
+
+    def _core_pod(self, core: str) -> tuple[tuple[str, str], ...]:
+        """With ``pod_labels``, the labels of the pod holding ``core`` (a per-core series is that pod's, whichever
+        runtime reports it); else none."""
+        if self._pods is None:
+            return ()
+        return _pod_pairs(self._pods.cores.get(int(core)))
 
     # --- inside: AWS's families -------------------------------------------------------------------------------
     def _clear_runtimes(self) -> None:
@@ -366,6 +397,8 @@ class Exporter:
             if rep is None:
                 self._drop_gauges(tag, schema.RUNTIME_GROUPS)
                 continue
+            if self._pods is not None:
+                self._rt_pod = _pod_pairs(self._pods.apps.get(rt.pid) if isinstance(rt.pid, int) else None)
             used = self._used_cores(rep) if self.options.used_cores_only else None
             for name in schema.RUNTIME_GROUPS:
                 group = getattr(rep, name)
@@ -411,7 +444,7 @@ class Exporter:
             v = _pct(c.neuroncore_utilization)
             core = _core_key(k)
             if v is not None and core is not None:
-                row[lt(tag, ("neuroncore", core))] = v / 100.0
+                row[lt(tag, ("neuroncore", core), *self._core_pod(core))] = v / 100.0
 
     def _neuron_runtime_vcpu_usage(self, g: schema.RuntimeVcpuUsage, tag: str, used: set[str] | None) -> None:
         if g.vcpu_usage is None:
@@ -442,7 +475,7 @@ class Exporter:
             core = _core_key(k)
             if cats is None or core is None or (used is not None and k not in used):
                 continue
-            label = lt(tag, ("memory_location", "None"), ("neuroncore", core))
+            label = lt(tag, ("memory_location", "None"), ("neuroncore", core), *self._core_pod(core))
             for cat, r in zip(CORE_MEMORY, rows, strict=True):
                 v = _bytes(cats.get(cat))
                 if v is not None:
@@ -565,6 +598,10 @@ class Exporter:
                 used_row[label] = per_device.get(dev, 0.0)
             if size is not None:
                 total_row[label] = size
+        pod_row = fams["neurontop_neuroncore_pod"].row(None)
+        pod_row.clear()
+        for core_index, ref in sorted(snap.pods.cores.items()):
+            pod_row[self._lt(None, ("neuroncore", str(core_index)), *_pod_pairs(ref))] = 1.0
         err_row = fams["neurontop_metric_group_errors"].row(None)
         hidden = errors.pop("pid_not_visible", 0)
         for group, n in errors.items():
@@ -650,6 +687,9 @@ _FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("neurontop_device_memory_used_bytes", "gauge", "Neuron device memory used by all runtimes, in bytes"),
     ("neurontop_device_memory_total_bytes", "gauge", "Neuron device memory size, in bytes"),
     ("neurontop_runtimes", "gauge", "Neuron runtimes in the last report"),
+    ("neurontop_neuroncore_pod", "info",
+     "The Kubernetes pod holding each NeuronCore (kubelet PodResources, cgroups or neuron_k8s_info), 1 per core; "
+     "join: * on (instance_id, neuroncore) group_left (pod, namespace) neurontop_neuroncore_pod_info"),
     ("neurontop_metric_group_errors", "gauge",
      "Metric groups (or runtimes, group=runtime) that carried an error in the last report"),
     ("neurontop_runtimes_pid_not_visible", "gauge",

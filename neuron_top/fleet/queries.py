@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from neuron_top.derived import BUSY_PERCENT
 from neuron_top.textsafe import escape_label_value
 
 __all__ = ["DEFAULT_LABELS", "PART", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries",
@@ -42,8 +43,9 @@ PART = "neuron_top"
 """The label that tells apart the parts of a query made of several (``_tagged``)."""
 SLOW_EVERY = 5
 """A slow query is asked once in this many refreshes (every 10 s at the default 2 s refresh)."""
-BUSY = 0.01
-"""A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated."""
+BUSY = BUSY_PERCENT / 100.0
+"""A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated (the
+ratio of ``derived.BUSY_PERCENT``, the one rule)."""
 
 
 @dataclass(frozen=True, slots=True)

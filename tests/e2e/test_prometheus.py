@@ -4,6 +4,7 @@ rules file. One Prometheus for the module, on free loopback ports, with a tempor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -81,6 +82,28 @@ def _stop(p: subprocess.Popen) -> None:
             p.wait(timeout=10)
 
 
+def start_prometheus(prometheus: str, tmp: Path, port: int) -> tuple[subprocess.Popen, Prom]:
+    """Prometheus on 127.0.0.1:``port`` with ``tmp``/prometheus.yml and its storage in ``tmp``, once it answers
+    /-/ready (the test fails with its log if it does not within 30 s)."""
+    server = subprocess.Popen(
+        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
+    url = f"http://127.0.0.1:{port}"
+    end = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    return server, Prom(url)
+        except OSError:
+            pass
+        if server.poll() is not None or time.monotonic() > end:
+            _stop(server)
+            pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
     prometheus = tool("prometheus")
@@ -92,36 +115,37 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
         f"rule_files: [{RULES.name}]\n"
         "scrape_configs:\n  - job_name: neuron\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{export_port}']}}]\n")
-    py = [sys.executable, "-m", "neuron_top"]
-    demo = subprocess.Popen([*py, "demo", "--emit", "--seed", "11"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    export = subprocess.Popen([*py, "export", "--listen", f"127.0.0.1:{export_port}"], cwd=ROOT,
-                              stdin=demo.stdout, stderr=subprocess.DEVNULL)
-    assert demo.stdout is not None
-    demo.stdout.close()
-    server = subprocess.Popen(
-        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-         f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
-        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
-    url = f"http://127.0.0.1:{prom_port}"
     try:
-        end = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield Prom(url)
+        with demo_exporter(["--seed", "11"], ["--listen", f"127.0.0.1:{export_port}"]):
+            yield from serve_prometheus(prometheus, tmp, prom_port)
     finally:
-        for p in (server, export, demo):
-            _stop(p)
         if os.environ.get("KEEP_PROMETHEUS_DATA") is None:
             shutil.rmtree(tmp / "data", ignore_errors=True)
+
+
+@contextlib.contextmanager
+def demo_exporter(demo_args: list[str], export_args: list[str]) -> Iterator[None]:
+    """``neuron-top demo --emit DEMO_ARGS | neuron-top export EXPORT_ARGS`` for the ``with`` block."""
+    py = [sys.executable, "-m", "neuron_top"]
+    demo = subprocess.Popen([*py, "demo", "--emit", *demo_args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    export = subprocess.Popen([*py, "export", *export_args], cwd=ROOT, stdin=demo.stdout, stderr=subprocess.DEVNULL)
+    assert demo.stdout is not None
+    demo.stdout.close()
+    try:
+        yield
+    finally:
+        for p in (export, demo):
+            _stop(p)
+
+
+def serve_prometheus(prometheus: str, tmp: Path, port: int) -> Iterator[Prom]:
+    """``start_prometheus`` for a fixture: yields it, stops it afterwards."""
+    server, prom = start_prometheus(prometheus, tmp, port)
+    try:
+        yield prom
+    finally:
+        _stop(server)
 
 
 def wait_until(check, timeout: float = 45.0, step: float = 0.5):  # type: ignore[no-untyped-def]

@@ -67,7 +67,7 @@ class HeaderBar(LineDiff):
     def _says(snap: Snapshot | None, src: SourceStatus, now: float) -> tuple[object, ...]:
         """Everything ``draw_line`` takes from its inputs, as cheap values (width and theme repaint anyway)."""
         machine = None if snap is None else (snap.instance, snap.hardware, snap.has_neuron, snap.device_count,
-                                             snap.core_count, len(snap.group_statuses))
+                                             snap.core_count, len(snap.group_statuses), snap.pods.status())
         return (src.name, src.state, src.message, src.detail, src.skipped, src.paused, src.position, src.exit_status,
                 src.uncorrected, src.source_filter, src.recording, _age(src, now), machine)
 
@@ -115,6 +115,9 @@ class HeaderBar(LineDiff):
             parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc}{mem}")
         else:
             parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
+        pods = snap.pods.status()
+        if pods:
+            parts.append(pods)
         line = ellipsize(" " + " · ".join(parts), w)
         return Strip([Segment(line, self._style("dim"))]).crop_extend(0, w, self._style("base"))
 
