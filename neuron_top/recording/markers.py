@@ -80,8 +80,10 @@ MARKER_KINDS = (
     MarkerKind("group-error", 4, "metric-group error", "group", "!", "warn", "group-error", "group-error"),
     MarkerKind("gap", 5, "gap without data", "gap", "┊", "note", "gap", "gap"),
     MarkerKind("ecc-corrected", 6, "corrected ECC", "corr", "e", "note", "ecc", "ecc-corrected", grouped=True),
+    MarkerKind("host-down", 2, "host down", "down", "v", "bad", "host", "host-down", serious=True),
 )
-"""Every marker kind, most severe first."""
+"""Every marker kind, most severe first; but a fleet recording's host going stale or down, last (its own step of
+``k``, after every kind a report recording has)."""
 KIND = {k.name: k for k in MARKER_KINDS}
 KINDS = tuple(k.name for k in MARKER_KINDS)
 """Marker kinds, most severe first."""
