@@ -26,6 +26,7 @@ class _Model(Protocol):
     def subgraphs(self) -> Iterable[_Subgraph]: ...
 
 __all__ = [
+    "BUSY_PERCENT",
     "COUNTED",
     "CPU_KINDS",
     "ERROR_TYPES",
@@ -50,6 +51,10 @@ __all__ = [
     "physical_stats",
     "unclean_count",
 ]
+
+BUSY_PERCENT = 1.0
+"""A core above this utilization (percent) is busy; at most this, allocated to a pod or holding a model, it is
+idle: the pods screen, ``--once`` and the fleet's queries (``fleet.queries.BUSY``, as a ratio) say the same."""
 
 ERROR_TYPES = ("generic", "numerical", "transient", "model", "runtime", "hardware")
 """The error types neuron-monitor documents, in its order; newer runtimes may add more (``error_types``)."""
@@ -91,7 +96,15 @@ def core_utilization(shares: Iterable[float | None]) -> float | None:
     time-sliced), so the shares of one period add up to the core's busy time. A max would hide the second
     runtime's share; an average would halve a busy core for every idle runtime listing it. Clipped because two
     runtimes' periods do not line up exactly. Every output (dashboard, ``--once``, ``--json``, the exporter's
-    ``neurontop_neuroncore_utilization_ratio``, the fleet) uses this rule."""
+    ``neurontop_neuroncore_utilization_ratio``, the fleet) uses this rule.
+
+    >>> core_utilization([30.0, 50.0])  # two runtimes on one core in one period
+    80.0
+    >>> core_utilization([70.0, 0.0, 60.0])  # runtimes' periods overlap a little: never above 100
+    100.0
+    >>> core_utilization([None, float("nan")]) is None  # not reported is not 0
+    True
+    """
     total: float | None = None
     for u in shares:
         u = _finite(u)
@@ -103,8 +116,14 @@ def core_utilization(shares: Iterable[float | None]) -> float | None:
 def unclean_count(outcomes: Mapping[str, int | None] | None) -> int | None:
     """Executions that did not complete cleanly (``UNCLEAN``: completed with an error, timed out, bad input,
     rejected by a full queue): what ``bad/s``, the fleet's bad/s, ``health`` and the replay's error markers
-    count. None when the report gives no execution outcome at all (not reported, not zero)."""
-    if not outcomes:
+    count. None when the report gives no execution outcome at all (not reported, not zero).
+
+    >>> unclean_count({"completed": 90, "completed_with_err": 2, "timed_out": 1, "failed_to_queue": None})
+    3
+    >>> unclean_count({}) is None, unclean_count({"completed": None}) is None
+    (True, True)
+    """
+    if not outcomes or not any(isinstance(v, int) for v in outcomes.values()):
         return None
     n = 0
     for k in UNCLEAN:
@@ -263,7 +282,15 @@ class Latency:
 def latency_state(total: Mapping[str, float] | None, device: Mapping[str, float] | None, ran: int | None,
                   failure: str = "") -> Latency:
     """Which of ``Latency``'s states an app's latency is in: failed first, then total, device, idle, not reported.
-    ``ran``: its executions in the period (``AppRates.ran``); idle only when that is 0."""
+    ``ran``: its executions in the period (``AppRates.ran``); idle only when that is 0.
+
+    >>> latency_state(None, {"p50": 0.0011}, ran=816).state  # a real inf2 report: only device latency
+    'device'
+    >>> latency_state(None, None, ran=0).state, latency_state(None, None, ran=12).state
+    ('idle', '-')
+    >>> latency_state({"p50": 0.002}, None, ran=5, failure="execution_stats: timed out").state
+    'err'
+    """
     if failure:
         return Latency("err", {}, failure)
     if total:

@@ -1,6 +1,7 @@
 """Which app is selected and which apps the tag filter lets through (no UI imports).
 
 The tab bar, ``1``-``9``, ``a``/``d``, ``/`` and ``--tag`` all change this one object; every panel follows it.
+The filter matches an app's tag, its pid, and its Kubernetes pod and namespace.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ def app_cores(app: AppView, cores_per_device: int) -> list[int]:
 __all__ = ["Selection"]
 
 
+def _pod_matches(p: re.Pattern[str], snap: Snapshot, app: AppView) -> bool:
+    """The filter matches an app's pod too: its name, its namespace, or ``namespace/pod``."""
+    ref = snap.app_pod(app)
+    return ref is not None and bool(p.search(ref.name) or p.search(ref.pod) or p.search(ref.namespace))
+
+
 class Selection:
     """Which app is shown and the tag filter (``/``): the tabs' state, kept across reports."""
 
@@ -37,7 +44,7 @@ class Selection:
         if self.pattern is None:
             return snap.apps
         p = self.pattern
-        return tuple(a for a in snap.apps if p.search(a.tag) or p.search(str(a.pid)))
+        return tuple(a for a in snap.apps if p.search(a.tag) or p.search(str(a.pid)) or _pod_matches(p, snap, a))
 
     def settle(self, snap: Snapshot | None) -> None:
         """Fall back to "all" when the selected app is gone or filtered out."""

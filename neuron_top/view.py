@@ -30,6 +30,8 @@ class View:
     """The first snapshot of the session (ECC since start)."""
     prev: Snapshot | None = None
     """The previous snapshot (ECC since the previous report)."""
+    by_pod: bool = False
+    """Colour the core grid by the pod holding each core (``b``), with a legend."""
 
     @property
     def app(self) -> AppView:

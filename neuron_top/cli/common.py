@@ -13,16 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neuron_top.cli.signals import Signals
+from neuron_top.fmt import plural
 from neuron_top.textsafe import clean
 
 if TYPE_CHECKING:
     from neuron_top.config import MonitorConfig
+    from neuron_top.feed import PodSource
     from neuron_top.recording.player import ReplayController
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.sources.base import Source
     from neuron_top.sources.live import LiveChoice
+    from neuron_top.tui.app import NeuronTopApp
 
-__all__ = ["UsageError", "live_source", "print_once", "run_tui"]
+__all__ = ["UsageError", "k8s_options", "live_source", "pod_source", "print_once", "run_app", "run_tui"]
 
 
 class UsageError(Exception):
@@ -67,11 +70,39 @@ def live_choice(ns: argparse.Namespace) -> LiveChoice:
     monitor: Callable[[], str | None] = (lambda: None) if getattr(ns, "builtin", False) else find_neuron_monitor
     try:
         return choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
-                                  monitor=monitor)
+                                  monitor=monitor, restart_command=getattr(ns, "restart_command", False))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot read config {ns.config}: {exc.strerror or exc}") from None
+
+
+def k8s_options(p: argparse.ArgumentParser) -> None:
+    """The pod attribution options (``neuron_top.k8s``), shared by the dashboard and ``export``."""
+    g = p.add_argument_group("Kubernetes pods")
+    g.add_argument("--kubelet-socket", metavar="PATH",
+                   help="the kubelet's PodResources socket (/var/lib/kubelet/pod-resources/kubelet.sock)")
+    g.add_argument("--host-root", metavar="DIR", help="where the host's / is mounted (in a container): /proc, "
+                   "/var/log/pods and the kubelet socket are read under it")
+    g.add_argument("--no-k8s", action="store_true", help="do not look for Kubernetes pods")
+
+
+def pod_source(ns: argparse.Namespace, start: bool = True, first: bool = False) -> PodSource | None:
+    """The pod attribution for a live source: the kubelet, else cgroups (``k8s.PodWatcher``), refreshed in the
+    background when ``start``; with ``first``, asked once in this thread before (the exporter's first scrape
+    then has the pods; bounded by the call's 5 s deadline); None with ``--no-k8s``."""
+    if getattr(ns, "no_k8s", False):
+        return None
+    from neuron_top.k8s.watcher import PodWatcher, on_kubernetes, socket_path
+
+    socket, root = getattr(ns, "kubelet_socket", None), getattr(ns, "host_root", None)
+    if root is not None and not Path(root).is_dir():
+        raise UsageError(f"--host-root: not a directory: {root}")
+    watcher = PodWatcher(socket_path(socket, root), root or "/",
+                         announce_absent=bool(socket or root) or on_kubernetes(root))
+    if first:
+        watcher.settle()
+    return watcher.start() if start else watcher
 
 
 def _recorder(path: str | None) -> RecordingWriter | None:
@@ -80,39 +111,55 @@ def _recorder(path: str | None) -> RecordingWriter | None:
     from neuron_top.recording.writer import RecordingWriter
 
     try:
-        return RecordingWriter(path)
+        writer = RecordingWriter(path)
     except OSError as exc:
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
+    if writer.repaired:  # a cut .gz/.zst closed before appending: said where it stays visible
+        print(f"neuron-top: {writer.repaired}", file=sys.stderr)
+    return writer
 
 
-def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None) -> int:
+def recording_failed(recorder: RecordingWriter | None) -> str:
+    """Why ``--record`` stopped while the dashboard ran (a full disk), as the last line printed after the screen
+    closes; empty when it did not. The exit status is then 1: a recording that silently ended is data lost."""
+    if recorder is None:
+        return ""
+    st = recorder.state()
+    if not st.failed:
+        return ""
+    return f"neuron-top: --record {st.name} stopped: {st.failed} ({plural(st.written, 'report')} written before it)"
+
+
+def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None,
+               pods: PodSource | None = None) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
-    (``--record FILE``), that report is recorded too (it was silently not)."""
-    from neuron_top.feed import Feed, Report, SkippedInput, StatusChanged
+    (``--record FILE``), that report is recorded too (it was silently not); with ``pods``, with the pods asked
+    once (not started: ``settle`` answers in this thread)."""
+    from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
+    from neuron_top.session import Session
 
-    info = SourceInfo(name=source.name, state="live")
+    session = Session(source.name, "live", history=1)  # the source's state as the dashboard keeps it
     feed = Feed(source, recorder)  # closes the recorder when closed
-    last_status = ""
     try:
         for event in feed.events():
-            if isinstance(event, SkippedInput):
-                info.skipped = event.total
-                info.skipped_reasons = dict(feed.skip_reasons)
-            elif isinstance(event, StatusChanged):
-                info.state = event.status.state.value
-                last_status = event.status.message
-                if info.state in ("ended", "failed"):
-                    break
-            elif isinstance(event, Report):
-                info.reports = 1
-                _write(to_json(event.snapshot, info) + b"\n" if as_json else text(event.snapshot, info).encode())
+            session.apply(event)
+            if isinstance(event, StatusChanged) and session.status.state in ("ended", "failed"):
+                break
+            if isinstance(event, Report):
+                info = SourceInfo.of(session)
+                snap = event.snapshot
+                if pods is not None:
+                    pods.want_pids(a.pid for a in snap.apps)
+                    snap = snap.with_attribution(pods.settle())
+                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
                 return 0
     finally:
         feed.close()
-    raise UsageError(f"no report from {clean(source.name)}: {clean(last_status) or 'the stream ended'}"
-                     + (f" ({info.skipped} bad input skipped)" if info.skipped else ""))
+    skipped = session.status.skipped
+    raise UsageError(f"no report from {clean(source.name)}: {clean(session.status.message) or 'the stream ended'}"
+                     + (f" ({skipped} bad input skipped)" if skipped else ""))
 
 
 def _write(data: bytes) -> None:
@@ -123,7 +170,8 @@ def _write(data: bytes) -> None:
 
 def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWriter | None = None,
             demo: bool = False, traces: Sequence[str] | None = None, replay: ReplayController | None = None,
-            replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None) -> int:
+            replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None,
+            pods: PodSource | None = None) -> int:
     """Start the dashboard (the only place the command line imports the TUI); returns the exit status."""
     from neuron_top.settings import SettingsStore
     from neuron_top.tui.app import NeuronTopApp
@@ -147,25 +195,47 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
     try:
         app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None),
                            recorder=recorder, history=getattr(ns, "history", 600), demo=demo, traces=traces,
-                           replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter,
+                           replay=replay, replay_name=replay_name,
+                           notes=[*notes, *([recorder.repaired] if recorder is not None and recorder.repaired
+                                            else [])], exporter=exporter,
                            source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
                            trace_metrics=getattr(ns, "metrics", None), settings=SettingsStore.open(),
-                           layout=getattr(ns, "layout", None), render=getattr(ns, "render", None))
+                           layout=getattr(ns, "layout", None), render=getattr(ns, "render", None), pods=pods)
     except BaseException:
         if server is not None:
             server.stop()
         raise
-    # SIGTERM, SIGHUP, SIGINT: the same exit as q (terminal restored, recording closed, children stopped), then
-    # status 128+signal. Without this the default action killed the process with the terminal still in the
-    # alternate screen, mouse reporting on, the cursor hidden, and a --command child left to PID 1.
-    signals = Signals(lambda signum: app.request_exit(128 + signum), terminal=True).install()
-    try:
-        app.run()
-    finally:
+
+    def close() -> None:
         if app.collector is not None:  # normally closed on unmount; never leave a recording open
             app.collector.close()
         if server is not None:
             server.stop()
-        signals.restore()
+
+    code = run_app(app, close)
+    failed = recording_failed(recorder)
+    if failed:  # the screen is gone: said where it stays, and the status says data was lost
+        print(failed, file=sys.stderr)
+    return code or (1 if failed else 0)
+
+
+def run_app(app: NeuronTopApp, cleanup: Callable[[], object] | None = None) -> int:
+    """Run a TUI (the dashboard, replay, the timeline, the fleet) under the exit policy of ``cli/signals.py``, then
+    ``cleanup``; returns the exit status (128+signal after SIGTERM, SIGHUP or SIGINT, else the app's).
+
+    SIGTERM, SIGHUP, SIGINT: the same exit as q (terminal restored, recording closed, children stopped), forced
+    ``WATCHDOG`` seconds later if it hangs, at once on a second signal. Without it the default action killed the
+    process with the terminal still in the alternate screen, mouse reporting on, the cursor hidden, and a
+    --command child (or a fleet's ssh streams) left to PID 1. The app installs no handler of its own for these:
+    one would replace this one, watchdog and second signal included."""
+    signals = Signals(lambda signum: app.request_exit(128 + signum), terminal=True).install()
+    try:
+        app.run()
+    finally:
+        try:
+            if cleanup is not None:
+                cleanup()
+        finally:
+            signals.restore()
     return signals.code or app.return_code or 0
 

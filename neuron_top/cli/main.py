@@ -19,8 +19,10 @@ from neuron_top.cli.common import (
     _check_tag,
     _load_config,
     _recorder,
+    k8s_options,
     live_choice,
     live_source,
+    pod_source,
     print_once,
     run_tui,
 )
@@ -80,6 +82,7 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
     _once(p)
     _common_ui(p)
+    k8s_options(p)
     p.add_argument("--version", action="version", version=f"neuron-top {__version__}")
     return p
 
@@ -95,6 +98,8 @@ def demo_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config: periods and tag filter")
     p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX")
     p.add_argument("--record", metavar="FILE")
+    p.add_argument("--pods", action="store_true",
+                   help="attach simulated Kubernetes pods, as the kubelet would report them (P: the pods screen)")
     _once(p)
     _common_ui(p)
     return p
@@ -105,11 +110,19 @@ def replay_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="neuron-top replay", description="Replay a recorded neuron-monitor stream.")
     p.add_argument("file", help="recording (one report per line; .gz/.zst), or - for stdin")
     p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 100 (1)")
-    p.add_argument("--start", type=int, default=None, metavar="N", help="start at report N (1-based)")
+    p.add_argument("--start", default=None, metavar="WHEN",
+                   help="start at a report: its number (1-based), a time of day (03:12:40), a date and time "
+                        "(2026-01-01 03:12:40), +90s from the first report, or 50%% (the forms ':' takes)")
+    p.add_argument("--end", default=None, metavar="WHEN",
+                   help="with --summary: the window's last report (the same forms as --start; +10m is from the start)")
+    p.add_argument("--every", default=None, metavar="PERIOD",
+                   help="with --summary: also a table per interval (10m, 1h): utilization avg/max, device memory, "
+                        "executions/s, errors/s, p99, ECC, as atopsar gives")
     p.add_argument("--tag", metavar="REGEX")
     p.add_argument("--summary", action="store_true",
-                   help="print the recording's span, holes and events (ECC, errors, apps stopping ...), one line "
-                        "each; exit 1 if it holds uncorrected ECC or execution errors (--json: as JSON)")
+                   help="print the recording's incidents as intervals (error bursts, uncorrected ECC, metric groups "
+                        "failing, holes, hosts down), serious ones first, corrected ECC one line per device; exit 1 "
+                        "if it holds uncorrected ECC or execution errors (--json: as JSON)")
     _once(p)
     _common_ui(p)
     return p
@@ -149,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``neuron-top`` command: parse ``argv``, run the command, return its exit status (never a traceback;
     128+signal after SIGTERM, SIGHUP or SIGINT, once what it started is stopped)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    signals = Signals().install()  # headless: a signal raises SignalExit; the TUI and record install their own
+    signals = Signals().install()  # headless: a signal raises SignalExit; the TUI, record and export ask instead
     try:
         return _main(args)
     except SignalExit as exc:
@@ -223,9 +236,9 @@ def run_live(ns: argparse.Namespace) -> int:
     _check_export(ns)
     choice = live_choice(ns)
     if ns.once or ns.json:
-        return print_once(choice.source, ns.json, _recorder(ns.record))
+        return print_once(choice.source, ns.json, _recorder(ns.record), pods=pod_source(ns, start=False))
     return run_tui(choice.source, ns, recorder=_recorder(ns.record), notes=choice.notes,
-                   source_filter=choice.source_filter)
+                   source_filter=choice.source_filter, pods=pod_source(ns))
 
 
 def run_demo(ns: argparse.Namespace) -> int:
@@ -245,9 +258,14 @@ def run_demo(ns: argparse.Namespace) -> int:
         source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=source_filter)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    pods = None
+    if ns.pods:
+        from neuron_top.sources.demo.pods import DemoPods
+
+        pods = DemoPods(source)
     if ns.once or ns.json:
-        return print_once(source, ns.json, _recorder(ns.record))  # the first report comes at once
-    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter)
+        return print_once(source, ns.json, _recorder(ns.record), pods=pods)  # the first report comes at once
+    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter, pods=pods)
 
 
 
@@ -297,7 +315,14 @@ def run_record(ns: argparse.Namespace) -> int:
     source, notes = live_source(ns)
     for note in notes:
         print(f"neuron-top: {note}", file=sys.stderr)
-    return record_main(source, ns.file, threading.Event())
+    stop = threading.Event()
+    # The exit policy of every mode (cli/signals.py): the first signal stops the recording between two reports and
+    # closes the file; a second one, or a close still running WATCHDOG seconds later, ends the process at once.
+    signals = Signals(lambda _signum: stop.set()).install()
+    try:
+        return record_main(source, ns.file, stop, handle_signals=False, signalled=lambda: signals.received)
+    finally:
+        signals.restore()
 
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
+from neuron_top.fleet.apps import AppRow
 from neuron_top.fleet.rows import FleetRow
 
 __all__ = ["FleetFrame", "Problem"]
@@ -44,3 +45,5 @@ class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     notes: list[str] = msgspec.field(default_factory=list)
     """How the figures were read, for the header: "recording rules" or "raw series", an answer split by a label
     because the server caps answers ("split by availability_zone: 3 parts")."""
+    apps: list[AppRow] | None = None
+    """The apps view: one row per runtime tag across the hosts (None: not asked for)."""

@@ -13,8 +13,10 @@ Rules the queries follow:
   core: a host scraped by two jobs must not add up twice); the host's figure is the average of those (AWS's
   dashboard averages the raw series, which dilutes it by the number of runtimes) and its busiest core the max.
 * A host scraped twice (two jobs scraping one exporter) must not count twice: the ``info`` query counts the
-  copies (scrape targets) and the row divides its sums and counts by that. (Merging the copies in PromQL, a
+  copies (scrape targets) and the row divides its plain sums by that. (Merging the copies in PromQL, a
   ``max by`` each series' identity before the sum, costs Prometheus ~20 us a series: five times the read.)
+  Figures that already merge the copies (the core counts, made from the per-core ``max by``; ECC, a ``max by``
+  device and event) are not divided again.
 * A figure that is absent is absent: counts that can legitimately be zero get an explicit ``or ... * 0`` so
   "no busy core" is 0 while "no utilization series at all" stays blank.
 """
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from neuron_top.derived import BUSY_PERCENT
 
 __all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
            "host_queries", "label", "matcher", "parse_match"]
@@ -40,8 +44,9 @@ PART = "neuron_top"
 """The label that tells apart the parts of a query made of several (``_tagged``)."""
 SLOW_EVERY = 5
 """A slow query is asked once in this many refreshes (every 10 s at the default 2 s refresh)."""
-BUSY = 0.01
-"""A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated."""
+BUSY = BUSY_PERCENT / 100.0
+"""A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated (the
+ratio of ``derived.BUSY_PERCENT``, the one rule)."""
 
 
 RULES = {
@@ -50,14 +55,12 @@ RULES = {
     "busy": "instance_id:neuroncore_utilization_ratio:count_busy",
     "allocated": "instance_id:neuroncore_memory_usage_model_code:count_loaded",
     "executions": "instance_id:execution_status:rate1m",
-    "ecc": "instance_id:hardware_ecc_events:increase15m",
 }
 """The series of ``deploy/prometheus/neuron-top.recording.yml`` each query reads instead of the raw ones. Each
 keeps every label of its source but the runtime and the core (``without``), so ``--match``, ``--by`` and a shard's
 matchers select them as they select the raw series."""
 RULE_RATE_WINDOW = "1m"
-RULE_ECC_WINDOW = "15m"
-"""The windows the rules were recorded with: another ``--rate-window``/``--ecc-window`` reads the raw series."""
+"""The window the rules' rates were recorded with: another ``--rate-window`` reads the raw series."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +198,6 @@ class QuerySet:
         per_runtime_core = f"max by ({self.by_('neuroncore', 'runtime_tag')}) ({self.sel('neuroncore_utilization_ratio')})"
         util = f"clamp_max(sum by ({self.by_('neuroncore')}) ({per_runtime_core}), 1)"  # derived.core_utilization
         rates = self.rules and self.rate_window == RULE_RATE_WINDOW
-        eccs = self.rules and self.ecc_window == RULE_ECC_WINDOW
         code = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_memory_usage_model_code')})"
         per_runtime = self.sel("neuron_runtime_memory_used_bytes", ON_DEVICE)
         # timestamp() drops the metric name: one family's series at a time, joined with "or" (a regex over
@@ -207,6 +209,11 @@ class QuerySet:
                 # neuron-top export's own health (no instance labels: joined through the scrape target)
                 ("report", f"max by ({k}) ({self._per_target('neurontop_last_report_age_seconds')})"),
                 ("source_up", f"min by ({k}) ({self._per_target('neurontop_source_up')})"),
+                # targets whose scrape fails now (up == 0), named by the host they served within the seen window:
+                # its series went stale at once, and Prometheus knows why (the fleet asks /api/v1/targets then)
+                ("scrape_down", f"max by ({k}, instance, job) ((up == 0) * on (instance, job) group_left ({k}) "
+                                f"max by (instance, job, {k}) (last_over_time({self.sel('instance_info')}"
+                                f"[{self.seen_window}])))"),
             ]), ("status", "age")),
             # Prometheus's cost is per series read (~16,000 core series at 256 trn2 hosts, a few microseconds
             # each), and one query is answered on one core: the three reads of the core series are three queries,
@@ -226,11 +233,15 @@ class QuerySet:
                        else f"sum by ({self.by_('status_type')}) "
                             f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
                        ("exec_rate", "err_rate"), slow=True),
-            # events are whole: Prometheus's increase() extrapolates to the window's edges (1 event reads 1.05),
-            # VictoriaMetrics's does not; rounded, both say 1
-            FleetQuery("ecc", f"round(sum by ({self.by_('event_type')}) ({self.sel(RULES['ecc'])}))" if eccs
-                       else f"round(sum by ({self.by_('event_type')}) "
-                            f"(increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}])))",
+            # per device and event, the counter's value (events since the exporter started: what the alert fires
+            # on, and an event older than the counter's first scrape still counts) or its increase over the ECC
+            # window when larger (the exporter restarted since); a max over copies: two scrape jobs count once.
+            # Events are whole: rounded (Prometheus's increase() extrapolates 1 event to 1.05, VictoriaMetrics's
+            # does not)
+            FleetQuery("ecc", f"round(sum by ({self.by_('event_type')}) "
+                              f"(max by ({self.by_('event_type', 'neuron_device_index')}) "
+                              f"({self.sel('hardware_ecc_events_total')} or "
+                              f"increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}]))))",
                        ("ecc_corrected", "ecc_uncorrected"), slow=True),
             FleetQuery("allocated", f"max by ({k}) ({self.sel(RULES['allocated'])})" if self.rules
                        else f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
@@ -243,7 +254,10 @@ class QuerySet:
                 ("apps", f"count by ({k}) ({per_runtime})"),  # one series per runtime: cheaper than the cores'
                 ("vcpu", f"sum by ({k}) ({self.sel('system_vcpu_usage_ratio')})"),
                 ("vcpus", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
-                ("p99", f"max by ({k}) ({self.sel('execution_latency_seconds', P99)})"),
+                # only runtimes that executed within the rate window: AWS's exporter keeps a stopped runtime's
+                # last p99 for ever (neuron-monitor's latency turns null), which is not today's latency
+                ("p99", f"max by ({k}) ({self.sel('execution_latency_seconds', P99)} and on (instance, job, "
+                        f"runtime_tag) increase({self.sel('execution_status_total')}[{self.rate_window}]) > 0)"),
             ]), ("mem_used", "apps", "vcpu", "vcpus", "p99"), slow=True),
             # hosts whose series went away: the last sample of each, within the seen window (a subquery at 10 s
             # steps; between two asks the fleet ages what it knows itself)
@@ -266,18 +280,25 @@ CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_me
 """neuron-monitor's categories of a NeuronCore's memory (``neuroncore_memory_usage_<category>``)."""
 HOST_GAUGES = ("neuroncore_utilization_ratio", *(f"neuroncore_memory_usage_{c}" for c in CORE_MEMORY),
                "neuron_runtime_memory_used_bytes", "neuron_runtime_vcpu_usage_ratio", "execution_latency_seconds",
-               "system_vcpu_count", "system_vcpu_usage_ratio", "system_memory_total_bytes", "system_memory_used_bytes",
+               "neurontop_execution_device_latency_seconds", "system_vcpu_count", "system_vcpu_usage_ratio", "system_memory_total_bytes", "system_memory_used_bytes",
                "system_swap_total_bytes", "system_swap_used_bytes", "instance_info", "neuron_hardware_info")
 """The gauge families a host's dashboard is made of."""
 
 
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     """The two queries behind one host's dashboard: every gauge of the host as it is (a few hundred series), and
-    the counters' increase over the rate window (neuron-monitor reports per-period counts, not totals)."""
+    the counters: executions and errors as their increase over the rate window (neuron-monitor reports per-period
+    counts, not totals), ECC as the fleet's ``ecc`` query counts it (``PromHostSource`` turns it into counts per
+    refresh, so the dashboard's "since start" is that figure)."""
     me = matcher(qs.by, key)
     # each family by name (CloudWatch refuses a selector without one, such as {__name__=~"..."}), tagged so that
     # "or" keeps them all (it matches label sets without the metric name: instance_info would hide system_vcpu_count)
     gauges = _tagged([(family, qs.sel(family, me)) for family in HOST_GAUGES])
-    counters = _tagged([(family, f"increase({qs.sel(family, me)}[{qs.rate_window}])")
-                        for family in ("execution_status_total", "execution_errors_total", "hardware_ecc_events_total")])
+    ecc = qs.sel("hardware_ecc_events_total", me)
+    counters = _tagged([*((family, f"increase({qs.sel(family, me)}[{qs.rate_window}])")
+                          for family in ("execution_status_total", "execution_errors_total")),
+                        # the ECC counter's value, as the fleet row and the alert read it (not the increase over
+                        # the last minute, which is 0 for an event older than that)
+                        ("hardware_ecc_events_total", f"max by (neuron_device_index, event_type) ({ecc} or "
+                                                      f"increase({ecc}[{qs.ecc_window}]))")])
     return gauges, counters

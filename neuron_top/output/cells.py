@@ -12,7 +12,7 @@ from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.textsafe import clean
 
 __all__ = ["APP_COLUMNS", "FAILED", "CoreCells", "app_cells", "core_cells", "latency_cell", "latency_row",
-           "physical_columns", "runtime_vcpu"]
+           "memory_values", "physical_columns", "runtime_vcpu"]
 
 APP_COLUMNS = (("cores", "NCs"), ("util", "util"), ("done", "done/s"), ("p50", "p50"), ("p99", "p99"),
                ("errors", "err/s"), ("bad", "bad/s"))
@@ -26,7 +26,13 @@ DEVICE_MARK = "*"
 
 def latency_cell(lat: Latency, percentile: str) -> str:
     """One percentile of ``AppView.latency_shown`` as every output writes it: the value ("1.2ms"), device latency
-    marked ("1.2ms*"), "idle", "-" (not reported, also for a percentile the report lacks) or "err"."""
+    marked ("1.2ms*"), "idle", "-" (not reported, also for a percentile the report lacks) or "err".
+
+    >>> from neuron_top.derived import latency_state
+    >>> [latency_cell(latency_state(t, d, ran), "p99") for t, d, ran in
+    ...  (({"p99": 0.0081}, None, 5), (None, {"p99": 0.0012}, 5), (None, None, 0), (None, None, 5))]
+    ['8.10ms', '1.20ms*', 'idle', '-']
+    """
     if lat.state in ("total", "device"):
         v = lat.get(percentile)
         if v is None:
@@ -42,6 +48,17 @@ def runtime_vcpu(a: AppView) -> tuple[str, str]:
         return (FAILED, FAILED)
     ru, rs = a.vcpu
     return (fmt.pct(ru), fmt.pct(rs))
+
+
+def memory_values(a: AppView, known: tuple[str, ...], breakdown: dict[str, int], total: int
+                  ) -> list[tuple[str, int | None]]:
+    """("Total", bytes), then each category's bytes: the known categories in their documented order, then any
+    new ones the runtime added. None (shown "-") where the report gives no value: no used memory at all (the
+    group missing or failed), or no breakdown (older runtimes, trimmed output), never a row of zeros."""
+    names = [*known, *sorted(k for k in breakdown if k not in known)]
+    if not a.memory_reported:
+        return [("Total", None), *((n, None) for n in names)]
+    return [("Total", total), *((n, breakdown.get(n, 0) if breakdown else None) for n in names)]
 
 
 def latency_row(a: AppView, kind: str, percentiles: tuple[str, ...]) -> list[str]:

@@ -7,13 +7,22 @@ data has passed through ``textsafe.clean``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from neuron_top import __version__, fmt
+from neuron_top import __version__, fmt, schema
 from neuron_top.derived import COUNTED, RATED
-from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, core_cells, latency_row, runtime_vcpu
+from neuron_top.k8s.model import PodRef
+from neuron_top.output.cells import (
+    APP_COLUMNS,
+    FAILED,
+    app_cells,
+    core_cells,
+    latency_row,
+    memory_values,
+    runtime_vcpu,
+)
 from neuron_top.snapshot import (
     DEVICE_CATEGORIES,
     HOST_CATEGORIES,
@@ -24,9 +33,12 @@ from neuron_top.snapshot import (
 )
 from neuron_top.textsafe import clean
 
+if TYPE_CHECKING:
+    from neuron_top.session import Session
+
 __all__ = [
     "SourceInfo", "app_lines", "as_json", "core_lines", "ecc_lines", "exec_lines", "header_lines", "latency_lines",
-    "memory_lines", "text", "vcpu_lines",
+    "memory_lines", "pod_lines", "text", "vcpu_lines",
 ]
 
 _CPU_NAMES = {"io_wait": "iowait", "soft_irq": "softirq"}
@@ -43,6 +55,15 @@ class SourceInfo:
     reports: int = 0
     position: str = ""
     """For replay: "report 12/345"."""
+
+    @classmethod
+    def of(cls, session: Session) -> SourceInfo:
+        """What a ``Session`` says about its source, as the dashboard's header says it (``Session.shown``: the
+        same states, "no data" for input without a report), so ``--once`` and the screen use one vocabulary."""
+        st = session.shown()
+        return cls(name=st.name, state=st.state, skipped=st.skipped,
+                   skipped_reasons={k: n for k, (n, _) in session.skip_reasons.items()}, reports=session.reports,
+                   position=st.position)
 
 
 def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
@@ -65,6 +86,9 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
     else:
         lines.append("hardware: no Neuron devices reported"
                      + (f" ({clean(hw.error)})" if hw.error else " (neuron-monitor / the Neuron driver was not found)"))
+    pods = snap.pods.status()
+    if pods:
+        lines.append(pods)
     if src.skipped:
         why = ", ".join(f"{k}: {v}" for k, v in sorted(src.skipped_reasons.items()))
         lines.append(f"skipped: {src.skipped} bad input" + (f" ({why})" if why else ""))
@@ -114,15 +138,32 @@ def app_lines(snap: Snapshot) -> list[str]:
     return out
 
 
+def pod_lines(snap: Snapshot) -> list[str]:
+    """The pods screen as lines: each pod with Neuron cores, its cores, their utilization, the ones allocated but
+    idle, its apps; then the cores the node offers that no pod holds. Empty when no pod is known."""
+    usage = snap.pod_usage
+    free = snap.pods.free
+    if not usage and not free:
+        return []
+    out = [f"pods ({snap.pods.source or 'none'}): cores, utilization, allocated but idle"]
+    for u in usage:
+        cont = f" [{','.join(u.containers)}]" if u.containers else ""
+        idle = f"  idle {fmt.core_ranges(u.idle)}" if u.idle else ""
+        apps = f"  pids {','.join(map(str, u.pids))}" if u.pids else ""
+        out.append(f"  {u.ref.name}{cont}  cores {fmt.core_ranges(u.cores) or '-'}  util {fmt.pct(u.util)}{idle}{apps}")
+    if free:
+        out.append(f"  not allocated: cores {fmt.core_ranges(free)}")
+    return out
+
+
 def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
     """The ``--once`` memory lines: host and device, by category."""
     h, d = app.used_bytes
-    hb, db = app.host_breakdown, app.device_breakdown
-    out = [f"memory ({clean(app.label)}):",
-           "  host   total " + fmt.human_bytes(h) + "".join(f"  {k} {fmt.human_bytes(hb.get(k, 0))}"
-                                                            for k in HOST_CATEGORIES),
-           "  device total " + fmt.human_bytes(d) + "".join(f"  {k} {fmt.human_bytes(db.get(k, 0))}"
-                                                            for k in DEVICE_CATEGORIES)]
+    out = [f"memory ({clean(app.label)}):"]
+    for head, values in (("  host  ", memory_values(app, HOST_CATEGORIES, app.host_breakdown, h)),
+                         ("  device", memory_values(app, DEVICE_CATEGORIES, app.device_breakdown, d))):
+        out.append(head + "".join(f" {k.lower() if k == 'Total' else k} {fmt.human_bytes(v)} " for k, v in values)
+                   .rstrip())
     m = snap.host_memory
     if m is not None and m.memory_total_bytes:
         out.append(f"  host memory {fmt.human_bytes(m.memory_used_bytes)}/{fmt.human_bytes(m.memory_total_bytes)}"
@@ -192,10 +233,12 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     """
     app = snap.app(pid)
     lines = header_lines(snap, src)
-    lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid})" for i, a in enumerate(snap.apps))
-                             or "none"))
-    for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), app_lines(snap), memory_lines(snap, app),
-                 ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
+    lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid}){_pod_of(snap, a)}"
+                                      for i, a in enumerate(snap.apps)) or "none"))
+    for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), app_lines(snap), pod_lines(snap),
+                 memory_lines(snap, app), ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
+        if not part:
+            continue
         lines.append("")
         lines.extend(part)
     statuses = snap.group_statuses
@@ -206,9 +249,33 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     return "\n".join(lines) + "\n"
 
 
-def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
+def _pod_of(snap: Snapshot, a: AppView) -> str:
+    ref = snap.app_pod(a)
+    return f" pod {ref.name}" if ref is not None else ""
+
+
+def _ref_dict(ref: PodRef | None) -> dict[str, str] | None:
+    if ref is None:
+        return None
+    return {"namespace": ref.namespace, "pod": ref.pod, "container": ref.container, "source": ref.source}
+
+
+def _pods_dict(snap: Snapshot) -> dict[str, Any]:
+    m = snap.pods
     return {
-        "pid": a.pid, "tag": a.tag, "label": a.label, "error": a.error or None,
+        "source": m.source or None, "note": m.note or None,
+        "cores": {str(i): _ref_dict(r) for i, r in sorted(m.cores.items())},
+        "offered_cores": sorted(m.offered) if m.offered is not None else None,
+        "free_cores": list(m.free) if m.free is not None else None,
+        "pods": [{"namespace": u.ref.namespace, "pod": u.ref.pod, "containers": list(u.containers),
+                  "cores": list(u.cores), "utilization": u.util, "idle_cores": list(u.idle), "pids": list(u.pids)}
+                 for u in snap.pod_usage],
+    }
+
+
+def _app_dict(a: AppView, cpd: int, pod: PodRef | None = None) -> dict[str, Any]:
+    return {
+        "pid": a.pid, "tag": a.tag, "label": a.label, "error": a.error or None, "pod": _ref_dict(pod),
         "cores": {str(i): {"utilization": finite(c.neuroncore_utilization), "flops": finite(c.flops),
                            "effective_flops": finite(c.effective_flops),
                            "v3d": {clean(k): finite(v.neuroncore_utilization) for k, v in (c.v3d or {}).items() if v}
@@ -224,6 +291,13 @@ def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
                                   for s in m.subgraphs]} for m in a.models],
         "latency": {"total": a.latency("total"), "device": a.latency("device")},
         "execution_summary": a.exec_summary, "error_summary": a.error_summary, "period": a.period,
+        # as shown: the four states (a value, "-" not reported, "idle", "err" failed) and the rules' figures
+        "shown": {
+            "latency": {"state": a.latency_shown.state, "values": dict(a.latency_shown.values) or None},
+            "errors_per_second": a.rates.errors_per_second, "bad": a.rates.bad_count,
+            "bad_per_second": a.rates.bad_per_second,
+            "failed": {g: why for g in schema.RUNTIME_GROUPS if (why := a.failure(g))},
+        },
     }
 
 
@@ -246,12 +320,14 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "instance": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(inst).items()},
         "hardware": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(hw).items()},
         "device_count": snap.device_count, "cores_per_device": snap.cores_per_device,
-        "apps": [_app_dict(a, snap.cores_per_device) for a in snap.apps],
+        "apps": [{**_app_dict(a, snap.cores_per_device, snap.app_pod(a)), "cells": app_cells(snap, a)}
+                 for a in snap.apps],
         "all": _app_dict(snap.all, snap.cores_per_device),
         "ecc": [{"device": e.device, "mem_corrected": e.mem_corrected, "mem_uncorrected": e.mem_uncorrected,
                  "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected} for e in snap.ecc],
         "vcpu": msgspec.to_builtins(snap.vcpu) if snap.vcpu is not None else None,
         "host_memory": msgspec.to_builtins(snap.host_memory) if snap.host_memory is not None else None,
         "errors": [{"where": s.where, "error": s.error} for s in snap.group_statuses],
+        "pods": _pods_dict(snap),
     }
     return msgspec.json.encode(doc)

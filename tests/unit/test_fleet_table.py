@@ -114,3 +114,16 @@ def test_untrusted_label_values_show_literally() -> None:
     text = "\n".join(text_table([evil], 300))
     assert "\x1b" not in text and "\x07" not in text
     assert "i-\\x1b[31mred" in text and "trn2\\x07" in text and "[bold]x[/bold]" in text
+
+
+def test_cells_are_cut_by_terminal_cells_not_characters() -> None:
+    """One cut rule (``fmt.cut``): a CJK host name takes two cells a character; cutting it by ``len`` made the
+    row wider than the table (the fleet's own copy counted characters)."""
+    from neuron_top import fmt
+    from neuron_top.fleet.table import pad
+
+    for text, width in (("推論サーバー01", 8), ("host-a", 4), ("推論", 4), ("abc", 6), ("推論サ", 5)):
+        for right in (False, True):
+            out = pad(text, width, right)
+            assert fmt.cells(out) == width, (text, width, out)
+    assert pad("推論サーバー01", 8, False) == "推論サ… "

@@ -22,10 +22,14 @@ EXTRA = [
                          ("esc", "back / close"), ("mouse", "click a core, device, tab, tree row or breadcrumb step")]),
     ("Replay scrubber", [
         ("E", "uncorrected ECC (most severe first: a cell shows its worst marker)"),
-        ("x", "execution errors start"), ("- / +", "app stopped / started"),
+        ("x", "execution errors start"), ("v", "a host went down or stale (fleet recordings)"),
+        ("- / +", "app stopped / started"),
         ("z", "utilization collapsed to 0%"), ("!", "a metric group starts failing"),
-        ("┊", "a gap without data (held 1.5 s at most when played)"), ("e", "corrected ECC (e hides them)"),
-        (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%"),
+        ("┊", "a gap without data (held 1.5 s at most when played), or the recorded clock going back"),
+        ("e", "corrected ECC (e hides them)"),
+        (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%: the last report at or "
+              "before the time; past an end: that end, said"),
+        ("since start", "ECC counts and ECC! are the whole recording's up to the position, after any move"),
     ]),
 ]
 
@@ -53,10 +57,16 @@ LEGEND = [
     ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
     ("● REC FILE N", "recording to FILE (--record), N reports written; REC STOPPED and why when a write failed"),
     ("[n], ‹12, 40›", "tab keys 1-9; tabs scrolled off the bar (a/d or o reach them)"),
+    ("pods: kubelet|cgroup|…", "how each core's Kubernetes pod was found (the kubelet's PodResources API, the "
+                               "runtime's cgroup, neuron-monitor's neuron_k8s_info), or why not"),
+    ("tag · pod", "a tab's app and the pod it runs in; / matches pod and namespace names too"),
+    ("idle (pods)", "cores allocated to a pod that no runtime uses, or that ran at most 1%"),
 ]
 """What the symbols and units on screen mean: the help's last section."""
 
 FLEET_EXTRA = [("click a title", "sort by that column (again: reverse)"), ("double click a host", "open it")]
+FLEET_APPS = [("a / --apps", "one row per runtime tag across hosts: hosts, cores, util, exec/s, bad/s, p99"),
+              ("⏎", "the hosts it runs on (the filter is set to them; / changes it)"), ("esc / a", "back to the hosts")]
 FLEET_REPLAY = [("the replay keys", "as in Replay; ⏎ says a recording has each host's row, not its reports"),
                 ("space / p", "play/pause (the live fleet's p pauses the table)")]
 
@@ -84,9 +94,10 @@ def help_sections(
     """Every section of the help; ``app_bindings`` are the running app's own (passed in: this module is imported
     by the app). ``first``: the screen the help was opened from; its section leads."""
     from neuron_top.tui.screens.app_detail import AppScreen
-    from neuron_top.tui.screens.detail import DetailScreen
+    from neuron_top.tui.screens.detail import DetailScreen, PodsScreen
     from neuron_top.tui.screens.fleet import FleetScreen
     from neuron_top.tui.screens.fleet_host import FleetHostScreen
+    from neuron_top.tui.screens.fleet_pods import PodFleetScreen
     from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
     from neuron_top.tui.screens.fleet_sources import PromFleetScreen
     from neuron_top.tui.screens.picker import AppPicker
@@ -100,6 +111,7 @@ def help_sections(
     from neuron_top.tui.widgets.fleet_table import FleetTable
     from neuron_top.tui.widgets.heatmap import HeatMap
     from neuron_top.tui.widgets.memory import MemoryTree
+    from neuron_top.tui.widgets.pods import PodsPanel
     from neuron_top.tui.widgets.tabs import AppTabs
 
     sections: list[tuple[type | None, str, list[tuple[str, str]]]] = [
@@ -114,13 +126,17 @@ def help_sections(
          binding_rows(AppScreen.BINDINGS) + binding_rows(AppCoresPanel.BINDINGS)),
         (DetailScreen, "Core / device screens",
          binding_rows(DetailScreen.BINDINGS) + binding_rows(DeviceDetail.BINDINGS)),
+        (PodsScreen, "Pods (P)", binding_rows(PodsScreen.BINDINGS) + binding_rows(PodsPanel.BINDINGS)),
         (ProblemsScreen, "Problems (E)", binding_rows(ProblemsScreen.BINDINGS)),
         (ReplayScreen, "Replay (neuron-top replay FILE)", binding_rows(ReplayScreen.BINDINGS)),
         (TimelineScreen, "Timeline (T, or neuron-top trace FILE)", binding_rows(TimelineScreen.BINDINGS)),
         (FleetScreen, "Fleet (neuron-top fleet)",
          binding_rows([*FleetTable.BINDINGS, *FleetScreen.BINDINGS, *PromFleetScreen.BINDINGS]) + FLEET_EXTRA),
         (None, "Fleet heat map (h)", binding_rows(HeatMap.BINDINGS)),
+        (None, "Fleet apps (a)", FLEET_APPS),
         (FleetHostScreen, "Fleet host (⏎ on a host)", binding_rows(FleetHostScreen.BINDINGS)),
+        (PodFleetScreen, "Fleet by pod (fleet --by pod)",
+         [*binding_rows(PodFleetScreen.BINDINGS), ("↑ ↓", "move between pods")]),
         (FleetReplayScreen, "Fleet replay (neuron-top replay FLEET.jsonl)", FLEET_REPLAY),
     ]
     lead = [k for k, (cls, _, _) in enumerate(sections) if cls is not None and isinstance(first, cls)]

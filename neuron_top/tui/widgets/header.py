@@ -5,6 +5,7 @@ only says it, each thing once, cut with "…" to the width."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.reactive import reactive
@@ -66,7 +67,7 @@ class HeaderBar(LineDiff):
     def _says(snap: Snapshot | None, src: SourceStatus, now: float) -> tuple[object, ...]:
         """Everything ``draw_line`` takes from its inputs, as cheap values (width and theme repaint anyway)."""
         machine = None if snap is None else (snap.instance, snap.hardware, snap.has_neuron, snap.device_count,
-                                             snap.core_count, len(snap.group_statuses))
+                                             snap.core_count, len(snap.group_statuses), snap.pods.status())
         return (src.name, src.state, src.message, src.detail, src.skipped, src.paused, src.position, src.exit_status,
                 src.uncorrected, src.source_filter, src.recording, _age(src, now), machine)
 
@@ -114,6 +115,9 @@ class HeaderBar(LineDiff):
             parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc}{mem}")
         else:
             parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
+        pods = snap.pods.status()
+        if pods:
+            parts.append(pods)
         line = ellipsize(" " + " · ".join(parts), w)
         return Strip([Segment(line, self._style("dim"))]).crop_extend(0, w, self._style("base"))
 
@@ -125,9 +129,7 @@ STATE_STYLE = {"live": "state-ok", "replay": "state-ok", "demo": "state-ok", "st
 
 def ellipsize(text: str, width: int) -> str:
     """``text`` cut to ``width`` cells with "…" as its last when it does not fit."""
-    if width <= 0:
-        return ""
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return fmt.cut(text, width, cell_len)  # by cells: a CJK tag is two a character
 
 
 def status_line(snap: Snapshot | None, src: SourceStatus, now: float, width: int) -> list[tuple[str, str]]:

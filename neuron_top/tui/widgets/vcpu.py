@@ -51,7 +51,7 @@ def _keys(cpu: CpuSummary, kept: list[int], keys: list[tuple[str, int]]) -> list
     return keys
 
 
-class VcpuPanel(Panel):
+class VcpuPanel(Panel[None]):
     """The system's vCPUs by kind, the selected app's runtime vCPU, and a heat strip of every vCPU."""
 
     TITLE = "vCPU"
@@ -148,7 +148,7 @@ class VcpuPanel(Panel):
         drawn = self._sparks.many(history, keys)
         per_row = max(width - STRIP_LABEL - 1, 1)
         bands = [self.style(b) for b in LOAD_BANDS]
-        rows = []
+        rows: list[Strip] = []
         for start in range(0, len(keys), per_row):
             segs = [Segment(f"{cpu.per_cpu[start][0]:>{STRIP_LABEL - 1}} ", label)]
             run: list[str] = []
@@ -166,7 +166,7 @@ class VcpuPanel(Panel):
         return rows
 
 
-class VcpuGrid(Panel):
+class VcpuGrid(Panel[None]):
     """A sparkline per vCPU, in a grid that fills the width: each vCPU's history."""
 
     TITLE = "vCPU history"
@@ -189,7 +189,8 @@ class VcpuGrid(Panel):
         cpu = snap.cpu
         g = snap.vcpu
         every = _every(g.period if g is not None else None)
-        right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "")
+        # no per-vCPU data (the fleet's drill-down over Prometheus: not exported) is "-", not "0 vCPUs"
+        right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "") if cpu.count else "vCPUs -"
         lines = [self.title_strip(self.TITLE, width, right)]
         if not cpu.per_cpu:
             lines.append(LightStrip([Segment(" no per-vCPU data", self.style("dim"))]))
@@ -216,7 +217,7 @@ class VcpuGrid(Panel):
         dim, bands = self.style("dim"), [self.style(band) for band in LOAD_BANDS]
         keys = _keys(cpu, self._numbers, self._keys)
         drawn = self._sparks.many(history, keys)
-        rows = []
+        rows: list[Strip] = []
         for start in range(0, len(keys), per_row):
             segs = []
             for i, (_, text, newest) in zip(self._numbers[start:start + per_row], drawn[start:start + per_row],
