@@ -5,11 +5,12 @@ publishes, and why it looks the way it does:
 
 * AWS's families, names, types, HELP strings and label sets (the README's metric table; real scrapes in
   ``tests/fixtures/prometheus/``; Grafana dashboards, Datadog, the CloudWatch agent key on them), with AWS's
-  rules: a metric group whose ``error`` is non-empty is skipped (its series keep their last values), so is a
-  runtime whose ``error`` is non-empty; an empty or missing runtime list clears every per-runtime series; the
-  series of a runtime tag that is no longer in the list are dropped (AWS since SDK 2.25); counters grow by
-  each report's per-period counts and carry the ``_created`` sample prometheus_client adds; ``instance_info``
-  and ``neuron_hardware_info`` come from the first report that has them. Values are the same floats
+  rules: a metric group whose ``error`` is non-empty is skipped, so is a runtime whose ``error`` is non-empty
+  (AWS's script keeps their last values; we serve no sample for a value not reported or failed, see below); an
+  empty or missing runtime list clears every per-runtime series; the series of a runtime tag that is no longer
+  in the list are dropped (AWS since SDK 2.25); counters grow by each report's per-period counts and carry the
+  ``_created`` sample prometheus_client adds; ``instance_info`` and ``neuron_hardware_info`` come from the first
+  report that has them. Values are the same floats
   (``util / 100.0``, bytes as floats) and are written with prometheus_client's own number formatting.
 * Where we differ, we differ on purpose: bad values (null, wrong types the decoder dropped, and absurd ones: a
   negative or 1e15 utilization, byte count, latency or count, bounds ``MAX_*``) skip that series instead of

@@ -7,8 +7,8 @@ per group, whatever the number of hosts and cores:
 
 * the cores held, and the hosts they are on (the info family, first made unique per core: two scrape jobs of one
   exporter must not count twice);
-* the mean utilization of the held cores (a core's utilization is the max over runtimes first: runtimes report 0
-  for cores they do not use);
+* the mean utilization of the held cores (a core's utilization is the runtimes' summed share first, the rule of
+  every view: ``queries.core_utilization``);
 * the held cores above 1% (busy); idle = held - busy, so a held core no runtime reports counts as idle.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from neuron_top.fleet.promql import PromClient, PromError, Sample
-from neuron_top.fleet.queries import BUSY, QuerySet
+from neuron_top.fleet.queries import BUSY, QuerySet, core_utilization
 
 __all__ = ["GROUPS", "PodGroup", "PodQueries", "pod_groups", "pod_table"]
 
@@ -62,8 +62,8 @@ class PodQueries:
         return f"max by (instance_id, neuroncore, namespace, pod) ({self.qs.sel(INFO)})"
 
     def _util(self) -> str:
-        """Each held core's utilization (max over runtimes), with its pod's labels."""
-        return (f"max by (instance_id, neuroncore) ({self.qs.sel('neuroncore_utilization_ratio')}) "
+        """Each held core's utilization (the runtimes' summed share, as every view), with its pod's labels."""
+        return (f"{core_utilization(self.qs.sel('neuroncore_utilization_ratio'), 'instance_id, neuroncore')} "
                 f"* on (instance_id, neuroncore) group_left (namespace, pod) {self._held()}")
 
     def queries(self) -> dict[str, str]:

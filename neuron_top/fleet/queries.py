@@ -83,6 +83,14 @@ class MatchError(ValueError):
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*|"(?:[^"\\]|\\.)+")\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|\Z)')
 
 
+def core_utilization(selector: str, by: str) -> str:
+    """PromQL for each NeuronCore's utilization (a ratio) by the rule every view uses, ``derived.core_utilization``:
+    the runtimes' shares added up, at most 1. ``by`` names the labels that identify a core (``instance_id,
+    neuroncore`` and any grouping label); each runtime's series is taken once first (``max by`` its tag), so a
+    host scraped by two jobs is not added up twice."""
+    return f"clamp_max(sum by ({by}) (max by ({by}, runtime_tag) ({selector})), 1)"
+
+
 def label(name: str) -> str:
     """``name`` as PromQL writes it: bare when it is a classic name, else quoted (Prometheus 3 and CloudWatch's
     UTF-8 label names, e.g. ``"@resource.k8s.pod.name"``)."""
@@ -195,8 +203,7 @@ class QuerySet:
         """The fixed set (its length does not depend on the fleet): 3 asked every refresh (status, the
         NeuronCores' average and busiest), 8 more in turns, each every ``SLOW_EVERY`` refreshes."""
         k = label(self.by)
-        per_runtime_core = f"max by ({self.by_('neuroncore', 'runtime_tag')}) ({self.sel('neuroncore_utilization_ratio')})"
-        util = f"clamp_max(sum by ({self.by_('neuroncore')}) ({per_runtime_core}), 1)"  # derived.core_utilization
+        util = core_utilization(self.sel("neuroncore_utilization_ratio"), self.by_("neuroncore"))
         rates = self.rules and self.rate_window == RULE_RATE_WINDOW
         code = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_memory_usage_model_code')})"
         per_runtime = self.sel("neuron_runtime_memory_used_bytes", ON_DEVICE)

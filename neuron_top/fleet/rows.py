@@ -43,7 +43,7 @@ class FleetRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc
     devices: int | None = None
     cores: int | None = None
     util: float | None = None
-    """Percent: per core the max over runtimes, then the average over cores."""
+    """Percent: per core the runtimes' summed share (``derived.core_utilization``), then the average over cores."""
     util_max: float | None = None
     """Percent: the busiest core."""
     busy: int | None = None
