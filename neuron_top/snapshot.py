@@ -37,15 +37,15 @@ from neuron_top.textsafe import clean
 
 __all__ = [
     "DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "MAX_CORES", "PERCENTILES",
-    "AllApps", "AppView", "DeviceEcc", "GroupStatus", "ModelView", "Snapshot", "SubgraphView", "across",
+    "AllApps", "AppFilter", "AppView", "DeviceEcc", "GroupStatus", "ModelView", "Snapshot", "SubgraphView", "across",
     "cached", "finite", "k8s_label", "snapshot_from",
 ]
 
 HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
 DEVICE_CATEGORIES = ("tensors", "constants", "model_code", "runtime_memory", "model_shared_scratchpad")
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
-__all__ = ["DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "PERCENTILES", "AppView",
-           "DeviceEcc", "Snapshot", "finite", "snapshot_from"]
+__all__ = ["DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "PERCENTILES", "AppFilter",
+           "AppView", "DeviceEcc", "Snapshot", "finite", "snapshot_from"]
 MAX_CORES = 4096
 """Core indices beyond this are absurd (trn2 has 128 logical cores) and are dropped as bad data."""
 
@@ -515,6 +515,24 @@ class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
 _DEVICE = attrgetter("device")
 
 
+@dataclass(frozen=True, slots=True)
+class AppFilter:
+    """The tag filter (``/``, ``--tag``) a snapshot was narrowed by (``Snapshot.narrowed``): every output says it."""
+
+    text: str
+    """The filter as the user typed it."""
+    shown: int
+    """Apps it lets through."""
+    total: int
+    """Apps in the report."""
+    hidden_cores: frozenset[int]
+    """Cores used only by the apps it leaves out: the core grid dims them."""
+
+    def describe(self) -> str:
+        """``filter 'serve': 2 of 8 apps``."""
+        return f"filter {self.text!r}: {self.shown} of {self.total} apps"
+
+
 class Snapshot:
     """One report, ready to draw.
 
@@ -525,7 +543,7 @@ class Snapshot:
         problems: what the lenient decoder had to skip (one line each).
     """
 
-    __slots__ = ("__dict__", "all", "apps", "problems", "report", "seq", "ts")
+    __slots__ = ("__dict__", "all", "apps", "filter", "problems", "report", "seq", "ts")
 
     def __init__(self, report: schema.Report, ts: float, seq: int = 0, problems: tuple[str, ...] = ()) -> None:
         self.report = report
@@ -534,6 +552,8 @@ class Snapshot:
         self.seq = seq
         self.problems = problems
         """What the decoder had to drop from this report (wrong shapes), one line each."""
+        self.filter: AppFilter | None = None
+        """The tag filter this snapshot was narrowed by (``narrowed``); None: every app of the report."""
         apps: list[AppView] = []
         runtimes = [(rt, clean(rt.neuron_runtime_tag or "", 64))
                     for rt in (report.neuron_runtime_data or ()) if rt is not None]
@@ -552,6 +572,37 @@ class Snapshot:
         apps.sort(key=lambda a: (a.pid < 0, a.pid))
         self.apps: tuple[AppView, ...] = tuple(apps)
         self.all = AllApps(self.apps, _merge_cores(self.apps))
+
+    def narrowed(self, keep: Callable[[AppView], bool], text: str) -> Snapshot:
+        """This report as seen through a tag filter: only the apps ``keep`` lets through, and "all" (its cores, its
+        totals, its memory and models) over them alone. Every panel, the tabs, the totals and ``--once`` then
+        draw the narrowed snapshot and need no filter of their own. The machine stays the whole machine: the
+        devices, ECC, vCPUs, host memory and the metric-group errors are not an app's.
+
+        Cores that only filtered-out apps use are left out of "all" and named in ``filter.hidden_cores`` (the
+        grid dims them); idle cores nobody uses stay, as the apps shown report them.
+
+        Args:
+            keep: which apps to show.
+            text: the filter as typed, for the titles.
+        """
+        apps = tuple(a for a in self.apps if keep(a))
+        out = Snapshot.__new__(Snapshot)
+        out.report, out.ts, out.seq, out.problems = self.report, self.ts, self.seq, self.problems
+        out.apps = apps
+        shown = {c for a in apps for c in self.cores_of(a)}
+        hidden = frozenset(c for a in self.apps if not keep(a) for c in self.cores_of(a)) - shown
+        merged = _merge_cores(apps)
+        out.all = AllApps(apps, {i: c for i, c in merged.items() if i not in hidden} if hidden else merged)
+        out.filter = AppFilter(text, len(apps), len(self.apps), hidden)
+        # the machine as the whole report shows it (a filtered "all" must not shrink the device count)
+        for name in ("device_count", "cores_per_device", "has_neuron", "group_statuses", "ecc"):
+            out.__dict__[name] = getattr(self, name)
+        for a in apps:
+            key = f"_cores_of_{a.pid}"
+            if key in self.__dict__:
+                out.__dict__[key] = self.__dict__[key]
+        return out
 
     def app(self, pid: int | None) -> AppView:
         """The app with this pid, or the "all" aggregate for None (or a pid that is gone)."""

@@ -85,12 +85,14 @@ def _recorder(path: str | None) -> RecordingWriter | None:
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
 
 
-def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None) -> int:
+def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None, tag: str | None = None) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
-    (``--record FILE``), that report is recorded too (it was silently not)."""
+    (``--record FILE``), that report is recorded too (it was silently not); with ``tag`` (``--tag``), only the
+    apps it matches, as the dashboard's filter shows them."""
     from neuron_top.feed import Feed, Report, SkippedInput, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
+    from neuron_top.selection import narrow_by_tag
 
     info = SourceInfo(name=source.name, state="live")
     feed = Feed(source, recorder)  # closes the recorder when closed
@@ -107,7 +109,8 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
                     break
             elif isinstance(event, Report):
                 info.reports = 1
-                _write(to_json(event.snapshot, info) + b"\n" if as_json else text(event.snapshot, info).encode())
+                snap = narrow_by_tag(event.snapshot, tag)
+                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
                 return 0
     finally:
         feed.close()

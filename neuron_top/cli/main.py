@@ -223,7 +223,7 @@ def run_live(ns: argparse.Namespace) -> int:
     _check_export(ns)
     choice = live_choice(ns)
     if ns.once or ns.json:
-        return print_once(choice.source, ns.json, _recorder(ns.record))
+        return print_once(choice.source, ns.json, _recorder(ns.record), tag=ns.tag)
     return run_tui(choice.source, ns, recorder=_recorder(ns.record), notes=choice.notes,
                    source_filter=choice.source_filter)
 
@@ -246,7 +246,7 @@ def run_demo(ns: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if ns.once or ns.json:
-        return print_once(source, ns.json, _recorder(ns.record))  # the first report comes at once
+        return print_once(source, ns.json, _recorder(ns.record), tag=ns.tag)  # the first report comes at once
     return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter)
 
 

@@ -10,7 +10,10 @@ from neuron_top import fmt
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.textsafe import clean
 
-__all__ = ["APP_COLUMNS", "CoreCells", "app_cells", "core_cells", "physical_columns"]
+__all__ = ["APP_COLUMNS", "HIDDEN", "CoreCells", "app_cells", "core_cells", "physical_columns"]
+
+HIDDEN = "·"
+"""A core's value when only apps the tag filter leaves out use it (not "-": it may well be reported)."""
 
 APP_COLUMNS = (("cores", "NCs"), ("util", "util"), ("done", "done/s"), ("p50", "p50"), ("p99", "p99"),
                ("errors", "err/s"), ("failed", "failed"))
@@ -47,11 +50,31 @@ class CoreCells:
     def title(self) -> str:
         return self.titles[0]
 
+    @property
+    def filter_note(self) -> str:
+        """What the tag filter left out, for the grid's title ("" without a filter)."""
+        f = self.snap.filter
+        if f is None:
+            return ""
+        dimmed = f", {HIDDEN} other apps' cores" if f.hidden_cores else ""
+        return f"{f.describe()}{dimmed}"
+
     def title_for(self, width: int) -> str:
         """The longest title that fits ``width`` cells (the shortest, cut, when none does)."""
         return next((t for t in self.titles if len(t) <= width), self.titles[-1])
 
     def _titles(self, flops: bool) -> tuple[str, ...]:
+        """``_what`` with the filter said after it: whole, else only that there is one, else nothing."""
+        what = self._what(flops)
+        note = self.filter_note
+        if not note:
+            return what
+        f = self.snap.filter
+        assert f is not None
+        short = f"filter: {f.shown}/{f.total} apps"
+        return (*(f"{t} · {note}" for t in what), *(f"{t} · {short}" for t in what), *what)
+
+    def _what(self, flops: bool) -> tuple[str, ...]:
         """Utilization in %, FLOPS in which unit, physical cores; and when FLOPS were asked for and are not
         what the cells show, that they are not reported."""
         snap, stats = self.snap, self.app.core_stats
@@ -81,6 +104,9 @@ class CoreCells:
         """The cells of one (logical) core: (value text, bar percent, load percent) for each, one per physical
         core in the physical view. A core the app does not report: "-" and no bar."""
         stats = self.app.core_stats
+        narrowed = self.snap.filter
+        if narrowed is not None and index in narrowed.hidden_cores:
+            return [(HIDDEN.rjust(self.value_width), None, None)] * (self.phys or 1)
         if self.phys:
             subs = self.app.physical_stats.util.get(index, ())
             out = []

@@ -65,6 +65,8 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
     else:
         lines.append("hardware: no Neuron devices reported"
                      + (f" ({clean(hw.error)})" if hw.error else " (neuron-monitor / the Neuron driver was not found)"))
+    if snap.filter is not None:
+        lines.append(f"{snap.filter.describe()} (--tag; apps, cores and totals below are theirs alone)")
     if src.skipped:
         why = ", ".join(f"{k}: {v}" for k, v in sorted(src.skipped_reasons.items()))
         lines.append(f"skipped: {src.skipped} bad input" + (f" ({why})" if why else ""))
@@ -252,5 +254,8 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "vcpu": msgspec.to_builtins(snap.vcpu) if snap.vcpu is not None else None,
         "host_memory": msgspec.to_builtins(snap.host_memory) if snap.host_memory is not None else None,
         "errors": [{"where": s.where, "error": s.error} for s in snap.group_statuses],
+        "filter": None if snap.filter is None else {
+            "tag": snap.filter.text, "apps_shown": snap.filter.shown, "apps_total": snap.filter.total,
+            "hidden_cores": sorted(snap.filter.hidden_cores)},
     }
     return msgspec.json.encode(doc)

@@ -272,7 +272,7 @@ class NeuronTopApp(TerminalApp):
         if self.latest is None:
             return None
         self.selection.settle(self.latest)
-        return View(self.latest, self.history, self.tick, self.pid, self.flops, self.physical,
+        return View(self.selection.narrow(self.latest), self.history, self.tick, self.pid, self.flops, self.physical,
                     self.history.first, self.prev)
 
     def publish(self) -> None:

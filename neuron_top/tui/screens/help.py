@@ -33,6 +33,7 @@ LEGEND = [
     ("-", "not reported: the report has no value here (not the same as 0)"),
     ("0%, 0.0/s", "reported, and zero"),
     ("·····", "a bar or history with no data at that point"),
+    ("[   ·]", "core grid under a / filter: a core only filtered-out apps use"),
     ("idle", "latency: the app ran nothing in the period"),
     ("done/s, err/s, nerr/s", "rates: executions completed, completed with errors, completed with numerical "
                               "errors, per second (the report's count / its period)"),
