@@ -36,7 +36,8 @@ from neuron_top.derived import (
 from neuron_top.textsafe import clean
 
 __all__ = [
-    "DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "MAX_CORES", "PERCENTILES",
+    "DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "INSTANCE_LAYOUTS", "MAX_CORES",
+    "PERCENTILES",
     "AllApps", "AppFilter", "AppView", "DeviceEcc", "GroupStatus", "ModelView", "Snapshot", "SubgraphView", "across",
     "cached", "finite", "k8s_label", "snapshot_from",
 ]
@@ -47,6 +48,14 @@ PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
 __all__ = ["DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "PERCENTILES", "AppFilter",
            "AppView", "DeviceEcc", "Snapshot", "finite", "snapshot_from"]
 MAX_CORES = 4096
+INSTANCE_LAYOUTS: dict[str, tuple[int, int]] = {
+    "inf1.xlarge": (1, 4), "inf1.2xlarge": (1, 4), "inf1.6xlarge": (4, 4), "inf1.24xlarge": (16, 4),
+    "inf2.xlarge": (1, 2), "inf2.8xlarge": (1, 2), "inf2.24xlarge": (6, 2), "inf2.48xlarge": (12, 2),
+    "trn1.2xlarge": (1, 2), "trn1.32xlarge": (16, 2), "trn1n.32xlarge": (16, 2),
+    "trn2.3xlarge": (1, 4), "trn2.48xlarge": (16, 4), "trn2u.48xlarge": (16, 4),
+}
+"""Instance type -> (Neuron devices, NeuronCores per device as neuron-monitor counts them: logical cores at the
+default LNC=2 on trn2), for reports without ``neuron_hardware_info`` (AWS's instance type pages)."""
 """Core indices beyond this are absurd (trn2 has 128 logical cores) and are dropped as bad data."""
 
 _EMPTY_INSTANCE = schema.InstanceInfo()
@@ -622,15 +631,37 @@ class Snapshot:
         return self.report.neuron_hardware_info or _EMPTY_HARDWARE
 
     @cached
+    def layout_source(self) -> str:
+        """Where the device x core layout comes from: "neuron_hardware_info", "instance type" (a known instance
+        type, ``INSTANCE_LAYOUTS``), or "" when it is unknown (cores per device guessed, devices from the cores
+        reported)."""
+        n = self.hardware.neuroncore_per_device_count
+        if isinstance(n, int) and 0 < n <= 64:
+            return "neuron_hardware_info"
+        if self._instance_layout is not None:
+            return "instance type"
+        return ""
+
+    @cached
+    def _instance_layout(self) -> tuple[int, int] | None:
+        return INSTANCE_LAYOUTS.get((self.instance.instance_type or "").strip().lower())
+
+    @cached
     def cores_per_device(self) -> int:
+        """NeuronCores per device: from ``neuron_hardware_info``, else the instance type, else a guess (the
+        header then says "layout unknown")."""
         n = self.hardware.neuroncore_per_device_count
         if isinstance(n, int) and 0 < n <= 64:
             return n
+        known = self._instance_layout
+        if known is not None:
+            return known[1]
         return 1 if self.hardware.neuron_device_type else 2
 
     @cached
     def device_count(self) -> int:
-        """Devices on the machine: from hardware info, else inferred from the highest core and ECC index."""
+        """Devices on the machine: from hardware info, else the instance type (when the report shows Neuron at
+        all: a container that sees no device shows none), else the highest core and ECC index."""
         n = self.hardware.neuron_device_count
         seen = 0
         if self.all.cores:
@@ -639,7 +670,33 @@ class Snapshot:
             seen = max(seen, self.ecc[-1].device + 1)  # sorted by device
         if isinstance(n, int) and 0 <= n <= MAX_CORES:
             return max(n, seen)
+        known = self._instance_layout
+        if known is not None and (seen or self.apps):
+            return max(known[0], seen)
         return seen
+
+    @cached
+    def no_devices(self) -> str:
+        """Why the report shows no Neuron device ("" when it shows some): the collector's own reason (the
+        built-in one says the driver was not found), else that none is visible, as in a container started without
+        ``/dev/neuron*`` (neuron-monitor runs there and reports zero devices)."""
+        if self.has_neuron:
+            return ""
+        if self.hardware.error:
+            return clean(self.hardware.error, 160)
+        return "no Neuron devices visible (container without /dev/neuron*?)"
+
+    def layout_text(self) -> str:
+        """The layout as the header and ``--once`` say it: "16x trainium2 · 64 NeuronCores", with where it came
+        from when not from ``neuron_hardware_info``."""
+        hw = self.hardware
+        dev = clean(hw.neuron_device_type or "neuron", 20)
+        text = f"{self.device_count}x {dev} · {self.core_count} NeuronCores"
+        if self.layout_source == "instance type":
+            return f"{text} (layout of {clean(self.instance.instance_type or '', 30)})"
+        if not self.layout_source:
+            return f"layout unknown · {len(self.all.cores)} NeuronCores reported"
+        return text
 
     @property
     def core_count(self) -> int:

@@ -60,11 +60,12 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
         dv = f" {clean(hw.neuron_device_version)}" if hw.neuron_device_version else ""
         cv = f" {clean(hw.neuroncore_version)}" if hw.neuroncore_version else ""
         each = f", {fmt.human_bytes(hw.neuron_device_memory_size)} each" if hw.neuron_device_memory_size else ""
+        where = {"instance type": f" (layout of {clean(inst.instance_type or '', 30)})",
+                 "": " (layout unknown: cores per device guessed)"}.get(snap.layout_source, "")
         lines.append(f"hardware: {snap.device_count}x {clean(hw.neuron_device_type or 'neuron device')}{dv}, "
-                     f"{snap.cores_per_device} NeuronCore{cv} per device{each}{lnc}")
+                     f"{snap.cores_per_device} NeuronCore{cv} per device{each}{lnc}{where}")
     else:
-        lines.append("hardware: no Neuron devices reported"
-                     + (f" ({clean(hw.error)})" if hw.error else " (neuron-monitor / the Neuron driver was not found)"))
+        lines.append(f"hardware: {snap.no_devices}")
     if snap.filter is not None:
         lines.append(f"{snap.filter.describe()} (--tag; apps, cores and totals below are theirs alone)")
     if src.skipped:

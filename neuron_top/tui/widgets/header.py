@@ -107,13 +107,12 @@ class HeaderBar(LineDiff):
             parts.append(clean(az, 30))
         if snap.has_neuron:
             lnc = f" LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
-            dev = clean(hw.neuron_device_type or "neuron", 20)
             ver = f" {clean(hw.neuroncore_version, 8)}" if hw.neuroncore_version else ""
             mem = (f" · {fmt.human_bytes(hw.neuron_device_memory_size)}/device"
                    if hw.neuron_device_memory_size else "")
-            parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc}{mem}")
+            parts.append(f"{snap.layout_text()}{ver}{lnc}{mem}")
         else:
-            parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
+            parts.append(snap.no_devices)
         line = ellipsize(" " + " · ".join(parts), w)
         return Strip([Segment(line, self._style("dim"))]).crop_extend(0, w, self._style("base"))
 

@@ -1,0 +1,56 @@
+"""The main screen as a Trainium user expects it (issue 32): the hardware story in the header and grid, ..."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neuron_top.decode import decode_report
+from neuron_top.snapshot import Snapshot
+from neuron_top.tui.widgets.cores import CoreGrid
+from neuron_top.tui.widgets.header import HeaderBar
+from tests.conftest import ROOT
+from tests.helpers import T0, feed, make_app
+
+FIXTURES = ROOT / "tests" / "fixtures" / "neuron-monitor"
+
+
+def text_of(widget) -> str:
+    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
+
+
+def snap_of(doc: dict, i: int = 0) -> Snapshot:
+    report, problems = decode_report(json.dumps(doc).encode())
+    return Snapshot(report, T0 + i, i + 1, problems)
+
+
+def inf1() -> dict:
+    return json.loads((FIXTURES / "inf1_xlarge_4runtimes_vcpu_errors.json").read_text())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_inf1_without_hardware_info_is_one_device_of_four_cores(size: tuple[int, int]) -> None:
+    doc = inf1()
+    del doc["neuron_hardware_info"]
+    app = make_app([snap_of(doc)])
+    async with app.run_test(size=size) as pilot:
+        await feed(pilot)
+        grid = text_of(app.screen.query_one(CoreGrid))
+        assert "ND0" in grid and "ND1" not in grid
+        assert grid.count("NC3") >= 1
+        line2 = app.screen.query_one(HeaderBar).render_line(1).text
+        assert "1x neuron · 4 NeuronCores" in line2 or line2.rstrip().endswith("…")
+
+
+async def test_zero_devices_says_not_visible() -> None:
+    doc = json.loads((FIXTURES / "inf1_xlarge_idle_no_runtimes.json").read_text())
+    doc["neuron_hardware_info"] = {"neuron_device_count": 0, "neuroncore_per_device_count": 4, "error": ""}
+    doc["system_data"]["neuron_hw_counters"] = {"neuron_devices": None, "error": ""}
+    app = make_app([snap_of(doc)])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        line2 = app.screen.query_one(HeaderBar).render_line(1).text
+        assert "no Neuron devices visible (container without /dev/neuron*?)" in line2
+        grid = text_of(app.screen.query_one(CoreGrid))
+        assert "container without /dev/neuron*" in grid and "driver" not in grid
