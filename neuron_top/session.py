@@ -200,12 +200,16 @@ class Session:
 
     # --- read ---
     def expected_period(self) -> float:
-        """Seconds between reports this source is expected to keep to: the longer of the report's own period (its
-        metric groups') and the median of the last arrival intervals; neuron-monitor's default before either is
-        known. The longer, so that a slow group or a slow link is not called STALE."""
-        known = [p for p in (self.latest.period() if self.latest is not None else None,
-                             self._learned()) if p is not None and p > 0]
-        return max(known) if known else DEFAULT_PERIOD
+        """Seconds between reports this source is expected to keep to: the report's own period (its metric
+        groups'), whatever the observed cadence (reports that say "period 1.0" and come every 30 s are late each
+        time, not a slow source); the median of the last arrival intervals only for reports that give no period;
+        neuron-monitor's default before either is known. The first report's period is not a pace: neuron-monitor's
+        first covers only its start-up (milliseconds), so it waits at least the default."""
+        own = self.latest.period() if self.latest is not None else None
+        if own is not None and own > 0:
+            return max(own, DEFAULT_PERIOD) if self.reports <= 1 else own
+        learned = self._learned()
+        return learned if learned is not None and learned > 0 else DEFAULT_PERIOD
 
     def _learned(self) -> float | None:
         a = self._arrivals

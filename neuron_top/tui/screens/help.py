@@ -43,7 +43,7 @@ LEGEND = [
     ("ECC c/u", "corrected / uncorrected ECC events: since start, and in the last report"),
     ("TF, GB", "teraFLOPS (10^12 per second); bytes in powers of 1024"),
     ("LIVE, DEMO, REPLAY", "reports are arriving (or replayed)"),
-    ("STALE", "no report for 3 periods: the data on screen is old"),
+    ("STALE", "no report for 3 of the reports' own periods: the data on screen is old"),
     ("NO DATA", "input arrives but none of it is a valid report (see E)"),
     ("ENDED, FAILED exit N", "the source stopped; its exit status (E lists its stderr)"),
     ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
