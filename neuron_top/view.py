@@ -30,6 +30,8 @@ class View:
     """The first snapshot of the session (ECC since start)."""
     prev: Snapshot | None = None
     """The previous snapshot (ECC since the previous report)."""
+    frozen: bool = False
+    """Paused (``p``): the data as it was when paused; the panels' titles say so."""
 
     @property
     def app(self) -> AppView:

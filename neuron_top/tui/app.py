@@ -101,6 +101,8 @@ class NeuronTopApp(TerminalApp):
         self.flops = False
         self.physical = False
         self.paused = False
+        self._frozen: tuple[Snapshot | None, Snapshot | None, History] | None = None
+        """While paused: (latest, prev, history) as they were when ``p`` was pressed (``current_view``)."""
         # The look goes through the message queue, where Textual handles what goes wrong.
         self._age = AgeClock(lambda: self.call_later(self._tick_clock))
         self.demo = demo
@@ -269,11 +271,16 @@ class NeuronTopApp(TerminalApp):
         return self.selection.text
 
     def current_view(self) -> View | None:
-        if self.latest is None:
+        """What the screens draw: the latest report, or while paused the one shown when ``p`` was pressed (with
+        the history as it was then), so a drill-down opened, a tab chosen or a screen closed while paused shows
+        the paused data, not newer."""
+        frozen = self._frozen if self.paused else None
+        latest, prev, history = frozen if frozen is not None else (self.latest, self.prev, self.history)
+        if latest is None:
             return None
-        self.selection.settle(self.latest)
-        return View(self.selection.narrow(self.latest), self.history, self.tick, self.pid, self.flops, self.physical,
-                    self.history.first, self.prev)
+        self.selection.settle(latest)
+        return View(self.selection.narrow(latest), history, self.tick, self.pid, self.flops, self.physical,
+                    history.first, prev, frozen=frozen is not None)
 
     def publish(self) -> None:
         if not self.screen_stack:  # a report arriving during shutdown
@@ -310,8 +317,10 @@ class NeuronTopApp(TerminalApp):
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.session.set_status(paused=self.paused)
+        # Paused: the data as it is now, kept apart from the session, which goes on taking reports.
+        self._frozen = (self.latest, self.prev, self.history.frozen_copy()) if self.paused else None
+        self.publish()  # the panels' titles say "PAUSED", or the data catches up
         if not self.paused:
-            self.publish()
             self._age.again()  # the age counts on (a source that ended while paused sends nothing more)
         self._update_header()
 

@@ -54,3 +54,41 @@ async def test_zero_devices_says_not_visible() -> None:
         assert "no Neuron devices visible (container without /dev/neuron*?)" in line2
         grid = text_of(app.screen.query_one(CoreGrid))
         assert "container without /dev/neuron*" in grid and "driver" not in grid
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_pause_holds_in_drill_downs_and_after_escape(size: tuple[int, int]) -> None:
+    """A core screen opened from a paused grid shows the paused data; after Esc the paused grid has not moved;
+    the panels say they are paused (new reports, an ECC mark, are not in what they show)."""
+    from neuron_top.tui.screens.detail import CoreScreen
+    from neuron_top.tui.widgets.ecc import EccPanel
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 20)
+    app = make_app(snaps)
+    async with app.run_test(size=size) as pilot:
+        await feed(pilot, snaps[:5])
+        await pilot.press("p")
+        grid = app.screen.query_one(CoreGrid)
+        before = text_of(grid)
+        assert "PAUSED" in before.splitlines()[0]
+        ecc = app.screen.query(EccPanel)
+        if ecc and ecc.first().display and ecc.first().size.height:
+            assert "PAUSED" in ecc.first().render_line(0).text
+        grid.focus()
+        await pilot.pause()
+        before = text_of(grid)
+        await feed(pilot, snaps[5:15])
+        assert text_of(grid) == before
+        await pilot.press("enter")
+        assert isinstance(app.screen, CoreScreen)
+        assert app.screen.view.snapshot.seq == snaps[4].seq and app.screen.view.frozen
+        assert len(app.screen.view.history) == 5  # the history as it was when paused
+        await feed(pilot, snaps[15:17])
+        assert app.screen.view.snapshot.seq == snaps[4].seq
+        await pilot.press("escape")
+        await pilot.pause()
+        assert text_of(app.screen.query_one(CoreGrid)) == before
+        await pilot.press("p")
+        assert app.screen.view.snapshot.seq == snaps[16].seq and not app.screen.view.frozen
+        assert "PAUSED" not in app.screen.query_one(CoreGrid).render_line(0).text
