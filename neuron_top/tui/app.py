@@ -260,7 +260,12 @@ class NeuronTopApp(TerminalApp):
 
     # --- data out ---
     def visible_apps(self) -> tuple[AppView, ...]:
-        return self.selection.visible(self.latest)
+        return self.selection.visible(self.shown_latest)
+
+    @property
+    def shown_latest(self) -> Snapshot | None:
+        """The report on screen: the latest, or while paused the one shown when ``p`` was pressed."""
+        return self._frozen[0] if self.paused and self._frozen is not None else self.latest
 
     @property
     def pid(self) -> int | None:
@@ -389,11 +394,11 @@ class NeuronTopApp(TerminalApp):
         self._save_problem = problem or ""
 
     def action_select(self, n: int) -> None:
-        self.selection.select(n, self.latest)
+        self.selection.select(n, self.shown_latest)
         self.publish()
 
     def action_tab(self, step: int) -> None:
-        self.selection.step(step, self.latest)
+        self.selection.step(step, self.shown_latest)
         self.publish()
 
     def select_pid(self, pid: int | None) -> None:
