@@ -185,6 +185,9 @@ class Session:
         for snap in window:
             self.history.push(snap)
             self.prev, self.latest = self.latest, snap
+        devices = new_uncorrected(self.latest) if self.latest is not None else []
+        if devices:  # the report landed on has uncorrected ECC: the header's sticky mark, as when played
+            self.set_status(uncorrected=tuple(sorted({*self.status.uncorrected, *devices})))
 
     def adopt(self, history: History) -> None:
         """A history rebuilt elsewhere (a worker decoding a seek's window) replaces this one."""

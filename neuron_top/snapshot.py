@@ -294,8 +294,16 @@ class AppView:
 
     @cached
     def period(self) -> float | None:
+        """Seconds the execution counters cover: ``execution_stats.period``, else (trimmed or older output with
+        counts and no period) the runtime's other groups', which neuron-monitor collects over the same period:
+        "done/s" then stays a rate, not a count."""
         p = finite(self.execution.period)
-        return p if p and p > 0 else None
+        if p and p > 0:
+            return p
+        r = self._report
+        ps = [q for g in (r.neuroncore_counters, r.memory_used, r.neuron_runtime_vcpu_usage)
+              if g is not None and (q := finite(g.period)) and q > 0]
+        return max(ps) if ps else None
 
     # --- derived (``neuron_top.derived``: the rules every output shares) ---
     @cached

@@ -92,3 +92,54 @@ async def test_pause_holds_in_drill_downs_and_after_escape(size: tuple[int, int]
         await pilot.press("p")
         assert app.screen.view.snapshot.seq == snaps[16].seq and not app.screen.view.frozen
         assert "PAUSED" not in app.screen.query_one(CoreGrid).render_line(0).text
+
+
+async def test_one_report_shows_the_vcpu_strip() -> None:
+    """A single report (the trn1n fixture's 128 vCPUs) fills the per-vCPU heat strip: it was blank until a
+    second report made a pair."""
+    from neuron_top.tui.widgets.vcpu import VcpuPanel
+
+    doc = json.loads((FIXTURES / "trn1n_32xlarge_32runtimes_cwagent_test.json").read_text())
+    app = make_app([snap_of(doc)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        panel = app.screen.query_one(VcpuPanel)
+        strip = [ln for ln in text_of(panel).splitlines()[1:] if ln.strip()[:1].isdigit()]
+        assert strip, text_of(panel)
+        cells = "".join(ln.split(maxsplit=1)[1] if len(ln.split(maxsplit=1)) > 1 else "" for ln in strip)
+        assert sum(c in "▁▂▃▄▅▆▇█" for c in cells) >= 100
+
+
+def test_done_per_second_is_a_rate_when_execution_stats_has_no_period() -> None:
+    """The inf2 fixture's execution_stats has counts and no period: the runtime's other groups give it, so
+    done/s is a rate, not a count."""
+    from neuron_top.output.cells import app_cells
+
+    doc = json.loads((FIXTURES / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json").read_text())
+    rt = doc["neuron_runtime_data"][0]["report"]
+    rt["execution_stats"] = {"execution_summary": {"completed": 816}, "error_summary": {}}
+    rt["neuroncore_counters"]["period"] = 2.0
+    snap = snap_of(doc)
+    a = snap.apps[0]
+    assert a.period == 2.0
+    assert app_cells(snap, a)["done"] == "408.0/s"
+
+
+async def test_replay_of_a_report_with_uncorrected_ecc_shows_the_mark(tmp_path) -> None:
+    from neuron_top.recording.index import RecordingIndex
+    from neuron_top.recording.player import ReplayController
+
+    doc = inf1()
+    doc["system_data"]["neuron_hw_counters"]["neuron_devices"][0]["mem_ecc_uncorrected"] = 2
+    path = tmp_path / "ecc.json"
+    path.write_text(json.dumps(doc) + "\n")
+    index = RecordingIndex(path)
+    index.wait()
+    app = make_app(replay=ReplayController(index), replay_name=path.name)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(50):
+            await pilot.pause()
+            if app.latest is not None:
+                break
+        await pilot.pause()
+        assert "ECC! ND0" in app.screen.query_one(HeaderBar).render_line(0).text

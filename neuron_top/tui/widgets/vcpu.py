@@ -18,7 +18,7 @@ from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
-from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks
+from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks, spark_text
 from neuron_top.view import View
 
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
@@ -144,7 +144,10 @@ class VcpuPanel(Panel):
         history = view.history
         label, dim = self.style("label"), self.style("dim")
         keys = _keys(cpu, self._numbers, self._keys)
-        drawn = self._sparks.many(history, keys)
+        if len(history) < STEP:  # one report (--once, a replay's first): no pair to average yet, the report itself
+            drawn = [(None, spark_text([u], 1), u) for _, u in cpu.per_cpu]
+        else:
+            drawn = self._sparks.many(history, keys)
         per_row = max(width - STRIP_LABEL - 1, 1)
         bands = [self.style(b) for b in LOAD_BANDS]
         rows = []
@@ -214,7 +217,10 @@ class VcpuGrid(Panel):
             self._labels_style = label
         dim, bands = self.style("dim"), [self.style(band) for band in LOAD_BANDS]
         keys = _keys(cpu, self._numbers, self._keys)
-        drawn = self._sparks.many(history, keys)
+        if len(history) < STEP:  # one report (--once, a replay's first): no pair to average yet, the report itself
+            drawn = [(None, spark_text([u], 1), u) for _, u in cpu.per_cpu]
+        else:
+            drawn = self._sparks.many(history, keys)
         rows = []
         for start in range(0, len(keys), per_row):
             segs = []
