@@ -105,7 +105,7 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
             elif isinstance(event, StatusChanged):
                 info.state = event.status.state.value
                 last_status = event.status.message
-                if info.state in ("ended", "failed"):
+                if info.state in ("ended", "failed", "restarting"):  # --once waits for no restart
                     break
             elif isinstance(event, Report):
                 info.reports = 1

@@ -20,7 +20,8 @@ from neuron_top.config import ConfigError, MonitorConfig, default_config, load_c
 from neuron_top.sources.base import Source
 from neuron_top.sources.host import HostCollector
 from neuron_top.sources.monitor import MonitorSource, find_neuron_monitor
-from neuron_top.sources.stream import CommandSource, StreamSource, take_stdin_for_reports
+from neuron_top.sources.restart import RestartingCommand
+from neuron_top.sources.stream import StreamSource, take_stdin_for_reports
 
 
 def stdin_kind(fd: int = 0) -> Literal["pipe", "file"] | None:
@@ -89,7 +90,7 @@ def choose_live_source(
             notes.append(
                 "-c applies to a local neuron-monitor; with --command, pass the config in the command"
             )
-        return LiveChoice(CommandSource(command), pattern, notes)
+        return LiveChoice(RestartingCommand(command), pattern, notes)
     if stdin_has_reports(stdin_fd):
         stream = take_stdin()
         return LiveChoice(StreamSource(stream, "stdin"), pattern, notes)

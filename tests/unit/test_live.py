@@ -13,7 +13,8 @@ from neuron_top.config import ConfigError
 from neuron_top.sources.host import HostCollector
 from neuron_top.sources.live import choose_live_source, stdin_has_reports, stdin_kind
 from neuron_top.sources.monitor import MonitorSource
-from neuron_top.sources.stream import CommandSource, StreamSource
+from neuron_top.sources.restart import RestartingCommand
+from neuron_top.sources.stream import StreamSource
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_stdin_kinds(tmp_path: Path, tty_like: int) -> None:
 
 def test_command_wins(tty_like: int) -> None:
     choice = choose_live_source(command="ssh trn neuron-monitor", tag="^bert", stdin_fd=tty_like)
-    assert isinstance(choice.source, CommandSource)
+    assert isinstance(choice.source, RestartingCommand)  # --command is restarted when it fails
     assert choice.tag_filter is not None and choice.tag_filter.search("bert_1")
 
 
