@@ -143,3 +143,32 @@ async def test_replay_of_a_report_with_uncorrected_ecc_shows_the_mark(tmp_path) 
                 break
         await pilot.pause()
         assert "ECC! ND0" in app.screen.query_one(HeaderBar).render_line(0).text
+
+
+INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
+
+
+@pytest.mark.parametrize("instance", INSTANCES)
+async def test_header_line_2_is_whole_or_cut_at_a_field_boundary(instance: str) -> None:
+    """At 80, 120 and 200 columns, every demo instance: each field of line 2 is whole or "…" (at 120 columns it
+    was cut inside the device memory, "8.0GB/devi…")."""
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots(instance, 7, 2)
+    full = machine_fields(snaps[-1])
+    for size in ((80, 24), (120, 40), (200, 60)):
+        app = make_app(snaps)
+        async with app.run_test(size=size) as pilot:
+            await feed(pilot)
+            line = app.screen.query_one(HeaderBar).render_line(1).text.rstrip()
+            shown = line.strip().split(" · ")
+            assert all(f == "…" or f in full for f in shown), (size, line)
+            assert any("NeuronCores" in f for f in shown), (size, line)  # the layout stays
+        if size[0] >= 200:
+            assert "…" not in line
+
+
+def machine_fields(snap: Snapshot) -> list[str]:
+    from neuron_top.tui.widgets.header import machine_line
+
+    return machine_line(snap, 10_000).strip().split(" · ")
