@@ -172,3 +172,30 @@ def machine_fields(snap: Snapshot) -> list[str]:
     from neuron_top.tui.widgets.header import machine_line
 
     return machine_line(snap, 10_000).strip().split(" · ")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_memory_tree_keeps_what_tells_model_names_apart(size: tuple[int, int]) -> None:
+    """trn1's training models are /tmp/neuroncc_compile_workdir/<hash>/model.MODULE_<n>+c7db2df4.neff: cut from
+    the left they all read "…7db2df4.neff"; the part that differs stays."""
+    from neuron_top.tui.widgets.memory import MemoryTree
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("trn1.32xlarge", 7, 4)
+    app = make_app(snaps, layout="full")
+    async with app.run_test(size=size) as pilot:
+        await feed(pilot)
+        tree = app.screen.query(MemoryTree)
+        if not tree or not tree.first().display or not tree.first().size.height:
+            pytest.skip("no memory tree in this layout at this size")
+        tree.first().focus()
+        await pilot.press("x")  # expand all
+        text = text_of(tree.first())
+        import re
+
+        rows = re.findall(r"\[[-+]\] (\S+)\s+(\d{5})\b", text)  # model rows: the name and the model id
+        by_id = {mid: name for name, mid in rows}
+        assert len(by_id) >= 2, text
+        assert len(set(by_id.values())) == len(by_id), by_id  # another model, another name
+        names = list(by_id.values())
+        assert not any(n.endswith("7db2df4.neff") and "MODULE" not in n for n in names)
