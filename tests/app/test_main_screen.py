@@ -199,3 +199,26 @@ async def test_memory_tree_keeps_what_tells_model_names_apart(size: tuple[int, i
         assert len(set(by_id.values())) == len(by_id), by_id  # another model, another name
         names = list(by_id.values())
         assert not any(n.endswith("7db2df4.neff") and "MODULE" not in n for n in names)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_app_screen_core_labels_never_run_into_their_bars(size: tuple[int, int]) -> None:
+    """llama-70b-serve on trn2 uses ND8-ND11: " ND10 NC0" filled its 9-cell label and ran into the bar."""
+    import re
+
+    from neuron_top.tui.screens.app_detail import AppScreen
+    from neuron_top.tui.widgets.app_cores import AppCoresPanel
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 4)
+    app = make_app(snaps)
+    async with app.run_test(size=size) as pilot:
+        await feed(pilot)
+        pid = next(a.pid for a in snaps[-1].apps if a.tag == "llama-70b-serve")
+        app.open_app(pid)
+        await pilot.pause()
+        assert isinstance(app.screen, AppScreen)
+        panel = app.screen.query_one(AppCoresPanel)
+        text = text_of(panel)
+        assert "ND10 NC0" in text
+        assert not re.search(r"ND\d+ NC\d+[^ \d]", text), text
