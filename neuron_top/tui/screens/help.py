@@ -52,6 +52,9 @@ LEGEND = [
 ]
 """What the symbols and units on screen mean: the help's last section."""
 
+KEYS_MAX = 24
+"""The help's key column at most: a longer key (a legend's symbols) wraps within it."""
+
 FLEET_EXTRA = [("click a title", "sort by that column (again: reverse)"), ("double click a host", "open it")]
 FLEET_REPLAY = [("the replay keys", "as in Replay; ⏎ says a recording has each host's row, not its reports"),
                 ("space / p", "play/pause (the live fleet's p pauses the table)")]
@@ -135,20 +138,23 @@ class HelpScreen(ModalScreen[None]):
     """q and ? close it too."""
 
     def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column()
         stack = self.app.screen_stack
         below = stack[-2] if len(stack) > 1 and stack[-1] is self else stack[-1] if stack else None
         self.sections = help_sections(list(type(self.app).BINDINGS), below)
-        for title, rows in self.sections:
-            table.add_row(Text(title, style="bold underline"), "")
-            for keys, desc in rows:
-                table.add_row(Text(keys), Text(desc))
-            table.add_row("", "")
+        # The key column is as wide as the longest key (at most KEYS_MAX), the same in every section; the section
+        # titles stand on lines of their own (in the key column, "Fleet replay (neuron-top replay FLEET.jsonl)"
+        # made it 46 wide).
+        keys_w = min(max((len(k) for _, rows in self.sections for k, _ in rows), default=4), KEYS_MAX)
         with VerticalScroll():
             yield Static(Text("neuron-top keys  (Esc closes)", style="bold"))
-            yield Static(table)
+            for i, (title, rows) in enumerate(self.sections):
+                table = Table.grid(padding=(0, 2))
+                table.add_column(style="bold", width=keys_w)
+                table.add_column()
+                for keys, desc in rows:
+                    table.add_row(Text(keys), Text(desc))
+                yield Static(Text(f"\n{title}" if i else title, style="bold underline"))
+                yield Static(table)
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.app.pop_screen()
