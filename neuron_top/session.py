@@ -75,6 +75,9 @@ class SourceStatus:
     """From ``Session.shown``: the seconds between reports the source is expected to keep to."""
     reports: int = 0
     """From ``Session.shown``: reports received so far."""
+    command: str = ""
+    """The whole command line of a ``--command`` source (``name`` is cut to fit a header): the problems screen
+    shows it in full."""
 
     @property
     def exit_text(self) -> str:

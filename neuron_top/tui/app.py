@@ -97,6 +97,9 @@ class NeuronTopApp(TerminalApp):
         """The one source this app shows: its history, latest snapshots and status."""
         if source_filter:
             self.session.set_status(source_filter=source_filter)
+        command = getattr(source, "command", None)
+        if isinstance(command, str):
+            self.session.set_status(command=command)
         self.tick = 0
         self.flops = False
         self.physical = False
