@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from neuron_top.derived import sane_util
+
 __all__ = ["duration", "human_bytes", "latency", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
@@ -89,11 +91,18 @@ PCT_CELL = 4
 """Characters of a whole-percent core cell: "100%"."""
 
 
+BAD_CELL = "bad!"
+"""A grid cell whose value is absurd (``derived.sane_util``): flagged, not printed as a clipped number."""
+
+
 def pct_cell(x: float | None) -> str:
-    """A core's utilization in a grid cell: whole percents, always ``PCT_CELL`` wide ("  7%", "100%", "   -")."""
+    """A core's utilization in a grid cell: whole percents, always ``PCT_CELL`` wide ("  7%", "100%", "   -"); an
+    absurd value (below 0, far above 100) is ``BAD_CELL``, never a clipped "  0%" or "999%"."""
     if x is None:
         return "-".rjust(PCT_CELL)
-    return f"{min(max(x, 0.0), 999.0):.0f}%".rjust(PCT_CELL)
+    if not sane_util(x):
+        return BAD_CELL
+    return f"{x:.0f}%".rjust(PCT_CELL)
 
 
 FLOPS_CELL = 5

@@ -7,6 +7,7 @@ them). The values themselves come from the snapshot's derived values (``neuron_t
 from __future__ import annotations
 
 from neuron_top import fmt
+from neuron_top.derived import sane_util
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.textsafe import clean
 
@@ -112,7 +113,8 @@ class CoreCells:
             out = []
             for p in range(self.phys):
                 u = subs[p] if p < len(subs) else None
-                out.append((fmt.pct_cell(u), u, u))
+                ok = sane_util(u)
+                out.append((fmt.pct_cell(u), u if ok else None, u if ok else None))
             return out
         if index not in stats.util:
             return [("-".rjust(self.value_width), None, None)]
@@ -121,7 +123,8 @@ class CoreCells:
             f = stats.flops.get(index)
             peak = stats.flops_peak or 1.0
             return [(self.scale(f), None if f is None else f / peak * 100, u)]
-        return [(fmt.pct_cell(u), u, u)]
+        ok = sane_util(u)  # an absurd value: flagged, no bar
+        return [(fmt.pct_cell(u), u if ok else None, u if ok else None)]
 
 
 def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> CoreCells:

@@ -34,6 +34,7 @@ LEGEND = [
     ("0%, 0.0/s", "reported, and zero"),
     ("·····", "a bar or history with no data at that point"),
     ("[   ·]", "core grid under a / filter: a core only filtered-out apps use"),
+    ("[bad!]", "an absurd value in the report (utilization below 0 or far above 100): not averaged"),
     ("idle", "latency: the app ran nothing in the period"),
     ("done/s, err/s, nerr/s", "rates: executions completed, completed with errors, completed with numerical "
                               "errors, per second (the report's count / its period)"),
