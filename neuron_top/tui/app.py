@@ -346,6 +346,13 @@ class NeuronTopApp(TerminalApp):
         self.publish()
 
     def action_physical(self) -> None:
+        from neuron_top.output.cells import physical_columns
+
+        snap = self.shown_latest
+        if not self.physical and snap is not None and not physical_columns(snap):
+            self.notify("no physical cores to show: this report has no v3d data (trn2 with LNC=2 has)", timeout=4,
+                        markup=False)
+            return
         self.physical = not self.physical
         self.publish()
 
@@ -412,6 +419,8 @@ class NeuronTopApp(TerminalApp):
         self.select_pid(message.pid)
         if message.open_detail and message.pid is not None:
             self.open_app(message.pid)
+        elif message.open_detail:  # Enter on "all": which app to open, from the picker
+            self.action_pick_app(open_chosen=True)
 
     def action_filter(self) -> None:
         box = self.screen.query(Input).filter("#filter")
@@ -429,13 +438,16 @@ class NeuronTopApp(TerminalApp):
         self.theme = self._themes.after(self)
         self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file
 
-    def action_pick_app(self) -> None:
-        """Any app by name, however many there are (the tab bar shows a few of 300)."""
+    def action_pick_app(self, open_chosen: bool = False) -> None:
+        """Any app by name, however many there are (the tab bar shows a few of 300); ``open_chosen``: its screen
+        opens too (Enter on the "all" tab)."""
         from neuron_top.tui.screens.picker import ALL, AppPicker
 
         def chosen(result: int | str | None) -> None:
             if result is not None:
                 self.select_pid(None if result == ALL else int(result))
+                if open_chosen and result != ALL:
+                    self.open_app(int(result))
 
         self.push_screen(AppPicker(self.visible_apps(), self.pid), chosen)
 

@@ -260,3 +260,33 @@ async def test_problems_screen_shows_the_command_in_full() -> None:
         await pilot.press("E")
         assert isinstance(app.screen, ProblemsScreen)
         assert command in problems_text(app.session, 1000.0).plain
+
+
+async def test_enter_on_the_all_tab_opens_the_app_it_picks() -> None:
+    """The footer says "⏎ open app" on the tab bar; on "all" Enter did nothing. It opens the picker, then the app."""
+    from neuron_top.tui.screens.app_detail import AppScreen
+    from neuron_top.tui.screens.picker import AppPicker
+    from neuron_top.tui.widgets.tabs import AppTabs
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("inf1.xlarge", 3, 4)
+    app = make_app(snaps)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        app.screen.query_one(AppTabs).focus()
+        await pilot.press("1", "enter")
+        assert isinstance(app.screen, AppPicker)
+        await pilot.press(*snaps[-1].apps[1].tag[:6], "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, AppScreen) and app.pid == snaps[-1].apps[1].pid
+
+
+async def test_v_says_when_there_is_nothing_to_show() -> None:
+    from tests.helpers import demo_snapshots
+
+    app = make_app(demo_snapshots("inf1.xlarge", 3, 4))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("v")
+        assert not app.physical
+        assert any("no physical cores" in str(n.message) for n in app._notifications)

@@ -149,8 +149,8 @@ class AppTabs(LineDiff, can_focus=True):
         self.post_message(self.Selected(pids[(i + step) % len(pids)]))
 
     def action_open(self) -> None:
-        if self.selected is not None:
-            self.post_message(self.Selected(self.selected, open_detail=True))
+        """Enter: the selected app's screen; on "all", the app picker, to open the one chosen."""
+        self.post_message(self.Selected(self.selected, open_detail=True))
 
     def on_click(self, event: Click) -> None:
         for start, end, pid in self._spans:
