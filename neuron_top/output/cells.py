@@ -11,7 +11,8 @@ from neuron_top.derived import sane_util
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.textsafe import clean
 
-__all__ = ["APP_COLUMNS", "HIDDEN", "CoreCells", "app_cells", "core_cells", "physical_columns"]
+__all__ = ["APP_COLUMNS", "APP_SORTS", "HIDDEN", "CoreCells", "app_cells", "core_cells", "physical_columns",
+           "sorted_apps"]
 
 HIDDEN = "·"
 """A core's value when only apps the tag filter leaves out use it (not "-": it may well be reported)."""
@@ -146,3 +147,40 @@ def app_cells(snap: Snapshot, a: AppView) -> dict[str, str]:
         "errors": fmt.per_period(rates.error_count, rates.period) if rates.errors else "-",
         "failed": str(rates.failed_count),
     }
+
+
+APP_SORTS = ("pid", "app", *(k for k, _ in APP_COLUMNS))
+"""What the apps table can be sorted by: the report's order (pid), the name, then each column."""
+
+
+def _sort_value(snap: Snapshot, a: AppView, key: str) -> float | str | None:
+    rates = a.rates
+    if key == "app":
+        return a.label.lower()
+    if key == "cores":
+        return len(snap.cores_of(a))
+    if key == "util":
+        return snap.app_util(a)
+    if key == "done":
+        return rates.rate("completed")
+    if key in ("p50", "p99"):
+        lat = a.latency("total")
+        return lat.get(key) if lat is not None else None
+    if key == "errors":
+        return rates.errors_per_second if rates.errors else None
+    if key == "failed":
+        return rates.failed_count
+    return a.pid
+
+
+def sorted_apps(snap: Snapshot, apps: tuple[AppView, ...], key: str, descending: bool) -> tuple[AppView, ...]:
+    """``apps`` ordered by ``key`` (``APP_SORTS``), the way the apps table shows them: "not reported" and idle
+    (None) always last whatever the direction, ties in pid order. Names go A-Z and numbers largest first unless
+    ``descending`` says otherwise."""
+    if key == "pid":
+        return tuple(sorted(apps, key=lambda a: a.pid, reverse=descending))
+    known = [(v, a) for a in apps if (v := _sort_value(snap, a, key)) is not None]
+    unknown = [a for a in apps if _sort_value(snap, a, key) is None]
+    known.sort(key=lambda va: va[1].pid)
+    known.sort(key=lambda va: va[0], reverse=descending)
+    return (*(a for _, a in known), *unknown)

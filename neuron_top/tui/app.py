@@ -37,7 +37,7 @@ from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
 DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
-                               "panel"})
+                               "panel", "sort_apps", "reverse_apps"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
@@ -63,6 +63,8 @@ class NeuronTopApp(TerminalApp):
         Binding("T", "timeline", "timeline"),
         Binding("E", "problems", "problems"),
         Binding("o", "pick_app", "pick app"),
+        Binding("s", "sort_apps", "sort apps by the next column", show=False),
+        Binding("S", "reverse_apps", "reverse the apps' order", show=False),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
         *[Binding(str(n), f"select({n})", "select tab n (1: all apps)", show=False) for n in range(1, 10)],
     ]
@@ -104,6 +106,8 @@ class NeuronTopApp(TerminalApp):
         self.flops = False
         self.physical = False
         self.paused = False
+        self.apps_sort: tuple[str, bool] = ("pid", False)
+        """The apps table's order: ``s`` moves to the next column, ``S`` reverses."""
         self._frozen: tuple[Snapshot | None, Snapshot | None, History] | None = None
         """While paused: (latest, prev, history) as they were when ``p`` was pressed (``current_view``)."""
         # The look goes through the message queue, where Textual handles what goes wrong.
@@ -288,7 +292,7 @@ class NeuronTopApp(TerminalApp):
             return None
         self.selection.settle(latest)
         return View(self.selection.narrow(latest), history, self.tick, self.pid, self.flops, self.physical,
-                    history.first, prev, frozen=frozen is not None)
+                    history.first, prev, frozen=frozen is not None, sort=self.apps_sort)
 
     def publish(self) -> None:
         if not self.screen_stack:  # a report arriving during shutdown
@@ -402,6 +406,18 @@ class NeuronTopApp(TerminalApp):
         if problem and problem != self._save_problem:
             self.notify(problem, title="config", severity="warning", timeout=8, markup=False)
         self._save_problem = problem or ""
+
+    def action_sort_apps(self) -> None:
+        from neuron_top.output.cells import APP_SORTS
+
+        key = APP_SORTS[(APP_SORTS.index(self.apps_sort[0]) + 1) % len(APP_SORTS)]
+        self.apps_sort = (key, key not in ("pid", "app"))  # numbers: largest first; names: A-Z
+        self.notify(f"apps sorted by {key}", timeout=2, markup=False)
+        self.publish()
+
+    def action_reverse_apps(self) -> None:
+        self.apps_sort = (self.apps_sort[0], not self.apps_sort[1])
+        self.publish()
 
     def action_select(self, n: int) -> None:
         self.selection.select(n, self.shown_latest)

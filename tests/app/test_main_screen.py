@@ -290,3 +290,36 @@ async def test_v_says_when_there_is_nothing_to_show() -> None:
         await pilot.press("v")
         assert not app.physical
         assert any("no physical cores" in str(n.message) for n in app._notifications)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_s_sorts_the_apps_table_by_each_column_and_S_reverses(size: tuple[int, int]) -> None:
+    from neuron_top.tui.screens.help import help_sections
+    from neuron_top.tui.widgets.apps import AppsPanel
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 6)
+    app = make_app(snaps, layout="apps")
+    async with app.run_test(size=size) as pilot:
+        await feed(pilot)
+        panel = app.screen.query_one(AppsPanel)
+
+        def labels() -> list[str]:
+            rows = text_of(panel).splitlines()[2:]
+            return [r.split()[0].lstrip(">") for r in rows if r.strip() and not r.startswith(" no ")]
+
+        by_pid = [a.label for a in snaps[-1].apps]
+        assert labels()[:len(by_pid)] == by_pid
+        await pilot.press("s")  # by name
+        assert labels()[:len(by_pid)] == sorted(by_pid, key=str.lower)
+        assert "App▲" in text_of(panel).splitlines()[1]
+        await pilot.press("s", "s")  # cores, then util: the busiest first
+        assert app.apps_sort == ("util", True)
+        utils = [snaps[-1].app_util(a) for a in snaps[-1].apps]
+        want = [a.label for u, a in sorted(zip(utils, snaps[-1].apps, strict=True), key=lambda t: (t[0] is None, -(t[0] or 0)))]
+        assert labels()[:len(want)] == want
+        assert "util▼" in text_of(panel).splitlines()[1]
+        await pilot.press("S")
+        assert app.apps_sort == ("util", False)
+    shown = " ".join(f"{k} {d}" for _, rows in help_sections(list(type(app).BINDINGS)) for k, d in rows)
+    assert "sort apps by the next column" in shown and "reverse the apps' order" in shown
