@@ -727,6 +727,13 @@ class Snapshot:
         """The mean utilization of the cores ``app`` uses (``cores_of``); for "all", of every core."""
         return app.core_stats.util_avg if app.is_all else mean_util(app.core_stats, self.cores_of(app))
 
+    def app_flops_avg(self, app: AppView) -> float | None:
+        """The mean FLOPS per core of the cores ``app`` uses (``cores_of``); for "all", of every core reporting
+        FLOPS (AWS neuron-top's "Avg" beside its "Total")."""
+        flops = app.core_stats.flops
+        vals = [f for i in (flops if app.is_all else self.cores_of(app)) if (f := flops.get(i)) is not None]
+        return sum(vals) / len(vals) if vals else None
+
     @cached
     def error_types(self) -> tuple[str, ...]:
         """Every error type a column is shown for: the documented ones, then any other an app reports."""

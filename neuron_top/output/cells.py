@@ -91,7 +91,12 @@ class CoreCells:
             return (f"{head} physical cores: utilization % (avg {avg})",)
         if self.scale is not None:
             unit = f"{'effective ' if stats.effective else ''}{self.scale.unit}LOPS"
-            return (f"{head} {unit} per core (total {self.scale.total(stats.flops_total)}LOPS)",)
+            total = f"total {self.scale.total(stats.flops_total)}LOPS"
+            avg = snap.app_flops_avg(self.app)
+            if avg is None:
+                return (f"{head} {unit} per core ({total})",)
+            return (f"{head} {unit} per core (avg {self.scale.total(avg)}LOPS, {total})",
+                    f"{head} {unit} per core ({total})")
         avg = fmt.pct(snap.app_util(self.app))  # an app's own cores, not the zeros it reports for others
         if flops:
             return (f"{head} utilization % (avg {avg}) · FLOPS are not reported on this machine",

@@ -57,3 +57,16 @@ def test_once_with_tag_shows_only_those_apps_and_says_the_filter(capfdbinary) ->
     doc = json.loads(capfdbinary.readouterr().out)
     assert {a["tag"] for a in doc["apps"]} == {"llama-70b-serve", "mistral-7b-serve"}
     assert doc["filter"]["tag"] == "serve" and doc["filter"]["apps_shown"] == 2
+
+
+def test_flops_title_has_the_average_beside_the_total() -> None:
+    """AWS neuron-top shows "Avg: 9.946TF | Total: 318.278TF"; the grid's title gave only the total."""
+    snap = demo_snapshots("trn2.48xlarge", 7, 3)[-1]
+    cells = core_cells(snap, snap.all, flops=True)
+    flops = [f for f in snap.all.core_stats.flops.values() if f is not None]
+    avg = sum(flops) / len(flops)
+    assert f"avg {cells.scale.total(avg)}LOPS, total " in cells.title
+    app = next(a for a in snap.apps if a.tag == "llama-70b-serve")
+    own = [snap.all.core_stats.flops[i] for i in snap.cores_of(app)]
+    mine = core_cells(snap, app, flops=True)
+    assert f"avg {mine.scale.total(sum(own) / len(own))}" in mine.title
