@@ -92,10 +92,10 @@ class CoreCells:
         if self.scale is not None:
             unit = f"{'effective ' if stats.effective else ''}{self.scale.unit}LOPS"
             total = f"total {self.scale.total(stats.flops_total)}LOPS"
-            avg = snap.app_flops_avg(self.app)
-            if avg is None:
+            mean = snap.app_flops_avg(self.app)
+            if mean is None:
                 return (f"{head} {unit} per core ({total})",)
-            return (f"{head} {unit} per core (avg {self.scale.total(avg)}LOPS, {total})",
+            return (f"{head} {unit} per core (avg {self.scale.total(mean)}LOPS, {total})",
                     f"{head} {unit} per core ({total})")
         avg = fmt.pct(snap.app_util(self.app))  # an app's own cores, not the zeros it reports for others
         if flops:
