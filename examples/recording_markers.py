@@ -14,14 +14,18 @@ import sys
 import time
 
 from neuron_top import ReplayController, open_recording
+from neuron_top.recording.markers import MARKER_KINDS, kinds_named
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("file", help="a recording (.ndjson, .gz, .zst), or - for stdin")
-    p.add_argument("--kind", action="append", help="only markers of this kind (ecc, error, app+, app-, stall, "
-                   "group-error); repeatable")
+    names = sorted({n for k in MARKER_KINDS for n in (k.family, k.name)})
+    p.add_argument("--kind", action="append", choices=names, metavar="KIND",
+                   help=f"only markers of this kind ({', '.join(names)}; ecc is both ECC kinds, app both app "
+                        "kinds); repeatable")
     args = p.parse_args(argv)
+    wanted = {k for word in args.kind or () for k in kinds_named(word)}
 
     try:
         index = open_recording(args.file)
@@ -37,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         replay.scan_markers()  # decodes every report once, comparing each with the one before
         start = index.timestamp(0)
         for marker in replay.markers:
-            if args.kind and marker.kind not in args.kind:
+            if wanted and marker.kind not in wanted:
                 continue
             at = index.timestamp(marker.index)
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) if at > 1e9 else f"+{at - start:.0f}s"

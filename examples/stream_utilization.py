@@ -26,6 +26,7 @@ from neuron_top import (
     Source,
     StatusChanged,
     choose_live_source,
+    fmt,
     open_recording,
 )
 
@@ -47,15 +48,12 @@ def source_from(args: argparse.Namespace) -> Source:
 
 def utilization_line(snap: Snapshot) -> str:
     """``report N: NC0 12.5% NC1 80.0% ... NC23 -``: every NeuronCore of the machine, as the apps together use it
-    (the "all" view); ``-`` for a core no app reports on."""
+    (the "all" view: each core's runtimes combined by the library's one rule, ``derived.core_utilization``); ``-``
+    for a core no app reports on."""
     if not snap.core_count:
         return f"report {snap.seq}: no NeuronCores reported"
-    cores = snap.all.cores
-    cells = []
-    for index in range(snap.core_count):
-        counters = cores.get(index)
-        util = counters.neuroncore_utilization if counters is not None else None
-        cells.append(f"NC{index} " + ("-" if util is None else f"{util:.1f}%"))
+    util = snap.all.core_stats.util  # core index -> percent, None when not a number
+    cells = [f"NC{index} {fmt.pct(util.get(index))}" for index in range(snap.core_count)]
     return f"report {snap.seq}: " + " ".join(cells)
 
 

@@ -4,19 +4,38 @@ The package root is the headless core: nothing imported from here pulls in textu
 the public API (see ``examples/`` and ``docs/ARCHITECTURE.md``); each is imported when first used, so
 ``import neuron_top`` stays cheap for the command line.
 
-Reading reports, from any source::
+Reading reports, from any source (the simulator here, handing reports out as fast as they are read; this runs
+as a doctest in the suite)::
 
-    from neuron_top import DemoSource, Feed, Report
+    >>> from neuron_top import DemoSource, Feed, Report
+    >>> feed = Feed(DemoSource("trn2.48xlarge", seed=1, count=3, sleep=lambda seconds: None))
+    >>> snaps = [event.snapshot for event in feed.events() if isinstance(event, Report)]
+    >>> feed.close()
+    >>> len(snaps), snaps[0].core_count, snaps[0].instance.instance_type
+    (3, 64, 'trn2.48xlarge')
+    >>> util = snaps[-1].all.core_stats.util  # NeuronCore index -> utilization % (None: not reported)
+    >>> all(u is None or 0.0 <= u <= 100.0 for u in util.values())
+    True
 
-    feed = Feed(DemoSource("trn2.48xlarge", seed=1, period=0.0, count=3))
-    for event in feed.events():
-        if isinstance(event, Report):
-            print(event.snapshot.all.cores)  # NeuronCore index -> counters
-    feed.close()
+Writing a source: a class with ``name`` and ``items(stop)`` that yields ``Status``, ``RawReport`` and ``Skipped``
+(``State`` names the source's state; ``docs/ARCHITECTURE.md``, "How to add a source")::
+
+    >>> import threading
+    >>> from neuron_top import RawReport, State, Status
+    >>> class OneReport:
+    ...     name = "one report"
+    ...     def items(self, stop):
+    ...         yield Status(State.LIVE, "started")
+    ...         yield RawReport(b'{"neuron_runtime_data": []}', 1767225600.0)
+    ...         yield Status(State.ENDED, "done")
+    ...     def close(self):
+    ...         pass
+    >>> [type(e).__name__ for e in Feed(OneReport()).events()]
+    ['StatusChanged', 'Report', 'StatusChanged']
 
 * Sources (``neuron_top.sources``): ``choose_live_source`` (what plain ``neuron-top`` reads), ``MonitorSource``,
   ``CommandSource``, ``StreamSource``, ``HostCollector``, ``DemoSource``, ``RecordingSource``; all implement
-  ``Source``.
+  ``Source``, yielding ``Status`` (a ``State`` and why), ``RawReport`` and ``Skipped``.
 * The feed (``neuron_top.feed``): ``Feed`` turns a source into ``Report``, ``SkippedInput``, ``StatusChanged``
   and ``RecordingError`` events; a ``Session`` (``neuron_top.session``) holds one source's state.
 * Snapshots (``neuron_top.snapshot``): ``Snapshot`` (one decoded report), ``AppView`` (one app, or all),
@@ -36,8 +55,12 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    # sources
+    # sources, and what a source yields
     "Source": "neuron_top.sources.base",
+    "State": "neuron_top.sources.base",
+    "Status": "neuron_top.sources.base",
+    "RawReport": "neuron_top.sources.base",
+    "Skipped": "neuron_top.sources.base",
     "choose_live_source": "neuron_top.sources.live",
     "MonitorSource": "neuron_top.sources.monitor",
     "CommandSource": "neuron_top.sources.stream",
@@ -87,16 +110,20 @@ __all__ = [
     "HostCollector",
     "Marker",
     "MonitorSource",
+    "RawReport",
     "RecordingError",
     "RecordingSource",
     "RecordingWriter",
     "ReplayController",
     "Report",
     "Session",
+    "Skipped",
     "SkippedInput",
     "Snapshot",
     "Source",
     "SourceInfo",
+    "State",
+    "Status",
     "StatusChanged",
     "StreamSource",
     "TraceError",
@@ -121,7 +148,7 @@ if TYPE_CHECKING:
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.session import Session
     from neuron_top.snapshot import AppView, Snapshot, snapshot_from
-    from neuron_top.sources.base import Source
+    from neuron_top.sources.base import RawReport, Skipped, Source, State, Status
     from neuron_top.sources.demo import DemoSource
     from neuron_top.sources.host import HostCollector
     from neuron_top.sources.live import choose_live_source

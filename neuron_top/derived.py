@@ -31,20 +31,25 @@ __all__ = [
     "ERROR_TYPES",
     "EXEC_TYPES",
     "RATED",
+    "UNCLEAN",
     "AppRates",
     "CoreStats",
     "CpuSummary",
+    "Latency",
     "PhysicalStats",
     "app_rates",
     "best_flops",
     "core_stats",
+    "core_utilization",
     "cpu_summary",
     "error_types",
+    "latency_state",
     "mean_util",
     "owned_cores",
     "per_second",
     "physical_stats",
     "sane_util",
+    "unclean_count",
 ]
 
 ERROR_TYPES = ("generic", "numerical", "transient", "model", "runtime", "hardware")
@@ -56,6 +61,9 @@ RATED = ("completed", "completed_with_err", "completed_with_num_err")
 COUNTED = ("timed_out", "incorrect_input", "failed_to_queue")
 """Execution outcomes shown as counts in the report's period: rare, and each one matters (0.2/s would hide
 "one request timed out")."""
+UNCLEAN = ("completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input", "failed_to_queue")
+"""Execution outcomes that are not a clean completion: what ``bad/s`` counts (``unclean_count``). Not the same as
+the error summary (``err/s``): that counts errors by type, and one execution can raise several, or none."""
 CPU_KINDS = ("user", "nice", "system", "io_wait", "irq", "soft_irq")
 """``CpuTimes`` fields that make up a busy vCPU, in the order htop stacks them."""
 
@@ -81,6 +89,54 @@ def best_flops(c: schema.CoreCounters) -> float | None:
     """The FLOPS of a core as shown everywhere: effective FLOPS when the runtime reports them (they count what
     the model needed, not what the hardware did), else FLOPS; None when missing, NaN or infinite."""
     return _finite(c.effective_flops if c.effective_flops is not None else c.flops)
+
+
+def core_utilization(shares: Iterable[float | None]) -> float | None:
+    """The utilization of one NeuronCore from what each runtime reports for it: the **summed share**, the sum of
+    the runtimes' values, clipped to 100; None when no runtime reports a number.
+
+    Why a sum: neuron-monitor reports ``neuroncore_utilization`` per runtime (``neuroncores_in_use`` of each
+    runtime's ``neuroncore_counters``), as the share of the period that runtime kept the core busy; a runtime
+    reports 0 for a core it does not use (seen in real reports). A NeuronCore runs one runtime's work at a time
+    (the runtime takes its cores for itself; two runtimes on one core in one period means one after the other,
+    time-sliced), so the shares of one period add up to the core's busy time. A max would hide the second
+    runtime's share; an average would halve a busy core for every idle runtime listing it. Clipped because two
+    runtimes' periods do not line up exactly. Every output (dashboard, ``--once``, ``--json``, the exporter's
+    ``neurontop_neuroncore_utilization_ratio``, the fleet) uses this rule.
+
+    >>> core_utilization([30.0, 50.0])  # two runtimes on one core in one period
+    80.0
+    >>> core_utilization([70.0, 0.0, 60.0])  # runtimes' periods overlap a little: never above 100
+    100.0
+    >>> core_utilization([None, float("nan")]) is None  # not reported is not 0
+    True
+    """
+    total: float | None = None
+    for u in shares:
+        u = _finite(u)
+        if u is not None:
+            total = u if total is None else total + u
+    return None if total is None else min(max(total, 0.0), 100.0)
+
+
+def unclean_count(outcomes: Mapping[str, int | None] | None) -> int | None:
+    """Executions that did not complete cleanly (``UNCLEAN``: completed with an error, timed out, bad input,
+    rejected by a full queue): what ``bad/s``, the fleet's bad/s, ``health`` and the replay's error markers
+    count. None when the report gives no execution outcome at all (not reported, not zero).
+
+    >>> unclean_count({"completed": 90, "completed_with_err": 2, "timed_out": 1, "failed_to_queue": None})
+    3
+    >>> unclean_count({}) is None
+    True
+    """
+    if not outcomes:
+        return None
+    n = 0
+    for k in UNCLEAN:
+        v = outcomes.get(k)
+        if isinstance(v, int) and v > 0:
+            n += v
+    return n
 
 
 def per_second(n: int | None, period: float | None) -> float | None:
@@ -183,14 +239,73 @@ class AppRates:
 
     @property
     def errors_per_second(self) -> float | None:
-        """Errors of every type per second (None without a period)."""
-        return per_second(self.error_count, self.period)
+        """Errors of every type per second, ``err/s`` (None without a period or without an error summary)."""
+        return per_second(self.error_count, self.period) if self.errors else None
+
+    @property
+    def bad_count(self) -> int | None:
+        """Executions that did not complete cleanly in the period (``unclean_count``); None: not reported."""
+        return unclean_count(self.executions)
+
+    @property
+    def bad_per_second(self) -> float | None:
+        """``bad/s``: executions that did not complete cleanly, per second (None without a period or counts)."""
+        return per_second(self.bad_count, self.period)
+
+    @property
+    def ran(self) -> int | None:
+        """Executions of every outcome in the period; None when the report gives no outcome."""
+        vals = [v for v in self.executions.values() if v is not None]
+        return sum(vals) if vals else None
 
 
 def app_rates(exec_summary: Mapping[str, int], error_summary: Mapping[str, int],
               period: float | None) -> AppRates:
     """An app's executions by outcome and errors by type in one report's period, with the period (``AppRates``)."""
     return AppRates(period, {k: exec_summary.get(k) for k in EXEC_TYPES}, dict(error_summary))
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """An app's latency as every output shows it, in one of five states (``state``):
+
+    * ``"total"``: the report gives total latency (``values``);
+    * ``"device"``: no total latency, but device latency (``values``; shown marked, e.g. ``1.2ms*``);
+    * ``"idle"``: the app ran nothing in the period (its execution counts are all zero);
+    * ``"-"``: not reported (no latency, and the app did run, or gave no counts);
+    * ``"err"``: the runtime or its ``execution_stats`` group reported an error (``reason``).
+    """
+
+    state: str
+    values: Mapping[str, float]
+    reason: str = ""
+
+    def get(self, percentile: str) -> float | None:
+        """The percentile in seconds, when ``state`` is "total" or "device" and the report has it."""
+        return self.values.get(percentile)
+
+
+def latency_state(total: Mapping[str, float] | None, device: Mapping[str, float] | None, ran: int | None,
+                  failure: str = "") -> Latency:
+    """Which of ``Latency``'s states an app's latency is in: failed first, then total, device, idle, not reported.
+    ``ran``: its executions in the period (``AppRates.ran``); idle only when that is 0.
+
+    >>> latency_state(None, {"p50": 0.0011}, ran=816).state  # a real inf2 report: only device latency
+    'device'
+    >>> latency_state(None, None, ran=0).state, latency_state(None, None, ran=12).state
+    ('idle', '-')
+    >>> latency_state({"p50": 0.002}, None, ran=5, failure="execution_stats: timed out").state
+    'err'
+    """
+    if failure:
+        return Latency("err", {}, failure)
+    if total:
+        return Latency("total", total)
+    if device:
+        return Latency("device", device)
+    if ran == 0:
+        return Latency("idle", {})
+    return Latency("-", {})
 
 
 @dataclass(frozen=True, slots=True)

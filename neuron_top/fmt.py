@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import time
+import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
+
 from neuron_top.derived import sane_util
 
-__all__ = ["duration", "human_bytes", "latency", "pct", "rate", "tflops"]
+__all__ = ["cells", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -62,14 +67,37 @@ def rate(x: float | None) -> str:
     return f"{x:.1f}/s"
 
 
-def duration(seconds: float) -> str:
-    """Seconds -> "3s", "4m05s", "2h03m"."""
-    s = int(max(seconds, 0))
+def duration(seconds: float, spaced: bool = False) -> str:
+    """A span of time as every output says it, rounded to the nearest second, two units at most: "3s", "4m05s",
+    "2h03m", "3d04h"; ``spaced`` for a sentence ("4 m 05 s", as ``replay --summary`` and the replay's holes say).
+
+    >>> duration(2.6), duration(245), duration(7380), duration(3 * 86400 + 4 * 3600), duration(245, spaced=True)
+    ('3s', '4m05s', '2h03m', '3d04h', '4 m 05 s')
+    """
+    s = int(max(seconds, 0.0) + 0.5) if seconds == seconds else 0  # NaN: 0
     if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+        parts: tuple[tuple[int, str], ...] = ((s, "s"),)
+    elif s < 3600:
+        parts = ((s // 60, "m"), (s % 60, "s"))
+    elif s < 86400:
+        parts = ((s // 3600, "h"), (s % 3600 // 60, "m"))
+    else:
+        parts = ((s // 86400, "d"), (s % 86400 // 3600, "h"))
+    sep = " " if spaced else ""
+    return sep.join(f"{n if i == 0 else f'{n:02d}'}{sep}{unit}" for i, (n, unit) in enumerate(parts))
+
+
+def moment(ts: float, wall: bool, start: float = 0.0) -> str:
+    """A point in a recording as every output says it: local wall-clock time ("2026-01-01 03:00:05") when the
+    recording has it, else the time since ``start`` ("+1:02:03"), rounded to the nearest second.
+
+    >>> moment(3723.4, False), moment(100.0, False, start=99.6)
+    ('+1:02:03', '+0:00:00')
+    """
+    if wall:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    k = int(max(ts - start, 0.0) + 0.5)
+    return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -135,3 +163,50 @@ class FlopsScale:
         """A sum of cells (the grid's total) in the same unit, with as many decimals as fit naturally."""
         v = x / self.div
         return f"{v:.{2 if v < 100 else 1 if v < 10000 else 0}f} {self.unit}"
+
+
+@lru_cache(maxsize=8192)
+def _char_cells(ch: str) -> int:
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cc"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def cells(text: str) -> int:
+    """How many terminal cells ``text`` takes (wide East Asian characters and emoji 2, combining marks 0), for
+    outputs without a terminal library (the fleet's text table, ``--once``). The TUI measures with Rich's
+    ``cell_len`` and cuts with the same ``cut``.
+
+    >>> cells("abc"), cells("日本"), cells("e\u0301")
+    (3, 4, 1)
+    """
+    if text.isascii():
+        return len(text)
+    return sum(_char_cells(ch) for ch in text)
+
+
+def cut(text: str, width: int, measure: Callable[[str], int] = cells) -> str:
+    """``text`` in at most ``width`` terminal cells: as it is when it fits, else cut with "…" as its last cell. A
+    wide character that would straddle the edge goes, and the "…" follows what is left. Measured by cells, never
+    by ``len``: "日本語" is six cells. The one rule for every cut with "…" (the panels, the header, the fleet).
+
+    >>> cut("neuron-top", 6), cut("日本語のタグ", 6), cut("short", 9), cut("x", 0)
+    ('neuro…', '日本…', 'short', '')
+    """
+    if width <= 0:
+        return ""
+    if measure(text) <= width:
+        return text
+    if width == 1:
+        return "…"
+    room = width - 1
+    if text.isascii():
+        return text[:room] + "…"
+    out, used = [], 0
+    for ch in text:
+        w = measure(ch)
+        if used + w > room:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"

@@ -24,11 +24,14 @@ from neuron_top.derived import (
     AppRates,
     CoreStats,
     CpuSummary,
+    Latency,
     PhysicalStats,
     app_rates,
     core_stats,
+    core_utilization,
     cpu_summary,
     error_types,
+    latency_state,
     mean_util,
     owned_cores,
     physical_stats,
@@ -37,17 +40,16 @@ from neuron_top.textsafe import clean
 
 __all__ = [
     "DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "INSTANCE_LAYOUTS", "MAX_CORES",
-    "PERCENTILES",
-    "AllApps", "AppFilter", "AppView", "DeviceEcc", "GroupStatus", "ModelView", "Snapshot", "SubgraphView", "across",
+    "PERCENTILES", "AllApps", "AppFilter", "AppView", "DeviceEcc", "GroupStatus", "Latency", "ModelView", "Snapshot",
+    "SubgraphView", "across",
     "cached", "finite", "k8s_label", "snapshot_from",
 ]
 
 HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
 DEVICE_CATEGORIES = ("tensors", "constants", "model_code", "runtime_memory", "model_shared_scratchpad")
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
-__all__ = ["DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "PERCENTILES", "AppFilter",
-           "AppView", "DeviceEcc", "Snapshot", "finite", "snapshot_from"]
 MAX_CORES = 4096
+"""Core indices beyond this are absurd (trn2 has 128 logical cores) and are dropped as bad data."""
 INSTANCE_LAYOUTS: dict[str, tuple[int, int]] = {
     "inf1.xlarge": (1, 4), "inf1.2xlarge": (1, 4), "inf1.6xlarge": (4, 4), "inf1.24xlarge": (16, 4),
     "inf2.xlarge": (1, 2), "inf2.8xlarge": (1, 2), "inf2.24xlarge": (6, 2), "inf2.48xlarge": (12, 2),
@@ -56,7 +58,6 @@ INSTANCE_LAYOUTS: dict[str, tuple[int, int]] = {
 }
 """Instance type -> (Neuron devices, NeuronCores per device as neuron-monitor counts them: logical cores at the
 default LNC=2 on trn2), for reports without ``neuron_hardware_info`` (AWS's instance type pages)."""
-"""Core indices beyond this are absurd (trn2 has 128 logical cores) and are dropped as bad data."""
 
 _EMPTY_INSTANCE = schema.InstanceInfo()
 _EMPTY_HARDWARE = schema.HardwareInfo()
@@ -277,9 +278,20 @@ class AppView:
     def core_counters(self) -> schema.NeuroncoreCounters:
         return self._report.neuroncore_counters or schema.NeuroncoreCounters()
 
+    def failure(self, group: str) -> str:
+        """Why ``group`` (one of ``schema.RUNTIME_GROUPS``) of this app has no values: the runtime's own error,
+        else the group's; "" when it reported. Every output shows a failed value as failed ("err"), not as
+        missing or zero."""
+        if self.error:
+            return self.error
+        g = getattr(self._report, group, None)
+        return clean(g.error) if g is not None and g.error else ""
+
     @cached
     def vcpu(self) -> tuple[float | None, float | None]:
-        """Runtime vCPU (user%, system%)."""
+        """Runtime vCPU (user%, system%); (None, None) when not reported or failed (``failure``)."""
+        if self.failure("neuron_runtime_vcpu_usage"):
+            return (None, None)
         g = self._report.neuron_runtime_vcpu_usage
         u = g.vcpu_usage if g is not None else None
         return (finite(u.user), finite(u.system)) if u is not None else (None, None)
@@ -321,8 +333,15 @@ class AppView:
         """Executions and errors of the report's period, as counts and rates."""
         return app_rates(self.exec_summary, self.error_summary, self.period)
 
+    @cached
+    def latency_shown(self) -> Latency:
+        """The latency every output shows (``derived.latency_state``): total, else device (marked), else idle
+        when the app ran nothing, else not reported; failed when the runtime or ``execution_stats`` did."""
+        return latency_state(self.latency("total"), self.latency("device"), self.rates.ran,
+                             self.failure("execution_stats"))
+
     def latency(self, kind: str = "total") -> dict[str, float] | None:
-        """Percentiles in seconds for "total" or "device" latency; None when idle (null in the report). Kept once
+        """Percentiles in seconds for "total" or "device" latency; None when null in the report. Kept once
         made (history, the latency panel and its idle test each ask, every report); do not modify it."""
         key = "_latency_" + kind
         try:
@@ -349,6 +368,12 @@ class AppView:
         if u is None:
             return (0, 0)
         return (max(u.host or 0, 0), max(u.neuron_device or 0, 0))
+
+    @property
+    def memory_reported(self) -> bool:
+        """Whether the report gives this app's used memory: ``memory_used`` there, without an error, with its
+        totals. When not, ``used_bytes`` is (0, 0) for sums, and every output shows "-", not 0B."""
+        return not self.failure("memory_used") and self.memory.neuron_runtime_used_bytes is not None
 
     def _memory_raw(self) -> object:
         """What the memory aggregates are made from (see ``across``)."""
@@ -409,6 +434,17 @@ class AllApps(AppView):
         super().__init__(0, "all", "all", "", cores, None, is_all=True)
         self.apps = apps
 
+    def failure(self, group: str) -> str:
+        """Failed only when every app's ``group`` failed (then their reasons); one app's error leaves the rest."""
+        reasons = [a.failure(group) for a in self.apps]
+        if not reasons or not all(reasons):
+            return ""
+        return "; ".join(dict.fromkeys(reasons))
+
+    @cached
+    def latency_shown(self) -> Latency:
+        return latency_state(None, None, None, self.failure("execution_stats"))  # per app only
+
     @cached
     def vcpu(self) -> tuple[float | None, float | None]:
         vals = [a.vcpu for a in self.apps]
@@ -440,6 +476,11 @@ class AllApps(AppView):
             h += ah
             d += ad
         return (h, d)
+
+    @property
+    def memory_reported(self) -> bool:
+        """No runtime: nothing used (reported zero); else some runtime's memory must be known."""
+        return not self.apps or any(a.memory_reported for a in self.apps)
 
     def _memory_raw(self) -> object:
         return [(a.pid, a.memory.neuron_runtime_used_bytes) for a in self.apps]
@@ -473,7 +514,9 @@ def _sum_dicts(ds: Iterable[Mapping[str, int]]) -> dict[str, int]:
 
 
 def _merge_cores(apps: tuple[AppView, ...]) -> dict[int, schema.CoreCounters]:
-    """Per core, the sum over apps (apps report zeros for cores they do not own), clipped to 100%."""
+    """Per core, the utilization over apps by the one rule (``derived.core_utilization``: the summed share),
+    FLOPS added up (operations each runtime did). Apps whose core counters failed give no cores."""
+    apps = tuple(a for a in apps if not a.failure("neuroncore_counters"))
     if len(apps) == 1:
         return apps[0].cores
     disjoint: dict[int, schema.CoreCounters] = {}
@@ -486,9 +529,9 @@ def _merge_cores(apps: tuple[AppView, ...]) -> dict[int, schema.CoreCounters]:
         for i, c in a.cores.items():
             cur = acc.get(i)
             if cur is None:
-                acc[i] = [c.neuroncore_utilization, c.flops, c.effective_flops, c.v3d, c]
+                acc[i] = [core_utilization((c.neuroncore_utilization,)), c.flops, c.effective_flops, c.v3d, c]
                 continue
-            cur[0] = _add(cur[0], c.neuroncore_utilization)
+            cur[0] = core_utilization((cur[0], c.neuroncore_utilization))
             cur[1] = _add(cur[1], c.flops)
             cur[2] = _add(cur[2], c.effective_flops)
             if c.v3d and (c.neuroncore_utilization or 0) > 0:
@@ -499,8 +542,7 @@ def _merge_cores(apps: tuple[AppView, ...]) -> dict[int, schema.CoreCounters]:
         if single is not None:
             out[i] = single
         else:
-            out[i] = schema.CoreCounters(neuroncore_utilization=min(u, 100.0) if u is not None else None,
-                                         flops=f, effective_flops=ef, v3d=v3d)
+            out[i] = schema.CoreCounters(neuroncore_utilization=u, flops=f, effective_flops=ef, v3d=v3d)
     return out
 
 

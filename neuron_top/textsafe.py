@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["clean"]
+__all__ = ["clean", "escape_label_value"]
 
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))}
 # Bidi overrides can reorder what follows them on screen; show them too.
@@ -26,3 +26,16 @@ def clean(text: object, limit: int = 256) -> str:
     if len(s) > limit:
         s = s[:limit] + "…"
     return s.translate(_TABLE)
+
+
+def escape_label_value(value: str) -> str:
+    r"""A string as a Prometheus label value or a PromQL string literal writes it: ``\``, ``"`` and newline
+    escaped (the text format, OpenMetrics and PromQL agree on these three). The one escaper: the exporter's labels
+    and the fleet's queries both use it.
+
+    >>> print(escape_label_value('a "b" \\ c\nd'))
+    a \"b\" \\ c\nd
+    """
+    if "\\" in value or '"' in value or "\n" in value:
+        return value.replace("\\", r"\\").replace('"', r"\"").replace("\n", r"\n")
+    return value

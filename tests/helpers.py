@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+
+import pytest
 
 from neuron_top.decode import decode_report
 from neuron_top.snapshot import Snapshot
@@ -45,3 +50,15 @@ async def feed(pilot, snapshots=None) -> None:
     app.session.set_status(state="live", name="test", last_report=1000.0)
     app._update_header()
     await pilot.pause()
+
+
+async def until(condition: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
+    """Let the event loop run (the app's messages, timers and workers) until ``condition()`` holds; fail after
+    ``timeout`` seconds. What a test waits with, instead of a fixed sleep or ``pilot.pause()``: the pause's guess
+    that the app is done (the process's CPU time barely advancing) is also what a process starved of CPU looks
+    like, so on a loaded machine it returned before the work it waited for."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not true after {timeout:g} s: {what or getattr(condition, '__name__', condition)}")
+        await asyncio.sleep(0.02)

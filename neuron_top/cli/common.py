@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.sources.base import Source
     from neuron_top.sources.live import LiveChoice
+    from neuron_top.tui.app import NeuronTopApp
 
-__all__ = ["UsageError", "live_source", "print_once", "run_tui"]
+__all__ = ["UsageError", "live_source", "print_once", "run_app", "run_tui"]
 
 
 class UsageError(Exception):
@@ -89,33 +90,29 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
     (``--record FILE``), that report is recorded too (it was silently not); with ``tag`` (``--tag``), only the
     apps it matches, as the dashboard's filter shows them."""
-    from neuron_top.feed import Feed, Report, SkippedInput, StatusChanged
+    from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
     from neuron_top.selection import narrow_by_tag
+    from neuron_top.session import Session
 
-    info = SourceInfo(name=source.name, state="live")
+    session = Session(source.name, "live", history=1)  # the source's state as the dashboard keeps it
     feed = Feed(source, recorder)  # closes the recorder when closed
-    last_status = ""
     try:
         for event in feed.events():
-            if isinstance(event, SkippedInput):
-                info.skipped = event.total
-                info.skipped_reasons = dict(feed.skip_reasons)
-            elif isinstance(event, StatusChanged):
-                info.state = event.status.state.value
-                last_status = event.status.message
-                if info.state in ("ended", "failed", "restarting"):  # --once waits for no restart
-                    break
-            elif isinstance(event, Report):
-                info.reports = 1
+            session.apply(event)
+            if isinstance(event, StatusChanged) and session.status.state in ("ended", "failed", "restarting"):
+                break  # --once waits for no restart
+            if isinstance(event, Report):
+                info = SourceInfo.of(session)
                 snap = narrow_by_tag(event.snapshot, tag)
                 _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
                 return 0
     finally:
         feed.close()
-    raise UsageError(f"no report from {clean(source.name)}: {clean(last_status) or 'the stream ended'}"
-                     + (f" ({info.skipped} bad input skipped)" if info.skipped else ""))
+    skipped = session.status.skipped
+    raise UsageError(f"no report from {clean(source.name)}: {clean(session.status.message) or 'the stream ended'}"
+                     + (f" ({skipped} bad input skipped)" if skipped else ""))
 
 
 def _write(data: bytes) -> None:
@@ -158,17 +155,33 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
         if server is not None:
             server.stop()
         raise
-    # SIGTERM, SIGHUP, SIGINT: the same exit as q (terminal restored, recording closed, children stopped), then
-    # status 128+signal. Without this the default action killed the process with the terminal still in the
-    # alternate screen, mouse reporting on, the cursor hidden, and a --command child left to PID 1.
-    signals = Signals(lambda signum: app.request_exit(128 + signum), terminal=True).install()
-    try:
-        app.run()
-    finally:
+
+    def close() -> None:
         if app.collector is not None:  # normally closed on unmount; never leave a recording open
             app.collector.close()
         if server is not None:
             server.stop()
-        signals.restore()
+
+    return run_app(app, close)
+
+
+def run_app(app: NeuronTopApp, cleanup: Callable[[], object] | None = None) -> int:
+    """Run a TUI (the dashboard, replay, the timeline, the fleet) under the exit policy of ``cli/signals.py``, then
+    ``cleanup``; returns the exit status (128+signal after SIGTERM, SIGHUP or SIGINT, else the app's).
+
+    SIGTERM, SIGHUP, SIGINT: the same exit as q (terminal restored, recording closed, children stopped), forced
+    ``WATCHDOG`` seconds later if it hangs, at once on a second signal. Without it the default action killed the
+    process with the terminal still in the alternate screen, mouse reporting on, the cursor hidden, and a
+    --command child (or a fleet's ssh streams) left to PID 1. The app installs no handler of its own for these:
+    one would replace this one, watchdog and second signal included."""
+    signals = Signals(lambda signum: app.request_exit(128 + signum), terminal=True).install()
+    try:
+        app.run()
+    finally:
+        try:
+            if cleanup is not None:
+                cleanup()
+        finally:
+            signals.restore()
     return signals.code or app.return_code or 0
 

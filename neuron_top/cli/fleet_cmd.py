@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuron_top.cli.common import UsageError
+from neuron_top.cli.common import UsageError, run_app
 from neuron_top.fleet.frame import FleetFrame
 
 if TYPE_CHECKING:
@@ -270,14 +270,16 @@ def run_fleet_tui(ns: argparse.Namespace, make_screen: Callable[[Any], Any],
             raise UsageError(f"cannot record to {ns.record}: {exc.strerror or exc}") from None
     app = NeuronTopApp(None, theme=ns.theme, history=ns.history, first_screen=lambda: make_screen(recorder),
                        render=getattr(ns, "render", None))
-    try:
-        app.run()
-    finally:
-        if recorder is not None:
-            recorder.close()
-        if cleanup is not None:
-            cleanup()
-    return app.return_code or 0
+
+    def close() -> None:
+        try:
+            if recorder is not None:
+                recorder.close()
+        finally:
+            if cleanup is not None:
+                cleanup()
+
+    return run_app(app, close)
 
 
 def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: float) -> FleetFrame:
@@ -370,5 +372,4 @@ def replay_tui(controller: Any, ns: argparse.Namespace, name: str) -> int:
 
     app = NeuronTopApp(None, theme=ns.theme, first_screen=lambda: FleetReplayScreen(controller, name),
                        render=getattr(ns, "render", None))
-    app.run()
-    return app.return_code or 0
+    return run_app(app)

@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``neuron-top`` command: parse ``argv``, run the command, return its exit status (never a traceback;
     128+signal after SIGTERM, SIGHUP or SIGINT, once what it started is stopped)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    signals = Signals().install()  # headless: a signal raises SignalExit; the TUI and record install their own
+    signals = Signals().install()  # headless: a signal raises SignalExit; the TUI, record and export ask instead
     try:
         return _main(args)
     except SignalExit as exc:
@@ -297,7 +297,14 @@ def run_record(ns: argparse.Namespace) -> int:
     source, notes = live_source(ns)
     for note in notes:
         print(f"neuron-top: {note}", file=sys.stderr)
-    return record_main(source, ns.file, threading.Event())
+    stop = threading.Event()
+    # The exit policy of every mode (cli/signals.py): the first signal stops the recording between two reports and
+    # closes the file; a second one, or a close still running WATCHDOG seconds later, ends the process at once.
+    signals = Signals(lambda _signum: stop.set()).install()
+    try:
+        return record_main(source, ns.file, stop, handle_signals=False, signalled=lambda: signals.received)
+    finally:
+        signals.restore()
 
 
 

@@ -5,12 +5,15 @@ hidden (the dashboard's, replay's, the timeline's), an unfinished recording, a `
 neuron-monitor adopted by PID 1. The default action of these signals kills the process at once and leaves all
 three. So the command line installs a handler for the whole run:
 
-* the TUI: the handler asks the app to exit (``request_exit``), so the exit runs as after ``q``: screens
-  unmounted, the collector closed (its source stops its children, its recorder is flushed and closed), the
-  terminal restored by Textual's driver;
-* headless modes (``--once``, ``demo --emit``, ``replay --summary``): the handler raises ``SignalExit`` in the
-  main thread, so ``finally`` blocks close what they opened;
-* ``record`` has its own (it stops between two reports and closes the file: ``recording.writer``);
+* the TUI (the dashboard, replay, the timeline, the fleet, with either renderer: ``cli.common.run_app``): the
+  handler asks the app to exit (``request_exit``), so the exit runs as after ``q``: screens unmounted, the
+  collector closed (its source stops its children, its recorder is flushed and closed), the terminal restored by
+  Textual's driver. The app adds no handler for these signals: asyncio's would replace this one, watchdog
+  included;
+* headless modes (``--once``, ``demo --emit``, ``replay --summary``, ``health``, ``fleet --once``): the handler
+  raises ``SignalExit`` in the main thread, so ``finally`` blocks close what they opened;
+* ``record`` and ``export``: the handler sets their stop event (the recording stops between two reports and closes
+  the file; the server stops);
 
 and, whatever happened, ``stop_all_children`` on the way out. A second signal while that runs means "now": the
 terminal is reset by hand, children are killed, and the process exits at once with 128+signal. So does a clean

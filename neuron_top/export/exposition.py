@@ -38,6 +38,7 @@ from neuron_top import __version__, schema
 from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.sources.base import State
+from neuron_top.textsafe import escape_label_value
 
 __all__ = [
     "CONTENT_TYPE_OPENMETRICS",
@@ -65,6 +66,16 @@ CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_me
 ECC_EVENTS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 GROUPS = ("runtime", *schema.RUNTIME_GROUPS, *schema.SYSTEM_GROUPS, "instance_info", "neuron_hardware_info")
 """The ``group`` values of ``neurontop_metric_group_errors`` ("runtime": a runtime's own ``error``)."""
+_GROUP_GAUGES: dict[str, tuple[str, ...]] = {
+    "neuroncore_counters": ("neuroncore_utilization_ratio",),
+    "neuron_runtime_vcpu_usage": ("neuron_runtime_vcpu_usage_ratio",),
+    "memory_used": ("neuron_runtime_memory_used_bytes", *(f"neuroncore_memory_usage_{c}" for c in CORE_MEMORY)),
+    "execution_stats": ("execution_latency_seconds", "neurontop_execution_device_latency_seconds"),
+    "vcpu_usage": ("system_vcpu_count", "system_vcpu_usage_ratio"),
+    "memory_info": tuple(f"system_{w}_{s}" for w in ("memory", "swap") for s in ("total_bytes", "used_bytes")),
+}
+"""Each metric group's gauge families: emptied for a runtime (or the system) when its group is not reported or
+failed. Counters are left: they hold totals since the exporter started."""
 _UP_STATES = frozenset({State.LIVE, State.DEMO, State.REPLAY})
 
 
@@ -79,13 +90,6 @@ class ExportOptions:
     those queries return."""
     process_metrics: bool = True
     """Also publish prometheus_client's ``process_*`` and ``python_*`` families, as AWS's script does."""
-
-
-def escape_label_value(value: str) -> str:
-    r"""A label value as the text format writes it: ``\``, ``"`` and newline escaped (both formats agree)."""
-    if "\\" in value or '"' in value or "\n" in value:
-        return value.replace("\\", r"\\").replace('"', r"\"").replace("\n", r"\n")
-    return value
 
 
 def _label_text(pairs: Iterable[tuple[str, str]]) -> str:
@@ -327,20 +331,28 @@ class Exporter:
             tag = str(rt.neuron_runtime_tag)
             if rt.error:
                 errors["runtime"] += 1
+                self._drop_gauges(tag, schema.RUNTIME_GROUPS)  # failed: no sample, not the last value
                 continue
             self._tags.add(tag)
             rep = rt.report
             if rep is None:
+                self._drop_gauges(tag, schema.RUNTIME_GROUPS)
                 continue
             used = self._used_cores(rep) if self.options.used_cores_only else None
             for name in schema.RUNTIME_GROUPS:
                 group = getattr(rep, name)
-                if group is None:
-                    continue
-                if group.error:
-                    errors[name] += 1
+                if group is None or group.error:
+                    errors[name] += 1 if group is not None else 0
+                    self._drop_gauges(tag, (name,))  # not reported or failed: no sample
                     continue
                 getattr(self, "_" + name)(group, tag, used)
+
+    def _drop_gauges(self, tag: str | None, groups: Iterable[str]) -> None:
+        """Remove ``tag``'s gauge samples of ``groups``: a value not reported (or reported as failed) has no
+        sample, rather than the last one it had (counters keep their totals)."""
+        for name in groups:
+            for fam_name in _GROUP_GAUGES.get(name, ()):
+                self._fams[fam_name].rows.pop(tag, None)
 
     @staticmethod
     def _used_cores(rep: schema.RuntimeReport) -> set[str]:
@@ -426,23 +438,21 @@ class Exporter:
         lat = g.latency_stats
         for fam_name, pcts in (("execution_latency_seconds", lat.total_latency if lat else None),
                                ("neurontop_execution_device_latency_seconds", lat.device_latency if lat else None)):
-            if pcts is None:
-                continue  # null: the runtime was idle; AWS leaves the last values
             row = self._fams[fam_name].row(tag)
+            row.clear()  # null (idle, or not reported): no sample, not the last values as AWS's exporter leaves
+            if pcts is None:
+                continue
             for p, v in pcts.items():
                 f = _num(v)
                 if f is not None:
                     row[self._lt(tag, ("percentile", p))] = f
 
     def _system(self, system: schema.SystemData | None, errors: dict[str, int]) -> None:
-        if system is None:
-            return
         for name in schema.SYSTEM_GROUPS:
-            group = getattr(system, name)
-            if group is None:
-                continue
-            if group.error:
-                errors[name] += 1
+            group = getattr(system, name) if system is not None else None
+            if group is None or group.error:
+                errors[name] += 1 if group is not None else 0
+                self._drop_gauges(None, (name,))
                 continue
             getattr(self, "_" + name)(group)
 
@@ -487,23 +497,18 @@ class Exporter:
 
     # --- inside: ours -----------------------------------------------------------------------------------------
     def _extras(self, snap: Snapshot, runtimes: list[schema.Runtime], errors: dict[str, int]) -> None:
-        """The per-report ``neurontop_*`` families: true per-core utilisation, per-device memory, group errors."""
-        best: dict[str, float] = {}
+        """The per-report ``neurontop_*`` families: each core's utilisation by the one rule (``Snapshot.all``:
+        ``derived.core_utilization``), per-device memory, group errors."""
         per_device: dict[int, float] = {}
         cpd = snap.cores_per_device
+        unknown = False  # some runtime's memory is not known (failed, not reported): a device without data is not 0
         for rt in runtimes:
             rep = rt.report
-            if rt.error or rep is None:
+            mem = rep.memory_used if rep is not None else None
+            if rt.error or mem is None or mem.error:
+                unknown = True
                 continue
-            nc = rep.neuroncore_counters
-            if nc is not None and not nc.error:
-                for k, c in (nc.neuroncores_in_use or {}).items():
-                    v = _num(c.neuroncore_utilization) if c is not None else None
-                    core = _core_key(k)
-                    if v is not None and core is not None and v / 100.0 >= best.get(core, -1.0):
-                        best[core] = v / 100.0
-            mem = rep.memory_used
-            ub = mem.neuron_runtime_used_bytes if mem is not None and not mem.error else None
+            ub = mem.neuron_runtime_used_bytes
             bd = ub.usage_breakdown if ub is not None else None
             for k, cats in ((bd.neuroncore_memory_usage if bd is not None else None) or {}).items():
                 core = _core_key(k)
@@ -515,8 +520,9 @@ class Exporter:
         fams = self._fams
         row = fams["neurontop_neuroncore_utilization_ratio"].row(None)
         row.clear()
-        for core, v in sorted(best.items(), key=lambda kv: int(kv[0])):
-            row[self._lt(None, ("neuroncore", core))] = v
+        for index, u in sorted(snap.all.core_stats.util.items()):
+            if u is not None:
+                row[self._lt(None, ("neuroncore", str(index)))] = u / 100.0
         size = _num(snap.hardware.neuron_device_memory_size)
         used_row = fams["neurontop_device_memory_used_bytes"].row(None)
         total_row = fams["neurontop_device_memory_total_bytes"].row(None)
@@ -525,7 +531,8 @@ class Exporter:
         devices = range(snap.device_count) if snap.has_neuron else range(0)
         for dev in sorted(set(devices) | set(per_device)):
             label = self._lt(None, ("neuron_device_index", str(dev)))
-            used_row[label] = per_device.get(dev, 0.0)
+            if dev in per_device or not unknown:
+                used_row[label] = per_device.get(dev, 0.0)
             if size is not None:
                 total_row[label] = size
         err_row = fams["neurontop_metric_group_errors"].row(None)
@@ -606,7 +613,7 @@ _FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("neurontop_execution_device_latency_seconds", "gauge",
      "Execution latency on the device in seconds (neuron-monitor's device_latency)"),
     ("neurontop_neuroncore_utilization_ratio", "gauge",
-     "NeuronCore utilization ratio, the busiest runtime's value per core (runtimes report 0 for cores they do "
+     "NeuronCore utilization ratio per core: the runtimes' shares added up, at most 1 (runtimes report 0 for cores they do "
      "not use)"),
     ("neurontop_device_memory_used_bytes", "gauge", "Neuron device memory used by all runtimes, in bytes"),
     ("neurontop_device_memory_total_bytes", "gauge", "Neuron device memory size, in bytes"),

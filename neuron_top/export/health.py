@@ -134,9 +134,8 @@ class HealthCheck:
             if app.error:
                 continue
             summary = app.exec_summary
-            total = sum(summary.values())
-            self.executions += total
-            self.failed += total - summary.get("completed", 0)
+            self.executions += app.rates.ran or 0
+            self.failed += app.rates.bad_count or 0  # bad/s's rule: derived.unclean_count
             seen.add(app.pid)
             rt = self.runtimes.get(app.pid)
             if rt is None:

@@ -29,9 +29,10 @@ from neuron_top.fleet.frame import FleetFrame, Problem
 from neuron_top.fleet.promql import PromClient, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet
 from neuron_top.fleet.rows import DOWN, UP, FleetRow, Thresholds, from_answers, status_for, with_status
+from neuron_top.sources.base import Backoff
 from neuron_top.textsafe import clean
 
-__all__ = ["Backoff", "PromFleet"]
+__all__ = ["PromFleet"]
 
 _FIGURES = tuple(f for f in FleetRow.__struct_fields__
                  if f not in ("key", "status", "age", "scraped", "note", "targets"))
@@ -41,21 +42,6 @@ WORKERS = 4
 them side by side), few enough not to crowd it."""
 KEEP = 3600.0
 """Seconds a host that vanished from every answer stays listed (as down)."""
-
-
-class Backoff:
-    """Delays between failed refreshes: ``first`` doubling to ``cap``; ``reset`` after a success."""
-
-    def __init__(self, first: float = 2.0, cap: float = 60.0) -> None:
-        self.first, self.cap = first, cap
-        self.failures = 0
-
-    def next(self) -> float:
-        self.failures += 1
-        return float(min(self.cap, self.first * 2 ** (self.failures - 1)))
-
-    def reset(self) -> None:
-        self.failures = 0
 
 
 class PromFleet:
@@ -76,7 +62,7 @@ class PromFleet:
         self.thresholds = thresholds or Thresholds()
         self.clock = clock
         self.keep = keep
-        self.backoff = Backoff()
+        self.backoff = Backoff(first=2.0, cap=60.0)  # between failed refreshes
         self.source = f"prometheus {client.display}"
         self._rows: dict[str, FleetRow] = {}
         self._last_ok: float | None = None

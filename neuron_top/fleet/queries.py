@@ -7,9 +7,11 @@ has at most a few series per host, and the number of queries does not depend on 
 The names and labels are those of AWS's ``neuron-monitor-prometheus.py`` (and of ``neuron-top export``).
 Rules the queries follow:
 
-* Every runtime reports every core (0.0 on the cores it does not use), so a core's utilization is the max over
-  runtimes first; the host's figure is the average of those (AWS's dashboard averages the raw series, which
-  dilutes it by the number of runtimes) and its busiest core the max.
+* Every runtime reports every core (0.0 on the cores it does not use), so a core's utilization is combined over
+  runtimes first, by the rule every view uses (``derived.core_utilization``, the summed share: the runtimes'
+  shares of the period added up, at most 1), each runtime's series taken once (``max by`` its runtime_tag and
+  core: a host scraped by two jobs must not add up twice); the host's figure is the average of those (AWS's
+  dashboard averages the raw series, which dilutes it by the number of runtimes) and its busiest core the max.
 * A host scraped twice (two jobs scraping one exporter) must not count twice: the ``info`` query counts the
   copies (scrape targets) and the row divides its sums and counts by that. (Merging the copies in PromQL, a
   ``max by`` each series' identity before the sum, costs Prometheus ~20 us a series: five times the read.)
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from neuron_top.textsafe import escape_label_value
 
 __all__ = ["DEFAULT_LABELS", "PART", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries",
            "parse_match"]
@@ -141,7 +145,8 @@ class QuerySet:
         """The fixed set (its length does not depend on the fleet): 3 asked every refresh (status, the
         NeuronCores' average and busiest), 8 more in turns, each every ``SLOW_EVERY`` refreshes."""
         k = self.by
-        util = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_utilization_ratio')})"
+        per_runtime_core = f"max by ({self.by_('neuroncore', 'runtime_tag')}) ({self.sel('neuroncore_utilization_ratio')})"
+        util = f"clamp_max(sum by ({self.by_('neuroncore')}) ({per_runtime_core}), 1)"  # derived.core_utilization
         code = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_memory_usage_model_code')})"
         per_runtime = self.sel("neuron_runtime_memory_used_bytes", ON_DEVICE)
         # timestamp() drops the metric name: one family's series at a time, joined with "or" (a regex over
@@ -156,12 +161,12 @@ class QuerySet:
             ]), ("status", "age")),
             # Prometheus's cost is per series read (~16,000 core series at 256 trn2 hosts, a few microseconds
             # each), and one query is answered on one core: the three reads of the core series are three queries,
-            # which a Prometheus with cores to spare answers side by side. U, the per-core max over runtimes, is
+            # which a Prometheus with cores to spare answers side by side. U, the per-core summed share, is
             # not shared between parts, so each part reads once: counts are sums of "bool" comparisons (0 when
             # none: no "or ... * 0" fallback reading them again); idle cores are the allocated ones (a model
             # loaded: slow to change) less the busy ones
             FleetQuery("util", f"avg by ({k}) ({util})", ("util",)),
-            FleetQuery("busiest", f"max by ({k}) ({self.sel('neuroncore_utilization_ratio')})", ("util_max",)),
+            FleetQuery("busiest", f"max by ({k}) ({util})", ("util_max",)),
             # per outcome, one pass; the row adds them up (all) and leaves "completed" out (errors). A rate over a
             # minute moves little in two seconds, and rate() is the dearest read per series (~12,000 at 256 hosts):
             # asked with the slow ones
@@ -202,8 +207,7 @@ def _tagged(parts: list[tuple[str, str]]) -> str:
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     """The two queries behind one host's dashboard: every gauge of the host as it is (a few hundred series), and
     the counters' increase over the rate window (neuron-monitor reports per-period counts, not totals)."""
-    value = key.replace("\\", "\\\\").replace('"', '\\"')
-    me = f'{qs.by}="{value}"'
+    me = f'{qs.by}="{escape_label_value(key)}"'
     gauges = qs.sel("", '__name__=~"neuroncore_utilization_ratio|neuroncore_memory_usage_.+|'
                         'neuron_runtime_memory_used_bytes|neuron_runtime_vcpu_usage_ratio|execution_latency_seconds|'
                         'system_.+|instance_info|neuron_hardware_info"', me)

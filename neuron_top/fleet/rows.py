@@ -14,8 +14,9 @@ from typing import Any
 
 import msgspec
 
+from neuron_top.derived import per_second
 from neuron_top.fleet.queries import BUSY, PART, FleetQuery, QuerySet
-from neuron_top.snapshot import Snapshot, finite
+from neuron_top.snapshot import Snapshot
 from neuron_top.textsafe import clean
 
 __all__ = ["FleetRow", "QueryFailure", "Thresholds", "from_answers", "from_snapshot", "status_for"]
@@ -311,41 +312,22 @@ def _hardware(answer: list[Any], acc: Callable[[Any], Any]) -> None:
 # --- from a host's own reports (ssh mode) ------------------------------------------------------------------
 
 
-def core_max(snap: Snapshot) -> dict[int, float]:
-    """Per core, the max utilization (percent) over the runtimes reporting it: the rule every fleet figure uses
-    (runtimes report zeros for cores they do not use, so a sum or average over runtimes would mislead)."""
-    out: dict[int, float] = {}
-    for app in snap.apps:
-        for i, c in app.cores.items():
-            u = finite(c.neuroncore_utilization)
-            if u is not None and u > out.get(i, -1.0):
-                out[i] = u
-    return out
-
-
 def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | None = None, note: str = "",
                   ecc: tuple[float, float] | None = None) -> FleetRow:
     """The row of a host from its latest report. ``ecc``: (corrected, uncorrected) events within the ECC window
     (``EccWindow``); else the report's own counts."""
     inst, hw = snap.instance, snap.hardware
-    per_core = core_max(snap)
+    per_core = {i: u for i, u in snap.all.core_stats.util.items() if u is not None}  # derived.core_utilization
     utils = list(per_core.values())
     allocated = {i for a in snap.apps for i, cats in a.core_memory.items() if cats.get("model_code", 0) > 0}
     busy_floor = BUSY * 100.0
     has_neuron = snap.has_neuron
     devices = snap.device_count if has_neuron else None
     size = hw.neuron_device_memory_size
-    g = snap.vcpu
-    vcpu = None
-    if g is not None and g.average_usage is not None:
-        idle = finite(g.average_usage.idle)
-        vcpu = max(0.0, 100.0 - idle) if idle is not None else None
-    execs = snap.all.exec_summary
-    period = snap.all.period
-    exec_rate = err_rate = None
-    if period and execs:
-        exec_rate = sum(execs.values()) / period
-        err_rate = sum(v for k, v in execs.items() if k != "completed") / period
+    vcpu = snap.cpu.busy
+    rates = snap.all.rates
+    exec_rate = per_second(rates.ran, rates.period)
+    err_rate = rates.bad_per_second  # bad/s: executions that did not complete cleanly (derived.unclean_count)
     p99s = [lat["p99"] for a in snap.apps if (lat := a.latency("total")) and "p99" in lat]
     if ecc is None:
         ecc = (float(sum(e.corrected for e in snap.ecc)), float(sum(e.uncorrected for e in snap.ecc)))
@@ -363,7 +345,8 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
         busy=sum(1 for u in utils if u > busy_floor) if utils else (0 if has_neuron else None),
         idle=sum(1 for i in allocated if per_core.get(i, 0.0) <= busy_floor) if has_neuron else None,
         apps=len(snap.apps) if has_neuron else None,
-        mem_used=float(snap.all.used_bytes[1]) if snap.apps else (0.0 if has_neuron else None),
+        # no runtime: nothing used; runtimes whose memory is not known: blank, not 0 (Snapshot's memory_reported)
+        mem_used=(float(snap.all.used_bytes[1]) if snap.all.memory_reported else None) if has_neuron else None,
         mem_total=float(devices * size) if devices and size else None,
         vcpu=vcpu,
         vcpus=len(snap.vcpus) or None,

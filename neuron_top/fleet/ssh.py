@@ -18,8 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from neuron_top.sources.base import Item, State, Status, pause
-from neuron_top.sources.monitor import Backoff
+from neuron_top.sources.base import Backoff, Item, State, Status, pause
 from neuron_top.sources.stream import CommandSource
 from neuron_top.textsafe import clean
 

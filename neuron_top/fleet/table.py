@@ -113,8 +113,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("vcpu", "vCPU", 8, _vcpu, lambda r: r.vcpu, 12, heat=True, help="host vCPU busy / vCPU count"),
     Column("exec", "EXEC/s", 7, lambda r: _rate(r.exec_rate), lambda r: r.exec_rate, 13, heat=True,
            help="executions per second"),
-    Column("err", "ERR/s", 6, lambda r: _rate(r.err_rate), lambda r: r.err_rate, 3, heat=True,
-           help="executions per second that failed or completed with errors"),
+    Column("err", "BAD/s", 6, lambda r: _rate(r.err_rate), lambda r: r.err_rate, 3, heat=True,
+           help="executions per second that did not complete cleanly (bad/s on the host's dashboard)"),
     Column("p99", "P99", 7, lambda r: "" if r.p99 is None else fmt.latency(r.p99), lambda r: r.p99, 14,
            heat=True, help="worst runtime's p99 latency"),
     Column("ecc", "ECC c/u", 8, _ecc, lambda r: (r.ecc_uncorrected or 0, r.ecc_corrected or 0)
@@ -148,7 +148,7 @@ def trouble(r: FleetRow) -> tuple[str, ...]:
     if r.status == DOWN:
         out.append("down")
     if r.err_rate:
-        out.append("errors")
+        out.append("bad executions")
     if r.status == STALE:
         out.append("stale")
     if r.idle:
@@ -156,7 +156,7 @@ def trouble(r: FleetRow) -> tuple[str, ...]:
     return tuple(out)
 
 
-_WEIGHT = {"uncorrected ECC": 16, "down": 8, "errors": 4, "stale": 2, "idle cores": 1}
+_WEIGHT = {"uncorrected ECC": 16, "down": 8, "bad executions": 4, "stale": 2, "idle cores": 1}
 
 
 def trouble_score(r: FleetRow) -> int:
@@ -273,8 +273,8 @@ class Summary:
     def text(self) -> str:
         parts = [f"{self.hosts} hosts: {self.up} up, {self.stale} stale, {self.down} down",
                  f"util avg {_pct(self.util) or '-'} p10 {_pct(self.util_p10) or '-'}",
-                 f"errors {_rate(self.err_rate) or '-'}/s", f"exec {_rate(self.exec_rate) or '-'}/s"]
-        # errors before executions: at 80 columns the line is cut after the errors, and trouble matters more
+                 f"bad {_rate(self.err_rate) or '-'}/s", f"exec {_rate(self.exec_rate) or '-'}/s"]
+        # bad executions before executions: at 80 columns the line is cut after the errors, and trouble matters more
         if self.ecc_hosts:
             parts.append(f"uncorrected ECC on {self.ecc_hosts}")
         if self.idle_cores:
@@ -334,9 +334,10 @@ def fit_columns(width: int, columns: Sequence[Column] = COLUMNS) -> list[Column]
 
 
 def pad(text: str, width: int, right: bool) -> str:
-    if len(text) > width:
-        return text[: max(width - 1, 0)] + "…" if width > 1 else text[:width]
-    return text.rjust(width) if right else text.ljust(width)
+    """``text`` in exactly ``width`` cells: cut with "…" (``fmt.cut``), or padded on the left when ``right``."""
+    text = fmt.cut(text, width)
+    room = " " * max(width - fmt.cells(text), 0)
+    return room + text if right else text + room
 
 
 def text_table(lines: Sequence[Line], width: int = 200) -> list[str]:

@@ -7,19 +7,70 @@ them). The values themselves come from the snapshot's derived values (``neuron_t
 from __future__ import annotations
 
 from neuron_top import fmt
-from neuron_top.derived import sane_util
+from neuron_top.derived import Latency, latency_state, sane_util
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.textsafe import clean
 
-__all__ = ["APP_COLUMNS", "APP_SORTS", "HIDDEN", "CoreCells", "app_cells", "core_cells", "physical_columns",
-           "sorted_apps"]
+__all__ = ["APP_COLUMNS", "APP_SORTS", "FAILED", "HIDDEN", "CoreCells", "app_cells", "core_cells", "latency_cell",
+           "latency_row", "memory_values", "physical_columns", "runtime_vcpu", "sorted_apps"]
 
 HIDDEN = "·"
 """A core's value when only apps the tag filter leaves out use it (not "-": it may well be reported)."""
 
 APP_COLUMNS = (("cores", "NCs"), ("util", "util"), ("done", "done/s"), ("p50", "p50"), ("p99", "p99"),
-               ("errors", "err/s"), ("failed", "failed"))
-"""An app's row: (key, column head), in order."""
+               ("errors", "err/s"), ("bad", "bad/s"))
+"""An app's row: (key, column head), in order. ``err/s``: errors by type (the error summary); ``bad/s``:
+executions that did not complete cleanly (``derived.unclean_count``)."""
+FAILED = "err"
+"""What a cell says when the report carries an error for its group or runtime (the reason is in ``E``)."""
+DEVICE_MARK = "*"
+"""After a latency that is device latency, shown because the report has no total latency."""
+
+
+def latency_cell(lat: Latency, percentile: str) -> str:
+    """One percentile of ``AppView.latency_shown`` as every output writes it: the value ("1.2ms"), device latency
+    marked ("1.2ms*"), "idle", "-" (not reported, also for a percentile the report lacks) or "err".
+
+    >>> from neuron_top.derived import latency_state
+    >>> [latency_cell(latency_state(t, d, ran), "p99") for t, d, ran in
+    ...  (({"p99": 0.0081}, None, 5), (None, {"p99": 0.0012}, 5), (None, None, 0), (None, None, 5))]
+    ['8.10ms', '1.20ms*', 'idle', '-']
+    """
+    if lat.state in ("total", "device"):
+        v = lat.get(percentile)
+        if v is None:
+            return "-"
+        return fmt.latency(v) + (DEVICE_MARK if lat.state == "device" else "")
+    return FAILED if lat.state == "err" else lat.state
+
+
+def runtime_vcpu(a: AppView) -> tuple[str, str]:
+    """The runtime vCPU's (user, system) texts: "12.5%", "-" (not reported) or "err" (every runtime's
+    ``neuron_runtime_vcpu_usage`` failed, or this one's: a failed group's zeros are not a reading)."""
+    if a.failure("neuron_runtime_vcpu_usage"):
+        return (FAILED, FAILED)
+    ru, rs = a.vcpu
+    return (fmt.pct(ru), fmt.pct(rs))
+
+
+def memory_values(a: AppView, known: tuple[str, ...], breakdown: dict[str, int], total: int
+                  ) -> list[tuple[str, int | None]]:
+    """("Total", bytes), then each category's bytes: the known categories in their documented order, then any
+    new ones the runtime added. None (shown "-") where the report gives no value: no used memory at all (the
+    group missing or failed), or no breakdown (older runtimes, trimmed output), never a row of zeros."""
+    names = [*known, *sorted(k for k in breakdown if k not in known)]
+    if not a.memory_reported:
+        return [("Total", None), *((n, None) for n in names)]
+    return [("Total", total), *((n, breakdown.get(n, 0) if breakdown else None) for n in names)]
+
+
+def latency_row(a: AppView, kind: str, percentiles: tuple[str, ...]) -> list[str]:
+    """One "total" or "device" row of the latency panel and ``--once``: each percentile's text; a single word
+    ("idle", "-", "err") when the row has no values (``derived.latency_state`` for that kind alone)."""
+    lat = latency_state(a.latency(kind), None, a.rates.ran, a.failure("execution_stats"))
+    if lat.state == "total":
+        return [latency_cell(lat, p) for p in percentiles]
+    return [latency_cell(lat, percentiles[0])]
 
 
 def physical_columns(snap: Snapshot) -> int:
@@ -45,6 +96,8 @@ class CoreCells:
         self.value_width = fmt.PCT_CELL
         if self.scale is not None:
             self.value_width = max(fmt.FLOPS_CELL, len(self.scale(stats.flops_peak)))
+        self.failed = app.failure("neuroncore_counters")
+        """The reason this app's core counters are unknown ("" when reported): its cells then say "err"."""
         self.titles = self._titles(flops)
         """What the cells show, named: the title, then shorter ones for narrow panels (``title_for``)."""
 
@@ -109,7 +162,10 @@ class CoreCells:
 
     def core(self, index: int) -> list[tuple[str, float | None, float | None]]:
         """The cells of one (logical) core: (value text, bar percent, load percent) for each, one per physical
-        core in the physical view. A core the app does not report: "-" and no bar."""
+        core in the physical view. A core the app does not report: "-" and no bar; every core of an app whose
+        core counters failed: "err"."""
+        if self.failed:
+            return [(FAILED.rjust(self.value_width), None, None)] * max(self.phys, 1)
         stats = self.app.core_stats
         narrowed = self.snap.filter
         if narrowed is not None and index in narrowed.hidden_cores:
@@ -141,16 +197,18 @@ def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool
 def app_cells(snap: Snapshot, a: AppView) -> dict[str, str]:
     """What an app's row says, column by column (``APP_COLUMNS``)."""
     rates = a.rates
-    lat = a.latency("total")
+    lat = a.latency_shown
     util = snap.app_util(a)
+    exec_failed = bool(a.failure("execution_stats"))
     return {
         "cores": str(len(snap.cores_of(a))),
-        "util": "-" if util is None else f"{util:.0f}%",
-        "done": fmt.per_period(rates.executions.get("completed"), rates.period),
-        "p50": "idle" if lat is None else fmt.latency(lat["p50"]) if "p50" in lat else "-",
-        "p99": "idle" if lat is None else fmt.latency(lat["p99"]) if "p99" in lat else "-",
-        "errors": fmt.per_period(rates.error_count, rates.period) if rates.errors else "-",
-        "failed": str(rates.failed_count),
+        "util": FAILED if a.failure("neuroncore_counters") else fmt.pct(util, digits=0),
+        "done": FAILED if exec_failed else fmt.per_period(rates.executions.get("completed"), rates.period),
+        "p50": latency_cell(lat, "p50"),
+        "p99": latency_cell(lat, "p99"),
+        "errors": FAILED if exec_failed else fmt.per_period(rates.error_count if rates.errors else None,
+                                                            rates.period),
+        "bad": FAILED if exec_failed else fmt.per_period(rates.bad_count, rates.period),
     }
 
 
@@ -169,12 +227,11 @@ def _sort_value(snap: Snapshot, a: AppView, key: str) -> float | str | None:
     if key == "done":
         return rates.rate("completed")
     if key in ("p50", "p99"):
-        lat = a.latency("total")
-        return lat.get(key) if lat is not None else None
+        return a.latency_shown.get(key)  # as the cell shows it (device latency when there is no total)
     if key == "errors":
         return rates.errors_per_second if rates.errors else None
-    if key == "failed":
-        return rates.failed_count
+    if key == "bad":
+        return rates.bad_per_second
     return a.pid
 
 

@@ -7,13 +7,21 @@ data has passed through ``textsafe.clean``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from neuron_top import __version__, fmt
+from neuron_top import __version__, fmt, schema
 from neuron_top.derived import COUNTED, RATED
-from neuron_top.output.cells import APP_COLUMNS, app_cells, core_cells
+from neuron_top.output.cells import (
+    APP_COLUMNS,
+    FAILED,
+    app_cells,
+    core_cells,
+    latency_row,
+    memory_values,
+    runtime_vcpu,
+)
 from neuron_top.snapshot import (
     DEVICE_CATEGORIES,
     HOST_CATEGORIES,
@@ -23,6 +31,9 @@ from neuron_top.snapshot import (
     finite,
 )
 from neuron_top.textsafe import clean
+
+if TYPE_CHECKING:
+    from neuron_top.session import Session
 
 __all__ = [
     "SourceInfo", "app_lines", "as_json", "core_lines", "ecc_lines", "exec_lines", "header_lines", "latency_lines",
@@ -43,6 +54,15 @@ class SourceInfo:
     reports: int = 0
     position: str = ""
     """For replay: "report 12/345"."""
+
+    @classmethod
+    def of(cls, session: Session) -> SourceInfo:
+        """What a ``Session`` says about its source, as the dashboard's header says it (``Session.shown``: the
+        same states, "no data" for input without a report), so ``--once`` and the screen use one vocabulary."""
+        st = session.shown()
+        return cls(name=st.name, state=st.state, skipped=st.skipped,
+                   skipped_reasons={k: n for k, (n, _) in session.skip_reasons.items()}, reports=session.reports,
+                   position=st.position)
 
 
 def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
@@ -98,8 +118,8 @@ def vcpu_lines(snap: Snapshot, app: AppView) -> list[str]:
         parts = " ".join(f"{_CPU_NAMES.get(k, k)} {fmt.pct(v)}" for k, v in cpu.kinds)
         ctx = f"  ctxsw {fmt.rate(cpu.ctxsw)}" if cpu.ctxsw is not None else ""
         out.append(f"vCPU ({cpu.count}): {fmt.pct(cpu.busy)} busy: {parts}{ctx}")
-    ru, rs = app.vcpu
-    out.append(f"runtime vCPU ({clean(app.label)}): user {fmt.pct(ru)} system {fmt.pct(rs)}")
+    ru, rs = runtime_vcpu(app)
+    out.append(f"runtime vCPU ({clean(app.label)}): user {ru} system {rs}")
     return out
 
 
@@ -120,12 +140,11 @@ def app_lines(snap: Snapshot) -> list[str]:
 def memory_lines(snap: Snapshot, app: AppView) -> list[str]:
     """The ``--once`` memory lines: host and device, by category."""
     h, d = app.used_bytes
-    hb, db = app.host_breakdown, app.device_breakdown
-    out = [f"memory ({clean(app.label)}):",
-           "  host   total " + fmt.human_bytes(h) + "".join(f"  {k} {fmt.human_bytes(hb.get(k, 0))}"
-                                                            for k in HOST_CATEGORIES),
-           "  device total " + fmt.human_bytes(d) + "".join(f"  {k} {fmt.human_bytes(db.get(k, 0))}"
-                                                            for k in DEVICE_CATEGORIES)]
+    out = [f"memory ({clean(app.label)}):"]
+    for head, values in (("  host  ", memory_values(app, HOST_CATEGORIES, app.host_breakdown, h)),
+                         ("  device", memory_values(app, DEVICE_CATEGORIES, app.device_breakdown, d))):
+        out.append(head + "".join(f" {k.lower() if k == 'Total' else k} {fmt.human_bytes(v)} " for k, v in values)
+                   .rstrip())
     m = snap.host_memory
     if m is not None and m.memory_total_bytes:
         out.append(f"  host memory {fmt.human_bytes(m.memory_used_bytes)}/{fmt.human_bytes(m.memory_total_bytes)}"
@@ -159,9 +178,7 @@ def latency_lines(snap: Snapshot, app: AppView) -> list[str]:
         out.append("  no apps")
     for a in apps:
         for kind in ("total", "device"):
-            lat = a.latency(kind)
-            vals = "idle" if lat is None else " ".join(fmt.latency(lat.get(p)) for p in PERCENTILES)
-            out.append(f"  {clean(a.label)} {kind}: {vals}")
+            out.append(f"  {clean(a.label)} {kind}: {' '.join(latency_row(a, kind, PERCENTILES))}")
     return out
 
 
@@ -172,11 +189,14 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
     out = ["executions / errors (per second; counts in the report's period):"]
     for a in apps:
         r = a.rates
+        if a.failure("execution_stats"):
+            out.append(f"  {clean(a.label)}: {FAILED}")
+            continue
         ex = "  ".join([*(f"{k} {fmt.per_period(r.executions[k], r.period)}" for k in RATED),
                         *(f"{k} {'-' if r.executions[k] is None else r.executions[k]}" for k in COUNTED)])
         errs = "  ".join(f"{k} {fmt.per_period(r.errors[k], r.period)}" for k in snap.error_types if k in r.errors)
-        out.append(f"  {clean(a.label)}: {ex}")
-        out.append(f"  {' ' * len(clean(a.label))}  errors: {errs or 'none'}")
+        out.append(f"  {clean(a.label)}: {ex}  bad {fmt.per_period(r.bad_count, r.period)}")
+        out.append(f"  {' ' * len(clean(a.label))}  errors: {errs or ('none' if a.execution.error_summary is not None else '-')}")
     return out
 
 
@@ -226,6 +246,13 @@ def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
                                   for s in m.subgraphs]} for m in a.models],
         "latency": {"total": a.latency("total"), "device": a.latency("device")},
         "execution_summary": a.exec_summary, "error_summary": a.error_summary, "period": a.period,
+        # as shown: the four states (a value, "-" not reported, "idle", "err" failed) and the rules' figures
+        "shown": {
+            "latency": {"state": a.latency_shown.state, "values": dict(a.latency_shown.values) or None},
+            "errors_per_second": a.rates.errors_per_second, "bad": a.rates.bad_count,
+            "bad_per_second": a.rates.bad_per_second,
+            "failed": {g: why for g in schema.RUNTIME_GROUPS if (why := a.failure(g))},
+        },
     }
 
 
@@ -248,7 +275,7 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "instance": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(inst).items()},
         "hardware": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(hw).items()},
         "device_count": snap.device_count, "cores_per_device": snap.cores_per_device,
-        "apps": [_app_dict(a, snap.cores_per_device) for a in snap.apps],
+        "apps": [{**_app_dict(a, snap.cores_per_device), "cells": app_cells(snap, a)} for a in snap.apps],
         "all": _app_dict(snap.all, snap.cores_per_device),
         "ecc": [{"device": e.device, "mem_corrected": e.mem_corrected, "mem_uncorrected": e.mem_uncorrected,
                  "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected} for e in snap.ecc],

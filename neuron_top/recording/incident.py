@@ -25,18 +25,19 @@ from typing import Protocol
 
 import msgspec
 
+from neuron_top import fmt
 from neuron_top.fmt import plural
-from neuron_top.recording.markers import LABELS, Marker
+from neuron_top.recording.markers import LABELS, MARKER_KINDS, Marker
 from neuron_top.recording.pacing import gap_text
 from neuron_top.textsafe import clean
 
 __all__ = ["SERIOUS", "Event", "Summary", "format_summary", "scan_all", "summarize", "summary_json"]
 
-SERIOUS = ("ecc-uncorrected", "error")
+SERIOUS = tuple(k.name for k in MARKER_KINDS if k.serious)
 """Kinds that make ``--summary`` exit 1."""
 _FOUND = {"ecc-uncorrected": ("uncorrected ECC event", "uncorrected ECC events"),
           "error": ("app with execution errors starting", "times an app's execution errors started")}
-GROUPED = ("ecc-corrected",)
+GROUPED = tuple(k.name for k in MARKER_KINDS if k.grouped)
 """Kinds grouped per subject (device and memory) and hour."""
 
 
@@ -187,10 +188,7 @@ def summarize(index: _Index, markers: list[Marker], bad: int = 0) -> Summary:
 
 
 def _when(ts: float, s: Summary) -> str:
-    if s.wallclock:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    k = int(ts - (s.start or 0.0) + 0.5)  # rounded, as the span in words (gap_text) is
-    return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
+    return fmt.moment(ts, s.wallclock, s.start or 0.0)
 
 
 def _line(e: Event, s: Summary) -> str:

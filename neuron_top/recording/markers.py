@@ -27,6 +27,8 @@ from typing import Any
 import msgspec
 
 from neuron_top import schema
+from neuron_top.derived import unclean_count
+from neuron_top.fmt import plural
 from neuron_top.recording.pacing import Hole
 from neuron_top.snapshot import (
     MAX_CORES,
@@ -39,25 +41,67 @@ from neuron_top.snapshot import (
 )
 from neuron_top.textsafe import clean
 
-__all__ = ["KINDS", "LABELS", "Facts", "Marker", "brief_facts", "hole_marker", "markers_between",
-           "severity"]
+__all__ = ["KIND", "KINDS", "LABELS", "MARKER_KINDS", "Facts", "Marker", "MarkerKind", "brief_facts", "hole_marker",
+           "kinds_named", "markers_between", "severity"]
 
-KINDS = ("ecc-uncorrected", "error", "app-", "app+", "stall", "group-error", "gap", "ecc-corrected")
+@dataclass(frozen=True, slots=True)
+class MarkerKind:
+    """Everything about one kind of marker, in one place: the scrubber, the help, ``--summary`` and the examples
+    read it from here."""
+
+    name: str
+    """As in ``Marker.kind``: "ecc-uncorrected", "app+", ..."""
+    rank: int
+    """Severity: 0 is the most severe; a scrubber cell holding several shows the lowest."""
+    label: str
+    """Its name in words, for the help screen and the next-marker line."""
+    short: str
+    """The scrubber legend's word."""
+    glyph: str
+    """Its one-cell mark on the scrubber."""
+    style: str
+    """How serious it looks: "bad", "warn" or "note" (the scrubber maps these to theme colours)."""
+    family: str
+    """What a ``--kind`` filter may call it with its siblings: "ecc" for both ECC kinds, "app" for start and stop."""
+    jump: str
+    """Kinds with the same ``jump`` are one step of the replay's ``k`` (next kind) and ``n``/``N`` (jump)."""
+    serious: bool = False
+    """It makes ``replay --summary`` exit 1."""
+    grouped: bool = False
+    """``--summary`` groups it per subject and hour (it comes in floods)."""
+
+
+MARKER_KINDS = (
+    MarkerKind("ecc-uncorrected", 0, "uncorrected ECC", "uncorr", "E", "bad", "ecc", "ecc-uncorrected", serious=True),
+    MarkerKind("error", 1, "execution errors", "err", "x", "bad", "error", "error", serious=True),
+    MarkerKind("app-", 2, "app stopped", "stop", "-", "warn", "app", "app"),
+    MarkerKind("app+", 2, "app started", "start", "+", "note", "app", "app"),
+    MarkerKind("stall", 3, "utilization collapse", "stall", "z", "warn", "stall", "stall"),
+    MarkerKind("group-error", 4, "metric-group error", "group", "!", "warn", "group-error", "group-error"),
+    MarkerKind("gap", 5, "gap without data", "gap", "┊", "note", "gap", "gap"),
+    MarkerKind("ecc-corrected", 6, "corrected ECC", "corr", "e", "note", "ecc", "ecc-corrected", grouped=True),
+)
+"""Every marker kind, most severe first."""
+KIND = {k.name: k for k in MARKER_KINDS}
+KINDS = tuple(k.name for k in MARKER_KINDS)
 """Marker kinds, most severe first."""
-_RANK = {"ecc-uncorrected": 0, "error": 1, "app-": 2, "app+": 2, "stall": 3, "group-error": 4, "gap": 5,
-         "ecc-corrected": 6}
-LABELS = {"ecc-uncorrected": "uncorrected ECC", "error": "execution errors", "app-": "app stopped",
-          "app+": "app started", "stall": "utilization collapse", "group-error": "metric-group error",
-          "gap": "gap without data", "ecc-corrected": "corrected ECC"}
+LABELS = {k.name: k.label for k in MARKER_KINDS}
+
+
+def kinds_named(word: str) -> tuple[str, ...]:
+    """The kinds a filter word means: a kind's name ("ecc-uncorrected") or a family ("ecc": both ECC kinds)."""
+    return tuple(k.name for k in MARKER_KINDS if word in (k.name, k.family))
+
+
 STALL_FROM = 5.0
 """Percent: an app busier than this whose cores all fall to 0% (while it still runs) is a collapse."""
 _DEVICE = attrgetter("device")
-_BAD_EXEC = ("completed_with_err", "completed_with_num_err", "timed_out", "failed_to_queue", "incorrect_input")
 
 
 def severity(kind: str) -> int:
     """0 for the most severe kind; larger is milder."""
-    return _RANK.get(kind, len(_RANK))
+    k = KIND.get(kind)
+    return k.rank if k is not None else len(MARKER_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +129,15 @@ class Facts:
 
     def __init__(self, snap: Snapshot | None = None) -> None:
         self.ecc: tuple[DeviceEcc, ...] = ()
-        self.apps: dict[int, tuple[str, float | None, int]] = {}
-        """pid -> (label, busiest core's utilization or None, failed executions in the period)."""
+        self.apps: dict[tuple[int, str], tuple[str, float | None, int, int]] = {}
+        """(pid, tag) -> (label, busiest core's utilization or None, executions that did not complete cleanly (``bad/s``'s
+        ``derived.unclean_count``), errors of every type (``err/s``)) in the period. Keyed by pid and tag: two runtimes
+        can report one pid (seen in a real report), and a label changes when another runtime takes the same tag."""
         self.groups: Sequence[GroupStatus] = ()
         if snap is not None:
             self.ecc = snap.ecc
             for a in snap.apps:
-                self.apps[a.pid] = (a.label, _busy(a), _errors(a))
+                self.apps[a.pid, a.tag] = (a.label, _busy(a), *_errors(a))
             self.groups = snap.group_statuses
 
     def __eq__(self, other: object) -> bool:
@@ -118,9 +164,9 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
     if was is not None:
         old = was.apps
         for pid in sorted(old.keys() - new.keys()):
-            out.append(Marker(index, "app-", f"app {old[pid][0]} (pid {pid}) stopped", old[pid][0]))
+            out.append(Marker(index, "app-", f"app {old[pid][0]} (pid {pid[0]}) stopped", old[pid][0]))
         for pid in sorted(new.keys() - old.keys()):
-            out.append(Marker(index, "app+", f"app {new[pid][0]} (pid {pid}) started", new[pid][0]))
+            out.append(Marker(index, "app+", f"app {new[pid][0]} (pid {pid[0]}) started", new[pid][0]))
         for pid in sorted(new.keys() & old.keys()):
             before, after = old[pid][1], new[pid][1]
             if before is not None and before >= STALL_FROM and after is not None and after == 0.0:
@@ -133,10 +179,11 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
         g = failing[0]
         more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
         out.append(Marker(index, "group-error", f"{g.where}: {g.error}{more}", g.where, len(failing)))
-    for pid, (label, _, bad) in new.items():
-        if bad and not (was is not None and pid in was.apps and was.apps[pid][2]):
-            out.append(Marker(index, "error", f"app {label}: {bad} execution error{'s' if bad != 1 else ''}",
-                              label, bad))
+    for key, (label, _, bad, errs) in new.items():
+        had = was.apps.get(key) if was is not None else None
+        if (bad or errs) and not (had is not None and (had[2] or had[3])):
+            what = [plural(n, word) for n, word in ((errs, "execution error"), (bad, "bad execution")) if n]
+            out.append(Marker(index, "error", f"app {label}: {', '.join(what)}", label, errs or bad))
     return out
 
 
@@ -145,14 +192,16 @@ def hole_marker(hole: Hole) -> Marker:
     return Marker(hole.after + 1, "gap", hole.text, "", 1)
 
 
-def _errors(app: AppView) -> int:
-    """Failed executions in one report's period (neuron-monitor's counts are per period, not totals)."""
+def _errors(app: AppView) -> tuple[int, int]:
+    """(executions that did not complete cleanly, errors of every type) in one report's period (neuron-monitor's
+    counts are per period, not totals)."""
     ex = app.execution
     return _failed(ex.error_summary, ex.execution_summary)
 
 
-def _failed(errors: Mapping[str, int | None] | None, outcomes: Mapping[str, int | None] | None) -> int:
-    """Counts as ``AppView.exec_summary``/``error_summary`` do (non-negative integers), without building them."""
+def _failed(errors: Mapping[str, int | None] | None, outcomes: Mapping[str, int | None] | None) -> tuple[int, int]:
+    """Counts as ``AppView.exec_summary``/``error_summary`` do (non-negative integers), without building them:
+    (``derived.unclean_count`` of the outcomes, the sum of the error summary)."""
     n = 0
     if errors:
         vals: Any = errors.values()  # ints as neuron-monitor writes them, or a null: the fast path finds out
@@ -167,12 +216,7 @@ def _failed(errors: Mapping[str, int | None] | None, outcomes: Mapping[str, int 
             for v in vals:
                 if isinstance(v, int) and v > 0:
                     n += v
-    got = outcomes or {}
-    for k in _BAD_EXEC:
-        v = got.get(k)
-        if isinstance(v, int) and v > 0:
-            n += v
-    return n
+    return (unclean_count(outcomes) or 0, n)
 
 
 def _busy(app: AppView) -> float | None:
@@ -277,7 +321,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
     for rt, tag in runtimes:
         pid = rt.pid if isinstance(rt.pid, int) else -1
         label = f"{tag}:{pid}" if tag and tags[tag] > 1 else tag or str(pid)
-        apps.append((pid, label, rt))
+        apps.append((pid, label, tag, rt))
     apps.sort(key=lambda a: (a[0] < 0, a[0]))
     groups: list[GroupStatus] = []
     for where, g in (("instance_info", r.instance_info), ("neuron_hardware_info", r.neuron_hardware_info)):
@@ -290,7 +334,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
             groups.append(GroupStatus(f"system_data.{name}", clean(sg.error)))
     if r.neuron_k8s_info is not None and r.neuron_k8s_info.error:
         groups.append(GroupStatus("neuron_k8s_info", clean(r.neuron_k8s_info.error)))
-    for pid, label, rt in apps:
+    for pid, label, tag, rt in apps:
         rep = rt.report
         nc = rep.neuroncore_counters if rep is not None else None
         cores = _int_keyed(nc.neuroncores_in_use) if nc is not None and nc.neuroncores_in_use else {}
@@ -300,7 +344,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
             if u is not None and -math.inf < u < math.inf and (best is None or u > best):
                 best = float(u)
         ex = rep.execution_stats if rep is not None else None
-        f.apps[pid] = (label, best, _failed(ex.error_summary, ex.execution_summary) if ex is not None else 0)
+        f.apps[pid, tag] = (label, best, *(_failed(ex.error_summary, ex.execution_summary) if ex is not None else (0, 0)))
         err = clean(rt.error or "")
         if err:
             groups.append(GroupStatus(label, err))

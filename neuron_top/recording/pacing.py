@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from neuron_top import fmt
+
 __all__ = ["HOLE_HOLD", "HOLE_MIN", "HOLE_PERIODS", "Hole", "Pacer", "gap_text", "hole_after", "usual_period"]
 
 HOLE_MIN = 60.0
@@ -113,12 +115,5 @@ class Pacer:
 
 
 def gap_text(seconds: float) -> str:
-    """A span as people say it: "45 s", "4 m 05 s", "2 h 03 m", "3 d 04 h"."""
-    s = int(max(seconds, 0.0) + 0.5)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} m {s % 60:02d} s"
-    if s < 86400:
-        return f"{s // 3600} h {(s % 3600) // 60:02d} m"
-    return f"{s // 86400} d {(s % 86400) // 3600:02d} h"
+    """A span as people say it in a sentence: "45 s", "4 m 05 s", "2 h 03 m", "3 d 04 h" (``fmt.duration``)."""
+    return fmt.duration(seconds, spaced=True)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from operator import attrgetter
 from typing import Protocol
 
+from neuron_top import fmt
 from neuron_top.decode import DecodeError
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
 from neuron_top.recording.pacing import Hole, Pacer, hole_after
@@ -426,7 +427,7 @@ def resolve_goto(text: str, c: ReplayController) -> int:
         if not wall:
             t = float(h * 3600 + mi * 60 + se)
             if t > last:
-                raise GotoError(f"the recording is {_clock(last - first, False)} long")
+                raise GotoError(f"the recording is {fmt.duration(last - first, spaced=True)} long")
             return index.find_time(t)
         t = _next_clock(cur, last, h, mi, se)
         if t is None:
@@ -467,12 +468,5 @@ def _next_clock(start: float, last: float, h: int, mi: int, se: int) -> float | 
     return None
 
 
-def _clock(ts: float, wall: bool) -> str:
-    if wall:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    s = int(ts)
-    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
 def _span(first: float, last: float) -> str:
-    return f"{_clock(first, True)} to {_clock(last, True)}"
+    return f"{fmt.moment(first, True)} to {fmt.moment(last, True)}"

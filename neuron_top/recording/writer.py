@@ -13,8 +13,9 @@ Durability, in order of what can go wrong:
 * A file changed under the writer (``copytruncate``, another program appending) is noticed at the next report,
   which starts a new member/frame (or a fresh line), so the reports after it stay readable.
 * ``os.fsync`` runs at most once a second (and on close), so a power cut loses at most about a second.
-* SIGINT, SIGTERM and SIGHUP (``install_signal_handlers``) only set a flag; the loop stops between reports and
-  closes the file properly. A second signal kills the process the default way, which still leaves whole lines.
+* SIGINT, SIGTERM and SIGHUP (``install_signal_handlers``; ``neuron-top record`` takes them through the exit
+  policy of every mode, ``cli/signals.py``) only set a flag; the loop stops between reports and closes the file
+  properly. A second signal ends the process at once, which still leaves whole lines (a per-report write).
 """
 
 from __future__ import annotations
@@ -333,12 +334,15 @@ _END = object()
 
 
 def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Event, *,
-                err: TextIO | None = None, handle_signals: bool = True) -> int:
+                err: TextIO | None = None, handle_signals: bool = True,
+                signalled: Callable[[], int | None] | None = None) -> int:
     """``neuron-top record``: drain ``source`` into a recording at ``path`` until it ends or ``stop`` is set.
 
     The source runs in a thread so that a signal stops the recording at once even while the source waits for
     its next report. Prints status lines to stderr; returns the exit code (0; 1 if nothing could be recorded
     because the source or the file failed; 128+signal after SIGINT, SIGTERM or SIGHUP, once the file is closed).
+    With ``handle_signals`` it takes the signals itself (``install_signal_handlers``); the command line owns them
+    instead (``cli/signals.py``) and passes ``signalled``, which says which signal set ``stop``, if one did.
     """
     err = err if err is not None else sys.stderr
     try:
@@ -399,6 +403,8 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
         restore()
     if failed and writer.written == 0:
         rc = 1
+    if signalled is not None and writer.interrupted is None:
+        writer.interrupted = signalled()
     if writer.interrupted:
         rc = 128 + writer.interrupted  # what shells expect of a process a signal ended, once the file is closed
     why = f", stopped by {signal.Signals(writer.interrupted).name}" if writer.interrupted else ""

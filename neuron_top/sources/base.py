@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["Item", "RawReport", "Skipped", "Source", "State", "Status", "pause", "wait_for_any"]
+__all__ = ["Backoff", "Item", "RawReport", "Skipped", "Source", "State", "Status", "pause", "wait_for_any"]
 
 
 class State(enum.Enum):
@@ -98,6 +98,32 @@ def wait_for_any(timeout: float, *events: threading.Event, step: float = 0.1) ->
         if first.wait(chunk):
             return True
         remaining -= chunk
+
+
+class Backoff:
+    """Delays between failed tries: ``first``, doubled at each failure, at most ``cap``; ``reset()`` after a
+    success. The one back-off of the program: neuron-monitor restarts, ssh streams, Prometheus refreshes.
+
+    >>> b = Backoff(first=1.0, cap=5.0)
+    >>> [b.next() for _ in range(5)], b.failures
+    ([1.0, 2.0, 4.0, 5.0, 5.0], 5)
+    >>> b.reset(); b.next()
+    1.0
+    """
+
+    def __init__(self, first: float = 1.0, cap: float = 30.0) -> None:
+        self.first = first
+        self.cap = cap
+        self.failures = 0
+        """Failures since the last ``reset``."""
+
+    def next(self) -> float:
+        """The delay before the next try, counting one more failure."""
+        self.failures += 1
+        return float(min(self.cap, self.first * 2 ** min(self.failures - 1, 64)))
+
+    def reset(self) -> None:
+        self.failures = 0
 
 
 def pause(

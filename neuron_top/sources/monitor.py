@@ -19,7 +19,7 @@ from pathlib import Path
 
 from neuron_top.config import MonitorConfig, default_config, load_config
 from neuron_top.fmt import plural
-from neuron_top.sources.base import Item, State, Status, pause
+from neuron_top.sources.base import Backoff, Item, State, Status, pause
 from neuron_top.sources.stream import ChildProcess, ChildSource, Clock, describe_exit
 from neuron_top.textsafe import clean
 
@@ -44,23 +44,6 @@ def find_neuron_monitor(path: str | None = None) -> str | None:
         return found
     fallback = NEURON_BIN / "neuron-monitor"
     return str(fallback) if os.access(fallback, os.X_OK) and fallback.is_file() else None
-
-
-class Backoff:
-    """Restart delays: ``first``, doubled each failure, capped at ``cap``; ``reset()`` after a healthy run."""
-
-    def __init__(self, first: float = BACKOFF_FIRST, cap: float = BACKOFF_MAX) -> None:
-        self.first = first
-        self.cap = cap
-        self._next = first
-
-    def next(self) -> float:
-        delay = self._next
-        self._next = min(self.cap, self._next * 2)
-        return delay
-
-    def reset(self) -> None:
-        self._next = self.first
 
 
 class MonitorSource(ChildSource):
@@ -97,7 +80,7 @@ class MonitorSource(ChildSource):
         self.tag = tag
         self.executable = executable
         self._sleep = sleep
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or Backoff(BACKOFF_FIRST, BACKOFF_MAX)
         self.healthy_run = healthy_run
         self._temp_config: str | None = None
 

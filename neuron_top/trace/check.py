@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from neuron_top.textsafe import clean
-from neuron_top.trace.columns import format_duration, what_it_holds
+from neuron_top.trace.columns import format_duration, not_drawn, what_it_holds
 from neuron_top.trace.loaders import TraceError, load_trace, trace_files
 from neuron_top.trace.store import TraceStore
 
@@ -90,12 +90,19 @@ def lost_line(store: TraceStore) -> str:
     return f"unreadable: {n} event{'s' if n != 1 else ''} could not be read" + (f" ({why})" if why else "")
 
 
+def flow_text(store: TraceStore) -> str:
+    """The flow count, as Perfetto counts flows (one with both ends in one slice too), saying how many of those
+    there are: they draw no arrow, and a reader comparing with a viewer that hides them should see why."""
+    within = store.flows.within_one_slice
+    return f"{store.flow_count}" + (f" ({within} with both ends in one slice)" if within else "")
+
+
 def summary_lines(store: TraceStore) -> list[str]:
     """Event counts per track and per phase, and the problems found."""
     name = clean(Path(store.path).name or store.path)
     out = [lost_line(store)] if store.lost else []
     out += [
-        f"{name}: {store.format}, {len(store)} events on {len(store.tracks)} tracks, "
+        f"{name}: {store.format_label}, {len(store)} events on {len(store.tracks)} tracks, "
         f"{len(store.counters)} counter tracks, span {format_duration(store.t_max - store.t_min)}",
         "phases: "
         + (", ".join(f"{clean(ph or '?', 8)} {n}" for ph, n in sorted(store.phase_counts.items())) or "none"),
@@ -112,15 +119,14 @@ def summary_lines(store: TraceStore) -> list[str]:
             f"  counter {clean(c.process or c.instance, 80)} / {clean(c.name, 80)}: {len(c.ts)} samples"
         )
     out.append(
-        f"errors: {len(store.errors)}, unfinished (hang signal): {len(store.unfinished)}, flows: {store.flow_count}"
+        f"errors: {len(store.errors)}, unfinished (hang signal): {len(store.unfinished)}, flows: {flow_text(store)}"
     )
     holds = what_it_holds(store)
     if holds:
         out.append(holds)
-    if store.not_shown:
-        out.append(
-            "not shown: " + ", ".join(f"{clean(k, 60)} ({v} entries)" for k, v in sorted(store.not_shown.items()))
-        )
+    hidden = not_drawn(store)
+    if hidden:
+        out.append("not shown: " + ", ".join(f"{clean(k, 60)} ({v} entries)" for k, v in hidden))
     for note in store.unread:
         out.append(f"could not read: {clean(note, 120)}")
     if store.problems:

@@ -155,6 +155,18 @@ _FLOW_PHASES = frozenset("stf")
 _X_ONLY = frozenset("X")
 
 
+def thread_ident(v: Any) -> Any:
+    """A pid or tid as catapult keys its process and thread maps: a JavaScript object key, so the string
+    ``"5555"`` and the number 5555 are one thread (old Kineto writes its X events with ``"tid": "5555"`` and its
+    flow points and instants with ``"tid": 5555``). Only a canonical integer text becomes the number ("05" and
+    "-0" stay strings: their keys differ from 5 and 0 in JavaScript too); any other string is a name."""
+    if type(v) is str and v and (v.isdigit() or (v[0] == "-" and v[1:].isdigit())) and v.isascii():
+        n = int(v)
+        if str(n) == v:
+            return n
+    return v
+
+
 def _mask_table(chars: str) -> bytes:
     """A bytes.translate table: 1 for the given phase letters, 0 for every other byte."""
     return bytes(1 if chr(c) in chars else 0 for c in range(256))
@@ -584,6 +596,10 @@ class ChromeLoader:
         b = self.b
         pids = list(map(_PID, xs))
         tids = list(map(_TID, xs))
+        if str in set(map(type, pids)):
+            pids = list(map(thread_ident, pids))
+        if str in set(map(type, tids)):
+            tids = list(map(thread_ident, tids))
         n = len(xs)
         ints = _int_columns(pids, tids)
         if ints is not None:
@@ -611,7 +627,7 @@ class ChromeLoader:
         if -1 in tracks:
             for k, v in enumerate(tracks):
                 if v == -1:
-                    tracks[k] = b.track_id((xs[k].pid, xs[k].tid))
+                    tracks[k] = b.track_id((pids[k], tids[k]))
         return np.array(tracks, np.int32)
 
     def _ingest_flows(self, fs: list[_Ev]) -> None:
@@ -659,6 +675,10 @@ class ChromeLoader:
         b = self.b
         problems = b.problems
         ph = e.ph
+        if type(e.pid) is str:
+            e.pid = thread_ident(e.pid)
+        if type(e.tid) is str:
+            e.tid = thread_ident(e.tid)
         if ph not in _TIMED:  # metadata, objects, samples, memory dumps: their time is never drawn, never parsed
             if ph == "M":
                 self._metadata_event(e)

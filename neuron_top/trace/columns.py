@@ -268,6 +268,15 @@ def _summarise_sparse(row: RowIndex, bounds: list[int], first: int, last: int) -
     return spans
 
 
+def counter_full_scale(counter: CounterTrack) -> float:
+    """The value a full bar of a counter line stands for: 100 for a percentage (CPU busy, NeuronCore
+    utilization: a core at 60% is not drawn full), else the largest sample (1 when there is none)."""
+    top = max((v for v in counter.val if v == v), default=0.0)
+    if counter.unit == "%":
+        return max(top, 100.0)
+    return top or 1.0
+
+
 def summarise_counter(counter: CounterTrack, bounds: list[int]) -> list[float | None]:
     """Per column, the largest sample inside it, else the last value before it (a step function)."""
     ts, val = counter.ts, counter.val
@@ -343,6 +352,18 @@ def exact_time(ns: int, scale: int, unit: str, decimals: int) -> str:
     q, r = divmod(abs(ns), scale)
     frac = f".{r * 10**decimals // scale:0{decimals}d}" if decimals else ""
     return f"{sign}{q}{frac} {unit}".rstrip()
+
+
+def format_exact(ns: int) -> str:
+    """A time in the unit its size calls for, to the nanosecond, without trailing zeros: ``260.189 ms``,
+    ``1.5 s``, ``800 ns``. The details of an event say where it is exactly, whatever the zoom (``format_at``
+    is for the axis and the status line, whose precision follows the window)."""
+    scale, unit = _unit(ns)
+    text = exact_time(ns, scale, unit, len(str(scale)) - 1)
+    if "." in text:
+        num, unit_ = text.split(" ", 1)
+        text = f"{num.rstrip('0').rstrip('.')} {unit_}"
+    return text
 
 
 def format_at(ns: int, resolution: int) -> str:
@@ -423,6 +444,20 @@ _KINDS = (
     ("M", None, None, "metadata events (M)"),
     ("c", None, None, "clock sync events (c)"),
 )
+
+
+def not_drawn(store: TraceStore) -> list[tuple[str, int]]:
+    """What the file holds that the timeline does not draw, and how many: events of the kinds it has no line for
+    (stack samples, object snapshots, clock syncs; metadata is not among them: it names the tracks), then the
+    parts after the events (stackFrames, samples, systrace text)."""
+    pc = store.phase_counts
+    out = []
+    for phases, label in (("P", "P sample events"), ("NOD", "N/O/D object events"), ("c", "c clock sync events")):
+        n = sum(pc.get(k, 0) for k in phases)
+        if n:
+            out.append((label, n))
+    out.extend(sorted(store.not_shown.items()))
+    return out
 
 
 def what_it_holds(store: TraceStore) -> str:

@@ -83,7 +83,8 @@ def run_flows(
 
     Per flow id, in time order (file order on ties): a start opens the flow, a step links from the flow's
     current slice and moves it, an end links from it and leaves it open to more ends; a start after an end
-    begins a new flow, a start while open is a problem. Ids whose points are one start and ends (or only
+    begins a new flow, a start while open is a problem. A link whose two ends are in one slice is a flow too,
+    as Perfetto counts it (its flow table keeps slice_out == slice_in): kept, never dropped unseen. Ids whose points are one start and ends (or only
     ends) are done with array passes; the rest (steps, several starts) walk their points in Python.
     """
     problems: Counter[str] = Counter()
@@ -113,8 +114,7 @@ def run_flows(
     problems_f = int((ends & ~linked).sum())
     if problems_f:
         problems["flow end without a start"] += problems_f
-    keep = linked & (e[np.maximum(src, 0)] != e)
-    la, lb, lkey = [e[src[keep]]], [e[keep]], [idx[keep]]
+    la, lb, lkey = [e[src[linked]]], [e[linked]], [idx[linked]]
     # the rest: the state machine, point by point
     rest = np.flatnonzero(~simple[gid])
     if len(rest):
@@ -147,10 +147,9 @@ def _walk(
         elif cur < 0:
             problems["flow end without a start" if action == F else "flow step without a start"] += 1
         else:
-            if cur != ev:
-                a.append(cur)
-                b.append(ev)
-                keys.append(i)
+            a.append(cur)
+            b.append(ev)
+            keys.append(i)
             if action == T:
                 cur, ended = ev, False
             else:
@@ -159,37 +158,71 @@ def _walk(
 
 
 class FlowMap(Mapping[int, list[int]]):
-    """Event -> the events its flow arrows lead to (both directions, in the order the links were made), kept
-    as sorted arrays: a Kineto trace has ~100,000 flow ends, and a dict of lists cost a Python step per end."""
+    """The flows of a store: links (source, target) as display indices, with a flow's source the earlier end.
 
-    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+    As a mapping, event -> the events its flow arrows lead to in either direction (in the order the links were
+    made; a flow with both ends in one slice lists that slice once). ``outgoing`` and ``incoming`` keep the
+    direction (downstream and upstream, as Neuron Explorer's Dependency Chain Viewer shows them). Kept as sorted
+    arrays: a Kineto trace has ~100,000 flow ends, and a dict of lists cost a Python step per end.
+    """
+
+    def __init__(self, a: np.ndarray | None = None, b: np.ndarray | None = None) -> None:
+        a = np.empty(0, np.int64) if a is None else np.asarray(a, np.int64)
+        b = np.empty(0, np.int64) if b is None else np.asarray(b, np.int64)
+        self.a, self.b = a, b
         n = len(a)
-        src = np.concatenate((a, b))
-        dst = np.concatenate((b, a))
-        link = np.concatenate((np.arange(n), np.arange(n)))
-        o = np.lexsort((link, src))
-        src, self._dst = src[o], dst[o]
-        self._keys, starts = np.unique(src, return_index=True)
-        self._off = np.append(starts, len(src))
+        other = a != b  # a flow within one slice is listed once, not as a link and its reverse
+        self._both = _Csr(np.concatenate((a, b[other])), np.concatenate((b, a[other])),
+                          np.concatenate((np.arange(n), np.flatnonzero(other))))
+        self._out = _Csr(a, b, np.arange(n))
+        self._in = _Csr(b, a, np.arange(n))
 
-    def _find(self, ev: object) -> int:
-        if not isinstance(ev, (int, np.integer)) or isinstance(ev, bool):
-            return -1
-        i = int(np.searchsorted(self._keys, ev))
-        return i if i < len(self._keys) and self._keys[i] == ev else -1
+    @property
+    def within_one_slice(self) -> int:
+        """Flows whose two ends are in one slice (counted as flows, as Perfetto counts them)."""
+        return int((self.a == self.b).sum())
+
+    def outgoing(self, ev: int) -> list[int]:
+        """The targets of the flows that start at ``ev`` (downstream), in the order the links were made."""
+        return self._out.get(ev)
+
+    def incoming(self, ev: int) -> list[int]:
+        """The sources of the flows that end at ``ev`` (upstream)."""
+        return self._in.get(ev)
 
     def __getitem__(self, ev: int) -> list[int]:
-        i = self._find(ev)
-        if i < 0:
+        if self._both.find(ev) < 0:
             raise KeyError(ev)
-        out: list[int] = self._dst[self._off[i] : self._off[i + 1]].tolist()
-        return out
+        return self._both.get(ev)
 
     def __contains__(self, ev: object) -> bool:
-        return self._find(ev) >= 0
+        return self._both.find(ev) >= 0
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._keys.tolist())
+        return iter(self._both.keys.tolist())
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._both.keys)
+
+
+class _Csr:
+    """key -> values, sorted by key then by ``order`` (the link number): one searchsorted per lookup."""
+
+    def __init__(self, src: np.ndarray, dst: np.ndarray, order: np.ndarray) -> None:
+        o = np.lexsort((order, src))
+        src, self.dst = src[o], dst[o]
+        self.keys, starts = np.unique(src, return_index=True)
+        self.off = np.append(starts, len(src))
+
+    def find(self, ev: object) -> int:
+        if not isinstance(ev, (int, np.integer)) or isinstance(ev, bool):
+            return -1
+        i = int(np.searchsorted(self.keys, ev))
+        return i if i < len(self.keys) and self.keys[i] == ev else -1
+
+    def get(self, ev: int) -> list[int]:
+        i = self.find(ev)
+        if i < 0:
+            return []
+        out: list[int] = self.dst[self.off[i] : self.off[i + 1]].tolist()
+        return out

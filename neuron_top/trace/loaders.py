@@ -21,7 +21,10 @@ from neuron_top.trace.chrome import ChromeLoader
 from neuron_top.trace.errors import TraceError
 from neuron_top.trace.store import StoreBuilder, TraceStore
 
-__all__ = ["ChromeLoader", "TraceError", "load_trace", "load_traces", "sniff_format", "trace_files"]
+__all__ = [
+    "KNOWN_SCHEMA_MAJORS", "ChromeLoader", "TraceError", "load_trace", "load_traces", "schema_major", "sniff_format",
+    "trace_files",
+]
 
 
 _LIMIT = 1 << 62
@@ -179,7 +182,7 @@ def _load_directory(p: Path) -> TraceStore:
     """neuron-explorer output directories: Parquet tables, else system_profile.json, else one trace JSON."""
     parquets = sorted(p.rglob("*.parquet"))[:64]
     if parquets:
-        return load_explorer_parquet(parquets)
+        return load_explorer_parquet(parquets, p)
     for name in ("system_profile.json", "trace.json", "trace.json.gz"):
         cand = next(iter(sorted(p.rglob(name))), None)
         if cand is not None:
@@ -357,33 +360,163 @@ def _pyarrow() -> Any:
 
 
 _EVENT_COLS = {"name", "start_ts"}
-_HBM_TS = ("timestamp_ns", "timestamp", "ts", "start_ts", "time_ns")
+_HBM_TS = ("timestamp", "timestamp_ns", "ts", "start_ts", "time_ns")
+
+KNOWN_SCHEMA_MAJORS = (7, 12)
+"""Neuron Explorer profile schema MAJOR versions this loader reads: 7 (SDK 2.31, schema 7.4.0) and 12 (SDK 2.33,
+schema 12.0.1). A MAJOR is an incompatible change (a table or field removed or renamed, a type changed), so a
+profile of another MAJOR is refused with one line rather than misread."""
+
+_TABLES = {
+    "SystemProfileEvents": "events",
+    "SystemProfileHbmUsage": "hbm",
+    "SystemProfileMetadata": "system-metadata",
+    "Metadata": "metadata",
+    "CpuUsage": "cpu",
+    "HostMemUsage": "host-memory",
+}
+"""The tables the timeline draws or reads (by the file name Neuron Explorer gives each table)."""
+
+_OTHER_TABLES = frozenset(
+    [
+        "ActiveTime", "AssemblyInstruction", "BirInstruction", "CcInstruction", "CcOp", "CcStream",
+        "CoreBarriers", "DeviceProfileList", "DmaPacket", "DmaPacketAggregated", "DmaQueuesInfo", "DmaUsage",
+        "DmaUsageSummary", "Error", "ExecutionInfo", "Flow", "FrameworkInstruction", "FrameworkNode",
+        "HbmUsage", "HbmUsageSummaryByType", "HloInstruction", "Instruction", "KernelInstructions",
+        "KernelIterationVariables", "KernelStackFrames", "NeffHeader", "OpcodeSummary", "PendingDma",
+        "PenguinInstruction", "PsumUsage", "SbufAllocation", "SbufUsage", "SchemaFields", "SemaphoreUpdate",
+        "StackFrame", "StackFrameFileLocation", "StackFrameFileName", "StackFrameFunctionName", "Summary",
+        "TensorInfo", "Throttle", "ThrottleSummary", "Warning",
+    ]
+)
+"""Device-profile and other documented tables: not system-trace tables, never read as events."""
 
 
-def load_explorer_parquet(paths: list[Path]) -> TraceStore:
-    """neuron-explorer Parquet tables: SystemProfileEvents, SystemProfileHbmUsage, SystemProfileMetadata."""
+def _table_kind(path: Path, cols: set[str]) -> str:
+    """Which table a Parquet file is: by its name, else (a renamed file) by its columns; "" when not drawn."""
+    stem = path.name.removesuffix(".parquet")
+    if stem in _TABLES:
+        return _TABLES[stem]
+    if stem in _OTHER_TABLES:
+        return ""
+    if cols >= _EVENT_COLS:
+        return "events"
+    if "profile_schema_version" in cols:
+        return "metadata"
+    if "hbm_idx" in cols:
+        return "hbm"
+    if "first_ts_ns" in cols:
+        return "system-metadata"
+    if {"util_percent", "cpu_id"} <= cols:
+        return "cpu"
+    if "used_bytes" in cols:
+        return "host-memory"
+    return ""
+
+
+def schema_major(version: str) -> int | None:
+    """The MAJOR of a ``MAJOR.MINOR.PATCH`` profile schema version (None when it is not one)."""
+    head = version.strip().split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def load_explorer_parquet(paths: list[Path], origin: Path | None = None) -> TraceStore:
+    """neuron-explorer Parquet tables, profile schema 7.x and 12.x: SystemProfileEvents, SystemProfileHbmUsage,
+    SystemProfileMetadata, CpuUsage, HostMemUsage and Metadata (which says the schema version; the store's
+    ``metadata["profile_schema_version"]`` keeps it, and the summary and the header say it)."""
     pq = _pyarrow()
-    b = StoreBuilder(str(paths[0]), "neuron-explorer-parquet")
-    seen_events = False
+    b = StoreBuilder(str(origin or paths[0]), "neuron-explorer-parquet")
+    tables: list[tuple[str, Any, Path]] = []
+    skipped: list[str] = []
     for path in paths:
         try:
             pf = pq.ParquetFile(path)
         except Exception as e:  # pyarrow raises its own error types; any of them means "unreadable"
             if path == paths[0]:
                 raise TraceError(f"{path}: unreadable Parquet file: {_one_line(e)}") from None
+            b.unread.append(f"{path.name}: unreadable Parquet file")
             continue
-        cols = set(pf.schema_arrow.names)
-        if cols >= _EVENT_COLS:
-            seen_events = True
-            _parquet_events(b, pf)
-        elif "hbm_idx" in cols:
-            _parquet_hbm(b, pf, cols)
-        elif "first_ts_ns" in cols:
+        kind = _table_kind(path, set(pf.schema_arrow.names))
+        if kind:
+            tables.append((kind, pf, path))
+        else:
+            skipped.append(path.name.removesuffix(".parquet"))
+    for kind, pf, path in tables:  # the version first: a profile of an unknown MAJOR is not read at all
+        if kind == "metadata":
+            _parquet_schema_version(b, pf, path)
+    readers = {"events": _parquet_events, "cpu": _parquet_cpu, "host-memory": _parquet_host_memory}
+    for kind, pf, _path in tables:
+        if kind in readers:
+            readers[kind](b, pf)
+        elif kind == "hbm":
+            _parquet_hbm(b, pf, set(pf.schema_arrow.names))
+        elif kind == "system-metadata":
             for row in pf.read().to_pylist()[:1]:
                 b.metadata.update({k: str(v) for k, v in row.items() if v is not None})
-    if not seen_events and not b.counters:
+    if skipped:
+        b.not_shown["other Parquet tables (" + ", ".join(sorted(skipped)[:4]) + ")"] = (
+            len(skipped)
+        )
+    if not any(k == "events" for k, _, _ in tables) and not b.counters:
         raise TraceError(f"{paths[0]}: no SystemProfileEvents table (columns name, start_ts, ...)")
     return b.build()
+
+
+def _parquet_schema_version(b: StoreBuilder, pf: Any, path: Path) -> None:
+    """Metadata.profile_schema_version: kept, and checked against the MAJOR versions this loader knows."""
+    if "profile_schema_version" not in pf.schema_arrow.names:
+        return
+    rows = pf.read(columns=["profile_schema_version"]).column(0).to_pylist()
+    version = next((str(v) for v in rows if v is not None and str(v).strip()), "")
+    if not version:
+        return
+    known = " and ".join(f"{m}.x" for m in KNOWN_SCHEMA_MAJORS)
+    if schema_major(version) not in KNOWN_SCHEMA_MAJORS:
+        raise TraceError(
+            f"{path}: Neuron Explorer profile schema {version[:40]} is not one this neuron-top reads "
+            f"(it reads {known}); a newer neuron-top may"
+        )
+    b.metadata["profile_schema_version"] = version.strip()
+
+
+def _parquet_cpu(b: StoreBuilder, pf: Any) -> None:
+    """CpuUsage: host CPU utilization per core (cpu_id "0", "1", ... or "average"), percent, one counter each."""
+    cols = set(pf.schema_arrow.names)
+    if not {"timestamp", "util_percent"} <= cols:
+        b.problems["CpuUsage table without timestamp and util_percent"] += 1
+        return
+    samples: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for row in pf.read().to_pylist():
+        ts, v = _num(row.get("timestamp")), row.get("util_percent")
+        if ts is None or not isinstance(v, (int, float)) or isinstance(v, bool):
+            continue
+        key = (_str(row.get("instance_id")), _str(row.get("cpu_id")) or "?")
+        samples.setdefault(key, []).append((ts, float(v)))
+    for (inst, cpu), pts in sorted(samples.items(), key=lambda kv: (kv[0][0], kv[0][1] != "average", kv[0][1])):
+        name = "host CPU average" if cpu == "average" else f"host CPU {cpu}"
+        c = b.counter(("cpu", inst, cpu), f"{name} busy", instance=inst, unit="%", group="host")
+        for ts, v in sorted(pts):
+            c.ts.append(ts)
+            c.val.append(v)
+
+
+def _parquet_host_memory(b: StoreBuilder, pf: Any) -> None:
+    """HostMemUsage: host memory in use per instance (bytes; used_percent kept as the breakdown's share)."""
+    cols = set(pf.schema_arrow.names)
+    if not {"timestamp", "used_bytes"} <= cols:
+        b.problems["HostMemUsage table without timestamp and used_bytes"] += 1
+        return
+    samples: dict[str, list[tuple[int, float]]] = {}
+    for row in pf.read().to_pylist():
+        ts, v = _num(row.get("timestamp")), row.get("used_bytes")
+        if ts is None or not isinstance(v, (int, float)) or isinstance(v, bool):
+            continue
+        samples.setdefault(_str(row.get("instance_id")), []).append((ts, float(v)))
+    for inst, pts in sorted(samples.items()):
+        c = b.counter(("host-memory", inst), "host memory used", instance=inst, unit="B", group="host")
+        for ts, v in sorted(pts):
+            c.ts.append(ts)
+            c.val.append(v)
 
 
 def _one_line(e: BaseException) -> str:
@@ -489,7 +622,10 @@ def _parquet_hbm(b: StoreBuilder, pf: Any, cols: set[str]) -> None:
         return
     long_val = next((c for c in ("bytes", "usage_bytes", "size_bytes", "usage", "value") if c in cols), None)
     long_form = "category" in cols and long_val is not None
-    ident = {tcol, "hbm_idx", "instance_id", "device_idx", "nd_idx", "process_id", "category", "id"}
+    ident = {tcol, "hbm_idx", "instance_id", "device_idx", "nd_idx", "process_id", "category", "id",
+             "total_bytes", "ultraserver_id", "ultraserver_instance_index"}
+    # the documented wide form: one <usage type>_bytes column per type, and their total_bytes (not a type)
+    wide = sorted(c for c in cols if c.endswith("_bytes") and c not in ident)
     samples: dict[tuple[Any, ...], dict[int, dict[str, float]]] = {}
     for row in pf.read().to_pylist():
         ts = _num(row.get(tcol))
@@ -503,8 +639,10 @@ def _parquet_hbm(b: StoreBuilder, pf: Any, cols: set[str]) -> None:
                 cats[str(row.get("category"))] = cats.get(str(row.get("category")), 0.0) + float(v)
         else:
             for k, v in row.items():
-                if k not in ident and isinstance(v, (int, float)) and not isinstance(v, bool):
-                    cats[k] = float(v)
+                number = isinstance(v, (int, float)) and not isinstance(v, bool)
+                # the 22 documented usage types are mostly empty: the breakdown keeps the used ones
+                if number and ((k in wide and v) or (not wide and k not in ident)):
+                    cats[k.removesuffix("_bytes") if wide else k] = float(v)
     for (inst, dev, hbm), by_ts in samples.items():
         label = f"HBM {hbm}" if dev is None else f"HBM nd{dev}/{hbm}"
         c = b.counter(("hbm", inst, dev, hbm), f"{label} used", instance=str(inst or ""), unit="B")

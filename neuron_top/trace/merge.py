@@ -15,6 +15,9 @@ from itertools import repeat
 from operator import add
 from pathlib import Path
 
+import numpy as np
+
+from neuron_top.trace.flowbind import FlowMap
 from neuron_top.trace.store import TraceStore
 
 __all__ = ["file_label", "merge_stores"]
@@ -49,8 +52,8 @@ def merge_stores(stores: list[TraceStore], labels: list[str]) -> TraceStore:
         shifts = [base - st.t_min for st in stores]
         alignment = "aligned at their starts: their clocks do not compare"
     out = TraceStore()
-    flows: dict[int, list[int]] = {}
-    out.flows = flows
+    flow_a: list[np.ndarray] = []
+    flow_b: list[np.ndarray] = []
     out.path = ", ".join(st.path for st in stores)
     formats = sorted({st.format for st in stores})
     out.format = formats[0] if len(formats) == 1 else "+".join(formats)
@@ -91,8 +94,8 @@ def merge_stores(stores: list[TraceStore], labels: list[str]) -> TraceStore:
             out.counters.append(
                 replace(c, id=c.id + c0, key=(label, *c.key), ts=array("q", map(add, c.ts, repeat(shift))), file=label)
             )
-        for a, bs in st.flows.items():
-            flows[a + d] = [b + d for b in bs]
+        flow_a.append(st.flows.a + d)
+        flow_b.append(st.flows.b + d)
         out.flow_count += st.flow_count
         out.unfinished += [e + d for e in st.unfinished]
         out.errors += [e + d for e in st.errors]
@@ -105,10 +108,15 @@ def merge_stores(stores: list[TraceStore], labels: list[str]) -> TraceStore:
         out.unread += [f"{label}: {u}" for u in st.unread]
         for what, n in st.not_shown.items():
             out.not_shown[f"{label}: {what}"] = n
+    if flow_a:
+        out.flows = FlowMap(np.concatenate(flow_a), np.concatenate(flow_b))
     present = [(st.t_min + sh, st.t_max + sh) for st, sh in zip(stores, shifts, strict=True) if len(st) or st.counters]
     out.t_min = min((a for a, _ in present), default=0)
     out.t_max = max((b for _, b in present), default=0)
     out.metadata = {"files": str(len(stores)), "alignment": alignment, "labels": "\n".join(labels)}
+    versions = {st.metadata.get("profile_schema_version", "") for st in stores}
+    if len(versions) == 1 and "" not in versions:  # one Neuron Explorer profile schema for all: still said
+        out.metadata["profile_schema_version"] = versions.pop()
     if wall:
         out.metadata["wall_offset"] = "0"
     return out

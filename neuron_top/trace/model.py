@@ -20,7 +20,7 @@ from neuron_top.trace.columns import RowIndex
 from neuron_top.trace.filters import Filters
 from neuron_top.trace.store import CounterTrack, TraceStore, Track
 
-__all__ = ["GROUPINGS", "GROUPING_LABELS", "PALETTE", "Line", "TimelineModel", "name_slot"]
+__all__ = ["GROUPINGS", "GROUPING_LABELS", "PALETTE", "Line", "TimelineModel", "available_groupings", "name_slot"]
 
 GROUPINGS = ("cpu-device", "core", "thread", "process", "instance")
 GROUPING_LABELS = {
@@ -48,6 +48,16 @@ class Line:
     title: str = ""
     """The track's name on every one of its lines (``label`` is empty after the first): shown on the top line
     when the view is scrolled into the middle of a tall track."""
+
+
+def available_groupings(store: TraceStore, files: bool = False) -> tuple[str, ...]:
+    """The groupings ``o`` cycles through: those that tell this trace's tracks apart. NeuronCore and instance only
+    when some track or counter has one (on a trace with neither they put everything in one group, and the screen
+    would not change); "file" when several files are open."""
+    have_core = any(t.core is not None for t in store.tracks) or any(c.core is not None for c in store.counters)
+    have_inst = any(t.instance for t in store.tracks) or any(c.instance for c in store.counters)
+    modes = [m for m in GROUPINGS if (m != "core" or have_core) and (m != "instance" or have_inst)]
+    return ("file", *modes) if files else tuple(modes)
 
 
 def _group_of(track: Track, mode: str, files: dict[str, int] | None = None) -> tuple[Any, str]:
@@ -106,7 +116,7 @@ class TimelineModel:
         labels = store.metadata.get("labels", "")
         self.files = {name: k for k, name in enumerate(labels.split("\n"))} if labels else {}
         """Several files opened together: their group names, in the order given (grouping "file")."""
-        self.groupings = ("file", *GROUPINGS) if self.files else GROUPINGS
+        self.groupings = available_groupings(store, bool(self.files))
         self.grouping = grouping or self.groupings[0]
         self.filters = filters or Filters()
         self.lines: list[Line] = []
@@ -117,6 +127,9 @@ class TimelineModel:
         self._search_cache: tuple[str, list[int]] | None = None
         self._by_time_cache: dict[str, list[int]] = {}
         self._keys: array | None = None
+        self._flow_turn: dict[tuple[int, bool], int] = {}
+        """(slice, downstream?) -> how many times ``follow_flow`` left it that way: the next time takes the next
+        flow end in turn, so L, H, L from a slice with two consumers reaches both."""
         self.rebuild()
 
     # -- structure ------------------------------------------------------------------------------------------
@@ -170,7 +183,9 @@ class TimelineModel:
         self.rebuild()
 
     def cycle_grouping(self) -> str:
-        self.set_grouping(self.groupings[(self.groupings.index(self.grouping) + 1) % len(self.groupings)])
+        modes = self.groupings
+        k = modes.index(self.grouping) + 1 if self.grouping in modes else 0
+        self.set_grouping(modes[k % len(modes)])
         return self.grouping
 
     def set_filters(self, filters: Filters) -> None:
@@ -285,6 +300,46 @@ class TimelineModel:
             return events[i % len(events)]
         i = bisect_left(keys, cur) - 1
         return events[i % len(events)]
+
+    # -- flows (Neuron Explorer's Dependency Chain Viewer: upstream and downstream of a slice) -----------------------
+    def flow_ends(self, ev: int, downstream: bool) -> list[int]:
+        """The other ends of ``ev``'s flows, downstream (flows leaving it) or upstream (flows arriving), by time;
+        each once, without ``ev`` itself (a flow within one slice leads nowhere else), only those shown."""
+        fm = self.store.flows
+        got = fm.outgoing(ev) if downstream else fm.incoming(ev)
+        st = self.store
+        return sorted({e for e in got if e != ev and self.visible(e)}, key=lambda e: (st.start[e], e))
+
+    def hidden_flow_ends(self, ev: int) -> int:
+        """Other ends of ``ev``'s flows that the filters hide."""
+        fm = self.store.flows
+        return len({e for e in fm.outgoing(ev) + fm.incoming(ev) if e != ev and not self.visible(e)})
+
+    def follow_flow(self, ev: int, downstream: bool) -> tuple[int | None, int, int]:
+        """Where L (downstream) or H (upstream) goes from ``ev``: (the slice, its number k, of n). Asked again
+        from the same slice the same way, the next of its n ends in turn (then the first again)."""
+        ends = self.flow_ends(ev, downstream)
+        if not ends:
+            return None, 0, 0
+        key = (ev, downstream)
+        k = self._flow_turn.get(key, 0) % len(ends)
+        self._flow_turn[key] = k + 1
+        return ends[k], k + 1, len(ends)
+
+    def chain_source(self, ev: int, limit: int = 10_000) -> tuple[int, int]:
+        """The source of the flow chain through ``ev``: upstream (the earliest flow in, each time) until a slice
+        no flow arrives at; with how many flows up it is (0: ``ev`` is a source). Stops on a cycle, and after
+        ``limit`` flows (the list is redrawn on every selection: a chain of a million steps must not stall it)."""
+        seen = {ev}
+        steps = 0
+        while steps < limit:
+            ups = self.flow_ends(ev, downstream=False)
+            if not ups or ups[0] in seen:
+                return ev, steps
+            ev = ups[0]
+            seen.add(ev)
+            steps += 1
+        return ev, steps
 
     def search(self, text: str) -> list[int]:
         """Events whose name contains ``text`` (case-insensitive), sorted by time; cached per text."""

@@ -16,7 +16,6 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from operator import itemgetter, le
@@ -30,7 +29,8 @@ from neuron_top.trace.layout import nest
 from neuron_top.trace.timeparse import is_wall_clock
 
 __all__ = [
-    "ASYNC", "ERROR", "ERROR_NAMES", "FLOW", "FLOW_ID_LIMIT", "FLOW_TEXT_LIMIT", "HARDWARE_EVENTS", "INSTANT", "UNFINISHED", "CounterTrack",
+    "ASYNC", "ERROR", "ERROR_NAMES", "FLOW", "FLOW_ID_LIMIT", "FLOW_IN", "FLOW_OUT", "FLOW_TEXT_LIMIT",
+    "HARDWARE_EVENTS", "INSTANT", "UNFINISHED", "CounterTrack",
     "EventInfo", "StoreBuilder", "TraceStore", "Track", "decode_args", "is_error_name", "merge_args",
     "mip_levels", "mip_pick", "ret_is_error",
 ]
@@ -41,9 +41,13 @@ UNFINISHED = 1
 ERROR = 2
 """Non-zero ``ret`` in args, or an error event type (numerical_err, ...)."""
 INSTANT = 4
-FLOW = 8
-"""The event is an end of at least one flow arrow."""
+FLOW_OUT = 8
+"""At least one flow arrow leaves the event (it is a flow's source)."""
 ASYNC = 16
+FLOW_IN = 32
+"""At least one flow arrow arrives at the event."""
+FLOW = FLOW_OUT | FLOW_IN
+"""The event is an end of at least one flow arrow (a mask)."""
 
 HARDWARE_EVENTS = frozenset(
     {
@@ -60,7 +64,11 @@ HARDWARE_EVENTS = frozenset(
 
 ERROR_NAMES = frozenset({"numerical_err", "numerical_error", "error", "hw_error", "nrt_error", "exec_error"})
 
-_DEVICE_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "neuron_hw"})
+_DEVICE_CATS = frozenset(
+    {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "neuron_hw", "memcpy", "memset"}
+)
+"""Event categories of device work, compared in lower case: Kineto writes "kernel", "gpu_memcpy" ..., and its
+schemaVersion-1 traces (torch-tb-profiler's era) "Kernel", "Memcpy", "Memset"."""
 _CORE_RE = re.compile(r"^(?:nc|neuroncore|core)[ _:-]?(\d+)$", re.IGNORECASE)
 _INSTANCE_RE = re.compile(r"(?<![0-9A-Za-z])i-[0-9a-f]{6,}(?![0-9A-Za-z])")
 
@@ -327,8 +335,8 @@ class TraceStore:
         self.args_blob: bytes | bytearray = b""
         self.tracks: list[Track] = []
         self.counters: list[CounterTrack] = []
-        self.flows: Mapping[int, list[int]] = {}
-        """Event index -> the events its flow arrows lead to (both directions)."""
+        self.flows = FlowMap()
+        """The flows (``FlowMap``): event index -> linked events, and each link's direction."""
         self.flow_count = 0
         self.problems: Counter[str] = Counter()
         self.phase_counts: Counter[str] = Counter()
@@ -361,6 +369,15 @@ class TraceStore:
 
     def __len__(self) -> int:
         return len(self.start)
+
+    @property
+    def format_label(self) -> str:
+        """The format as the summary and the header say it; for Neuron Explorer's Parquet output, with the profile
+        schema version it was read as (its Metadata table says it; without one, that it was not stated)."""
+        if self.format != "neuron-explorer-parquet":
+            return self.format
+        version = self.metadata.get("profile_schema_version")
+        return f"{self.format}, profile schema " + (version or "not stated (no Metadata table)")
 
     @property
     def span(self) -> int:
@@ -688,7 +705,7 @@ class StoreBuilder:
         Legacy S/T/p/F: one slice per (name, id) across processes, from S to F, its T/p steps as sub-slices.
         Nestable b/e/n: per (cat, id) a stack of open begins; an ``e`` closes the nearest open ``b`` *of its
         name* (begins above it that never ended stay unmatched); an ``e`` that matches no ``b`` is a problem and
-        closes nothing. An unmatched begin is unfinished: it runs to the last event of its id (catapult), or to
+        closes nothing, and is drawn from the first event of its id to it (catapult's "no matching BEGIN"). An unmatched begin is unfinished: it runs to the last event of its id (catapult), or to
         the trace end when nothing of its id came after it.
         """
         evs = sorted(self.async_events, key=itemgetter(0, 1))
@@ -755,8 +772,9 @@ class StoreBuilder:
                 k = len(stack) - 1
                 while k >= 0 and stack[k][0][5] != ev[5]:
                     k -= 1
-                if k < 0:
+                if k < 0:  # drawn from the first event of its id to it, as catapult draws it (a problem still)
                     self.problems["async e without a matching b"] += 1
+                    entries.append([ev, None, stack[-1] if stack else None])
                     continue
                 stack[k][1] = ev
                 del stack[k:]
@@ -777,6 +795,8 @@ class StoreBuilder:
             t = self._async_track(rev[4], rev[5])
             if ph == "n":
                 pos = self.add(t, ts, ts, name, cat, args, "n", ASYNC | INSTANT)
+            elif ph == "e":
+                pos = self.add(t, events[0][0], ts, name, cat, args, "e", ASYNC)
             elif end_ev is not None:
                 pos = self.add(t, ts, end_ev[0], name, cat, merge_args(args, end_ev[7]), "b", ASYNC)
             elif last_ts > ts:
@@ -915,7 +935,7 @@ class StoreBuilder:
         for i in range(lo, hi, step):
             total += 1
             o = st.orig[i]
-            if st.strings[st.name[o]] in HARDWARE_EVENTS or st.strings[st.cat[o]] in _DEVICE_CATS:
+            if st.strings[st.name[o]] in HARDWARE_EVENTS or st.strings[st.cat[o]].lower() in _DEVICE_CATS:
                 hits += 1
         return total > 0 and hits * 2 > total
 
@@ -1154,8 +1174,8 @@ class StoreBuilder:
         if len(a):
             flags_w = np.frombuffer(st.flags, np.uint8)
             orig_i = np.frombuffer(st.orig, np.int32)
-            flags_w[orig_i[a]] |= FLOW
-            flags_w[orig_i[b]] |= FLOW
+            flags_w[orig_i[a]] |= FLOW_OUT
+            flags_w[orig_i[b]] |= FLOW_IN
             del flags_w, orig_i
             st.flows = FlowMap(a, b)
         st.flow_count = len(a)

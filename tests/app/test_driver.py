@@ -19,7 +19,8 @@ from textual.drivers._writer_thread import WriterThread
 from textual.drivers.linux_driver import LinuxDriver
 
 from neuron_top.tui.app import NeuronTopApp
-from neuron_top.tui.render.driver import QuietLinuxDriver, _Terminal, driver_for
+from neuron_top.tui.render.driver import QuietLinuxDriver, SafeLinuxDriver, _Terminal, driver_for
+from tests.helpers import until
 
 
 class FakeApp:
@@ -34,12 +35,6 @@ class FakeApp:
 
     def pressed(self) -> list[str]:
         return [e.key for e in self.events if isinstance(e, events.Key)]
-
-
-async def until(condition: Callable[[], bool], timeout: float = 2.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
 
 
 @dataclass
@@ -114,8 +109,12 @@ async def test_disable_input_stops_the_thread_at_once(rig: Rig, monkeypatch) -> 
 
 
 def test_the_app_uses_it_only_in_place_of_linux_driver(monkeypatch) -> None:
+    """The quiet driver for the fast renderer; with Textual's own drawing (``--render textual``, the documented
+    fallback) the safe one, so that a closed terminal ends that app too (it ran on 25 s after SIGHUP)."""
     assert NeuronTopApp(None).driver_class is QuietLinuxDriver
+    assert NeuronTopApp(None, render="textual").driver_class is SafeLinuxDriver
     assert driver_for(LinuxDriver) is QuietLinuxDriver
+    assert driver_for(LinuxDriver, quiet=False) is SafeLinuxDriver
     other = type("Other", (LinuxDriver,), {})
     assert driver_for(other) is other
     monkeypatch.setattr("textual.constants.DRIVER", "textual.drivers.linux_driver:LinuxDriver")
@@ -196,12 +195,13 @@ def returns_within(call: Callable[[], object], seconds: float = 5.0) -> bool:
     return not thread.is_alive()
 
 
-async def test_a_dead_terminal_blocks_neither_writes_nor_close() -> None:
+@pytest.mark.parametrize("cls", [QuietLinuxDriver, SafeLinuxDriver])
+async def test_a_dead_terminal_blocks_neither_writes_nor_close(cls: type[SafeLinuxDriver]) -> None:
     """The SSH connection drops: the writer thread died on its first write (EIO). Textual's queue holds 30
     writes; the 31st (a second of frames) and the ``put`` that stops the thread at exit then waited for ever, and
     the process stayed behind, orphaned, with its source and children. The driver's file drops such writes, so
     the writer thread lives on and empties its queue."""
-    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    driver = cls(FakeApp(), mouse=False)  # type: ignore[arg-type]
     driver._file = _Terminal(DeadTerminal())  # type: ignore[assignment]  # what __init__ wraps the terminal in
     driver._writer_thread = writer = WriterThread(driver._file)  # as start_application_mode makes it
     writer.start()
@@ -211,15 +211,17 @@ async def test_a_dead_terminal_blocks_neither_writes_nor_close() -> None:
     assert not writer.is_alive()
 
 
-async def test_the_sigcont_of_a_hangup_does_not_start_application_mode_again(monkeypatch) -> None:
+@pytest.mark.parametrize("cls", [QuietLinuxDriver, SafeLinuxDriver])
+async def test_the_sigcont_of_a_hangup_does_not_start_application_mode_again(monkeypatch,
+                                                                              cls: type[SafeLinuxDriver]) -> None:
     """A hangup sends SIGHUP (the app exits) and SIGCONT. Textual's driver starts application mode again on any
     SIGCONT, with a second writer thread (which then dies on the dead terminal, see above). Only a suspend's
     SIGCONT resumes it."""
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT)}
     started: list[int] = []
-    monkeypatch.setattr(QuietLinuxDriver, "start_application_mode", lambda self: started.append(1))
-    monkeypatch.setattr(QuietLinuxDriver, "stop_application_mode", lambda self: None)
-    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    monkeypatch.setattr(cls, "start_application_mode", lambda self: started.append(1))
+    monkeypatch.setattr(cls, "stop_application_mode", lambda self: None)
+    driver = cls(FakeApp(), mouse=False)  # type: ignore[arg-type]
     try:
         os.kill(os.getpid(), signal.SIGCONT)
         await asyncio.sleep(0.05)
@@ -262,7 +264,7 @@ async def test_stop_and_continue_are_handled_from_the_event_loop(monkeypatch) ->
     monkeypatch.setattr(LinuxDriver, "suspend_application_mode", lambda self: done.append("suspend"))
     monkeypatch.setattr(LinuxDriver, "resume_application_mode", lambda self: done.append("resume"))
     monkeypatch.setattr(os, "kill", lambda pid, sig: done.append(f"kill {sig}"))  # not the SIGSTOP for real
-    driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
+    _driver = QuietLinuxDriver(FakeApp(), mouse=False)  # type: ignore[arg-type]
     try:
         signal.raise_signal(signal.SIGTSTP)
         assert done == []  # a Python signal handler would have run already, wherever the main thread was

@@ -37,9 +37,11 @@ def test_the_help_has_no_raw_key_names_and_explains_the_symbols() -> None:
                 assert not RAW.search(k), (title, keys)
     assert ("1-9", "select tab n (1: all apps)") in sections["Dashboard"]
     legend = dict(sections["Symbols and units"])
-    for symbol in ("-", "0%, 0.0/s", "done/s, err/s, nerr/s", "timeout, bad in, noqueue", "STALE", "NO DATA"):
+    for symbol in ("-", "0%, 0.0/s", "err", "1.2ms*", "err/s", "bad/s", "done/s, werr/s, nerr/s",
+                   "timeout, bad in, noqueue", "STALE", "NO DATA"):
         assert symbol in legend
-    assert "not the same as 0" in legend["-"] and "per second" in legend["done/s, err/s, nerr/s"]
+    assert "not the same as 0" in legend["-"] and "per second" in legend["done/s, werr/s, nerr/s"]
+    assert "errors by type" in legend["err/s"] and "did not complete cleanly" in legend["bad/s"]
     assert "counts in the last report" in legend["timeout, bad in, noqueue"]
 
 

@@ -323,19 +323,21 @@ async def test_idle_latency_is_idle_never_zero() -> None:
     assert idle_app.strip() == "idle (1): idle-app"  # idle now and in all history: one line for all such apps
     boom = next(r for r in rows if "[red]boom" in r)
     device = rows[rows.index(boom) + 1].split()
-    assert device[:2] == ["device", "idle"] and "ms" not in "".join(device[2:])  # null in the last report
+    # null device latency from an app that ran 503 executions: not reported ("-"), not idle (it did run)
+    assert device[:2] == ["device", "-"] and "ms" not in "".join(device[2:])
     assert "3.00ms" in boom and "18.0ms" in boom  # p50 and p100 of the last report
 
 
 @sync
 async def test_idle_app_with_history_keeps_its_rows() -> None:
     snaps = snapshots()
-    app = PanelApp(view_of(snaps[:3]), only(LatencyPanel))  # report 2: [red]boom idle, but with history
+    # report 2: [red]boom's latency is null, with history; it ran 3 executions (none completed cleanly), so "-"
+    app = PanelApp(view_of(snaps[:3]), only(LatencyPanel))
     async with app.run_test(size=(120, 20)) as pilot:
         await pilot.pause()
         rows = lines(app.query_one(LatencyPanel))
     boom = next(r for r in rows if "[red]boom" in r)
-    assert "idle" in boom and "ms" not in boom and "idle (1): idle-app" in rows[-1]
+    assert boom.split()[1:3] == ["total", "-"] and "ms" not in boom and "idle (1): idle-app" in rows[-1]
 
 
 @sync
@@ -358,7 +360,7 @@ async def test_latency_fixture_with_missing_percentiles() -> None:
     async with app.run_test(size=(120, 20)) as pilot:
         await pilot.pause()
         rows = lines(app.query_one(LatencyPanel))
-    assert "idle" in rows[2]  # total latency absent
+    assert rows[2].split()[1:3] == ["total", "-"]  # total latency absent, 816 executions: not reported, not idle
     assert "1.12ms" in rows[3] and " -" in rows[3]  # device p50 there, p25 not reported
 
 
@@ -453,7 +455,7 @@ async def test_app_screen_follows_updates_and_marks_an_ended_app() -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, AppScreen)
-        assert "idle" in text(screen.query_one(LatencyPanel))  # report 2: idle
+        assert "total         -" in text(screen.query_one(LatencyPanel))  # report 2: null, but it ran
         screen.view = view_of(snaps)
         await pilot.pause()
         assert "3.00ms" in text(screen.query_one(LatencyPanel))
@@ -544,7 +546,7 @@ async def test_weird_report_details() -> None:
         lat = text(app.query_one(LatencyPanel))
         ex = text(app.query_one(ExecPanel))
     assert "\\x1b]0;pwned\\x07" in lat
-    assert "idle" in lat and "inf" not in lat  # an infinite percentile is no data
+    assert "total" in lat and "inf" not in lat and "idle" not in lat  # an infinite percentile is no data: "-"
     assert "brand_new" in ex
 
 

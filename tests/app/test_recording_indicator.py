@@ -15,6 +15,7 @@ from neuron_top.sources.base import Item, RawReport, State, Status
 from neuron_top.tui.app import NeuronTopApp
 from neuron_top.tui.widgets.header import HeaderBar
 from tests.conftest import DATA
+from tests.helpers import until
 
 REPORT = (DATA / "trn2_small.json").read_bytes().strip()
 
@@ -43,20 +44,13 @@ def header(app: NeuronTopApp) -> str:
     return app.screen.query_one(HeaderBar).render_line(0).text
 
 
-async def until(pilot, test, tries: int = 100) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(tries):
-        if test():
-            return
-        await pilot.pause(0.05)
-
-
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
 async def test_the_header_says_recording_is_on(tmp_path: Path, size: tuple[int, int]) -> None:
     """Nothing on screen said that recording was on."""
     source = Reports(extra=[b"[1, 2]"])  # not a report: refused by the recorder, counted
     app = NeuronTopApp(source, recorder=RecordingWriter(tmp_path / "night.jsonl.zst"), clock=lambda: 1000.0)
-    async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: source.done.is_set() and "REC" in header(app) and " 3" in header(app))
+    async with app.run_test(size=size):
+        await until(lambda: source.done.is_set() and "REC" in header(app) and " 3" in header(app))
         line = header(app)
         assert "● REC night.jsonl.zst 3 · 1 refused" in line  # with the state badge: seen at 80 columns
 
@@ -66,8 +60,8 @@ async def test_the_header_says_when_recording_stopped(tmp_path: Path) -> None:
         pytest.skip("no /dev/full to fill")
     source = Reports()
     app = NeuronTopApp(source, recorder=RecordingWriter("/dev/full"), clock=lambda: 1000.0)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: source.done.is_set() and "STOPPED" in header(app))
+    async with app.run_test(size=(120, 40)):
+        await until(lambda: source.done.is_set() and "STOPPED" in header(app))
         assert "● REC STOPPED (No space left on device)" in header(app)
         assert app.latest is not None  # the data goes on
 
@@ -76,7 +70,7 @@ async def test_no_indicator_without_recording() -> None:
     source = Reports()
     app = NeuronTopApp(source, clock=lambda: 1000.0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, source.done.is_set)
+        await until(source.done.is_set)
         await pilot.pause(0.1)
         assert "REC" not in header(app)
 

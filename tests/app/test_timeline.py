@@ -282,7 +282,7 @@ async def _follow(app: TimelineApp, pilot: Any, name: str) -> str:
     st = tl.model.store
     tl.select(next(i for i in range(len(st)) if st.name_of(i) == name))
     await pilot.pause()
-    assert "flows: 1 linked" in _text(app, "#trace-details")
+    assert "flows: 1 out (L) · D lists them" in _text(app, "#trace-details")
     await pilot.press("L")
     return st.name_of(tl.selected)  # type: ignore[arg-type]
 
@@ -303,8 +303,11 @@ async def test_follow_a_flow(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.pause()
         assert await _follow(app, pilot, "launch") == "kernel"
-        await pilot.press("L")  # and back
         tl = _screen(app).timeline
+        assert "flows: 1 in (H) · D lists them" in _text(app, "#trace-details")
+        await pilot.press("L")  # the end of the chain: L stays, and says so
+        assert tl.model.store.name_of(tl.selected) == "kernel"  # type: ignore[arg-type]
+        await pilot.press("H")  # and back
         assert tl.model.store.name_of(tl.selected) == "launch"  # type: ignore[arg-type]
 
 
@@ -654,6 +657,8 @@ async def test_help_in_the_timeline_lists_its_keys_first_with_human_names() -> N
         keys = dict(help_screen.sections[0][1])
         assert keys[">"] == "next match" and keys[". / ^→"] == "next event on this line"
         assert keys["!"] == "first error or unfinished event" and keys["esc"] == "close / clear"
+        assert keys["L"].startswith("follow a flow downstream") and keys["H"].startswith("follow a flow upstream")
+        assert keys["D"].startswith("flows of the selected slice")
         every = " ".join(k for _, rows in help_screen.sections for k, _ in rows)
         assert "greater_than_sign" not in every and "full_stop" not in every and "question_mark" not in every
 
@@ -763,3 +768,103 @@ async def test_replay_and_timeline_follow_each_other(tmp_path: Path) -> None:
         assert controller.position == 25  # the report in effect at 25.5 s
         await pilot.pause()
         assert timeline.timeline.playhead == round((T_WALL + 25.5) * 1e9)  # not moved back by its own echo
+
+
+def _in_view(tl: Timeline, ev: int) -> bool:
+    """The event is inside the window, at least a cell wide (not hidden in a shaded cell), on a line shown."""
+    st = tl.model.store
+    s, e = st.start[ev], st.end[ev]
+    line = tl.model.line_of_event(ev)
+    wide = (e - s) * tl.area_w >= (tl.t1 - tl.t0) or e == s
+    return tl.t0 <= s and e <= tl.t1 and wide and line is not None and tl.top <= line < tl.top + tl.body_h
+
+
+def _track_text(tl: Timeline, ev: int) -> str:
+    """What the event's line shows right of the labels."""
+    line = tl.model.line_of_event(ev)
+    assert line is not None
+    return tl.render_line(line - tl.top + 1).text[tl.label_w + 1 :]
+
+
+@sync
+async def test_chain_from_its_middle_source_consumers_and_back_each_in_view() -> None:
+    """Perfetto's flow v2 test trace: SenderA -> OtherSlice -> SomeSlice and SomeOtherSlice (issue 35)."""
+    from tests.trace_helpers import real_trace
+
+    store = load_trace(real_trace("perfetto_flow_events_json_v2.json"))
+    ev = {store.name_of(i): i for i in range(len(store))}
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        tl = scr.timeline
+        tl.zoom(64)  # far from every end of the chain
+        tl.select(ev["OtherSlice"])
+        await pilot.pause()
+        assert "flows: 1 in (H), 2 out (L) · D lists them" in _text(app, "#trace-details")
+        assert "→OtherSlice" in _track_text(tl, ev["OtherSlice"])  # marked: a flow in, and one out at its end
+        assert _track_text(tl, ev["OtherSlice"]).rstrip().endswith("→")
+        walk = []
+        for key in ("H", "L", "L", "H", "L", "H"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert tl.selected is not None and _in_view(tl, tl.selected)
+            walk.append(store.name_of(tl.selected))
+        # H: the source (10 µs, under a cell: zoomed in); L, L: back, then the first consumer; H back; L the
+        # second consumer (L again from a slice takes the next in turn); H back to the middle
+        assert walk == ["SenderA", "OtherSlice", "SomeSlice", "OtherSlice", "SomeOtherSlice", "OtherSlice"]
+        await pilot.press("D")
+        await pilot.pause()
+        box = scr.query_one("#trace-flows", OptionList)
+        listed = [str(box.get_option_at_index(k).prompt) for k in range(box.option_count)]
+        assert listed[1:3] == ["↑ upstream (H): 1", "  SenderA\n    15903 @ +3.002 ms"]
+        assert listed[3] == "↓ downstream (L): 2" and [x.split("\n")[0] for x in listed[4:6]] == [
+            "  SomeSlice", "  SomeOtherSlice"
+        ]
+        await pilot.press("down", "down", "enter")  # from SenderA (highlighted first) to SomeOtherSlice
+        await pilot.pause()
+        assert tl.selected == ev["SomeOtherSlice"] and _in_view(tl, ev["SomeOtherSlice"])
+        listed = [str(box.get_option_at_index(k).prompt) for k in range(box.option_count)]
+        assert listed[1].startswith("⇤ chain source: SenderA (2 flows up)")  # the list follows the selection
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not box.has_class("-visible") and tl.selected == ev["SomeOtherSlice"]
+
+
+@sync
+async def test_search_brings_a_match_under_a_cell_into_view() -> None:
+    from tests.trace_helpers import real_trace
+
+    store = load_trace(real_trace("perfetto_flow_events_json_v2.json"))
+    app = TimelineApp(store)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        await pilot.press("slash", *"SenderA", "enter")  # from the whole trace
+        await pilot.pause()
+        sender = tl.selected
+        assert sender is not None and store.name_of(sender) == "SenderA"
+        assert store.dur[sender] * 90 < store.span  # under a cell at the whole trace: it needed the zoom
+        assert _in_view(tl, sender) and "SenderA" in _track_text(tl, sender)
+
+
+@sync
+async def test_a_flow_within_one_slice_is_said_in_the_details() -> None:
+    """Lighthouse's iframe page load: DocumentLoader::InitializeWindow holds both ends of one flow (issue 35)."""
+    from tests.trace_helpers import real_trace
+
+    store = load_trace(real_trace("lighthouse_iframe_trace.json.gz"))
+    (ev,) = [a for a, b in zip(store.flows.a.tolist(), store.flows.b.tolist(), strict=True)
+             if a == b and store.name_of(a) == "DocumentLoader::InitializeWindow"]
+    app = TimelineApp(store)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        scr.timeline.select(ev)
+        await pilot.pause()
+        assert "flows: 1 in (H), 1 out (L), 1 within this slice · D lists them" in _text(app, "#trace-details")
+        await pilot.press("D")
+        await pilot.pause()
+        box = scr.query_one("#trace-flows", OptionList)
+        last = str(box.get_option_at_index(box.option_count - 1).prompt)
+        assert last == "1 flow(s) with both ends in this slice"

@@ -43,3 +43,53 @@ def test_a_trace_with_lost_events_says_so(term, tmp_path) -> None:  # noqa: F811
     t.wait_for("unreadable: 1 event could not be read")
     t.keys("q")
     assert t.wait_exit() == 0
+
+
+def _tracks(screen: str, label_w: int) -> str:
+    """The track area of a timeline screen: the lines under the axis and above the details, right of the labels."""
+    lines = screen.splitlines()
+    body = []
+    for line in lines[2:]:
+        if line.startswith("─" * 20):  # the details pane's top border
+            break
+        body.append(line[label_w + 1 :])
+    return "\n".join(body)
+
+
+def _details_title(screen: str) -> str:
+    """The selected event's name (the first line of the details pane), or "" while the pane is not shown."""
+    lines = screen.splitlines()
+    k = next((i for i, line in enumerate(lines) if line.startswith("─" * 20)), None)
+    return lines[k + 1].strip() if k is not None and k + 1 < len(lines) else ""
+
+
+def test_walk_a_flow_chain_from_its_middle_each_end_in_view(term) -> None:  # noqa: F811
+    """Issue 35's acceptance at 120x40 on Perfetto's flow v2 test trace: from OtherSlice (the middle of
+    SenderA -> OtherSlice -> SomeSlice, SomeOtherSlice) to the source, every consumer and back, each drawn in the
+    track area at the zoom the jump left (SenderA, 10 µs, is under a cell of the whole trace: zoomed in)."""
+    t = term(120, 40)
+    t.start(nt("trace", str(real_trace("perfetto_flow_events_json_v2.json"))))
+    t.wait_for("grouping: CPU vs device (o)")
+    t.keys("+", "+", "+", "+", "+", "+")  # zoomed far into the start: nothing of the chain in view
+    t.wait_for("67.7 µs shown")
+    t.keys("/")
+    t.wait_for("search event names")
+    t.keys("OtherSlice")
+    t.wait_for("OtherSlice")
+    t.keys("Enter")
+    screen = t.wait_for(lambda s: _details_title(s) == "OtherSlice")
+    assert "flows: 1 in (H), 2 out (L) · D lists them" in screen
+    label_w = 24  # at 120 columns
+    assert "→OtherSlice" in _tracks(screen, label_w)
+    for key, name in (("H", "SenderA"), ("L", "OtherSlice"), ("L", "SomeSlice"), ("H", "OtherSlice"),
+                      ("L", "SomeOtherSlice"), ("H", "OtherSlice")):
+        t.keys(key)
+        screen = t.wait_for(lambda s, name=name: _details_title(s) == name)
+        assert name in _tracks(screen, label_w), f"{name} selected but not drawn in view:\n{screen}"
+    t.keys("D")
+    screen = t.wait_for("↓ downstream (L): 2")
+    assert "SenderA" in screen and "SomeSlice" in screen and "SomeOtherSlice" in screen
+    t.keys("Escape")  # (alone: ESC then q at once is Alt+q)
+    t.wait_for(lambda s: "↓ downstream (L)" not in s)
+    t.keys("q")
+    assert t.wait_exit() == 0

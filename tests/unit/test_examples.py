@@ -75,6 +75,13 @@ def test_markers_of_a_recording(tmp_path: Path) -> None:
     assert f"{len(out.stdout.splitlines())} markers in 400 reports" in out.stderr
     only = run("recording_markers.py", str(rec), "--kind", "app+")
     assert only.stdout and all(line.split()[3] == "app+" for line in only.stdout.splitlines())
+    # the docstring's own example: "ecc" is a family (both ECC kinds), not a kind that never occurs
+    ecc = run("recording_markers.py", str(rec), "--kind", "ecc")
+    assert ecc.returncode == 0 and ecc.stdout
+    assert {line.split()[3] for line in ecc.stdout.splitlines()} <= {"ecc-uncorrected", "ecc-corrected"}
+    assert ecc.stdout.splitlines() == [line for line in out.stdout.splitlines() if " ecc-" in line]
+    typo = run("recording_markers.py", str(rec), "--kind", "eccc")
+    assert typo.returncode == 2 and "invalid choice" in typo.stderr  # a kind that can never match says so
 
 
 def test_markers_of_a_file_without_reports(tmp_path: Path) -> None:

@@ -266,13 +266,14 @@ def test_counters_grow_by_each_reports_counts_and_keep_created() -> None:
     assert value(exp, "execution_status_created", runtime_tag="7", status_type="completed") == created == clock()
 
 
-def test_group_with_an_error_is_skipped_and_keeps_its_last_values() -> None:
+def test_group_with_an_error_has_no_sample_not_its_last_value() -> None:
     exp = Exporter(ExportOptions(process_metrics=False))
     feed(exp, _report(_runtime("7", util=40.0)))
     bad = _runtime("7", util=90.0, neuroncore_counters={"neuroncores_in_use": {"0": {"neuroncore_utilization": 90.0}},
                                                         "error": "ioctl failed"})
     feed(exp, _report(bad))
-    assert value(exp, "neuroncore_utilization_ratio", runtime_tag="7", neuroncore="0") == 0.4
+    assert value(exp, "neuroncore_utilization_ratio", runtime_tag="7", neuroncore="0") is None  # failed: no sample
+    assert value(exp, "neurontop_neuroncore_utilization_ratio", neuroncore="0") is None
     assert value(exp, "neurontop_metric_group_errors", group="neuroncore_counters") == 1.0
     assert value(exp, "neurontop_metric_group_errors", group="memory_used") == 0.0
 
@@ -318,14 +319,15 @@ def test_runtime_that_is_gone_is_dropped_and_a_new_one_starts_from_zero() -> Non
     assert value(exp, "execution_status_total", runtime_tag="7", status_type="completed") == 3.0
 
 
-def test_null_latency_leaves_the_last_values() -> None:
+def test_null_latency_has_no_sample_not_the_last_values() -> None:
     exp = Exporter(ExportOptions(process_metrics=False))
     feed(exp, _report(_runtime("7")))
-    idle = _runtime("7")
-    idle["report"]["execution_stats"]["latency_stats"] = {"total_latency": None, "device_latency": None}
-    feed(exp, _report(idle))
     assert value(exp, "execution_latency_seconds", runtime_tag="7", percentile="p50") == 0.01
-    assert value(exp, "neurontop_execution_device_latency_seconds", runtime_tag="7", percentile="p50") == 0.004
+    idle = _runtime("7")
+    idle["report"]["execution_stats"]["latency_stats"] = {"total_latency": None, "device_latency": {"p50": 0.003}}
+    feed(exp, _report(idle))
+    assert value(exp, "execution_latency_seconds", runtime_tag="7", percentile="p50") is None
+    assert value(exp, "neurontop_execution_device_latency_seconds", runtime_tag="7", percentile="p50") == 0.003
 
 
 def test_instance_and_hardware_info_come_from_the_first_report() -> None:
@@ -374,8 +376,9 @@ def test_used_cores_only_drops_the_zero_rows() -> None:
 
 def test_true_per_core_utilisation_and_device_memory() -> None:
     exp = Exporter(ExportOptions(process_metrics=False))
-    feed(exp, _report(_runtime("7", util=30.0), _runtime("8", util=70.0)))
-    assert value(exp, "neurontop_neuroncore_utilization_ratio", neuroncore="0") == 0.7
+    feed(exp, _report(_runtime("7", util=30.0), _runtime("8", util=50.0)))
+    # the summed share (derived.core_utilization): two runtimes time-slice one core
+    assert value(exp, "neurontop_neuroncore_utilization_ratio", neuroncore="0") == 0.8
     assert value(exp, "neurontop_device_memory_used_bytes", neuron_device_index="0") == 50.0  # 2 runtimes x 5 x 5
     assert value(exp, "neurontop_device_memory_total_bytes", neuron_device_index="0") == 1000.0
     assert value(exp, "neurontop_runtimes") == 2.0

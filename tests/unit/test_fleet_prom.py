@@ -134,7 +134,7 @@ def test_server_down_keeps_rows_and_asks_everything_when_back() -> None:
 
 def test_the_queries_of_a_refresh_are_the_same_for_1_16_and_256_hosts() -> None:
     """The scale acceptance: what a refresh asks depends on the refresh, never on the host count (the real-server
-    version, 2 and 8 hosts, is in test_fleet_prometheus.py; benchmarks/bench_fleet.py times 256)."""
+    version, 2 and 8 hosts, is in tests/e2e/test_fleet_prometheus.py; benchmarks/bench_fleet.py times 256)."""
     asked = {}
     for n in (1, 16, 256):
         fleet, client = poller()

@@ -1,5 +1,5 @@
 """The PromQL client against a fake server on a loopback port: auth, gzip, errors said plainly, TLS with a CA
-file. (What the answers mean is tested against a real Prometheus in test_fleet_prometheus.py.)"""
+file. (What the answers mean is tested against a real Prometheus in tests/e2e/test_fleet_prometheus.py.)"""
 
 from __future__ import annotations
 
@@ -216,3 +216,14 @@ def test_the_command_line_options_reach_the_server(fake, tmp_path: Path, capsys:
     capsys.readouterr()
     assert cli_main(["fleet", "--prometheus", url, "--once"]) == 1
     assert "HTTP 401 Unauthorized" in capsys.readouterr().out
+
+
+def test_a_host_key_is_escaped_as_the_exporter_escapes_label_values() -> None:
+    """One escaper (``textsafe.escape_label_value``): a newline in a host's label must not end the PromQL string
+    (the fleet's own copy escaped only backslash and quote)."""
+    from neuron_top.fleet.queries import QuerySet, host_queries
+    from neuron_top.textsafe import escape_label_value
+
+    gauges, counters = host_queries(QuerySet(), 'i-1"\\\nx')
+    assert '"i-1\\"\\\\\\nx"' in gauges and "\n" not in gauges and "\n" not in counters
+    assert escape_label_value('i-1"\\\nx') == 'i-1\\"\\\\\\nx'

@@ -12,7 +12,6 @@ from neuron_top.fleet.rows import (
     UP,
     EccWindow,
     Thresholds,
-    core_max,
     from_answers,
     from_snapshot,
     status_for,
@@ -181,9 +180,9 @@ def test_rows_age_while_no_answer_comes() -> None:
 # --- rows from snapshots ------------------------------------------------------------------------------------------
 
 
-def test_snapshot_row_uses_the_per_core_max_over_runtimes() -> None:
+def test_snapshot_row_uses_the_one_per_core_rule() -> None:
     snap = demo_snapshots("trn2.48xlarge", 3, 20)[-1]
-    per_core = core_max(snap)
+    per_core = {i: u for i, u in snap.all.core_stats.util.items() if u is not None}
     r = from_snapshot("host-a", snap)
     assert r.util == pytest.approx(sum(per_core.values()) / len(per_core))
     assert r.util_max == max(per_core.values())

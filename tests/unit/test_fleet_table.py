@@ -55,7 +55,7 @@ def test_sort_by_utilization_highest_first() -> None:
 
 
 def test_trouble_first_orders_by_how_bad() -> None:
-    assert [trouble(r) for r in ROWS] == [(), ("stale",), ("idle cores",), ("uncorrected ECC",), ("down", "errors")]
+    assert [trouble(r) for r in ROWS] == [(), ("stale",), ("idle cores",), ("uncorrected ECC",), ("down", "bad executions")]
     assert keys(sort_rows(ROWS, "host", trouble_first=True)) == ["i-d", "i-e", "i-b", "i-c", "i-a"]
 
 
@@ -80,9 +80,9 @@ def test_summary_line() -> None:
     assert s.util == pytest.approx((80 + 10 + 50) / 3)  # down hosts do not count
     assert s.util_p10 == pytest.approx(percentile([10, 50, 80], 0.1))
     assert (s.err_rate, s.ecc_hosts, s.idle_cores, s.troubled) == (2.5, 1, 4, 4)
-    assert s.text().startswith("5 hosts: 3 up, 1 stale, 1 down · util avg 46.7% p10 18.0% · errors 2.5/s")
+    assert s.text().startswith("5 hosts: 3 up, 1 stale, 1 down · util avg 46.7% p10 18.0% · bad 2.5/s")
     big = summarize([*ROWS] * 20)  # 100 hosts: what the issue asks of the line fits an 80-column terminal
-    assert " · errors 50.0/s" in big.text()[:79] and big.text().index("errors") < big.text().index("exec")
+    assert " · bad 50.0/s" in big.text()[:79] and big.text().index("bad") < big.text().index("exec")
 
 
 def test_percentile() -> None:
@@ -114,3 +114,16 @@ def test_untrusted_label_values_show_literally() -> None:
     text = "\n".join(text_table([evil], 300))
     assert "\x1b" not in text and "\x07" not in text
     assert "i-\\x1b[31mred" in text and "trn2\\x07" in text and "[bold]x[/bold]" in text
+
+
+def test_cells_are_cut_by_terminal_cells_not_characters() -> None:
+    """One cut rule (``fmt.cut``): a CJK host name takes two cells a character; cutting it by ``len`` made the
+    row wider than the table (the fleet's own copy counted characters)."""
+    from neuron_top import fmt
+    from neuron_top.fleet.table import pad
+
+    for text, width in (("推論サーバー01", 8), ("host-a", 4), ("推論", 4), ("abc", 6), ("推論サ", 5)):
+        for right in (False, True):
+            out = pad(text, width, right)
+            assert fmt.cells(out) == width, (text, width, out)
+    assert pad("推論サーバー01", 8, False) == "推論サ… "

@@ -75,3 +75,19 @@ def test_once_with_record_on_a_file_being_recorded_is_refused(tmp_path, capfdbin
     with RecordingWriter(path):
         assert main(["demo", "--seed", "3", "--record", str(path), "--once"]) == 2
     assert "another process is recording to it" in capfdbinary.readouterr().err.decode()
+
+
+def test_once_states_its_source_as_the_session_does() -> None:
+    """``--once`` reads its source's state through a ``Session``, the dashboard's one vocabulary: input that is
+    not a report before the first report is counted with its reason, and the header says the state the
+    dashboard's header would."""
+    import subprocess
+    import sys
+
+    bad = b"not a report\n"
+    good = (REPORTS / "inf1_xlarge_single_runtime.json").read_bytes().replace(b"\n", b" ") + b"\n"
+    out = subprocess.run([sys.executable, "-m", "neuron_top", "--once"], input=bad + good, capture_output=True,
+                         timeout=60)
+    head = out.stdout.decode().splitlines()
+    assert out.returncode == 0, out.stderr
+    assert "[LIVE]" in head[0] and any(line.startswith("skipped: 1 bad input (") for line in head), head[:4]

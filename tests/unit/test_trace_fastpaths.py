@@ -309,8 +309,7 @@ def _flows_one(points: list[tuple[int, int, int, int, int]]) -> tuple[list[tuple
         elif cur < 0:
             bump("flow end without a start" if action == ord("f") else "flow step without a start")
         else:
-            if cur != ev:
-                links.append((cur, ev))
+            links.append((cur, ev))  # both ends in one slice too: a flow, as Perfetto counts it
             cur, ended = (ev, False) if action == ord("t") else (cur, True)
     return links, problems
 
@@ -369,7 +368,11 @@ def test_flow_binding_and_state_machine_agree_with_point_by_point(case: Any) -> 
     ref: dict[int, list[int]] = {}
     for x, y in links:
         ref.setdefault(x, []).append(y)
-        ref.setdefault(y, []).append(x)
+        if x != y:
+            ref.setdefault(y, []).append(x)
+    assert all(fm.outgoing(x) == [y for p, y in links if p == x] for x, _ in links)
+    assert all(fm.incoming(y) == [p for p, q in links if q == y] for _, y in links)
+    assert fm.within_one_slice == sum(x == y for x, y in links)
     assert dict(fm.items()) == ref and len(fm) == len(ref)
     assert all(fm.get(k) == v for k, v in ref.items()) and fm.get(10**6) is None
 

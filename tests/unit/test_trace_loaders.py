@@ -298,10 +298,14 @@ def test_string_pids_and_tids(tmp_path: Path) -> None:
         x("a", 0, 1, pid="Spans", tid="PyTorch Profiler"),
         x("b", 0, 1, pid="", tid=""),
         x("c", 0, 1, pid=7, tid="7"),
-        x("d", 0, 1, pid=7, tid=7),
+        x("d", 2, 1, pid="7", tid=7),
+        x("e", 4, 1, pid=7, tid="07"),
     ]
     st = load_trace(write_events(tmp_path, events))
-    assert len(st.tracks) == 4  # "7" and 7 are different threads
+    # "7" and 7 are one thread, as catapult's thread map keys them (a JavaScript object key); "07" is a name
+    assert sorted((str(t.pid), str(t.tid), t.count) for t in st.tracks) == [
+        ("", "", 1), ("7", "07", 1), ("7", "7", 2), ("Spans", "PyTorch Profiler", 1)
+    ]
     assert {t.pid for t in st.tracks} == {"Spans", "", 7}
 
 

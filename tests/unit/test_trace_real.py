@@ -310,7 +310,10 @@ def test_nestable_async_real_file() -> None:
     assert st.name_of(stray) == "URL_REQUEST_DELEGATE_UNMATCHED_BEGIN"
     assert st.end[stray] == 100_000  # ends with the last event of its id, as catapult ends it
     assert st.problems == {"async e without a matching b": 1}  # URL_REQUEST_DELEGATE_UNMATCHED_END
+    (end,) = _named(st, "URL_REQUEST_DELEGATE_UNMATCHED_END")  # drawn from its id's first event, as catapult does
+    assert (st.start[end], st.end[end]) == (110_000, 130_000) and not st.flags_of(end) & UNFINISHED
     (foo,) = _named(st, "REQUEST_FOO")
+    assert st.row_of(end) == st.row_of(foo) + 1 and st.track_of(end) is st.track_of(foo)
     assert (st.start[foo], st.end[foo]) == (110_000, 200_000) and not st.flags_of(foo) & UNFINISHED
 
 
@@ -372,6 +375,8 @@ def test_catapult_nestable_unmatched_inner_end(tmp_path: Path) -> None:
     (a,) = _named(st, "a")
     assert st.dur[a] == 41_000 and not st.unfinished
     assert st.problems == {"async e without a matching b": 1}
+    (b,) = _named(st, "b")  # drawn from the first event of its id (524) to it
+    assert (st.start[b], st.end[b]) == (524_000, 525_000) and st.args(b) == {"z": 3}
 
 
 def test_catapult_nestable_same_id_other_category(tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ thread's queue, which wakes that thread to write and flush it: three wake-ups, t
 SSH, up to three packets a frame. ``one_write`` gathers them into one.
 
 A terminal that goes away (an SSH connection dropped, the tmux pane killed) must not leave the app running
-without it. The kernel then sends SIGHUP, which asks the app to exit (``cli/signals.py``), and SIGCONT, on which
-Textual's driver starts application mode again although nothing was suspended: a second writer thread, whose
+without it, whichever renderer draws (``--render textual`` too): that part is ``SafeLinuxDriver``, which the
+quiet driver extends. The kernel sends SIGHUP, which asks the app to exit (``cli/signals.py``), and SIGCONT, on
+which Textual's driver starts application mode again although nothing was suspended: a second writer thread, whose
 first write to the dead terminal killed it (EIO). The writes that followed filled its queue (30 entries) and the
 next one, or the ``put`` that stops it at exit, waited for ever: the process stayed, orphaned, for good. Here
 SIGCONT resumes only what a suspend stopped, and a write to a terminal that is gone is dropped (``_Terminal``), so
@@ -74,16 +75,13 @@ class _Terminal:
         return getattr(self._file, name)
 
 
-class QuietLinuxDriver(LinuxDriver):
-    """``LinuxDriver`` with an input thread that blocks until something happens."""
+class SafeLinuxDriver(LinuxDriver):
+    """``LinuxDriver`` that survives its terminal: writes to a terminal that is gone are dropped, SIGCONT resumes
+    only after a suspension of its own, and SIGTSTP and SIGCONT are handled from the event loop."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._file = _Terminal(self._file)  # type: ignore[assignment]
-        self._wake_r = self._wake_w = -1
-        self._open_wake()
-        self._held: list[str] | None = None
-        """What ``write`` was given inside ``one_write``, not yet passed on."""
         self._suspended = False
         """Application mode was stopped by a suspend (Ctrl+Z, ``App.suspend``): SIGCONT may start it again."""
         self._in_loop(signal.SIGTSTP, self._sigtstp_application)
@@ -94,9 +92,35 @@ class QuietLinuxDriver(LinuxDriver):
         handler. Textual's SIGTSTP and SIGCONT handlers write to the terminal, and Python runs a handler between any
         two bytecodes of the main thread: inside the writer queue's ``put``, which holds the queue's lock, the
         handler's own ``put`` waited for that lock for ever (seen: a dashboard stuck for 43 minutes at 63% of a
-        core after ``kill -TSTP``). Where the loop cannot take the signal (not the main thread), Textual's stay."""
+        core after ``kill -TSTP``). Where the loop cannot take the signal (not the main thread), Textual's stay.
+
+        This also points the signal wake-up fd at the loop, so that SIGTERM, SIGHUP or SIGINT delivered to another
+        thread wakes the loop for the command line's handler (``cli/signals.py``) at once."""
         with contextlib.suppress(RuntimeError, NotImplementedError, ValueError):
             asyncio.get_running_loop().add_signal_handler(sig, handler)
+
+    def suspend_application_mode(self) -> None:
+        self._suspended = True
+        super().suspend_application_mode()
+
+    def resume_application_mode(self) -> None:
+        self._suspended = False
+        super().resume_application_mode()
+
+    def _sigcont_application(self, *_: object) -> None:
+        if self._suspended:  # not the SIGCONT a hangup sends with SIGHUP, nor a stray ``kill -CONT``
+            super()._sigcont_application()
+
+
+class QuietLinuxDriver(SafeLinuxDriver):
+    """``SafeLinuxDriver`` with an input thread that blocks until something happens, and ``one_write``."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._wake_r = self._wake_w = -1
+        self._open_wake()
+        self._held: list[str] | None = None
+        """What ``write`` was given inside ``one_write``, not yet passed on."""
 
     def write(self, data: str) -> None:
         if self._held is not None:
@@ -117,18 +141,6 @@ class QuietLinuxDriver(LinuxDriver):
             self._held = None
             if held:
                 super().write("".join(held))
-
-    def suspend_application_mode(self) -> None:
-        self._suspended = True
-        super().suspend_application_mode()
-
-    def resume_application_mode(self) -> None:
-        self._suspended = False
-        super().resume_application_mode()
-
-    def _sigcont_application(self, *_: object) -> None:
-        if self._suspended:  # not the SIGCONT a hangup sends with SIGHUP, nor a stray ``kill -CONT``
-            super()._sigcont_application()
 
     def disable_input(self) -> None:
         # ``LinuxDriver.disable_input`` sets ``exit_event`` and joins the thread. The pipe is left readable until
@@ -204,13 +216,17 @@ def _drain(fd: int) -> None:
             pass
 
 
-def driver_for(default: type[Driver]) -> type[Driver]:
-    """``QuietLinuxDriver`` where Textual would use ``LinuxDriver`` itself and its input loop is the one this
-    was written against; ``default`` otherwise (Windows, a driver chosen through TEXTUAL_DRIVER, a newer
-    Textual whose parser changed)."""
-    if default is not LinuxDriver or XTermParser is None or constants.DRIVER:
+def driver_for(default: type[Driver], *, quiet: bool = True) -> type[Driver]:
+    """The driver to use where Textual would use ``default``: ``QuietLinuxDriver`` (``quiet``, the fast renderer)
+    or ``SafeLinuxDriver`` (Textual's own drawing) in place of ``LinuxDriver`` itself; ``default`` otherwise
+    (Windows, a driver chosen through TEXTUAL_DRIVER, a Textual whose driver or parser has another shape)."""
+    if default is not LinuxDriver or constants.DRIVER:
         return default
+    if not all(hasattr(LinuxDriver, name) for name in ("_sigtstp_application", "_sigcont_application")):
+        return default
+    if not quiet or XTermParser is None:
+        return SafeLinuxDriver
     probe = XTermParser(False)
     if not hasattr(probe, "_timeout_time") or not hasattr(probe, "tick"):
-        return default
+        return SafeLinuxDriver
     return QuietLinuxDriver

@@ -10,17 +10,16 @@
 * the quick ANSI-to-truecolor filter (paint.py), and the panels' cells written without the compositor;
 * light strips and the diff's shortcuts (light.py, spans.py).
 
-Whatever the mode: SIGTERM and SIGHUP end the app as ``q`` does (the terminal restored, child processes stopped),
-the garbage collector's settings once start-up is done, and a cache of the widgets the app updates on every
-report.
+Whatever the mode: the driver's protections for a terminal that goes away (driver.py's ``SafeLinuxDriver``), the
+garbage collector's settings once start-up is done, and a cache of the widgets the app updates on every report.
+SIGTERM, SIGHUP and SIGINT belong to the command line's exit policy (``cli/signals.py``), which asks the app to
+exit as ``q`` does: the app installs no handler for them (asyncio's would replace the policy's).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
-import signal
 from typing import TypeVar
 from weakref import WeakKeyDictionary
 
@@ -71,8 +70,6 @@ class TerminalApp(App):
                 quicken_filters(self._filters)
         light.use_engine_strips(self.render_engine is not None)
         self._frame_dropped = False
-        self._caught: list[int] = []
-        """Signals whose handlers ``_catch_termination`` installed (removed at unmount)."""
         self._found: WeakKeyDictionary[Screen, dict[type, list[Widget]]] = WeakKeyDictionary()
 
     def _engine_failed(self, reason: str) -> None:
@@ -92,7 +89,7 @@ class TerminalApp(App):
 
     def get_driver_class(self) -> type[Driver]:
         default = super().get_driver_class()
-        return driver_for(default) if self._fast_wanted else default
+        return driver_for(default, quiet=self._fast_wanted)
 
     def _refresh_truecolor_filter(self, theme: TerminalTheme) -> None:
         super()._refresh_truecolor_filter(theme)  # a new ANSIToTruecolor for the new terminal theme
@@ -136,28 +133,6 @@ class TerminalApp(App):
         # the terminal showed: unchanged rows (the header) stayed blank. So repaint everything once more.
         self.app_resume_signal.subscribe(self, lambda _app: self.action_redraw())
         self.call_after_refresh(self._freeze_startup_objects)
-        if not self.is_headless:
-            self._catch_termination()
-
-    def _catch_termination(self) -> None:
-        """``kill`` (SIGTERM) or a closed terminal (SIGHUP) would end the process where it stands: the terminal
-        left in the alternate screen with mouse reporting on, a neuron-monitor child left running. They end the
-        app the way ``q`` does instead, with the shell's exit status for the signal (143, 129)."""
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
-                loop.add_signal_handler(sig, self._terminated, sig)
-                self._caught.append(sig)
-
-    def _terminated(self, sig: int) -> None:
-        self.exit(return_code=128 + sig)
-
-    def on_unmount(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in self._caught:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(sig)
-        self._caught.clear()
 
     def forget_terminal(self) -> None:
         """The terminal may show something else than what was sent: the engine's next full repaint sends every

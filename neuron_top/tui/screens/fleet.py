@@ -248,6 +248,9 @@ class FleetScreen(Screen):
     # --- drilling ---
     def on_fleet_table_moved(self, message: FleetTable.Moved) -> None:
         self.cursor_key = message.key
+        table = message.table
+        if table is not None and table.moved_to == message.key:
+            table.moved_to = None  # heard: from now on the screen's key is the cursor's (the other view's too)
 
     def on_fleet_table_open(self, message: FleetTable.Open) -> None:
         self.open_host(message.key)
@@ -318,6 +321,7 @@ class FleetScreen(Screen):
         if self.trouble_first:
             self.cursor_key = None
             self._active().cursor = 0
+            self._active().moved_to = None  # this key, not a move before it, says where the cursor goes
         self.redraw()
 
     def action_group(self) -> None:

@@ -35,9 +35,14 @@ LEGEND = [
     ("·····", "a bar or history with no data at that point"),
     ("[   ·]", "core grid under a / filter: a core only filtered-out apps use"),
     ("[bad!]", "an absurd value in the report (utilization below 0 or far above 100): not averaged"),
+    ("err", "reported as failed: the runtime or its metric group sent an error (E says which and why)"),
     ("idle", "latency: the app ran nothing in the period"),
-    ("done/s, err/s, nerr/s", "rates: executions completed, completed with errors, completed with numerical "
-                              "errors, per second (the report's count / its period)"),
+    ("1.2ms*", "device latency (time on the device only), shown where the report has no total latency"),
+    ("err/s", "errors by type (the runtime's error summary) per second; one execution can raise several"),
+    ("bad/s", "executions that did not complete cleanly (completed with errors, timed out, bad input, not "
+              "queued) per second"),
+    ("done/s, werr/s, nerr/s", "rates: executions completed, completed with errors, completed with numerical "
+                               "errors, per second (the report's count / its period)"),
     ("timeout, bad in, noqueue", "counts in the last report: executions that timed out, had bad input, could "
                                  "not be queued"),
     ("errors (panel title)", "execution errors counted in the last report"),

@@ -3,8 +3,8 @@
 Built from a loaded ``TraceStore`` or from paths (loaded in a worker thread; the screen says "loading" meanwhile;
 several files become one timeline). The keys are in ``BINDINGS`` (and so in the help screen): zoom, pan, lines,
 select, step through a line's events, first/last event, the first error or hang, fit the selection, grouping,
-search, filters, errors, the hang list, flows, the clock of the axis, area selection with its summary, and a
-replay playhead. ``Esc`` closes what is open, one thing at a time.
+search, filters, errors, the hang list, flows (L and H along a chain, D the flow list), the clock of the axis,
+area selection with its summary, and a replay playhead. ``Esc`` closes what is open, one thing at a time.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from neuron_top.textsafe import clean
 from neuron_top.trace.aggregate import AggRow, aggregate
 from neuron_top.trace.check import lost_line
-from neuron_top.trace.columns import format_at, format_duration, what_it_holds
+from neuron_top.trace.columns import format_at, format_duration, format_exact, what_it_holds
 from neuron_top.trace.filters import FilterError, Filters
 from neuron_top.trace.loaders import TraceError, load_traces
 from neuron_top.trace.metrics import Index, Metrics, attach, build_metrics, parse_offset, shift
@@ -98,10 +99,10 @@ def filter_text(f: Filters) -> str:
 
 
 def _us(ns: int) -> str:
-    """Nanoseconds as microseconds with three decimals, exactly (epoch nanoseconds exceed a float's digits)."""
+    """Nanoseconds as microseconds, exactly (epoch nanoseconds exceed a float's digits), without trailing zeros."""
     sign = "-" if ns < 0 else ""
     q, r = divmod(abs(ns), 1000)
-    return f"{sign}{q}.{r:03d}"
+    return f"{sign}{q}" + (f".{r:03d}".rstrip("0") if r else "")
 
 
 FILTER_HINT = (
@@ -109,6 +110,9 @@ FILTER_HINT = (
     "^ excludes) · inst=i-abc instances · a bare 0-3 is cores · Enter applies, empty clears, Esc cancels"
 )
 
+
+FLOW_LIST_MAX = 200
+"""Flow ends listed per direction (a v2 fan-out can have thousands; the count says how many more)."""
 
 MIN_TRACK_LINES = 8
 """Lines the tracks keep when the details and the area summary are open under them."""
@@ -146,7 +150,9 @@ class TimelineScreen(Screen[None]):
         Binding("e", "error(1)", "next error"),
         Binding("E", "error(-1)", "previous error"),
         Binding("u", "hangs", "unfinished (hang) list"),
-        Binding("L", "flow", "follow a flow"),
+        Binding("L", "flow(1)", "follow a flow downstream (again: its next consumer)"),
+        Binding("H", "flow(0)", "follow a flow upstream (again: its next source)"),
+        Binding("D", "flow_list", "flows of the selected slice: upstream, downstream, chain source"),
         Binding("c", "clock", "axis: from the trace start / the trace's clock"),
         Binding("m", "mark", "mark an area edge (twice: the area's summary)"),
         Binding("a", "area_window", "summary of the visible window"),
@@ -166,6 +172,8 @@ class TimelineScreen(Screen[None]):
     TimelineScreen #trace-side.-visible { display: block; }
     TimelineScreen #trace-hangs { height: 1fr; display: none; }
     TimelineScreen #trace-hangs.-visible { display: block; }
+    TimelineScreen #trace-flows { height: 1fr; display: none; }
+    TimelineScreen #trace-flows.-visible { display: block; }
     TimelineScreen #trace-replay { height: auto; max-height: 50%; display: none; padding: 0 1; }
     TimelineScreen #trace-replay.-visible { display: block; }
     TimelineScreen #trace-details { height: auto; max-height: 12; display: none; background: $panel;
@@ -235,6 +243,7 @@ class TimelineScreen(Screen[None]):
                 yield from self._body(self.store)
             with Vertical(id="trace-side"):
                 yield OptionList(id="trace-hangs")
+                yield OptionList(id="trace-flows")
                 yield Static(id="trace-replay")
         yield Static(id="trace-details")
         with Vertical(id="trace-agg-box"):
@@ -337,7 +346,7 @@ class TimelineScreen(Screen[None]):
         if files:
             name = f"{files} files ({st.metadata.get('alignment', '')})"
         text = (
-            f"{name} · {st.format} · {len(st)} events · {len(st.tracks)} tracks · "
+            f"{name} · {st.format_label} · {len(st)} events · {len(st.tracks)} tracks · "
             f"{format_duration(st.span)}" + (f" · grouping: {label}" if label else "")
         )
         if self.model and self.model.filters.active:
@@ -376,6 +385,8 @@ class TimelineScreen(Screen[None]):
         self.query_one("#trace-status", Static).update(Text(clean(" │ ".join(parts), 400)))
 
     def on_timeline_selected(self, message: Timeline.Selected) -> None:
+        if self.query_one("#trace-flows").has_class("-visible"):
+            self._fill_flows()
         details = self.query_one("#trace-details", Static)
         if message.counter is not None:
             details.update(self._counter_details(message.counter, message.sample))
@@ -404,12 +415,12 @@ class TimelineScreen(Screen[None]):
             where += f" · {tr.instance}"
         t.append(clean(where, 300) + "\n")
         t.append(
-            f"start +{format_at(info.start - st.t_min, max(info.dur // 100, 1))} ({_us(info.start)} µs) · "
-            f"duration {format_duration(info.dur)} · phase {clean(info.phase)} · cat {clean(info.cat, 60) or '-'}\n"
+            f"start +{format_exact(info.start - st.t_min)} ({_us(info.start)} µs) · "
+            f"duration {format_exact(info.dur)} · phase {clean(info.phase)} · cat {clean(info.cat, 60) or '-'}\n"
         )
-        flows = st.flows.get(ev, [])
+        flows = self._flow_summary(ev)
         if flows:
-            t.append(f"flows: {len(flows)} linked event(s), L follows\n")
+            t.append(flows + "\n")
         for k, v in list(info.args.items())[:24]:
             t.append(f"  {clean(k, 60)}: ", style="bold")
             t.append(clean(v if isinstance(v, str) else repr(v), 200) + "\n")
@@ -563,10 +574,7 @@ class TimelineScreen(Screen[None]):
         assert self.model is not None
         side = self.query_one("#trace-side")
         hangs = self.query_one("#trace-hangs", OptionList)
-        if hangs.has_class("-visible"):
-            hangs.remove_class("-visible")
-            self._side_visibility()
-            self.timeline.focus()
+        if self._close_side(hangs):
             return
         st = self.model.store
         hangs.clear_options()
@@ -587,23 +595,111 @@ class TimelineScreen(Screen[None]):
         event.stop()
         oid = event.option.id or ""
         if oid.startswith("ev"):
-            self.timeline.select(int(oid[2:]))
-            self.timeline.focus()
+            self._go_to(int(oid[2:]))
+            if event.option_list.id == "trace-flows":  # walking a chain: the list now shows the new slice's
+                event.option_list.focus()
+            else:
+                self.timeline.focus()
 
-    def action_flow(self) -> None:
+    def _flow_summary(self, ev: int) -> str:
+        """The details' flow line: how many flows come in and go out, and the keys that walk them."""
+        assert self.model is not None
+        fm = self.model.store.flows
+        n_in, n_out = len(fm.incoming(ev)), len(fm.outgoing(ev))
+        if not n_in and not n_out:
+            return ""
+        within = fm.outgoing(ev).count(ev)
+        parts = []
+        if n_in - within:
+            parts.append(f"{n_in - within} in (H)")
+        if n_out - within:
+            parts.append(f"{n_out - within} out (L)")
+        if within:
+            parts.append(f"{within} within this slice")
+        hidden = self.model.hidden_flow_ends(ev)
+        if hidden:
+            parts.append(f"{hidden} hidden by the filters")
+        return "flows: " + ", ".join(parts) + " · D lists them"
+
+    def action_flow(self, downstream: int) -> None:
+        """``L`` downstream, ``H`` upstream: to the next slice along the flow; pressed again on a slice with
+        several, the next of them in turn (L, H, L from a slice with two consumers reaches both)."""
         tl = self._ensure()
-        st = tl.model.store
+        assert self.model is not None
         if tl.selected is None:
             self.notify("select an event first (Enter or click)", severity="information")
             return
-        linked = st.flows.get(tl.selected, [])
-        if not linked:
-            self.notify("this event has no flow", severity="information")
+        ev = tl.selected
+        target, k, n = self.model.follow_flow(ev, bool(downstream))
+        if target is None:
+            other = self.model.flow_ends(ev, not downstream)
+            if not self.model.store.flows.incoming(ev) and not self.model.store.flows.outgoing(ev):
+                msg = "this event has no flow"
+            elif downstream:
+                msg = "the end of the chain: no flow leaves this slice" + (" (H goes upstream)" if other else "")
+            else:
+                msg = "the source of the chain: no flow arrives here" + (" (L goes downstream)" if other else "")
+            self.notify(msg, severity="information", timeout=3)
             return
-        # follow forward in time when possible, else back
-        later = [e for e in linked if st.start[e] >= st.start[tl.selected]]
-        target = min(later, key=lambda e: st.start[e]) if later else max(linked, key=lambda e: st.start[e])
-        tl.select(target)
+        self._go_to(target)
+        if n > 1:
+            way = "downstream" if downstream else "upstream"
+            key = "L" if downstream else "H"
+            self.notify(f"{way} {k} of {n} ({key} again from there: the next; D lists them)", timeout=3)
+
+    def _go_to(self, ev: int) -> None:
+        """Select ``ev`` and bring it into view (the flow list follows the selection)."""
+        self.timeline.select(ev)
+
+    def action_flow_list(self) -> None:
+        """``D``: the selected slice's flows, upstream and downstream, and its chain's source; Enter jumps."""
+        self._ensure()
+        box = self.query_one("#trace-flows", OptionList)
+        if self._close_side(box):
+            return
+        if self.timeline.selected is None:
+            self.notify("select an event first (Enter or click)", severity="information")
+            return
+        self._fill_flows()
+        box.add_class("-visible")
+        self._side_visibility()
+        box.focus()
+
+    def _fill_flows(self) -> None:
+        assert self.model is not None
+        m = self.model
+        st = m.store
+        box = self.query_one("#trace-flows", OptionList)
+        box.clear_options()
+        ev = self.timeline.selected
+        if ev is None:
+            box.add_option(Option(Text("no event selected"), disabled=True))
+            return
+        title = Text("flows of ", style="bold")
+        title.append(clean(st.name_of(ev), 60))
+        box.add_option(Option(title, disabled=True))
+        source, steps = m.chain_source(ev)
+        if steps > 1:
+            box.add_option(self._flow_option("⇤ chain source: ", source, f" ({steps} flows up)"))
+        for label, downstream in (("↑ upstream (H)", False), ("↓ downstream (L)", True)):
+            ends = m.flow_ends(ev, downstream)
+            box.add_option(Option(Text(f"{label}: {len(ends)}", style="bold"), disabled=True))
+            for e in ends[:FLOW_LIST_MAX]:
+                box.add_option(self._flow_option("  ", e))
+            if len(ends) > FLOW_LIST_MAX:
+                box.add_option(Option(Text(f"  … {len(ends) - FLOW_LIST_MAX} more"), disabled=True))
+        within = st.flows.outgoing(ev).count(ev)
+        if within:
+            box.add_option(Option(Text(f"{within} flow(s) with both ends in this slice"), disabled=True))
+        box.highlighted = next((k for k in range(box.option_count) if not box.get_option_at_index(k).disabled), None)
+
+    def _flow_option(self, head: str, ev: int, tail: str = "") -> Option:
+        st = self.model.store  # type: ignore[union-attr]
+        label = Text(head)
+        label.append(clean(st.name_of(ev), 60), style="bold")
+        label.append(tail)
+        label.append(f"\n    {clean(st.track_of(ev).label, 24)} @ +{format_exact(st.start[ev] - st.t_min)}")
+        return Option(label, id=f"ev{ev}")
 
     def action_metrics_offset(self) -> None:
         self._ensure()
@@ -879,11 +975,18 @@ class TimelineScreen(Screen[None]):
         panel.add_class("-visible")
         self._side_visibility()
 
+    def _close_side(self, panel: Widget) -> bool:
+        """Close a side panel (the hang list, the flow list) if it is open, the keys back on the tracks."""
+        if not panel.has_class("-visible"):
+            return False
+        panel.remove_class("-visible")
+        self._side_visibility()
+        self.timeline.focus()
+        return True
+
     def _side_visibility(self) -> None:
         side = self.query_one("#trace-side")
-        shown = self.query_one("#trace-hangs").has_class("-visible") or self.query_one(
-            "#trace-replay"
-        ).has_class("-visible")
+        shown = any(self.query_one(w).has_class("-visible") for w in ("#trace-hangs", "#trace-flows", "#trace-replay"))
         side.set_class(shown, "-visible")
 
     def action_clear(self) -> None:
@@ -907,11 +1010,7 @@ class TimelineScreen(Screen[None]):
             tl.set_area(None)
             self._update_status()
             return
-        hangs = self.query_one("#trace-hangs")
-        if hangs.has_class("-visible"):
-            hangs.remove_class("-visible")
-            self._side_visibility()
-            self.timeline.focus()
+        if self._close_side(self.query_one("#trace-flows")) or self._close_side(self.query_one("#trace-hangs")):
             return
         if tl.selected is not None or self.query_one("#trace-details").has_class("-visible"):
             tl.select(None)

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from neuron_top.output.cells import APP_COLUMNS, app_cells, sorted_apps
+from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, sorted_apps
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
@@ -38,7 +38,7 @@ class Column:
 
 
 _SIZE = {"cores": (5, 3), "util": (6, 2), "done": (9, 0), "p50": (8, 0), "p99": (8, 0), "errors": (8, 0),
-         "failed": (7, 4)}
+         "bad": (8, 4)}
 COLUMNS = tuple(Column(key, head, *_SIZE[key]) for key, head in APP_COLUMNS)
 LABEL_MIN, LABEL_MAX = 16, 28
 SPARK_MIN = 8
@@ -119,8 +119,8 @@ class AppsPanel(Panel):
         snap = view.snapshot
         apps = self._apps()
         errors = sum(a.rates.error_count for a in apps)
-        failed = sum(a.rates.failed_count for a in apps)
-        right = f"{len(apps)} apps · {errors} errors · {failed} failed" if apps else ""
+        bad = sum(a.rates.bad_count or 0 for a in apps)
+        right = f"{len(apps)} apps · {errors} errors · {bad} bad" if apps else ""
         title = "Apps: throughput, latency, errors" if width >= 90 else "Apps"
         lines = [self.title_strip(title, width, right)]
         cols = columns_for(width)
@@ -140,8 +140,9 @@ class AppsPanel(Panel):
                              lambda a=a, values=values, sel=selected, i=i: self._row(
                                  a, values, label_w, cols, i == cur, sel))
             if spark_w:
-                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, spark_w),
-                                              lambda a=a: self._spark(view, a.pid, spark_w))]
+                kind = "device" if a.latency_shown.state == "device" else "total"  # what the p99 cell shows
+                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, kind, spark_w),
+                                              lambda a=a, kind=kind: self._spark(view, a.pid, kind, spark_w))]
             lines.append(LightStrip(segs))
         return lines
 
@@ -167,11 +168,13 @@ class AppsPanel(Panel):
     def _style(self, key: str, text: str) -> Style:
         if text in ("-", "idle"):
             return self.style("dim")
-        if key in ("errors", "failed"):
+        if text == FAILED:
+            return self.style("high")
+        if key in ("errors", "bad"):
             return self.style("high") if text.strip("0./s") else self.style("dim")
         return self.style("value")
 
-    def _spark(self, view: View, pid: int, spark_w: int) -> list[Segment]:
-        key = ("lat", pid, "total", "p99")
+    def _spark(self, view: View, pid: int, kind: str, spark_w: int) -> list[Segment]:
+        key = ("lat", pid, kind, "p99")
         values = self._cells.values(view.history, key, spark_w)
         return [Segment(" "), Segment(self._cells.text(key, spark_w, peak(values)), self.component("apps--spark"))]

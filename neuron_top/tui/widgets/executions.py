@@ -12,6 +12,7 @@ from textual.strip import Strip
 
 from neuron_top import fmt
 from neuron_top.derived import COUNTED, RATED
+from neuron_top.output.cells import FAILED
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
@@ -22,7 +23,7 @@ from neuron_top.view import View
 
 WIDE = 150
 """From this width on an app takes one line (executions and errors side by side); below it two."""
-_HEADS = {"completed": ("done/s", "done/s"), "completed_with_err": ("w/ err/s", "err/s"),
+_HEADS = {"completed": ("done/s", "done/s"), "completed_with_err": ("w/ err/s", "werr/s"),
           "completed_with_num_err": ("num err/s", "nerr/s"), "timed_out": ("timed out", "timeout"),
           "incorrect_input": ("bad input", "bad in"), "failed_to_queue": ("no queue", "noqueue")}
 """Column heads of the execution outcomes: (wide, narrow)."""
@@ -96,6 +97,10 @@ class ExecPanel(Panel):
             rates = a.rates
             period = rates.period
             segs = [cell(" " + clean(a.label, 40), label_w - 1, self.style("value")), Segment(" ")]
+            if a.failure("execution_stats"):  # the reason is in E
+                segs.append(self.num(FAILED, val_w, self.style("high")))
+                lines.append(LightStrip(segs))
+                continue
             for key, _, _ in RATES:
                 n = rates.executions[key]
                 bad = key != "completed" and bool(n)
@@ -143,8 +148,8 @@ class ExecPanel(Panel):
     def _quiet(view: View, a: AppView) -> bool:
         """No executions and no errors, now and in all kept history: listed by name on one line, not as rows of
         zeros (a 32-runtime machine that waits for work would otherwise fill the screen)."""
-        if any(a.exec_summary.values()) or any(a.error_summary.values()):
-            return False
+        if a.failure("execution_stats") or a.rates.ran != 0 or any(a.error_summary.values()):
+            return False  # failed, running, or not reported: not "idle, no errors"
         h = view.history
         return not any(v for key in (("exec", a.pid), ("errors", a.pid)) for v in h.series(key))
 

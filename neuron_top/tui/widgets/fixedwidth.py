@@ -13,6 +13,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 
+from neuron_top import fmt
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 
@@ -23,7 +24,7 @@ def fit(text: str, width: int, align: str = "left") -> str:
         return ""
     n = cell_len(text)
     if n > width:
-        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+        return set_cell_size(fmt.cut(text, width, cell_len), width)  # the one cut rule, measured as Rich draws
     pad = " " * (width - n)
     if align == "right":
         return pad + text

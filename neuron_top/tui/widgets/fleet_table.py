@@ -105,9 +105,14 @@ class FleetTable(LineDiff, can_focus=True):
     class Moved(Message):
         """The cursor is on another host."""
 
-        def __init__(self, key: str | None) -> None:
+        def __init__(self, key: str | None, table: FleetTable | None = None) -> None:
             super().__init__()
             self.key = key
+            self.table = table
+
+        @property
+        def control(self) -> FleetTable | None:
+            return self.table
 
     class SortBy(Message):
         """A click on a column title."""
@@ -129,12 +134,18 @@ class FleetTable(LineDiff, can_focus=True):
         self._layout: tuple[int, list[tuple[Column, int]], int] | None = None
         self.empty = "no hosts yet"
         """What the first line says when no host is shown (the screen says why: none yet, or the filter)."""
+        self.moved_to: str | None = None
+        """The host the user moved the cursor to, until a ``show`` or the screen's handling of ``Moved`` (a message
+        that can come after a refresh's ``show``): until then it is this, not the key the screen passes, that the
+        cursor stays on (a refresh between End and Enter put the cursor back and opened another host)."""
 
     # --- data in ---
     def show(self, lines: list[Line], sort: str, reverse: bool, cursor_key: str | None) -> None:
         """New lines (already arranged); the cursor stays on ``cursor_key`` when it is still shown."""
         self.lines = lines
         self.sort, self.reverse = sort, reverse
+        if self.moved_to is not None:
+            cursor_key, self.moved_to = self.moved_to, None
         at = None
         if cursor_key is not None:
             at = next((i for i, ln in enumerate(lines) if isinstance(ln, FleetRow) and ln.key == cursor_key), None)
@@ -283,7 +294,8 @@ class FleetTable(LineDiff, can_focus=True):
             self.refresh()
         else:
             self.repaint_changed()
-        self.post_message(self.Moved(self.current.key if self.current else None))
+        self.moved_to = self.current.key if self.current else None
+        self.post_message(self.Moved(self.moved_to, self))
 
     def action_move(self, step: int) -> None:
         self._move_to(first_row(self.lines, self.cursor + step, step))

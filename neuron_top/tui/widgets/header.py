@@ -5,6 +5,7 @@ only says it, each thing once, cut with "…" to the width."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.reactive import reactive
@@ -140,7 +141,7 @@ def fit_fields(fields: list[tuple[str, int]], width: int) -> str:
         return " " + " · ".join(out)
 
     text = line()
-    while len(text) > width and sum(keep) > 1:
+    while cell_len(text) > width and sum(keep) > 1:
         drop = min((i for i in range(len(fields)) if keep[i]), key=lambda i: (fields[i][1], -i))
         keep[drop] = False
         text = line()
@@ -154,9 +155,7 @@ STATE_STYLE = {"live": "state-ok", "replay": "state-ok", "demo": "state-ok", "st
 
 def ellipsize(text: str, width: int) -> str:
     """``text`` cut to ``width`` cells with "…" as its last when it does not fit."""
-    if width <= 0:
-        return ""
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return fmt.cut(text, width, cell_len)  # by cells: a CJK tag is two a character
 
 
 def status_line(snap: Snapshot | None, src: SourceStatus, now: float, width: int) -> list[tuple[str, str]]:

@@ -1,7 +1,8 @@
 """Inference latency per app: total and device percentiles, and p50/p99 history as sparklines.
 
 An app that ran nothing in the period reports null latency: that is drawn as "idle" (and a gap in the history),
-never as zero, which would read as "infinitely fast".
+never as zero, which would read as "infinitely fast". Null latency from an app that did run is "-" (not reported),
+and a failed ``execution_stats`` is "err" (``output.cells.latency_row``, as ``--once`` says).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from textual.strip import Strip
 
-from neuron_top import fmt
+from neuron_top.output.cells import FAILED, latency_row
 from neuron_top.snapshot import PERCENTILES, AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
@@ -86,7 +87,7 @@ class LatencyPanel(Panel):
     @staticmethod
     def _quiet(view: View, a: AppView) -> bool:
         """Idle now and with no latency in the history kept: one word in a list says as much as two rows."""
-        if a.latency("total") is not None or a.latency("device") is not None:
+        if a.latency_shown.state != "idle":
             return False
         h = view.history
         return all(v is None for kind, _, _ in KINDS for p in ("p50", "p99") for v in h.series(("lat", a.pid, kind, p)))
@@ -99,14 +100,14 @@ class LatencyPanel(Panel):
     def _row(self, view: View, a: AppView, kind: str, kind_label: str, cols: tuple[str, ...],
              widths: tuple[int, int, int, int], first: bool) -> Strip:
         label_w, kind_w, val_w, spark_w = widths
-        lat = a.latency(kind)
+        texts = latency_row(a, kind, cols)
         segs = [cell(" " + clean(a.label, 40) if first else "", label_w - 1, self.style("value")), Segment(" "),
                 cell(kind_label, kind_w, self.style("label"))]
-        if lat is None:
-            segs += [self.num("idle", val_w, self.style("dim")), cell("", val_w * (len(cols) - 1))]
+        if len(texts) < len(cols):  # one word for the row: idle, not reported, failed
+            style = self.style("high") if texts[0] == FAILED else self.style("dim")
+            segs += [self.num(texts[0], val_w, style), cell("", val_w * (len(cols) - 1))]
         else:
-            segs += [self.num(fmt.latency(lat[p]) if p in lat else "-", val_w,
-                          self.style("value" if p in lat else "dim")) for p in cols]
+            segs += [self.num(t, val_w, self.style("dim" if t == "-" else "value")) for t in texts]
         if spark_w:
             pid: object = "all" if a.is_all else a.pid
             segs += self.per_step(view.history, ("lat", pid, kind, spark_w),

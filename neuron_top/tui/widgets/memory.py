@@ -6,7 +6,7 @@ RAM and swap, and the tree adds each row's share of a device's memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import overload
 
 from rich.cells import cell_len
@@ -20,6 +20,7 @@ from textual.widget import Widget
 
 from neuron_top import fmt
 from neuron_top.memtree import Key, ModelCache, Node, build_tree, category_label, expandable, walk
+from neuron_top.output.cells import memory_values
 from neuron_top.snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, Snapshot
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import app_title, cell, common_ends, fit, fit_distinct, num
@@ -62,11 +63,6 @@ def _flow(items: list[tuple[str, int | None]], width: int) -> list[tuple[tuple[s
     return lines
 
 
-def _ordered(known: tuple[str, ...], values: Mapping[str, int]) -> list[str]:
-    """The known categories in their documented order, then any new ones the runtime added."""
-    return [*known, *sorted(k for k in values if k not in known)]
-
-
 class MemorySummary(Panel):
     """Host and device bytes by category for the selected app, and the machine's RAM and swap as bars."""
 
@@ -89,10 +85,10 @@ class MemorySummary(Panel):
             if devs:
                 gauges.append(("Dev" if width < NARROW else "Device", device, size * devs))
         looks = _pack(gauges, width)
-        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks)
+        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks, app.memory_reported)
 
     def build(self, view: View, width: int) -> list[Strip]:
-        title, host, device, host_breakdown, device_breakdown, looks = self._content  # type: ignore[misc]
+        title, host, device, host_breakdown, device_breakdown, looks, _ = self._content  # type: ignore[misc]
         narrow = width < NARROW
         lines = [self.title_strip(self.TITLE, width, title)]
         rows = [
@@ -101,11 +97,10 @@ class MemorySummary(Panel):
         ]
         cells: list[list[tuple[str, int | None]]] = []
         for _, total, known, values in rows:
-            names = _ordered(known, values)
-            # no breakdown in the report (older runtimes, trimmed output): "-", not a row of zeros
-            cells.append([("Total", total)] + [
-                ((_SHORT.get(n) if narrow else None) or category_label(n), values.get(n, 0) if values else None)
-                for n in names])
+            # as --once: "-" where the report gives no value (output.cells.memory_values), never a row of zeros
+            shown = memory_values(view.app, known, values, total)
+            cells.append([shown[0]] + [((_SHORT.get(n) if narrow else None) or category_label(n), v)
+                                       for n, v in shown[1:]])
         label_w = max(len(r[0]) for r in rows) + 2
         if narrow:  # "Name: value" items flowing over as few lines as the width allows
             for (label, *_), row in zip(rows, cells, strict=True):

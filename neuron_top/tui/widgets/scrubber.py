@@ -9,7 +9,6 @@ corrected ECC can be hidden. Line 3 says where the next marker is.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from rich.segment import Segment
@@ -20,17 +19,15 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from neuron_top.recording.markers import KINDS, LABELS, Marker, severity
+from neuron_top import fmt
+from neuron_top.recording.markers import KIND, KINDS, LABELS, MARKER_KINDS, Marker, severity
 
-GLYPH = {"ecc-uncorrected": "E", "error": "x", "app-": "-", "app+": "+", "stall": "z", "group-error": "!",
-         "gap": "┊", "ecc-corrected": "e"}
-STYLE = {"ecc-uncorrected": "bad", "error": "bad", "app-": "warn", "stall": "warn", "group-error": "warn",
-         "app+": "note", "gap": "note", "ecc-corrected": "note"}
-SHORT = {"ecc-uncorrected": "uncorr", "error": "err", "app-": "stop", "app+": "start", "stall": "stall",
-         "group-error": "group", "gap": "gap", "ecc-corrected": "corr"}
+GLYPH = {k.name: k.glyph for k in MARKER_KINDS}
+STYLE = {k.name: k.style for k in MARKER_KINDS}
+SHORT = {k.name: k.short for k in MARKER_KINDS}
 """Legend words (the full names, ``LABELS``, are in the help screen and the next-marker line)."""
-JUMP_KINDS: tuple[tuple[str, ...] | None, ...] = (None, ("ecc-uncorrected",), ("error",), ("app-", "app+"),
-                                                   ("stall",), ("group-error",), ("gap",), ("ecc-corrected",))
+JUMP_KINDS: tuple[tuple[str, ...] | None, ...] = (None, *(
+    tuple(k.name for k in MARKER_KINDS if k.jump == j) for j in dict.fromkeys(k.jump for k in MARKER_KINDS)))
 """What ``n``/``N`` can jump by, in the order ``k`` cycles through them (None: every marker shown)."""
 
 
@@ -149,7 +146,7 @@ class Scrubber(Widget):
         chosen = self._style("chosen")
         for kind in KINDS:
             k = counts.get(kind, 0)
-            if not k and kind not in ("ecc-uncorrected", "error"):
+            if not k and not KIND[kind].serious:
                 continue
             style = self._style(STYLE[kind])
             label = f"{SHORT[kind]} {k}" + (" hidden" if kind in self.hidden else "")
@@ -179,11 +176,8 @@ def report_at(x: int, width: int, total: int) -> int:
 
 
 def clock_text(ts: float, wallclock: bool) -> str:
-    if wallclock:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    from neuron_top import fmt
-
-    return "+" + fmt.duration(ts)
+    """Where the replay is, as ``replay --summary`` says it (``fmt.moment``)."""
+    return fmt.moment(ts, wallclock)
 
 
 def kind_names(kinds: tuple[str, ...] | None) -> str:

@@ -6,6 +6,7 @@ right end says how many apps there are and the ``/`` filter in force, whatever t
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -14,6 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from neuron_top import fmt
 from neuron_top.fmt import plural
 from neuron_top.snapshot import AppView
 from neuron_top.tui.render.spans import LineDiff
@@ -87,8 +89,8 @@ class AppTabs(LineDiff, can_focus=True):
             sel = pid == self.selected
             texts.append(f" {key}{'>' if sel else ' '}{label}{'<' if sel else ' '}")
         right = f" {plural(len(self.apps), 'app')}" + (f" · filter /{self.filter_text}/" if self.filter_text else "")
-        right = right if len(right) <= width // 2 else right[:max(width // 2 - 1, 0)] + "…"
-        room = max(width - LABEL_W - len(right), 0)
+        right = fmt.cut(right, width // 2, cell_len)  # the filter is typed text: any width
+        room = max(width - LABEL_W - cell_len(right), 0)
         first, last = self._window(texts, room)
         segs = [Segment(" Apps ", self._style("label"))]
         x = LABEL_W

@@ -11,7 +11,6 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -24,6 +23,7 @@ from neuron_top.trace.columns import (
     Span,
     Window,
     axis_ticks,
+    counter_full_scale,
     counter_sample_at,
     format_duration,
     overlay,
@@ -31,18 +31,21 @@ from neuron_top.trace.columns import (
     summarise_row,
 )
 from neuron_top.trace.model import PALETTE, Line, TimelineModel, name_slot
-from neuron_top.trace.store import ERROR, INSTANT, UNFINISHED
+from neuron_top.trace.store import ERROR, FLOW, FLOW_IN, FLOW_OUT, INSTANT, UNFINISHED
+from neuron_top.tui.widgets.fixedwidth import fit
 
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_SPAN_NS = 10
 """The deepest zoom: 10 ns across the whole width."""
+MIN_CELLS = 3
+REVEAL_CELLS = 12
+"""How many cells an event brought into view covers when it covered fewer than ``MIN_CELLS`` (its name shows)."""
+FLOW_MARK = "→"
+"""Drawn at a slice's first cell when a flow arrives at it and at its last cell when one leaves it."""
 
 
-def fit_cells(text: str, width: int) -> str:
-    """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
-    if cell_len(text) <= width:
-        return set_cell_size(text, width)
-    return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+fit_cells = fit
+"""``text`` cut (with "…", ``fmt.cut``) or padded to exactly ``width`` terminal cells."""
 
 
 @dataclass(frozen=True)
@@ -284,13 +287,20 @@ class Timeline(Widget, can_focus=True):
         self.post_message(self.Selected(event))
 
     def reveal(self, event: int) -> None:
-        """Move (and zoom out if needed) so the event is on screen with some context."""
+        """Move so the event is on screen with some context: zoomed out when it is wider than the window, zoomed
+        in when it would cover fewer than ``MIN_CELLS`` cells (under a cell it hides in a shaded cell, and a cell
+        or two show no name) until it covers ``REVEAL_CELLS``, centred when it is outside the window."""
         st = self.model.store
         s, e = st.start[event], st.end[event]
         span = self.t1 - self.t0
-        if e - s > span * 0.9:
-            pad = max((e - s) // 10, MIN_SPAN_NS)
+        d = e - s
+        if d > span * 0.9:
+            pad = max(d // 10, MIN_SPAN_NS)
             self.set_window(s - pad, e + pad)
+        elif d > 0 and d * self.area_w < span * MIN_CELLS:
+            new = max(d * self.area_w // min(REVEAL_CELLS, self.area_w), MIN_SPAN_NS)
+            mid = (s + e) // 2
+            self.set_window(mid - new // 2, mid - new // 2 + new)
         elif s < self.t0 or e > self.t1:
             mid = (s + e) // 2
             self.set_window(mid - span // 2, mid - span // 2 + span)
@@ -601,11 +611,18 @@ class Timeline(Widget, can_focus=True):
                 text = "◆"
             else:
                 label = clean(strings[nid], 120)
+                pre = post = ""
+                if f & FLOW:  # arrows in and out: flows are found by eye, then walked with L / H / D
+                    pre = FLOW_MARK if f & FLOW_IN else ""
+                    post = FLOW_MARK if f & FLOW_OUT and width > len(pre) else ""
+                inner = width - len(pre) - len(post)
                 text = (
-                    label[: width - 1] + "…" if len(label) > width and width > 1 else label[:width]
-                ).ljust(width)
+                    label[: inner - 1] + "…" if len(label) > inner and inner > 1 else label[: max(inner, 0)]
+                ).ljust(max(inner, 0))
                 if not label.isascii():
-                    text = fit_cells(label, width)
+                    text = fit_cells(label, max(inner, 0))
+                if pre or post:
+                    text = pre + text + post
             if style is not run_style:
                 if run:
                     out.append(Segment("".join(run), run_style))
@@ -623,9 +640,7 @@ class Timeline(Widget, can_focus=True):
     def _counter_segments(self, ln: Line, values: list[float | None]) -> list[Segment]:
         top = self._counter_max.get(ln.counter)
         if top is None:
-            c = self.model.store.counters[ln.counter]
-            finite = [v for v in c.val if v == v]
-            top = self._counter_max[ln.counter] = max(finite, default=0.0) or 1.0
+            top = self._counter_max[ln.counter] = counter_full_scale(self.model.store.counters[ln.counter])
         chars = []
         for v in values:
             if v is None:

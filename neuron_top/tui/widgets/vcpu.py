@@ -14,6 +14,7 @@ from textual.strip import Strip
 
 from neuron_top import fmt
 from neuron_top.derived import CpuSummary
+from neuron_top.output.cells import runtime_vcpu
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import fit
@@ -105,8 +106,8 @@ class VcpuPanel(Panel):
 
     @staticmethod
     def _runtime_detail(view: View) -> str:
-        ru, rs = view.app.vcpu
-        return f" user {fmt.pct(ru)}  sys {fmt.pct(rs)}" + (" (all apps)" if view.app.is_all else "")
+        ru, rs = runtime_vcpu(view.app)
+        return f" user {ru}  sys {rs}" + (" (all apps)" if view.app.is_all else "")
 
     def _system(self, cpu: CpuSummary, detail: str, bar_w: int, width: int) -> Strip:
         """`` System  ████──── user 21.7% sys 5.1% ...``: the bar gives way to the numbers, the numbers to "…"."""

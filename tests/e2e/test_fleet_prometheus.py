@@ -142,12 +142,13 @@ def test_prometheus_and_ssh_rows_agree_for_the_same_report(cluster: Cluster) -> 
 def test_aws_real_scrapes(cluster: Cluster) -> None:
     rows = one_refresh(cluster, "aws")
     inf1, trn1n = rows["i-022af70542e30e040"], rows["i-09db9b55e0095612f"]
-    # inf1: 4 runtimes each reporting all 4 cores; per core the max over runtimes, then the average
+    # inf1: 4 runtimes each reporting all 4 cores; per core the runtimes' shares added up (the summed share,
+    # derived.core_utilization), then the average
     per_core: dict[str, float] = {}
     for line in (FIXTURES / "inf1_xlarge_4runtimes_datadog.txt").read_text().splitlines():
         if line.startswith("neuroncore_utilization_ratio{"):
             core = re.search(r'neuroncore="(\d+)"', line)[1]  # type: ignore[index]
-            per_core[core] = max(per_core.get(core, 0.0), float(line.rsplit(" ", 1)[1]))
+            per_core[core] = min(per_core.get(core, 0.0) + float(line.rsplit(" ", 1)[1]), 1.0)
     assert inf1.util == pytest.approx(100 * sum(per_core.values()) / 4)
     assert (inf1.instance_type, inf1.zone, inf1.devices, inf1.cores, inf1.apps) == (
         "inf1.xlarge", "eu-north-1a", 1, 4, 4)
