@@ -308,6 +308,7 @@ class NeuronTopApp(TerminalApp):
             t.apps = self.visible_apps()
             t.selected = self.pid
             t.filter_text = self.tag_text
+            t.layout_name = self.layout_state.name + ("*" if self.layout_state.custom else "")
         self._update_header()
 
     def _update_header(self) -> None:
@@ -390,6 +391,8 @@ class NeuronTopApp(TerminalApp):
     def layout_changed(self, state: LayoutState) -> None:
         self.layout_state = state
         self._save()
+        for t in self._on_screen(AppTabs):
+            t.layout_name = state.name + ("*" if state.custom else "")
 
     def _theme_changed(self) -> None:
         self._theme_picked = self._theme_picked or self.theme != self._started_theme

@@ -323,3 +323,18 @@ async def test_s_sorts_the_apps_table_by_each_column_and_S_reverses(size: tuple[
         assert app.apps_sort == ("util", False)
     shown = " ".join(f"{k} {d}" for _, rows in help_sections(list(type(app).BINDINGS)) for k, d in rows)
     assert "sort apps by the next column" in shown and "reverse the apps' order" in shown
+
+
+async def test_the_layout_s_name_is_on_screen() -> None:
+    from neuron_top.tui.widgets.tabs import AppTabs
+    from tests.helpers import demo_snapshots
+
+    app = make_app(demo_snapshots("inf1.xlarge", 3, 4), layout="overview")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        bar = app.screen.query_one(AppTabs)
+        assert bar.render_line(0).text.rstrip().endswith("overview layout")
+        await pilot.press("l")
+        await pilot.pause()
+        assert bar.render_line(0).text.rstrip().endswith(f"{app.layout_state.name} layout")
+        assert app.layout_state.name != "overview"

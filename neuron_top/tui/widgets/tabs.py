@@ -47,6 +47,8 @@ class AppTabs(LineDiff, can_focus=True):
     selected: reactive[int | None] = reactive(None)
     """The selected pid, None for "all"."""
     filter_text: reactive[str] = reactive("")
+    layout_name: reactive[str] = reactive("")
+    """The layout shown (``l`` cycles them), said at the bar's right end."""
 
     def watch_apps(self, apps: tuple[AppView, ...]) -> None:
         """A new tuple arrives with every report and nearly always shows the same tabs: nothing to do then
@@ -88,7 +90,8 @@ class AppTabs(LineDiff, can_focus=True):
             key = f"[{n}]" if n <= 9 else ""
             sel = pid == self.selected
             texts.append(f" {key}{'>' if sel else ' '}{label}{'<' if sel else ' '}")
-        right = f" {plural(len(self.apps), 'app')}" + (f" · filter /{self.filter_text}/" if self.filter_text else "")
+        right = (f" {plural(len(self.apps), 'app')}" + (f" · filter /{self.filter_text}/" if self.filter_text else "")
+                 + (f" · {self.layout_name} layout" if self.layout_name else ""))
         right = fmt.cut(right, width // 2, cell_len)  # the filter is typed text: any width
         room = max(width - LABEL_W - cell_len(right), 0)
         first, last = self._window(texts, room)
