@@ -99,6 +99,9 @@ class NeuronTopApp(TerminalApp):
         """The one source this app shows: its history, latest snapshots and status."""
         if source_filter:
             self.session.set_status(source_filter=source_filter)
+        self.local_pids = type(source).__name__ in ("MonitorSource", "HostCollector")
+        """The reports' pids are processes on this machine (neuron-monitor or the built-in collector run here):
+        the app screen then shows each runtime's process (``procinfo``)."""
         command = getattr(source, "command", None)
         if isinstance(command, str):
             self.session.set_status(command=command)

@@ -338,3 +338,28 @@ async def test_the_layout_s_name_is_on_screen() -> None:
         await pilot.pause()
         assert bar.render_line(0).text.rstrip().endswith(f"{app.layout_state.name} layout")
         assert app.layout_state.name != "overview"
+
+
+async def test_the_app_screen_shows_a_local_runtime_s_process() -> None:
+    """nvitop's habit: a runtime whose pid is on this machine gets its command line, user, start time and RSS."""
+    import os
+
+    from neuron_top.tui.screens.app_detail import AppScreen
+
+    doc = inf1()
+    doc["neuron_runtime_data"][0]["pid"] = os.getpid()
+    app = make_app([snap_of(doc)])
+    app.local_pids = True
+    async with app.run_test(size=(160, 50)) as pilot:
+        await feed(pilot)
+        app.open_app(os.getpid())
+        await pilot.pause()
+        assert isinstance(app.screen, AppScreen)
+        line = app.screen.query_one("#app-process")
+        assert line.display and " RSS " in str(line.render()) and "user " in str(line.render())
+    app = make_app([snap_of(doc)])  # a replay or a remote source: no local process, nothing said
+    async with app.run_test(size=(160, 50)) as pilot:
+        await feed(pilot)
+        app.open_app(os.getpid())
+        await pilot.pause()
+        assert not app.screen.query_one("#app-process").display
