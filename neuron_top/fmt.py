@@ -123,14 +123,21 @@ BAD_CELL = "bad!"
 """A grid cell whose value is absurd (``derived.sane_util``): flagged, not printed as a clipped number."""
 
 
-def pct_cell(x: float | None) -> str:
-    """A core's utilization in a grid cell: whole percents, always ``PCT_CELL`` wide ("  7%", "100%", "   -"); an
-    absurd value (below 0, far above 100) is ``BAD_CELL``, never a clipped "  0%" or "999%"."""
+def pct_cell(x: float | None, digits: int = 0) -> str:
+    """A core's utilization in a grid cell: whole percents, always ``PCT_CELL`` wide ("  7%", "100%", "   -"); with
+    ``digits``, AWS neuron-top's precision, ``pct_width(digits)`` wide (" 56.81%"). An absurd value (below 0, far
+    above 100) is ``BAD_CELL``, never a clipped "  0%" or "999%"."""
+    width = pct_width(digits)
     if x is None:
-        return "-".rjust(PCT_CELL)
+        return "-".rjust(width)
     if not sane_util(x):
-        return BAD_CELL
-    return f"{x:.0f}%".rjust(PCT_CELL)
+        return BAD_CELL.rjust(width)
+    return f"{x:.{digits}f}%".rjust(width)
+
+
+def pct_width(digits: int = 0) -> int:
+    """The width of a ``pct_cell`` with ``digits`` decimals: "100%" or "100.00%"."""
+    return PCT_CELL + (digits + 1 if digits else 0)
 
 
 FLOPS_CELL = 5

@@ -86,7 +86,8 @@ def _recorder(path: str | None) -> RecordingWriter | None:
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
 
 
-def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None, tag: str | None = None) -> int:
+def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None, tag: str | None = None,
+               digits: int = 0) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
     (``--record FILE``), that report is recorded too (it was silently not); with ``tag`` (``--tag``), only the
     apps it matches, as the dashboard's filter shows them."""
@@ -106,7 +107,7 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
             if isinstance(event, Report):
                 info = SourceInfo.of(session)
                 snap = narrow_by_tag(event.snapshot, tag)
-                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
+                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info, digits=digits).encode())
                 return 0
     finally:
         feed.close()

@@ -62,6 +62,8 @@ def _render(p: argparse.ArgumentParser) -> None:
 def _once(p: argparse.ArgumentParser) -> None:
     p.add_argument("--once", action="store_true", help="print one snapshot as plain text and exit")
     p.add_argument("--json", action="store_true", help="with --once (implied): print the snapshot as JSON")
+    p.add_argument("--precise", action="store_true",
+                   help="with --once: core utilization with two decimals (56.81%%), as AWS neuron-top prints it")
 
 
 def main_parser() -> argparse.ArgumentParser:
@@ -223,7 +225,7 @@ def run_live(ns: argparse.Namespace) -> int:
     _check_export(ns)
     choice = live_choice(ns)
     if ns.once or ns.json:
-        return print_once(choice.source, ns.json, _recorder(ns.record), tag=ns.tag)
+        return print_once(choice.source, ns.json, _recorder(ns.record), tag=ns.tag, digits=2 if ns.precise else 0)
     return run_tui(choice.source, ns, recorder=_recorder(ns.record), notes=choice.notes,
                    source_filter=choice.source_filter)
 
@@ -246,7 +248,8 @@ def run_demo(ns: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if ns.once or ns.json:
-        return print_once(source, ns.json, _recorder(ns.record), tag=ns.tag)  # the first report comes at once
+        return print_once(source, ns.json, _recorder(ns.record), tag=ns.tag,  # the first report comes at once
+                          digits=2 if ns.precise else 0)
     return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter)
 
 

@@ -123,7 +123,7 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
         raise UsageError(f"no decodable report in {clean(ns.file)} ({info.skipped} skipped)")
     info.position = f"report {snap.seq}/{n}"
     snap = narrow_by_tag(snap, ns.tag)
-    out = as_json(snap, info) + b"\n" if ns.json else text(snap, info).encode()
+    out = as_json(snap, info) + b"\n" if ns.json else text(snap, info, digits=2 if ns.precise else 0).encode()
     sys.stdout.flush()
     sys.stdout.buffer.write(out)
     sys.stdout.flush()

@@ -87,13 +87,16 @@ class CoreCells:
     ``flops`` shows FLOPS in one unit for the whole grid (``fmt.FlopsScale``) when the report has any; ``physical``
     shows trn2's physical cores (their utilization: FLOPS are not reported per physical core)."""
 
-    def __init__(self, snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> None:
+    def __init__(self, snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False,
+                 digits: int = 0) -> None:
         self.snap, self.app = snap, app
+        self.digits = digits
+        """Decimals of the utilization cells (0: whole percents; 2: AWS neuron-top's "56.81%")."""
         self.phys = physical_columns(snap) if physical else 0
         stats = app.core_stats
         reported = any(f is not None for f in stats.flops.values())
         self.scale = fmt.FlopsScale(stats.flops_peak) if flops and not self.phys and reported else None
-        self.value_width = fmt.PCT_CELL
+        self.value_width = fmt.pct_width(digits)
         if self.scale is not None:
             self.value_width = max(fmt.FLOPS_CELL, len(self.scale(stats.flops_peak)))
         self.failed = app.failure("neuroncore_counters")
@@ -176,7 +179,7 @@ class CoreCells:
             for p in range(self.phys):
                 u = subs[p] if p < len(subs) else None
                 ok = sane_util(u)
-                out.append((fmt.pct_cell(u), u if ok else None, u if ok else None))
+                out.append((fmt.pct_cell(u, self.digits), u if ok else None, u if ok else None))
             return out
         if index not in stats.util:
             return [("-".rjust(self.value_width), None, None)]
@@ -186,12 +189,13 @@ class CoreCells:
             peak = stats.flops_peak or 1.0
             return [(self.scale(f), None if f is None else f / peak * 100, u)]
         ok = sane_util(u)  # an absurd value: flagged, no bar
-        return [(fmt.pct_cell(u), u if ok else None, u if ok else None)]
+        return [(fmt.pct_cell(u, self.digits), u if ok else None, u if ok else None)]
 
 
-def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> CoreCells:
+def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False,
+               digits: int = 0) -> CoreCells:
     """The core grid's title and cells as the dashboard draws them, for the ``--once`` text (``CoreCells``)."""
-    return CoreCells(snap, app, flops, physical)
+    return CoreCells(snap, app, flops, physical, digits)
 
 
 def app_cells(snap: Snapshot, a: AppView) -> dict[str, str]:

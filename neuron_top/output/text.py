@@ -94,11 +94,13 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
     return lines
 
 
-def core_lines(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> list[str]:
-    """The core grid as the dashboard draws it: its title, then each device's cells (``output.cells``)."""
+def core_lines(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False,
+               digits: int = 0) -> list[str]:
+    """The core grid as the dashboard draws it: its title, then each device's cells (``output.cells``); ``digits``
+    decimals in the utilization cells (``--precise``: 2, as AWS neuron-top prints them)."""
     if not snap.has_neuron:
         return ["NeuronCores: none (no Neuron devices reported)"]
-    cells = core_cells(snap, app, flops, physical)
+    cells = core_cells(snap, app, flops, physical, digits)
     out = [f"NeuronCores ({clean(app.label)}): {cells.title}"]
     cpd = snap.cores_per_device
     width = len(f"ND{max(snap.device_count - 1, 0)}")
@@ -200,7 +202,7 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
     return out
 
 
-def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False) -> str:
+def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False, digits: int = 0) -> str:
     """The ``--once`` text: what the dashboard's panels show, as plain lines.
 
     Args:
@@ -208,6 +210,7 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
         src: its source, state and skipped input (the header).
         pid: the app to show (None: every app together).
         flops: show FLOPS instead of utilization where the panels would.
+        digits: decimals of the core grid's utilization cells (``--precise``: 2).
 
     Returns:
         The lines, each ending in a newline.
@@ -216,7 +219,7 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     lines = header_lines(snap, src)
     lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid})" for i, a in enumerate(snap.apps))
                              or "none"))
-    for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), app_lines(snap), memory_lines(snap, app),
+    for part in (core_lines(snap, app, flops, digits=digits), vcpu_lines(snap, app), app_lines(snap), memory_lines(snap, app),
                  ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
         lines.append("")
         lines.extend(part)

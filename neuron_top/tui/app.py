@@ -37,7 +37,7 @@ from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
 DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
-                               "panel", "sort_apps", "reverse_apps"})
+                               "panel", "sort_apps", "reverse_apps", "precise"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
@@ -63,6 +63,7 @@ class NeuronTopApp(TerminalApp):
         Binding("T", "timeline", "timeline"),
         Binding("E", "problems", "problems"),
         Binding("o", "pick_app", "pick app"),
+        Binding("full_stop", "precise", "two decimals in the core grid (56.81%)", show=False),
         Binding("s", "sort_apps", "sort apps by the next column", show=False),
         Binding("S", "reverse_apps", "reverse the apps' order", show=False),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
@@ -109,6 +110,8 @@ class NeuronTopApp(TerminalApp):
         self.flops = False
         self.physical = False
         self.paused = False
+        self.precise = False
+        """Two decimals in the core grid (``.``)."""
         self.apps_sort: tuple[str, bool] = ("pid", False)
         """The apps table's order: ``s`` moves to the next column, ``S`` reverses."""
         self._frozen: tuple[Snapshot | None, Snapshot | None, History] | None = None
@@ -295,7 +298,7 @@ class NeuronTopApp(TerminalApp):
             return None
         self.selection.settle(latest)
         return View(self.selection.narrow(latest), history, self.tick, self.pid, self.flops, self.physical,
-                    history.first, prev, frozen=frozen is not None, sort=self.apps_sort)
+                    history.first, prev, frozen=frozen is not None, sort=self.apps_sort, precise=self.precise)
 
     def publish(self) -> None:
         if not self.screen_stack:  # a report arriving during shutdown
@@ -412,6 +415,10 @@ class NeuronTopApp(TerminalApp):
         if problem and problem != self._save_problem:
             self.notify(problem, title="config", severity="warning", timeout=8, markup=False)
         self._save_problem = problem or ""
+
+    def action_precise(self) -> None:
+        self.precise = not self.precise
+        self.publish()
 
     def action_sort_apps(self) -> None:
         from neuron_top.output.cells import APP_SORTS

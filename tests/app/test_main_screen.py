@@ -363,3 +363,38 @@ async def test_the_app_screen_shows_a_local_runtime_s_process() -> None:
         app.open_app(os.getpid())
         await pilot.pause()
         assert not app.screen.query_one("#app-process").display
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_dot_gives_two_decimals_in_the_grid_and_the_core_screen_has_them(size: tuple[int, int]) -> None:
+    """AWS neuron-top's 56.81%: "." in the grid (whole percents by default), always in the core screen."""
+    import re
+
+    from neuron_top.tui.screens.detail import CoreScreen
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("inf2.48xlarge", 7, 6)
+    app = make_app(snaps)
+    async with app.run_test(size=size) as pilot:
+        await feed(pilot)
+        grid = app.screen.query_one(CoreGrid)
+        assert not re.search(r"\[ *\d+\.\d\d%\]", text_of(grid))
+        await pilot.press("full_stop")
+        assert re.search(r"\[ *\d+\.\d\d%\]", text_of(grid)), text_of(grid)
+        assert not any(re.search(r"\]\S", ln) for ln in text_of(grid).splitlines())  # cells still apart
+        grid.focus()
+        await pilot.press("right", "enter")
+        assert isinstance(app.screen, CoreScreen)
+        title = app.screen.panel.render_line(0).text
+        assert re.search(r"now \d+\.\d\d%", title), title
+
+
+def test_once_precise_prints_two_decimals(capfdbinary) -> None:
+    from neuron_top.cli.main import main
+
+    assert main(["demo", "--seed", "7", "--instance", "inf1.xlarge", "--once", "--precise"]) == 0
+    out = capfdbinary.readouterr().out.decode()
+    import re
+
+    row = next(ln for ln in out.splitlines() if ln.strip().startswith("ND0"))
+    assert len(re.findall(r"\[ *\d+\.\d\d%\]", row)) == 4, row

@@ -223,7 +223,7 @@ class CoreGrid(Panel):
         if not snap.has_neuron:
             return [self.title_strip("NeuronCores", width),
                     LightStrip([Segment(f" {snap.no_devices}. Showing host metrics only.", self.style("dim"))])]
-        cells = core_cells(snap, app, view.flops, view.physical)
+        cells = core_cells(snap, app, view.flops, view.physical, 2 if view.precise else 0)
         phys = cells.phys
         cpd, devices = snap.cores_per_device, snap.device_count
         k8s = snap.k8s_devices
