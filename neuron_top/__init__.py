@@ -96,6 +96,9 @@ _EXPORTS: dict[str, str] = {
     "as_json": "neuron_top.output.text",
     "SourceInfo": "neuron_top.output.text",
     "Exporter": "neuron_top.export",
+    # Kubernetes pods
+    "PodWatcher": "neuron_top.k8s.watcher",
+    "PodMap": "neuron_top.k8s.model",
 }
 
 __all__ = [
@@ -110,6 +113,8 @@ __all__ = [
     "HostCollector",
     "Marker",
     "MonitorSource",
+    "PodMap",
+    "PodWatcher",
     "RawReport",
     "RecordingError",
     "RecordingSource",
@@ -142,6 +147,8 @@ if TYPE_CHECKING:
     from neuron_top.export import Exporter
     from neuron_top.feed import Feed, FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
     from neuron_top.history import History
+    from neuron_top.k8s.model import PodMap
+    from neuron_top.k8s.watcher import PodWatcher
     from neuron_top.output.text import SourceInfo, as_json, text
     from neuron_top.recording.index import RecordingSource, open_recording
     from neuron_top.recording.player import Marker, ReplayController

@@ -26,6 +26,7 @@ class _Model(Protocol):
     def subgraphs(self) -> Iterable[_Subgraph]: ...
 
 __all__ = [
+    "BUSY_PERCENT",
     "COUNTED",
     "CPU_KINDS",
     "ERROR_TYPES",
@@ -51,6 +52,10 @@ __all__ = [
     "sane_util",
     "unclean_count",
 ]
+
+BUSY_PERCENT = 1.0
+"""A core above this utilization (percent) is busy; at most this, allocated to a pod or holding a model, it is
+idle: the pods screen, ``--once`` and the fleet's queries (``fleet.queries.BUSY``, as a ratio) say the same."""
 
 ERROR_TYPES = ("generic", "numerical", "transient", "model", "runtime", "hardware")
 """The error types neuron-monitor documents, in its order; newer runtimes may add more (``error_types``)."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 from neuron_top.decode import DecodeError
+from neuron_top.k8s.model import Attribution
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.sources.base import RawReport, Skipped, Source, State, Status
 from neuron_top.sources.framing import split_concatenated
@@ -27,6 +28,7 @@ from neuron_top.textsafe import clean
 __all__ = [
     "Feed",
     "FeedEvent",
+    "PodSource",
     "Recorder",
     "RecordingError",
     "Report",
@@ -39,6 +41,17 @@ class Recorder(Protocol):
     """Where raw reports are teed (``neuron_top.recording.writer.RecordingWriter``)."""
 
     def write(self, data: bytes, ts: float | None = None) -> object: ...
+    def close(self) -> None: ...
+
+
+class PodSource(Protocol):
+    """Who holds each core (``neuron_top.k8s.PodWatcher``, or the demo's simulated pods)."""
+
+    def current(self) -> Attribution: ...
+    def want_pids(self, pids: Iterable[int]) -> None: ...
+    def settle(self) -> Attribution:
+        """An answer now, waiting for it (``--once``: one report, no later refresh)."""
+        ...
     def close(self) -> None: ...
 
 
@@ -85,11 +98,14 @@ class Feed:
         clock: Unix time for reports whose source gives none.
         decode: False yields ``Report`` events for nothing; only skips, status and recording errors come out
             (``record`` needs no snapshots). The reports are still counted in ``reports``.
+        pods: where pod attribution comes from; each snapshot gets its latest answer (never waiting for it), and
+            it learns the runtimes' pids.
     """
 
     def __init__(self, source: Source, recorder: Recorder | None = None, *,
-                 clock: Callable[[], float] = time.time, decode: bool = True) -> None:
+                 clock: Callable[[], float] = time.time, decode: bool = True, pods: PodSource | None = None) -> None:
         self.source = source
+        self.pods = pods
         self.recorder = recorder
         self.clock = clock
         self.decode = decode
@@ -130,6 +146,8 @@ class Feed:
         """Stop the loop, release the source and close the recorder; safe from another thread."""
         self.stop.set()
         self.source.close()
+        if self.pods is not None:
+            self.pods.close()
         if self.recorder is not None:
             with contextlib.suppress(OSError):
                 self.recorder.close()
@@ -168,6 +186,9 @@ class Feed:
                                      clean(data[:80].decode("utf-8", "replace"))))
             return
         self.reports += 1
+        if self.pods is not None:
+            snap.attribution = self.pods.current()
+            self.pods.want_pids(a.pid for a in snap.apps)
         yield Report(snap, data)
 
     def _skip(self, item: Skipped) -> SkippedInput:

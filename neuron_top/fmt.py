@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from neuron_top.derived import sane_util
 
-__all__ = ["cells", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
+__all__ = ["cells", "core_ranges", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -98,6 +98,20 @@ def moment(ts: float, wall: bool, start: float = 0.0) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
     k = int(max(ts - start, 0.0) + 0.5)
     return f"+{k // 3600:d}:{k % 3600 // 60:02d}:{k % 60:02d}"
+
+
+def core_ranges(values: Iterable[int]) -> str:
+    """Sorted indexes as runs: ``0-3,8,10-11``; "" for none."""
+    vs = sorted(set(values))
+    out: list[str] = []
+    i = 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        out.append(str(vs[i]) if i == j else f"{vs[i]}-{vs[j]}")
+        i = j + 1
+    return ",".join(out)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

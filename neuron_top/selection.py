@@ -1,6 +1,7 @@
 """Which app is selected and which apps the tag filter lets through (no UI imports).
 
 The tab bar, ``1``-``9``, ``a``/``d``, ``/`` and ``--tag`` all change this one object; every panel follows it.
+The filter matches an app's tag, its pid, and its Kubernetes pod and namespace.
 """
 
 from __future__ import annotations
@@ -20,15 +21,23 @@ def app_cores(app: AppView, cores_per_device: int) -> list[int]:
 
 def narrow(snap: Snapshot, pattern: re.Pattern[str] | None, text: str) -> Snapshot:
     """``snap`` through the tag filter ``pattern`` (an app's tag or pid matches it; None: no filter), as
-    ``Snapshot.narrowed`` makes it: what the dashboard, replay and ``--once`` all show."""
+    ``Snapshot.narrowed`` makes it: what the dashboard, replay and ``--once`` all show. The app's pod matches too
+    (its name, namespace, or ``namespace/pod``)."""
     if pattern is None:
         return snap
-    return snap.narrowed(lambda a: bool(pattern.search(a.tag) or pattern.search(str(a.pid))), text)
+    return snap.narrowed(lambda a: bool(pattern.search(a.tag) or pattern.search(str(a.pid))
+                                        or _pod_matches(pattern, snap, a)), text)
 
 
 def narrow_by_tag(snap: Snapshot, tag: str | None) -> Snapshot:
     """``narrow`` by the ``--tag`` regex (checked by the command line before); None or "": every app."""
     return narrow(snap, re.compile(tag), tag) if tag else snap
+
+
+def _pod_matches(p: re.Pattern[str], snap: Snapshot, app: AppView) -> bool:
+    """The filter matches an app's pod too: its name, its namespace, or ``namespace/pod``."""
+    ref = snap.app_pod(app)
+    return ref is not None and bool(p.search(ref.name) or p.search(ref.pod) or p.search(ref.namespace))
 
 
 class Selection:

@@ -36,6 +36,8 @@ class View:
     """Two decimals in the core grid's utilization cells (``.``), as AWS neuron-top shows them."""
     sort: tuple[str, bool] = ("pid", False)
     """The apps table's order (``s``/``S``): a key of ``output.cells.APP_SORTS`` and whether descending."""
+    by_pod: bool = False
+    """Colour the core grid by the pod holding each core (``b``), with a legend."""
 
     @property
     def app(self) -> AppView:

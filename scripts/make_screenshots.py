@@ -112,6 +112,30 @@ async def help_screen(out: Path) -> None:
     await _dashboard(out, "help", (120, 50), press=("question_mark",))
 
 
+def _with_pods(snaps):
+    """The demo's pods (its neuron_k8s_info) as the kubelet would answer them, with every device offered: the
+    pods screen then also shows the cores no pod holds."""
+    from neuron_top.k8s.model import Attribution, PodRef
+
+    out = []
+    for s in snaps:
+        cores = {c: PodRef(r.namespace, r.pod, r.container, "kubelet") for c, r in s.pods.cores.items()}
+        out.append(s.with_attribution(Attribution("kubelet", cores=cores,
+                                                  offered_cores=frozenset(range(s.core_count)))))
+    return tuple(out)
+
+
+@shot("pods", "P: the Kubernetes pods holding NeuronCores, their utilization and idle cores")
+async def pods(out: Path) -> None:
+    await _dashboard(out, "pods", (160, 30), press=("P",), snaps=_with_pods(demo_snapshots(INSTANCE, SEED, REPORTS)))
+
+
+@shot("cores-by-pod", "b: the NeuronCore grid coloured by pod, with its legend")
+async def cores_by_pod(out: Path) -> None:
+    await _dashboard(out, "cores-by-pod", (200, 60), press=("b",),
+                     snaps=_with_pods(demo_snapshots(INSTANCE, SEED, REPORTS)))
+
+
 @shot("core-detail", "Enter on the NeuronCore grid: one core in detail")
 async def core_detail(out: Path) -> None:
     from neuron_top.tui.widgets.cores import CoreGrid

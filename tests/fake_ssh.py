@@ -5,7 +5,8 @@
 HOST: the instance type and seed come from the host's name (``trn2-3`` is a trn2.48xlarge with seed 3), so each
 host is a different machine. Hosts named ``bad*`` fail the way ssh does when it cannot connect (a message on
 stderr, exit status 255); ``flaky*`` hosts send a few reports and then drop the connection; ``mute*`` hosts
-connect and never send a report (a neuron-monitor that hangs at start). ``FAKE_SSH_PERIOD``
+connect and never send a report (a neuron-monitor that hangs at start); ``garbage*`` hosts print lines that are not
+reports, one every 0.1 s, for ever (a login banner, the wrong command). ``FAKE_SSH_PERIOD``
 sets the demo's period (seconds between reports).
 """
 
@@ -34,6 +35,11 @@ def main(argv: list[str]) -> int:
         return 127
     if host.startswith("mute"):
         time.sleep(3600)
+        return 0
+    if host.startswith("garbage"):
+        for i in range(36000):
+            print(f"Welcome to {host}! line {i} of the message of the day", flush=True)
+            time.sleep(0.1)
         return 0
     kind, _, num = host.partition("-")
     instance = KINDS.get(kind, "inf2.48xlarge")

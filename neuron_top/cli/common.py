@@ -17,13 +17,14 @@ from neuron_top.textsafe import clean
 
 if TYPE_CHECKING:
     from neuron_top.config import MonitorConfig
+    from neuron_top.feed import PodSource
     from neuron_top.recording.player import ReplayController
     from neuron_top.recording.writer import RecordingWriter
     from neuron_top.sources.base import Source
     from neuron_top.sources.live import LiveChoice
     from neuron_top.tui.app import NeuronTopApp
 
-__all__ = ["UsageError", "live_source", "print_once", "run_app", "run_tui"]
+__all__ = ["UsageError", "k8s_options", "live_source", "pod_source", "print_once", "run_app", "run_tui"]
 
 
 class UsageError(Exception):
@@ -68,11 +69,39 @@ def live_choice(ns: argparse.Namespace) -> LiveChoice:
     monitor: Callable[[], str | None] = (lambda: None) if getattr(ns, "builtin", False) else find_neuron_monitor
     try:
         return choose_live_source(config_path=ns.config, tag=getattr(ns, "tag", None), command=ns.command,
-                                  monitor=monitor)
+                                  monitor=monitor, restart_command=getattr(ns, "restart_command", False))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot read config {ns.config}: {exc.strerror or exc}") from None
+
+
+def k8s_options(p: argparse.ArgumentParser) -> None:
+    """The pod attribution options (``neuron_top.k8s``), shared by the dashboard and ``export``."""
+    g = p.add_argument_group("Kubernetes pods")
+    g.add_argument("--kubelet-socket", metavar="PATH",
+                   help="the kubelet's PodResources socket (/var/lib/kubelet/pod-resources/kubelet.sock)")
+    g.add_argument("--host-root", metavar="DIR", help="where the host's / is mounted (in a container): /proc, "
+                   "/var/log/pods and the kubelet socket are read under it")
+    g.add_argument("--no-k8s", action="store_true", help="do not look for Kubernetes pods")
+
+
+def pod_source(ns: argparse.Namespace, start: bool = True, first: bool = False) -> PodSource | None:
+    """The pod attribution for a live source: the kubelet, else cgroups (``k8s.PodWatcher``), refreshed in the
+    background when ``start``; with ``first``, asked once in this thread before (the exporter's first scrape
+    then has the pods; bounded by the call's 5 s deadline); None with ``--no-k8s``."""
+    if getattr(ns, "no_k8s", False):
+        return None
+    from neuron_top.k8s.watcher import PodWatcher, on_kubernetes, socket_path
+
+    socket, root = getattr(ns, "kubelet_socket", None), getattr(ns, "host_root", None)
+    if root is not None and not Path(root).is_dir():
+        raise UsageError(f"--host-root: not a directory: {root}")
+    watcher = PodWatcher(socket_path(socket, root), root or "/",
+                         announce_absent=bool(socket or root) or on_kubernetes(root))
+    if first:
+        watcher.settle()
+    return watcher.start() if start else watcher
 
 
 def _recorder(path: str | None) -> RecordingWriter | None:
@@ -86,11 +115,12 @@ def _recorder(path: str | None) -> RecordingWriter | None:
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
 
 
-def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None, tag: str | None = None,
-               digits: int = 0) -> int:
+def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None,
+               pods: PodSource | None = None, tag: str | None = None, digits: int = 0) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
-    (``--record FILE``), that report is recorded too (it was silently not); with ``tag`` (``--tag``), only the
-    apps it matches, as the dashboard's filter shows them."""
+    (``--record FILE``), that report is recorded too (it was silently not); with ``pods``, with the pods asked
+    once (not started: ``settle`` answers in this thread); with ``tag`` (``--tag``), only the apps it matches, as
+    the dashboard's filter shows them; ``digits``: decimals of the core grid (``--precise``)."""
     from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
@@ -106,7 +136,11 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
                 break  # --once waits for no restart
             if isinstance(event, Report):
                 info = SourceInfo.of(session)
-                snap = narrow_by_tag(event.snapshot, tag)
+                snap = event.snapshot
+                if pods is not None:
+                    pods.want_pids(a.pid for a in snap.apps)
+                    snap = snap.with_attribution(pods.settle())
+                snap = narrow_by_tag(snap, tag)
                 _write(to_json(snap, info) + b"\n" if as_json else text(snap, info, digits=digits).encode())
                 return 0
     finally:
@@ -124,7 +158,8 @@ def _write(data: bytes) -> None:
 
 def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWriter | None = None,
             demo: bool = False, traces: Sequence[str] | None = None, replay: ReplayController | None = None,
-            replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None) -> int:
+            replay_name: str = "", notes: Sequence[str] = (), source_filter: str | None = None,
+            pods: PodSource | None = None) -> int:
     """Start the dashboard (the only place the command line imports the TUI); returns the exit status."""
     from neuron_top.settings import SettingsStore
     from neuron_top.tui.app import NeuronTopApp
@@ -151,7 +186,7 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
                            replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter,
                            source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
                            trace_metrics=getattr(ns, "metrics", None), settings=SettingsStore.open(),
-                           layout=getattr(ns, "layout", None), render=getattr(ns, "render", None))
+                           layout=getattr(ns, "layout", None), render=getattr(ns, "render", None), pods=pods)
     except BaseException:
         if server is not None:
             server.stop()

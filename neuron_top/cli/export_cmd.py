@@ -4,7 +4,10 @@ The source is chosen as for the dashboard (``--command``, a pipe on stdin, neuro
 collector); the feed loop runs on a thread and hands each event to the ``Exporter``; the HTTP server answers
 scrapes on threads of its own. When the source ends (a pipe closes) the server keeps answering, with
 ``neurontop_source_up 0`` and a growing ``neurontop_last_report_age_seconds``, as AWS's script keeps its last
-values: a stopped neuron-monitor shows in Prometheus instead of vanishing. SIGINT/SIGTERM/SIGHUP stop it (the
+values: a stopped neuron-monitor shows in Prometheus instead of vanishing. A ``--command`` that exits is started
+again with back-off (1, 2, 4 ... 30 s), as neuron-monitor is: meanwhile the last values are served with
+``neurontop_source_up 0``, ``neurontop_source_info{state="restarting"}`` and ``neurontop_source_restarts_total``
+counting. SIGINT/SIGTERM/SIGHUP stop it (the
 ``--command`` child or neuron-monitor with it), with every mode's signal rules (``cli/signals.py``): exit status
 128+signal, a second signal or a stop that hangs for 10 s ends it at once.
 """
@@ -17,7 +20,7 @@ import threading
 import time
 from typing import TextIO
 
-from neuron_top.cli.common import UsageError, _recorder, live_source
+from neuron_top.cli.common import UsageError, _recorder, k8s_options, live_source, pod_source
 from neuron_top.cli.signals import Signals
 from neuron_top.textsafe import clean
 
@@ -36,13 +39,19 @@ def export_parser() -> argparse.ArgumentParser:
     p.add_argument("--listen", metavar="[HOST:]PORT", default=":8000",
                    help="address to serve on (default :8000, every interface, as AWS's script)")
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
-    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
+    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor" '
+                   "(started again with back-off, 1 to 30 s, when it exits)")
     p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
     p.add_argument("--used-cores-only", action="store_true",
                    help="drop the zero rows of cores a runtime does not use (changes avg(neuroncore_utilization_"
                    "ratio); off by default, as AWS)")
     p.add_argument("--no-process-metrics", action="store_true", help="leave out the process_* and python_* families")
+    p.add_argument("--pod-labels", action="store_true",
+                   help="add pod, namespace and container labels to the per-core and per-runtime families (as "
+                   "dcgm-exporter; off by default: the output stays AWS's). neurontop_neuroncore_pod_info is "
+                   "always served to join on")
+    k8s_options(p)
     return p
 
 
@@ -50,12 +59,13 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
     """Run the exporter until a signal (or ``stop``); returns the exit code."""
     from neuron_top.export import Exporter, ExportOptions
     from neuron_top.export.server import ListenError, serve
-    from neuron_top.feed import Feed, RecordingError, StatusChanged
+    from neuron_top.feed import Feed, RecordingError, Report, StatusChanged
     from neuron_top.sources.base import State
 
     err = err if err is not None else sys.stderr
     stop = stop if stop is not None else threading.Event()
-    options = ExportOptions(used_cores_only=ns.used_cores_only, process_metrics=not ns.no_process_metrics)
+    options = ExportOptions(used_cores_only=ns.used_cores_only, process_metrics=not ns.no_process_metrics,
+                            pod_labels=ns.pod_labels)
     exporter = Exporter(options)
     try:
         server = serve(ns.listen, exporter)  # before the source: a busy port must not start neuron-monitor
@@ -63,8 +73,10 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
         raise UsageError(str(exc)) from None
     try:
         ns.tag = None
+        ns.restart_command = True  # a daemon: a --command that exits is run again (with back-off), as neuron-monitor
         source, notes = live_source(ns)
         recorder = _recorder(ns.record)
+        pods = pod_source(ns, first=True)
     except BaseException:
         server.stop()
         raise
@@ -72,11 +84,18 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
     for note in notes:
         print(f"neuron-top: {note}", file=err)
     print(f"neuron-top: serving {server.url} from {clean(source.name)}", file=err, flush=True)
-    feed = Feed(source, recorder)
+    feed = Feed(source, recorder, pods=pods)
 
     def pump() -> None:
+        said = ""
         for event in feed.events(stop):
             exporter.apply(event)
+            if isinstance(event, Report) and pods is not None:
+                # how pods are found (or why not), said when it changes: the exporter has no header
+                now = event.snapshot.pods.status()
+                if now != said:
+                    said = now
+                    print(f"neuron-top: {now or 'pods: none'}", file=err, flush=True)
             if isinstance(event, StatusChanged) and event.status.state in (State.ENDED, State.FAILED,
                                                                              State.RESTARTING):
                 print(f"neuron-top: {clean(event.status.message)}", file=err, flush=True)

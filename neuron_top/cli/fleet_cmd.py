@@ -22,7 +22,7 @@ from neuron_top.textsafe import clean
 
 __all__ = [
     "GROUP_CHOICES", "fleet_main", "fleet_parser", "print_frame", "prom_fleet", "replay_once", "replay_tui",
-    "run_fleet_tui", "ssh_command_for", "ssh_hosts", "ssh_once",
+    "run_fleet_tui", "run_pods", "ssh_command_for", "ssh_hosts", "ssh_once",
 ]
 
 GROUP_CHOICES = ("type", "zone", "region", "status")
@@ -43,7 +43,9 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--match", metavar="SELECTOR", help='label matchers added to every query, e.g. '
                       '\'job="neuron",instance_type=~"trn2.*"\'')
     prom.add_argument("--by", metavar="LABEL", default="instance_id",
-                      help="the label that names a host (instance_id; node with Kubernetes relabelling)")
+                      help="the label that names a host (instance_id; node with Kubernetes relabelling); pod or "
+                      "namespace: one row per Kubernetes pod or namespace with its NeuronCores, utilization and "
+                      "allocated-but-idle cores (from neuron-top export's neurontop_neuroncore_pod_info)")
     prom.add_argument("--label", metavar="LABEL", action="append", default=[],
                       help="an extra instance_info label to show, filter and group on (repeatable)")
     prom.add_argument("--bearer-token-file", metavar="FILE", help="send this file's token (re-read when it changes)")
@@ -53,7 +55,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="seconds per query (5); with ssh and --once, for every host's first report (15)")
     prom.add_argument("--rate-window", default="1m", metavar="DUR", help="range of rate() for exec/errors (1m)")
-    prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC events within this long count (15m)")
+    prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC columns: the counters' value, or their increase over this long when larger (15m)")
     prom.add_argument("--stale-after", type=float, default=60.0, metavar="S",
                       help="a host still scraped whose data is older is stale (60)")
     prom.add_argument("--down-after", type=float, default=180.0, metavar="S",
@@ -72,6 +74,8 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--filter", metavar="REGEX", help="show hosts whose names or labels match (/ changes it)")
     view.add_argument("--trouble", action="store_true", help="troubled hosts first (! toggles)")
     view.add_argument("--heat", action="store_true", help="start in the heat map (h toggles)")
+    view.add_argument("--apps", action="store_true",
+                      help="the apps view: one row per runtime tag across hosts (a toggles; with --once, printed)")
     view.add_argument("--record", metavar="FILE", help="record the rows, one JSON line per refresh (.gz/.zst)")
     view.add_argument("--once", action="store_true", help="print the table once and exit")
     view.add_argument("--json", action="store_true", help="with --once (implied): print the refresh as JSON")
@@ -200,8 +204,11 @@ def fleet_main(ns: argparse.Namespace) -> int:
     ns.refresh = ns.refresh if ns.refresh is not None else (2.0 if ns.prometheus else 1.0)
     if ns.refresh <= 0:
         raise UsageError("--refresh must be above 0")
+    if ns.prometheus and ns.by in ("pod", "namespace"):
+        return run_pods(ns)
     if ns.prometheus:
         fleet = prom_fleet(ns)
+        fleet.apps = ns.apps
         _view_options(ns, fleet.qs.labels)
         if ns.once or ns.json:
             try:
@@ -225,6 +232,43 @@ def fleet_main(ns: argparse.Namespace) -> int:
     if ns.once or ns.json:
         return print_frame(ssh_once(hosts, command, ns.timeout if ns.timeout is not None else 15.0), ns)
     return run_fleet_tui(ns, lambda rec: _ssh_screen(hosts, command, ns, rec), None)
+
+
+def run_pods(ns: argparse.Namespace) -> int:
+    """``--by pod|namespace``: one row per pod or namespace, aggregated by Prometheus: a table refreshed every
+    ``--refresh`` seconds, or ``--once`` text / ``--json``. Exit status 1 when every query failed."""
+    import json
+
+    from neuron_top.fleet.pods import PodQueries, pod_groups, pod_table
+    from neuron_top.fleet.queries import QuerySet
+
+    group = ns.by
+    if ns.record:
+        raise UsageError(f"--record keeps the hosts' rows; with --by {group} there are none (use --json)")
+    ns.by = "instance_id"  # the client's checks; the pod queries carry their own grouping
+    fleet = prom_fleet(ns)
+    if not (ns.once or ns.json):
+        from neuron_top.tui.screens.fleet_pods import PodFleetScreen
+
+        queries = PodQueries(group, QuerySet(match=fleet.qs.match))
+        return run_fleet_tui(ns, lambda _rec: PodFleetScreen(fleet.client, queries, source=ns.prometheus,
+                                                             interval=ns.refresh), fleet.close)
+    try:
+        groups, problems = pod_groups(fleet.client, PodQueries(group, QuerySet(match=fleet.qs.match)))
+    finally:
+        fleet.close()
+    if ns.json:
+        doc = {"source": ns.prometheus, "by": group, "problems": problems,
+               "groups": [{"namespace": g.namespace, "pod": g.pod or None, "hosts": g.hosts, "cores": g.cores,
+                           "utilization": g.util, "idle_cores": g.idle} for g in groups]}
+        sys.stdout.write(json.dumps(doc) + "\n")
+    else:
+        lines = [f"neuron-top fleet · {clean(ns.prometheus, 100)} · by {group}"]
+        lines += [f"error: {clean(p, 300)}" for p in problems]
+        lines += pod_table(groups, group)
+        sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+    return 1 if len(problems) == 4 else 0
 
 
 def _prom_screen(fleet: Any, ns: argparse.Namespace, recorder: Any) -> Any:
@@ -251,6 +295,8 @@ def _arranged(screen: Any, ns: argparse.Namespace) -> Any:
     if ns.heat:
         screen.heat = screen.heat_column
         screen.add_class("-heat")
+    if getattr(ns, "apps", False):
+        screen.show_apps = True
     return screen
 
 
@@ -289,7 +335,7 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
     from neuron_top.fleet.ssh import HostStream
     from neuron_top.sources.base import State
 
-    fleet = SessionFleet(hosts)
+    fleet = SessionFleet(hosts, first_report_within=timeout)  # a host with nothing by the end is down, not starting
     lock = threading.Lock()
     done = {h: threading.Event() for h in hosts}
     feeds = {h: Feed(HostStream(h, command(h))) for h in hosts}
@@ -343,7 +389,12 @@ def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -
         for p in frame.problems:
             out.append(f"error: {p.name + ': ' if p.name else ''}{clean(p.message, 300)}"
                        + (f"\n  query: {clean(p.query, 2000)}" if p.query else ""))
-        out += text_table(lines, width)
+        if getattr(ns, "apps", False):
+            from neuron_top.fleet.apps import apps_table
+
+            out += apps_table(frame.apps or [])
+        else:
+            out += text_table(lines, width)
         sys.stdout.write("\n".join(out) + "\n")
     sys.stdout.flush()
     return 1 if frame.state == "unreachable" else 0

@@ -19,8 +19,10 @@ from neuron_top.cli.common import (
     _check_tag,
     _load_config,
     _recorder,
+    k8s_options,
     live_choice,
     live_source,
+    pod_source,
     print_once,
     run_tui,
 )
@@ -82,6 +84,7 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
     _once(p)
     _common_ui(p)
+    k8s_options(p)
     p.add_argument("--version", action="version", version=f"neuron-top {__version__}")
     return p
 
@@ -97,6 +100,8 @@ def demo_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config: periods and tag filter")
     p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX")
     p.add_argument("--record", metavar="FILE")
+    p.add_argument("--pods", action="store_true",
+                   help="attach simulated Kubernetes pods, as the kubelet would report them (P: the pods screen)")
     _once(p)
     _common_ui(p)
     return p
@@ -225,9 +230,10 @@ def run_live(ns: argparse.Namespace) -> int:
     _check_export(ns)
     choice = live_choice(ns)
     if ns.once or ns.json:
-        return print_once(choice.source, ns.json, _recorder(ns.record), tag=ns.tag, digits=2 if ns.precise else 0)
+        return print_once(choice.source, ns.json, _recorder(ns.record), pods=pod_source(ns, start=False),
+                          tag=ns.tag, digits=2 if ns.precise else 0)
     return run_tui(choice.source, ns, recorder=_recorder(ns.record), notes=choice.notes,
-                   source_filter=choice.source_filter)
+                   source_filter=choice.source_filter, pods=pod_source(ns))
 
 
 def run_demo(ns: argparse.Namespace) -> int:
@@ -247,10 +253,15 @@ def run_demo(ns: argparse.Namespace) -> int:
         source = DemoSource(ns.instance, seed, period=period, periods=periods, tag_filter=source_filter)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    pods = None
+    if ns.pods:
+        from neuron_top.sources.demo.pods import DemoPods
+
+        pods = DemoPods(source)
     if ns.once or ns.json:
-        return print_once(source, ns.json, _recorder(ns.record), tag=ns.tag,  # the first report comes at once
-                          digits=2 if ns.precise else 0)
-    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter)
+        return print_once(source, ns.json, _recorder(ns.record), pods=pods,  # the first report comes at once
+                          tag=ns.tag, digits=2 if ns.precise else 0)
+    return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter, pods=pods)
 
 
 

@@ -11,9 +11,13 @@ publishes, and why it looks the way it does:
   each report's per-period counts and carry the ``_created`` sample prometheus_client adds; ``instance_info``
   and ``neuron_hardware_info`` come from the first report that has them. Values are the same floats
   (``util / 100.0``, bytes as floats) and are written with prometheus_client's own number formatting.
-* Where we differ, we differ on purpose: bad values (null, negative counts, wrong types the decoder dropped) skip
-  that series instead of killing the exporter, and an idle machine (no runtimes) does not reset the ECC counters
-  (AWS's script clears every counter then, so ``hardware_ecc_events_total`` restarts from 0).
+* Where we differ, we differ on purpose: bad values (null, wrong types the decoder dropped, and absurd ones: a
+  negative or 1e15 utilization, byte count, latency or count, bounds ``MAX_*``) skip that series instead of
+  killing the exporter or being passed on, and an idle machine (no runtimes) does not reset the ECC counters
+  (AWS's script clears every counter then, so ``hardware_ecc_events_total`` restarts from 0). A null latency
+  (the runtime executed nothing that period) removes the runtime's latency samples: AWS's script keeps serving
+  the last percentiles, so a runtime that stopped shows its last p99 for ever, and an alert on it fires for a
+  runtime that does nothing (a value not reported has no sample, rule files guard AWS's frozen gauge anyway).
 * ``neurontop_*`` families for what only we know (device latency, per-device memory, the true per-core
   utilisation, the source's health) are new names, so they change nothing AWS users chart. The one option that
   changes AWS series, dropping the zero rows of cores a runtime does not use, is off unless asked for.
@@ -36,13 +40,15 @@ from prometheus_client.utils import floatToGoString
 
 from neuron_top import __version__, schema
 from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
-from neuron_top.snapshot import Snapshot, snapshot_from
+from neuron_top.k8s.model import PodMap, PodRef
+from neuron_top.snapshot import Snapshot, pid_not_visible, snapshot_from
 from neuron_top.sources.base import State
 from neuron_top.textsafe import escape_label_value
 
 __all__ = [
     "CONTENT_TYPE_OPENMETRICS",
     "CONTENT_TYPE_TEXT",
+    "POD_LABELS",
     "ExportOptions",
     "Exporter",
     "escape_label_value",
@@ -90,6 +96,21 @@ class ExportOptions:
     those queries return."""
     process_metrics: bool = True
     """Also publish prometheus_client's ``process_*`` and ``python_*`` families, as AWS's script does."""
+    pod_labels: bool = False
+    """Add ``pod``, ``namespace`` and ``container`` to the per-core families (the core's pod) and the per-runtime
+    ones (the runtime's pod), as dcgm-exporter does: a Grafana panel by pod without a join. Off by default: it
+    changes AWS's series (new label sets). ``neurontop_neuroncore_pod_info`` is published either way."""
+
+
+POD_LABELS = ("pod", "namespace", "container")
+_NO_POD: tuple[tuple[str, str], ...] = (("container", ""), ("namespace", ""), ("pod", ""))
+
+
+def _pod_pairs(ref: PodRef | None) -> tuple[tuple[str, str], ...]:
+    """The pod labels of a series (empty values, which Prometheus reads as absent, when no pod holds it)."""
+    if ref is None:
+        return _NO_POD
+    return (("container", ref.container), ("namespace", ref.namespace), ("pod", ref.pod))
 
 
 def _label_text(pairs: Iterable[tuple[str, str]]) -> str:
@@ -118,10 +139,34 @@ def _num(x: object) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _within(x: object, top: float) -> float | None:
+    """``_num``, but only from 0 to ``top``: a negative utilization or a 1e15 count is a broken report, and
+    passing it on would poison every sum, average and alert downstream, so that one series is skipped."""
+    f = _num(x)
+    return f if f is not None and 0.0 <= f <= top else None
+
+
+MAX_PERCENT = 100.0 + 1e-6
+"""Utilization and CPU shares are percent (float noise above 100 is let through)."""
+MAX_BYTES = float(1 << 50)
+"""1 PiB: more than any host's or device's memory."""
+MAX_SECONDS = 86400.0
+"""A latency of more than a day is not one."""
+MAX_COUNT = 1e9
+"""Executions, errors or ECC events in one report period (neuron-monitor reports every few seconds)."""
+
+
+def _pct(x: object) -> float | None:
+    return _within(x, MAX_PERCENT)
+
+
+def _bytes(x: object) -> float | None:
+    return _within(x, MAX_BYTES)
+
+
 def _count(x: object) -> float | None:
     """A per-period count to add to a counter: a number >= 0 (prometheus_client refuses to decrease one)."""
-    f = _num(x)
-    return f if f is not None and f >= 0 else None
+    return _within(x, MAX_COUNT)
 
 
 class _Family:
@@ -196,6 +241,10 @@ class Exporter:
         self._hardware_done = False
         self._tags: set[str] = set()
         self._labels: dict[object, str] = {}
+        self._pods: PodMap | None = None
+        """With ``pod_labels``: the report's pods, while its runtimes are read."""
+        self._rt_pod: tuple[tuple[str, str], ...] = ()
+        """With ``pod_labels``: the pod labels of the runtime being read."""
         # status (neurontop_*)
         self.source = source
         self.state = State.STARTING
@@ -237,8 +286,9 @@ class Exporter:
                 self.state = State.LIVE
             if self._instance is None and report.instance_info is not None:
                 self._set_instance(report.instance_info)
-            errors = dict.fromkeys(GROUPS, 0)
+            errors = dict.fromkeys((*GROUPS, "pid_not_visible"), 0)
             runtimes = [rt for rt in report.neuron_runtime_data or () if rt is not None]
+            self._pods = snap.pods if self.options.pod_labels else None
             if runtimes:
                 self._runtimes(runtimes, errors)
             else:
@@ -301,6 +351,8 @@ class Exporter:
 
     def _lt(self, tag: str | None, *extra: tuple[str, str]) -> str:
         """The label text of one series: instance labels, ``runtime_tag`` when per runtime, ``extra``."""
+        if tag is not None and self._pods is not None and not any(k == "pod" for k, _ in extra):
+            extra = (*extra, *self._rt_pod)
         key = (tag, extra)
         text = self._labels.get(key)
         if text is None:
@@ -310,6 +362,13 @@ class Exporter:
             pairs.extend(extra)
             text = self._labels[key] = _label_text(pairs)
         return text
+
+    def _core_pod(self, core: str) -> tuple[tuple[str, str], ...]:
+        """With ``pod_labels``, the labels of the pod holding ``core`` (a per-core series is that pod's, whichever
+        runtime reports it); else none."""
+        if self._pods is None:
+            return ()
+        return _pod_pairs(self._pods.cores.get(int(core)))
 
     # --- inside: AWS's families -------------------------------------------------------------------------------
     def _clear_runtimes(self) -> None:
@@ -338,11 +397,14 @@ class Exporter:
             if rep is None:
                 self._drop_gauges(tag, schema.RUNTIME_GROUPS)
                 continue
+            if self._pods is not None:
+                self._rt_pod = _pod_pairs(self._pods.apps.get(rt.pid) if isinstance(rt.pid, int) else None)
             used = self._used_cores(rep) if self.options.used_cores_only else None
             for name in schema.RUNTIME_GROUPS:
                 group = getattr(rep, name)
                 if group is None or group.error:
-                    errors[name] += 1 if group is not None else 0
+                    if group is not None:  # a containerised monitor's /proc/<pid> vCPU error is counted apart
+                        errors["pid_not_visible" if pid_not_visible(name, group.error) else name] += 1
                     self._drop_gauges(tag, (name,))  # not reported or failed: no sample
                     continue
                 getattr(self, "_" + name)(group, tag, used)
@@ -360,13 +422,13 @@ class Exporter:
         used: set[str] = set()
         nc = rep.neuroncore_counters
         for k, c in ((nc.neuroncores_in_use if nc is not None else None) or {}).items():
-            if c is not None and (_num(c.neuroncore_utilization) or 0.0) > 0:
+            if c is not None and (_pct(c.neuroncore_utilization) or 0.0) > 0:
                 used.add(k)
         mem = rep.memory_used
         ub = mem.neuron_runtime_used_bytes if mem is not None else None
         bd = ub.usage_breakdown if ub is not None else None
         for k, cats in ((bd.neuroncore_memory_usage if bd is not None else None) or {}).items():
-            if cats and any((_num(v) or 0.0) > 0 for v in cats.values()):
+            if cats and any((_bytes(v) or 0.0) > 0 for v in cats.values()):
                 used.add(k)
         return used
 
@@ -379,17 +441,17 @@ class Exporter:
         for k, c in (g.neuroncores_in_use or {}).items():
             if c is None or (used is not None and k not in used):
                 continue
-            v = _num(c.neuroncore_utilization)
+            v = _pct(c.neuroncore_utilization)
             core = _core_key(k)
             if v is not None and core is not None:
-                row[lt(tag, ("neuroncore", core))] = v / 100.0
+                row[lt(tag, ("neuroncore", core), *self._core_pod(core))] = v / 100.0
 
     def _neuron_runtime_vcpu_usage(self, g: schema.RuntimeVcpuUsage, tag: str, used: set[str] | None) -> None:
         if g.vcpu_usage is None:
             return
         row = self._fams["neuron_runtime_vcpu_usage_ratio"].row(tag)
         for field in ("user", "system"):
-            v = _num(getattr(g.vcpu_usage, field))
+            v = _pct(getattr(g.vcpu_usage, field))
             if v is not None:
                 row[self._lt(tag, ("usage_type", field))] = v / 100.0
 
@@ -399,7 +461,7 @@ class Exporter:
             return
         row = self._fams["neuron_runtime_memory_used_bytes"].row(tag)
         for loc in ("host", "neuron_device"):
-            v = _num(getattr(ub, loc))
+            v = _bytes(getattr(ub, loc))
             if v is not None:
                 row[self._lt(tag, ("memory_location", loc))] = v
         bd = ub.usage_breakdown
@@ -413,9 +475,9 @@ class Exporter:
             core = _core_key(k)
             if cats is None or core is None or (used is not None and k not in used):
                 continue
-            label = lt(tag, ("memory_location", "None"), ("neuroncore", core))
+            label = lt(tag, ("memory_location", "None"), ("neuroncore", core), *self._core_pod(core))
             for cat, r in zip(CORE_MEMORY, rows, strict=True):
-                v = _num(cats.get(cat))
+                v = _bytes(cats.get(cat))
                 if v is not None:
                     r[label] = v
 
@@ -443,7 +505,7 @@ class Exporter:
             if pcts is None:
                 continue
             for p, v in pcts.items():
-                f = _num(v)
+                f = _within(v, MAX_SECONDS)
                 if f is not None:
                     row[self._lt(tag, ("percentile", p))] = f
 
@@ -483,7 +545,7 @@ class Exporter:
             return
         row = self._fams["system_vcpu_usage_ratio"].row(None)
         for usage_type, fields in (("user", ("user", "nice")), ("system", ("system", "io_wait", "irq", "soft_irq"))):
-            vals = [_num(getattr(avg, f)) for f in fields]
+            vals = [_pct(getattr(avg, f)) for f in fields]
             if any(v is None for v in vals):
                 continue
             row[self._lt(None, ("usage_type", usage_type))] = min(sum(vals), 100.0) / 100.0  # type: ignore[arg-type]
@@ -491,7 +553,7 @@ class Exporter:
     def _memory_info(self, g: schema.MemoryInfo) -> None:
         for what in ("memory", "swap"):
             for stat in ("total_bytes", "used_bytes"):
-                v = _num(getattr(g, f"{what}_{stat}"))
+                v = _bytes(getattr(g, f"{what}_{stat}"))
                 if v is not None:
                     self._fams[f"system_{what}_{stat}"].row(None)[self._lt(None)] = v
 
@@ -514,16 +576,17 @@ class Exporter:
                 core = _core_key(k)
                 if cats is None or core is None:
                     continue
-                total = sum(v for v in (_num(x) for x in cats.values()) if v is not None and v > 0)
+                total = sum(v for v in (_bytes(x) for x in cats.values()) if v is not None and v > 0)
                 dev = int(core) // cpd
                 per_device[dev] = per_device.get(dev, 0.0) + total
         fams = self._fams
         row = fams["neurontop_neuroncore_utilization_ratio"].row(None)
         row.clear()
         for index, u in sorted(snap.all.core_stats.util.items()):
-            if u is not None:
-                row[self._lt(None, ("neuroncore", str(index)))] = u / 100.0
-        size = _num(snap.hardware.neuron_device_memory_size)
+            v = _pct(u)
+            if v is not None:
+                row[self._lt(None, ("neuroncore", str(index)))] = v / 100.0
+        size = _bytes(snap.hardware.neuron_device_memory_size)
         used_row = fams["neurontop_device_memory_used_bytes"].row(None)
         total_row = fams["neurontop_device_memory_total_bytes"].row(None)
         used_row.clear()
@@ -535,9 +598,15 @@ class Exporter:
                 used_row[label] = per_device.get(dev, 0.0)
             if size is not None:
                 total_row[label] = size
+        pod_row = fams["neurontop_neuroncore_pod"].row(None)
+        pod_row.clear()
+        for core_index, ref in sorted(snap.pods.cores.items()):
+            pod_row[self._lt(None, ("neuroncore", str(core_index)), *_pod_pairs(ref))] = 1.0
         err_row = fams["neurontop_metric_group_errors"].row(None)
+        hidden = errors.pop("pid_not_visible", 0)
         for group, n in errors.items():
             err_row[_label_text((("group", group),))] = float(n)
+        fams["neurontop_runtimes_pid_not_visible"].row(None)[""] = float(hidden)
         fams["neurontop_runtimes"].row(None)[""] = float(len(runtimes))
 
     def _status(self, openmetrics: bool) -> str:
@@ -618,8 +687,14 @@ _FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("neurontop_device_memory_used_bytes", "gauge", "Neuron device memory used by all runtimes, in bytes"),
     ("neurontop_device_memory_total_bytes", "gauge", "Neuron device memory size, in bytes"),
     ("neurontop_runtimes", "gauge", "Neuron runtimes in the last report"),
+    ("neurontop_neuroncore_pod", "info",
+     "The Kubernetes pod holding each NeuronCore (kubelet PodResources, cgroups or neuron_k8s_info), 1 per core; "
+     "join: * on (instance_id, neuroncore) group_left (pod, namespace) neurontop_neuroncore_pod_info"),
     ("neurontop_metric_group_errors", "gauge",
      "Metric groups (or runtimes, group=runtime) that carried an error in the last report"),
+    ("neurontop_runtimes_pid_not_visible", "gauge",
+     "Runtimes whose /proc/<pid>/stat neuron-monitor cannot open (a container without the host PID namespace: "
+     "no per-runtime vCPU; not counted as a metric group error)"),
 )
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from neuron_top.feed import FeedEvent, Report, SkippedInput, StatusChanged
+from neuron_top.fmt import plural
 from neuron_top.snapshot import Snapshot
 from neuron_top.sources.base import State
 from neuron_top.textsafe import clean
@@ -162,8 +163,8 @@ class HealthCheck:
         if snap is None:
             why = clean(self.message, 160) or "no report"
             if self.restarts or self.state is State.FAILED:
-                return PROBLEM, f"PROBLEM: neuron-monitor does not start: {why}"
-            return UNKNOWN, f"UNKNOWN: no report from {clean(self.source, 60)}: {why}"
+                return PROBLEM, _line(f"PROBLEM: neuron-monitor does not start: {why}")
+            return UNKNOWN, _line(f"UNKNOWN: no report from {clean(self.source, 60)}: {why}")
         if not snap.has_neuron:
             return UNKNOWN, "UNKNOWN: no Neuron devices or runtimes in the reports"
         r = self.rules
@@ -176,8 +177,13 @@ class HealthCheck:
         if self.hung:
             problems.append(f"runtime hung (cores at 0% for >= {r.hang_seconds:g} s while loaded): "
                             + ", ".join(sorted(self.hung.values())))
+        notes: list[str] = []
+        details = [g for g in snap.group_statuses if g.detail]
+        if details:
+            notes.append(f"neuron-monitor cannot open /proc/<pid> of {plural(len(details), 'runtime')} "
+                         "(a container without hostPID: no per-runtime vCPU)")
         if r.group_errors:
-            errs = snap.group_statuses
+            errs = [g for g in snap.group_statuses if not g.detail]
             if errs:
                 first = errs[0]
                 more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
@@ -188,8 +194,18 @@ class HealthCheck:
             if isinstance(expected, int) and present and present < expected:
                 problems.append(f"{expected - present} of {expected} Neuron devices missing")
         if problems:
-            return PROBLEM, "PROBLEM: " + "; ".join(problems)
+            return PROBLEM, _line("PROBLEM: " + "; ".join(problems))
         span = (snap.ts - self.first_ts) if self.first_ts is not None else 0.0
         skipped = f", {self.skipped} bad input skipped" if self.skipped else ""
-        return OK, (f"OK: {snap.device_count} Neuron devices, {len(snap.apps)} runtimes, {self.reports} reports "
-                    f"over {span:.0f} s{skipped}")
+        note = "; note: " + "; ".join(notes) if notes else ""
+        return OK, _line(f"OK: {snap.device_count} Neuron devices, {len(snap.apps)} runtimes, {self.reports} "
+                         f"reports over {span:.0f} s{skipped}{note}")
+
+
+MAX_MESSAGE = 200
+"""node-problem-detector's ``max_output_length`` in the sample plugin config: a longer line is cut by NPD."""
+
+
+def _line(text: str) -> str:
+    """The verdict cut to ``MAX_MESSAGE`` characters (with an ellipsis) so NPD keeps its end marker readable."""
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"

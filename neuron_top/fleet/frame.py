@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
+from neuron_top.fleet.apps import AppRow
 from neuron_top.fleet.rows import FleetRow
 
 __all__ = ["FleetFrame", "Problem"]
@@ -39,3 +40,5 @@ class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     """Seconds the refresh took (all queries, in parallel)."""
     retry_in: float | None = None
     """After a failed refresh: seconds until the next try (the back-off)."""
+    apps: list[AppRow] | None = None
+    """The apps view: one row per runtime tag across the hosts (None: not asked for)."""

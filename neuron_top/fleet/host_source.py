@@ -3,7 +3,7 @@
 Why a report: the dashboard, its panels, history, alerts and recording all read neuron-monitor reports through the
 one feed loop. A ``Source`` that turns the host's series into the same JSON lets every panel work unchanged on a
 host seen only through Prometheus. What the exporter does not publish (per-vCPU usage, loaded models, device
-latency, k8s pods) is simply absent from the report, and the panels say "no data" as they do for any report
+latency from AWS's exporter, k8s pods) is simply absent from the report, and the panels say "no data" as they do for any report
 without it.
 
 Two queries per refresh, whatever the host: every gauge of the host as it is, and the counters' increase over the
@@ -62,7 +62,8 @@ def report_from_series(gauges: list[Sample], counters: list[Sample], *, period: 
     def rt(tag: str) -> dict[str, Any]:
         r = runtimes.get(tag)
         if r is None:
-            r = runtimes[tag] = {"cores": {}, "mem": {}, "used": {}, "vcpu": {}, "lat": {}, "err": {}, "exec": {}}
+            r = runtimes[tag] = {"cores": {}, "mem": {}, "used": {}, "vcpu": {}, "lat": {}, "dlat": {}, "err": {},
+                                 "exec": {}}
         return r
 
     report: dict[str, Any] = {}
@@ -88,6 +89,8 @@ def report_from_series(gauges: list[Sample], counters: list[Sample], *, period: 
             _put_max(rt(tag)["vcpu"], m.get("usage_type", ""), v * 100.0)
         elif name == "execution_latency_seconds":
             _put_max(rt(tag)["lat"], m.get("percentile", ""), v)
+        elif name == "neurontop_execution_device_latency_seconds":  # neuron-top export only: AWS's has none
+            _put_max(rt(tag)["dlat"], m.get("percentile", ""), v)
         elif name == "instance_info":
             report["instance_info"] = {field: m[label] for label, field in _INSTANCE if label in m}
         elif name == "neuron_hardware_info":
@@ -148,11 +151,37 @@ def _runtime(tag: str, r: dict[str, Any], i: int, period: float, window: float) 
         out["memory_used"] = {"period": period, "error": "", "neuron_runtime_used_bytes": used}
     if r["vcpu"]:
         out["neuron_runtime_vcpu_usage"] = {"period": period, "error": "", "vcpu_usage": dict(r["vcpu"])}
-    if r["err"] or r["exec"] or r["lat"]:
+    if r["err"] or r["exec"] or r["lat"] or r["dlat"]:
+        # latency only for a runtime that executed within the window: AWS's exporter keeps a stopped runtime's
+        # last percentiles, which neuron-monitor reports as null (and the fleet's p99 leaves out)
+        ran = any(v > 0 for v in r["exec"].values())
         out["execution_stats"] = {"period": window, "error": "", "error_summary": dict(r["err"]),
                                   "execution_summary": dict(r["exec"]),
-                                  "latency_stats": {"total_latency": dict(r["lat"]) or None}}
+                                  "latency_stats": {"total_latency": (dict(r["lat"]) or None) if ran else None,
+                                                    "device_latency": (dict(r["dlat"]) or None) if ran else None}}
     return {"pid": pid, "neuron_runtime_tag": tag, "error": "", "report": out}
+
+
+class EccCounts:
+    """The ECC answer (each device's counter value) turned into counts per refresh: the dashboard adds a report's
+    ECC counts up ("since start"), so the first report carries the whole value and each later one what it grew
+    by. The drill-down then says what the fleet row and the alert say, also for an event older than the counter's
+    first scrape (a one-minute increase, as before, said 0)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[int, str], int] = {}
+
+    def per_refresh(self, report: dict[str, Any]) -> None:
+        hw = report.get("system_data", {}).get("neuron_hw_counters")
+        if hw is None:
+            return
+        for dev in hw["neuron_devices"]:
+            for event, n in list(dev.items()):
+                if event == "neuron_device_index":
+                    continue
+                key = (dev["neuron_device_index"], event)
+                dev[event] = max(0, n - self.seen.get(key, 0))
+                self.seen[key] = max(n, self.seen.get(key, 0))
 
 
 class PromHostSource:
@@ -174,6 +203,7 @@ class PromHostSource:
         self._sleep = sleep
         self._clock = clock
         self._closed = threading.Event()
+        self._ecc = EccCounts()
 
     def items(self, stop: threading.Event) -> Iterator[Item]:
         yield Status(State.STARTING, f"asking {self.client.display} for {clean(self.key, 60)}")
@@ -201,6 +231,7 @@ class PromHostSource:
             else:
                 now = self._clock()
                 report = report_from_series(gauges, counters, period=self.interval, window=self._window)
+                self._ecc.per_refresh(report)
                 if not live:
                     live = True
                     yield Status(State.LIVE, self.client.display)

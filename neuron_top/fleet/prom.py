@@ -18,6 +18,7 @@ Faults and what the user sees:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -25,10 +26,20 @@ from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 
+from neuron_top.fleet.apps import apps_from_answer, apps_query
 from neuron_top.fleet.frame import FleetFrame, Problem
 from neuron_top.fleet.promql import PromClient, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet
-from neuron_top.fleet.rows import DOWN, UP, FleetRow, Thresholds, from_answers, status_for, with_status
+from neuron_top.fleet.rows import (
+    DOWN,
+    SCRAPE_FAILS,
+    UP,
+    FleetRow,
+    Thresholds,
+    from_answers,
+    status_for,
+    with_status,
+)
 from neuron_top.sources.base import Backoff
 from neuron_top.textsafe import clean
 
@@ -63,6 +74,8 @@ class PromFleet:
         self.clock = clock
         self.keep = keep
         self.backoff = Backoff(first=2.0, cap=60.0)  # between failed refreshes
+        self.apps = False
+        """Ask the apps view's one query too (``fleet.apps``): set while the apps view is shown, or ``--apps``."""
         self.source = f"prometheus {client.display}"
         self._rows: dict[str, FleetRow] = {}
         self._last_ok: float | None = None
@@ -89,13 +102,25 @@ class PromFleet:
         t0 = time.perf_counter()
         due = self.due()
         futures = {q.name: self._pool.submit(self._ask, q.expr) for q in due}
+        apps_asked = self._pool.submit(self._ask, apps_query(self.qs)) if self.apps else None
         answers: dict[str, object] = {name: f.result() for name, f in futures.items()}
+        apps_answer = apps_asked.result() if apps_asked is not None else None
         elapsed = time.perf_counter() - t0
         failures = {n: a for n, a in answers.items() if isinstance(a, PromError)}
         self._ok_names = {n for n in answers if n not in failures}
         problems = [Problem(message=e.message, name=n, query=e.query) for n, e in failures.items()]
+        if isinstance(apps_answer, PromError):
+            problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
         n = len(due)
         if len(failures) == n and any(e.whole for e in failures.values()):
+            return self._unreachable(start, elapsed, problems)
+        if len(failures) == n and all(e.kind in ("http", "response") for e in failures.values()):
+            # every query met an HTTP error or an answer that is not the API's JSON: the URL is not a Prometheus
+            # query API (an exporter's port, a wrong path), which is the server as a whole, not n query faults
+            display = self.client.display
+            answer = failures[due[0].name].message.replace(f" from {display}", "")
+            problems = [Problem(message=f"{display} is not a Prometheus query API (/api/v1/query: {answer}); "
+                                        "--prometheus takes the server's base URL, e.g. http://prometheus:9090")]
             return self._unreachable(start, elapsed, problems)
         self._count += 1
         for q in self.queries:  # slow answers: kept from when they were asked, and used until asked again
@@ -109,6 +134,12 @@ class PromFleet:
             elif q.name in self._kept:
                 answers[q.name] = _aged_answer(q.name, *self._kept[q.name], start)
         self._new_hosts = _unknown_hosts(self.qs.by, answers)
+        seen = answers.get("seen")
+        if isinstance(seen, list) and any(s.metric.get(PART) == "scrape_down" for s in seen):
+            # one more request, only while some host's scrape fails: Prometheus's own words for why (if that
+            # fails too, the row still says up == 0)
+            with contextlib.suppress(PromError):
+                answers["scrape_errors"] = self.client.scrape_errors()
         rows = from_answers(self.qs, self.queries, answers, self.thresholds)
         since = start - self._last_ok if self._last_ok is not None else 0.0
         fresh = {r.key: self._aged(r, since) for r in rows}
@@ -120,8 +151,10 @@ class PromFleet:
         self._rows = fresh
         self._last_ok = start
         self.backoff.reset()
+        apps = apps_from_answer(self.qs, apps_answer) if isinstance(apps_answer, list) else None
         return FleetFrame(ts=start, source=self.source, rows=list(fresh.values()),
-                          state="partial" if failures else "ok", problems=problems, queries=n, elapsed=elapsed)
+                          state="partial" if problems else "ok", problems=problems,
+                          queries=n + (apps_asked is not None), elapsed=elapsed, apps=apps)
 
     def start_over(self) -> None:
         """The next refresh asks every query (as the first one does)."""
@@ -144,7 +177,8 @@ class PromFleet:
             last = old.scraped if old.scraped is not None else old.age
             if last is not None and (row.scraped is None or row.scraped > last + since):
                 kept["scraped"] = last + since
-                kept["status"] = status_for(last + since, False, self.thresholds)
+                if not (row.status == DOWN and row.note.startswith(SCRAPE_FAILS)):  # up == 0 is down now
+                    kept["status"] = status_for(last + since, False, self.thresholds)
             if old.age is not None:
                 kept["age"] = max(old.age + since, row.age or 0.0)
         return msgspec.structs.replace(row, **kept) if kept else row

@@ -164,6 +164,24 @@ class _Answer(msgspec.Struct, frozen=True, gc=False):
 
 
 _DECODE = msgspec.json.Decoder(_Answer)
+
+
+class _Target(msgspec.Struct, frozen=True, gc=False):
+    labels: dict[str, str] = {}
+    health: str = ""
+    lastError: str = ""
+
+
+class _Targets(msgspec.Struct, frozen=True, gc=False):
+    activeTargets: list[_Target] = []
+
+
+class _TargetsAnswer(msgspec.Struct, frozen=True, gc=False):
+    status: str = ""
+    data: _Targets | None = None
+
+
+_TARGETS = msgspec.json.Decoder(_TargetsAnswer)
 _VECTOR = msgspec.json.Decoder(list[Sample])
 _SCALAR = msgspec.json.Decoder(tuple[float, str])
 
@@ -241,6 +259,17 @@ class PromClient:
             raise PromError("response", f"a {clean(data.resultType, 20)} that does not read: {clean(exc)}",
                             expr) from None
         raise PromError("response", f"expected an instant vector, got {clean(data.resultType, 20)}", expr)
+
+    def scrape_errors(self) -> dict[tuple[str, str], str]:
+        """The active scrape targets that are down (``/api/v1/targets``): (instance, job) -> Prometheus's
+        ``lastError`` ("connection refused", "context deadline exceeded" ...). Raises ``PromError``."""
+        body = self._get(f"{self.base_path}/api/v1/targets?state=active", "/api/v1/targets")
+        try:
+            answer = _TARGETS.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise PromError("response", f"not a Prometheus API answer: {_peek(body)}", "/api/v1/targets") from None
+        return {(t.labels.get("instance", ""), t.labels.get("job", "")): clean(t.lastError, 300)
+                for t in (answer.data.activeTargets if answer.data is not None else ()) if t.health == "down"}
 
     def close(self) -> None:
         """Close every connection this client opened (from any thread)."""

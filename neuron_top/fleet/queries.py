@@ -13,8 +13,10 @@ Rules the queries follow:
   core: a host scraped by two jobs must not add up twice); the host's figure is the average of those (AWS's
   dashboard averages the raw series, which dilutes it by the number of runtimes) and its busiest core the max.
 * A host scraped twice (two jobs scraping one exporter) must not count twice: the ``info`` query counts the
-  copies (scrape targets) and the row divides its sums and counts by that. (Merging the copies in PromQL, a
+  copies (scrape targets) and the row divides its plain sums by that. (Merging the copies in PromQL, a
   ``max by`` each series' identity before the sum, costs Prometheus ~20 us a series: five times the read.)
+  Figures that already merge the copies (the core counts, made from the per-core ``max by``; ECC, a ``max by``
+  device and event) are not divided again.
 * A figure that is absent is absent: counts that can legitimately be zero get an explicit ``or ... * 0`` so
   "no busy core" is 0 while "no utilization series at all" stays blank.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from neuron_top.derived import BUSY_PERCENT
 from neuron_top.textsafe import escape_label_value
 
 __all__ = ["DEFAULT_LABELS", "PART", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries",
@@ -40,8 +43,9 @@ PART = "neuron_top"
 """The label that tells apart the parts of a query made of several (``_tagged``)."""
 SLOW_EVERY = 5
 """A slow query is asked once in this many refreshes (every 10 s at the default 2 s refresh)."""
-BUSY = 0.01
-"""A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated."""
+BUSY = BUSY_PERCENT / 100.0
+"""A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated (the
+ratio of ``derived.BUSY_PERCENT``, the one rule)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +162,11 @@ class QuerySet:
                 # neuron-top export's own health (no instance labels: joined through the scrape target)
                 ("report", f"max by ({k}) ({self._per_target('neurontop_last_report_age_seconds')})"),
                 ("source_up", f"min by ({k}) ({self._per_target('neurontop_source_up')})"),
+                # targets whose scrape fails now (up == 0), named by the host they served within the seen window:
+                # its series went stale at once, and Prometheus knows why (the fleet asks /api/v1/targets then)
+                ("scrape_down", f"max by ({k}, instance, job) ((up == 0) * on (instance, job) group_left ({k}) "
+                                f"max by (instance, job, {k}) (last_over_time({self.sel('instance_info')}"
+                                f"[{self.seen_window}])))"),
             ]), ("status", "age")),
             # Prometheus's cost is per series read (~16,000 core series at 256 trn2 hosts, a few microseconds
             # each), and one query is answered on one core: the three reads of the core series are three queries,
@@ -173,8 +182,13 @@ class QuerySet:
             FleetQuery("executions", f"sum by ({self.by_('status_type')}) "
                                      f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
                        ("exec_rate", "err_rate"), slow=True),
+            # per device and event, the counter's value (events since the exporter started: what the alert fires
+            # on, and an event older than the counter's first scrape still counts) or its increase over the ECC
+            # window when larger (the exporter restarted since); a max over copies: two scrape jobs count once
             FleetQuery("ecc", f"sum by ({self.by_('event_type')}) "
-                              f"(increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}]))",
+                              f"(max by ({self.by_('event_type', 'neuron_device_index')}) "
+                              f"({self.sel('hardware_ecc_events_total')} or "
+                              f"increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}])))",
                        ("ecc_corrected", "ecc_uncorrected"), slow=True),
             FleetQuery("allocated", f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
             FleetQuery("busy", f"sum by ({k}) ({util} > bool {BUSY})", ("busy", "idle"), slow=True),
@@ -185,7 +199,10 @@ class QuerySet:
                 ("apps", f"count by ({k}) ({per_runtime})"),  # one series per runtime: cheaper than the cores'
                 ("vcpu", f"sum by ({k}) ({self.sel('system_vcpu_usage_ratio')})"),
                 ("vcpus", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
-                ("p99", f"max by ({k}) ({self.sel('execution_latency_seconds', P99)})"),
+                # only runtimes that executed within the rate window: AWS's exporter keeps a stopped runtime's
+                # last p99 for ever (neuron-monitor's latency turns null), which is not today's latency
+                ("p99", f"max by ({k}) ({self.sel('execution_latency_seconds', P99)} and on (instance, job, "
+                        f"runtime_tag) increase({self.sel('execution_status_total')}[{self.rate_window}]) > 0)"),
             ]), ("mem_used", "apps", "vcpu", "vcpus", "p99"), slow=True),
             # hosts whose series went away: the last sample of each, within the seen window (a subquery at 10 s
             # steps; between two asks the fleet ages what it knows itself)
@@ -206,11 +223,19 @@ def _tagged(parts: list[tuple[str, str]]) -> str:
 
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     """The two queries behind one host's dashboard: every gauge of the host as it is (a few hundred series), and
-    the counters' increase over the rate window (neuron-monitor reports per-period counts, not totals)."""
+    the counters: executions and errors as their increase over the rate window (neuron-monitor reports per-period
+    counts, not totals), ECC as the fleet's ``ecc`` query counts it (``PromHostSource`` turns it into counts per
+    refresh, so the dashboard's "since start" is that figure)."""
     me = f'{qs.by}="{escape_label_value(key)}"'
     gauges = qs.sel("", '__name__=~"neuroncore_utilization_ratio|neuroncore_memory_usage_.+|'
                         'neuron_runtime_memory_used_bytes|neuron_runtime_vcpu_usage_ratio|execution_latency_seconds|'
+                        'neurontop_execution_device_latency_seconds|'
                         'system_.+|instance_info|neuron_hardware_info"', me)
-    counters = _tagged([(family, f"increase({qs.sel(family, me)}[{qs.rate_window}])")
-                        for family in ("execution_status_total", "execution_errors_total", "hardware_ecc_events_total")])
+    ecc = qs.sel("hardware_ecc_events_total", me)
+    counters = _tagged([*((family, f"increase({qs.sel(family, me)}[{qs.rate_window}])")
+                          for family in ("execution_status_total", "execution_errors_total")),
+                        # the ECC counter's value, as the fleet row and the alert read it (not the increase over
+                        # the last minute, which is 0 for an event older than that)
+                        ("hardware_ecc_events_total", f"max by (neuron_device_index, event_type) ({ecc} or "
+                                                      f"increase({ecc}[{qs.ecc_window}]))")])
     return gauges, counters

@@ -22,6 +22,8 @@ from neuron_top.textsafe import clean
 __all__ = ["FleetRow", "QueryFailure", "Thresholds", "from_answers", "from_snapshot", "status_for"]
 
 UP, STALE, DOWN = "up", "stale", "down"
+SCRAPE_FAILS = "scrape fails: "
+"""How the note of a host whose every scrape target fails (``up == 0``) begins: down now, whatever its age."""
 STATES = (UP, STALE, DOWN, "starting")
 
 
@@ -63,7 +65,8 @@ class FleetRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc
     p99: float | None = None
     """Seconds: the worst runtime's p99 total latency."""
     ecc_corrected: float | None = None
-    """Corrected ECC events (DRAM + SRAM) within the ECC window."""
+    """Corrected ECC events (DRAM + SRAM): the counters' value (since the exporter started; since the stream
+    started over ssh), or their increase over the ECC window when larger (the exporter restarted)."""
     ecc_uncorrected: float | None = None
     status: str = "up"
     """"up", "stale", "down" or "starting"."""
@@ -133,7 +136,7 @@ def _pct(x: float | None) -> float | None:
 class _Acc:
     """Everything known about one host while the answers are read."""
 
-    __slots__ = ("fields", "gone_age", "notes", "present", "report_age", "seen_age", "source_up")
+    __slots__ = ("fields", "gone_age", "notes", "present", "report_age", "scrape_down", "seen_age", "source_up")
 
     def __init__(self) -> None:
         self.fields: dict[str, object] = {}
@@ -144,6 +147,8 @@ class _Acc:
         self.report_age: float | None = None
         """From ``neuron-top export``: seconds since its source's last report (its data's real age)."""
         self.source_up: float | None = None
+        self.scrape_down: list[tuple[str, str]] = []
+        """(instance, job) of its targets whose scrape fails (``up == 0``)."""
 
 
 def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[str, object],
@@ -179,6 +184,8 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
             a.report_age = age
         elif part == "source_up":
             a.source_up = age
+        elif part == "scrape_down":
+            a.scrape_down.append((s.metric.get("instance", ""), s.metric.get("job", "")))
     for s in samples("gone"):
         acc(s).gone_age = s.number
     for name, (field, scale) in _PLAIN.items():
@@ -237,6 +244,14 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
             status = status_for(age if a.present else scraped, a.present, th)
             if status == UP and a.source_up == 0:
                 status = STALE
+            if a.scrape_down:
+                errors = answers.get("scrape_errors")
+                why = [f"{clean(inst, 60)} ({clean(job, 40)}): "
+                       + (errors.get((inst, job)) or "up == 0" if isinstance(errors, dict) else "up == 0")
+                       for inst, job in a.scrape_down]
+                a.notes.insert(0, SCRAPE_FAILS + "; ".join(why))
+                if not a.present:  # every target of it fails: Prometheus knows it now, not in down_after
+                    status = DOWN
         else:
             status, age = STALE, None
             a.notes.append("status unknown: the seen query failed")
@@ -255,9 +270,10 @@ def _add(fields: dict[str, object], name: str, value: float) -> None:
     fields[name] = (float(old) if isinstance(old, int | float) else 0.0) + value
 
 
-_SUMS = ("mem_used", "apps", "vcpu", "exec_rate", "err_rate", "ecc_corrected", "ecc_uncorrected", "busy",
-         "allocated")
-"""Figures that add up series of the host (divided by the number of scrape targets reporting it)."""
+_SUMS = ("mem_used", "apps", "vcpu", "exec_rate", "err_rate")
+"""Figures that add up series of the host (divided by the number of scrape targets reporting it). Not the core
+counts (busy, allocated: sums over the per-core ``max by``, which merged the copies already) nor ECC (a ``max by``
+device and event): dividing those again halved a twice-scraped host's busy and idle cores."""
 _PLAIN = {"util": ("util", 100.0), "busiest": ("util_max", 100.0), "busy": ("busy", 1.0),
           "allocated": ("allocated", 1.0)}
 """Queries of one figure: the field and the factor."""
@@ -314,8 +330,8 @@ def _hardware(answer: list[Any], acc: Callable[[Any], Any]) -> None:
 
 def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | None = None, note: str = "",
                   ecc: tuple[float, float] | None = None) -> FleetRow:
-    """The row of a host from its latest report. ``ecc``: (corrected, uncorrected) events within the ECC window
-    (``EccWindow``); else the report's own counts."""
+    """The row of a host from its latest report. ``ecc``: (corrected, uncorrected) events since the stream
+    started (``EccTotals``); else the report's own counts."""
     inst, hw = snap.instance, snap.hardware
     per_core = {i: u for i, u in snap.all.core_stats.util.items() if u is not None}  # derived.core_utilization
     utils = list(per_core.values())
@@ -361,22 +377,19 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
     )
 
 
-class EccWindow:
-    """ECC events of one host's reports within the last ``window`` seconds (neuron-monitor reports the events of
-    each period): what "recent" means in the ECC columns, as ``increase(...[15m])`` does in Prometheus mode."""
+class EccTotals:
+    """ECC events of one host's reports since its stream started (neuron-monitor reports the events of each
+    period): the counter ``hardware_ecc_events_total`` would hold, which the Prometheus mode and the alert read.
+    An uncorrected event stays on the row for as long as the host is watched, as it stays in the counter."""
 
-    def __init__(self, window: float = 900.0) -> None:
-        self.window = window
-        self._events: list[tuple[float, int, int]] = []
+    def __init__(self) -> None:
+        self.corrected = 0
+        self.uncorrected = 0
 
     def add(self, snap: Snapshot) -> tuple[float, float]:
-        c = sum(e.corrected for e in snap.ecc)
-        u = sum(e.uncorrected for e in snap.ecc)
-        if c or u:
-            self._events.append((snap.ts, c, u))
-        cut = snap.ts - self.window
-        self._events = [e for e in self._events if e[0] > cut]
-        return (float(sum(e[1] for e in self._events)), float(sum(e[2] for e in self._events)))
+        self.corrected += sum(e.corrected for e in snap.ecc)
+        self.uncorrected += sum(e.uncorrected for e in snap.ecc)
+        return (float(self.corrected), float(self.uncorrected))
 
 
 def with_status(rows: Iterable[FleetRow], th: Thresholds, elapsed: float) -> list[FleetRow]:

@@ -119,7 +119,7 @@ COLUMNS: tuple[Column, ...] = (
            heat=True, help="worst runtime's p99 latency"),
     Column("ecc", "ECC c/u", 8, _ecc, lambda r: (r.ecc_uncorrected or 0, r.ecc_corrected or 0)
            if r.ecc_corrected is not None or r.ecc_uncorrected is not None else None, 2, heat=True,
-           help="ECC events corrected / uncorrected in the ECC window"),
+           help="ECC events corrected / uncorrected: the counters (since the exporter started)"),
     Column("apps", "APPS", 5, lambda r: _count(r.apps), lambda r: r.apps, 15, help="runtimes (applications)"),
     Column("status", "STATUS", 11, _status, lambda r: (_STATE_ORDER.get(r.status, 9), r.age or 0.0), 0,
            numeric=False, help="up, stale or down, and the age of the newest data"),

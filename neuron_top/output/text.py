@@ -13,6 +13,7 @@ import msgspec
 
 from neuron_top import __version__, fmt, schema
 from neuron_top.derived import COUNTED, RATED
+from neuron_top.k8s.model import PodRef
 from neuron_top.output.cells import (
     APP_COLUMNS,
     FAILED,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SourceInfo", "app_lines", "as_json", "core_lines", "ecc_lines", "exec_lines", "header_lines", "latency_lines",
-    "memory_lines", "text", "vcpu_lines",
+    "memory_lines", "pod_lines", "text", "vcpu_lines",
 ]
 
 _CPU_NAMES = {"io_wait": "iowait", "soft_irq": "softirq"}
@@ -88,6 +89,9 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
         lines.append(f"hardware: {snap.no_devices}")
     if snap.filter is not None:
         lines.append(f"{snap.filter.describe()} (--tag; apps, cores and totals below are theirs alone)")
+    pods = snap.pods.status()
+    if pods:
+        lines.append(pods)
     if src.skipped:
         why = ", ".join(f"{k}: {v}" for k, v in sorted(src.skipped_reasons.items()))
         lines.append(f"skipped: {src.skipped} bad input" + (f" ({why})" if why else ""))
@@ -136,6 +140,24 @@ def app_lines(snap: Snapshot) -> list[str]:
            f"  {'app':<{label_w}}  " + "  ".join(f"{h:>{widths[k]}}" for k, h in APP_COLUMNS)]
     out += [f"  {label:<{label_w}}  " + "  ".join(f"{r[k]:>{widths[k]}}" for k, _ in APP_COLUMNS)
             for label, r in rows]
+    return out
+
+
+def pod_lines(snap: Snapshot) -> list[str]:
+    """The pods screen as lines: each pod with Neuron cores, its cores, their utilization, the ones allocated but
+    idle, its apps; then the cores the node offers that no pod holds. Empty when no pod is known."""
+    usage = snap.pod_usage
+    free = snap.pods.free
+    if not usage and not free:
+        return []
+    out = [f"pods ({snap.pods.source or 'none'}): cores, utilization, allocated but idle"]
+    for u in usage:
+        cont = f" [{','.join(u.containers)}]" if u.containers else ""
+        idle = f"  idle {fmt.core_ranges(u.idle)}" if u.idle else ""
+        apps = f"  pids {','.join(map(str, u.pids))}" if u.pids else ""
+        out.append(f"  {u.ref.name}{cont}  cores {fmt.core_ranges(u.cores) or '-'}  util {fmt.pct(u.util)}{idle}{apps}")
+    if free:
+        out.append(f"  not allocated: cores {fmt.core_ranges(free)}")
     return out
 
 
@@ -217,10 +239,13 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     """
     app = snap.app(pid)
     lines = header_lines(snap, src)
-    lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid})" for i, a in enumerate(snap.apps))
-                             or "none"))
-    for part in (core_lines(snap, app, flops, digits=digits), vcpu_lines(snap, app), app_lines(snap), memory_lines(snap, app),
-                 ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
+    lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid}){_pod_of(snap, a)}"
+                                      for i, a in enumerate(snap.apps)) or "none"))
+    for part in (core_lines(snap, app, flops, digits=digits), vcpu_lines(snap, app), app_lines(snap),
+                 pod_lines(snap), memory_lines(snap, app), ecc_lines(snap), latency_lines(snap, app),
+                 exec_lines(snap, app)):
+        if not part:
+            continue
         lines.append("")
         lines.extend(part)
     statuses = snap.group_statuses
@@ -231,9 +256,33 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     return "\n".join(lines) + "\n"
 
 
-def _app_dict(a: AppView, cpd: int) -> dict[str, Any]:
+def _pod_of(snap: Snapshot, a: AppView) -> str:
+    ref = snap.app_pod(a)
+    return f" pod {ref.name}" if ref is not None else ""
+
+
+def _ref_dict(ref: PodRef | None) -> dict[str, str] | None:
+    if ref is None:
+        return None
+    return {"namespace": ref.namespace, "pod": ref.pod, "container": ref.container, "source": ref.source}
+
+
+def _pods_dict(snap: Snapshot) -> dict[str, Any]:
+    m = snap.pods
     return {
-        "pid": a.pid, "tag": a.tag, "label": a.label, "error": a.error or None,
+        "source": m.source or None, "note": m.note or None,
+        "cores": {str(i): _ref_dict(r) for i, r in sorted(m.cores.items())},
+        "offered_cores": sorted(m.offered) if m.offered is not None else None,
+        "free_cores": list(m.free) if m.free is not None else None,
+        "pods": [{"namespace": u.ref.namespace, "pod": u.ref.pod, "containers": list(u.containers),
+                  "cores": list(u.cores), "utilization": u.util, "idle_cores": list(u.idle), "pids": list(u.pids)}
+                 for u in snap.pod_usage],
+    }
+
+
+def _app_dict(a: AppView, cpd: int, pod: PodRef | None = None) -> dict[str, Any]:
+    return {
+        "pid": a.pid, "tag": a.tag, "label": a.label, "error": a.error or None, "pod": _ref_dict(pod),
         "cores": {str(i): {"utilization": finite(c.neuroncore_utilization), "flops": finite(c.flops),
                            "effective_flops": finite(c.effective_flops),
                            "v3d": {clean(k): finite(v.neuroncore_utilization) for k, v in (c.v3d or {}).items() if v}
@@ -278,7 +327,8 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "instance": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(inst).items()},
         "hardware": {k: clean(v) if isinstance(v, str) else v for k, v in msgspec.structs.asdict(hw).items()},
         "device_count": snap.device_count, "cores_per_device": snap.cores_per_device,
-        "apps": [{**_app_dict(a, snap.cores_per_device), "cells": app_cells(snap, a)} for a in snap.apps],
+        "apps": [{**_app_dict(a, snap.cores_per_device, snap.app_pod(a)), "cells": app_cells(snap, a)}
+                 for a in snap.apps],
         "all": _app_dict(snap.all, snap.cores_per_device),
         "ecc": [{"device": e.device, "mem_corrected": e.mem_corrected, "mem_uncorrected": e.mem_uncorrected,
                  "sram_corrected": e.sram_corrected, "sram_uncorrected": e.sram_uncorrected} for e in snap.ecc],
@@ -288,5 +338,6 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "filter": None if snap.filter is None else {
             "tag": snap.filter.text, "apps_shown": snap.filter.shown, "apps_total": snap.filter.total,
             "hidden_cores": sorted(snap.filter.hidden_cores)},
+        "pods": _pods_dict(snap),
     }
     return msgspec.json.encode(doc)

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from neuron_top.config import ConfigError, MonitorConfig, default_config, load_config
-from neuron_top.sources.base import Source
+from neuron_top.sources.base import Backoff, Source
 from neuron_top.sources.host import HostCollector
 from neuron_top.sources.monitor import MonitorSource, find_neuron_monitor
-from neuron_top.sources.restart import RestartingCommand
-from neuron_top.sources.stream import StreamSource, take_stdin_for_reports
+from neuron_top.sources.stream import CommandSource, StreamSource, take_stdin_for_reports
 
 
 def stdin_kind(fd: int = 0) -> Literal["pipe", "file"] | None:
@@ -66,6 +65,7 @@ def choose_live_source(
     stdin_fd: int = 0,
     take_stdin: Callable[[], BinaryIO] = take_stdin_for_reports,
     monitor: Callable[[], str | None] = find_neuron_monitor,
+    restart_command: bool = False,
 ) -> LiveChoice:
     """The source for ``neuron-top [-c FILE] [--tag REGEX] [--command CMD]``; raises ConfigError.
 
@@ -74,6 +74,7 @@ def choose_live_source(
         tag: only runtimes whose tag matches this regex.
         command: read reports from this command's stdout instead.
         stdin_fd, take_stdin, monitor: where a piped stdin and neuron-monitor are found (injected by tests).
+        restart_command: restart ``command`` with back-off when it exits (``neuron-top export``: a daemon).
 
     Returns:
         A ``LiveChoice``: the source and notes to show the user (a config's warnings, why the built-in collector
@@ -90,7 +91,9 @@ def choose_live_source(
             notes.append(
                 "-c applies to a local neuron-monitor; with --command, pass the config in the command"
             )
-        return LiveChoice(RestartingCommand(command), pattern, notes)
+        # restarted when it fails, as neuron-monitor is; an exit 0 (cat FILE) ends it, except for a daemon (export)
+        return LiveChoice(CommandSource(command, restart=Backoff(), restart_on_success=restart_command), pattern,
+                          notes)
     if stdin_has_reports(stdin_fd):
         stream = take_stdin()
         return LiveChoice(StreamSource(stream, "stdin"), pattern, notes)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from neuron_top.fmt import plural
-from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
+from neuron_top.sources.base import Backoff, Item, RawReport, Skipped, State, Status, pause
 from neuron_top.sources.framing import ReportFramer
 from neuron_top.textsafe import clean
 
@@ -497,44 +497,68 @@ class CommandSource(ChildSource):
     A plain command is split with ``shlex``; one using shell syntax (pipes, ``&&``, ``$VAR``) runs under
     ``/bin/sh -c`` (``shell=None`` decides; pass True/False to force). When the command exits the source ends:
     ``ENDED`` when it exited with status 0, else ``FAILED`` (an ssh connection that dropped after an hour of
-    reports failed too), with the exit status in the ``Status``. It is not restarted (that is
-    ``MonitorSource``'s job for a local neuron-monitor).
+    reports failed too), with the exit status in the ``Status``. With ``restart`` (a ``Backoff``: what
+    ``neuron-top export`` gives it, a daemon that a supervisor would otherwise never restart since it stays up) it
+    is started again after the back-off instead, as ``MonitorSource`` restarts neuron-monitor: ``RESTARTING`` says
+    how it ended and when it runs again; a run that lasted ``healthy_run`` with reports resets the back-off.
 
     Args:
         command: the command line; its stdout must carry neuron-monitor reports, one JSON document per line.
         shell: force (True) or forbid (False) ``/bin/sh -c``; None decides from the command's syntax.
         clock: Unix time for reports (injected by tests).
+        restart: restart the command when it exits, with these delays (None: the source ends).
+        restart_on_success: with ``restart``, restart after an exit with status 0 too (False: it ends).
+        sleep: waits between restarts (injected by tests; returns early on stop or close by default).
+        healthy_run: seconds a run with reports must last for the delay to start again from its shortest.
     """
 
-    def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time) -> None:
+    def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time,
+                 restart: Backoff | None = None, sleep: Callable[[float], object] | None = None,
+                 healthy_run: float = 30.0, restart_on_success: bool = True) -> None:
         super().__init__(clock)
+        self.restart_on_success = restart_on_success
+        """With ``restart``: also after an exit with status 0 (a daemon); False: that ends the source (the
+        dashboard's ``--command "cat run.jsonl"`` said everything, while ``ssh host neuron-monitor`` that fails
+        is restarted)."""
         self.command = command
         self.name = clean(command, 60)
         self._shell = needs_shell(command) if shell is None else shell
+        self.restart = restart
+        self._sleep = sleep
+        self.healthy_run = healthy_run
 
     def _items(self, stop: threading.Event) -> Iterator[Item]:
-        try:
-            argv: Sequence[str] | str = self.command if self._shell else shlex.split(self.command)
-            if not argv:
-                raise ValueError("empty command")
-            child = ChildProcess(argv, shell=self._shell)
-        except ValueError as exc:
-            yield Status(State.FAILED, f"cannot parse command {self.name}: {clean(exc)}")
-            return
-        except OSError as exc:
-            yield Status(State.FAILED, f"cannot run {self.name}: {clean(exc.strerror or exc)}")
-            return
-        end = yield from self._run(
-            child,
-            stop,
-            f"started {self.name} (pid {child.pid})",
-            f"reports from {self.name} (pid {child.pid})",
-        )
-        if end is None:
-            return
-        yield Status(
-            State.ENDED if end.code == 0 else State.FAILED,
-            f"stream ended: {self.name} {describe_exit(end.code)} after {plural(end.reports, 'report')}",
-            detail=end.detail,
-            exit_status=end.code,
-        )
+        while True:
+            try:
+                argv: Sequence[str] | str = self.command if self._shell else shlex.split(self.command)
+                if not argv:
+                    raise ValueError("empty command")
+                child = ChildProcess(argv, shell=self._shell)
+            except ValueError as exc:
+                yield Status(State.FAILED, f"cannot parse command {self.name}: {clean(exc)}")
+                return
+            except OSError as exc:
+                yield Status(State.FAILED, f"cannot run {self.name}: {clean(exc.strerror or exc)}")
+                return
+            started = self._clock()
+            end = yield from self._run(
+                child,
+                stop,
+                f"started {self.name} (pid {child.pid})",
+                f"reports from {self.name} (pid {child.pid})",
+            )
+            if end is None:
+                return
+            how = f"{self.name} {describe_exit(end.code)} after {plural(end.reports, 'report')}"
+            if self.restart is None or (end.code == 0 and not self.restart_on_success):
+                yield Status(State.ENDED if end.code == 0 else State.FAILED, f"stream ended: {how}",
+                             detail=end.detail, exit_status=end.code)
+                return
+            if end.reports and self._clock() - started >= self.healthy_run:
+                self.restart.reset()
+            delay = self.restart.next()
+            yield Status(State.RESTARTING, f"{how}; restarting in {delay:g} s", detail=end.detail,
+                         exit_status=end.code)
+            pause(delay, self._sleep, stop, self._closed)
+            if stop.is_set() or self._closed.is_set():
+                return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from neuron_top.fmt import core_ranges
 from neuron_top.trace.store import HARDWARE_EVENTS, Track
 
 __all__ = [
@@ -133,7 +134,7 @@ class Filters:
     def describe(self) -> str:
         parts = []
         if self.cores is not None:
-            parts.append("NC " + _ranges(sorted(self.cores)))
+            parts.append("NC " + core_ranges(self.cores))
         if self.types is not None:
             t = self.types
             names = (
@@ -147,14 +148,3 @@ class Filters:
             parts.append("instances " + ",".join(sorted(self.instances)))
         return "; ".join(parts)
 
-
-def _ranges(values: list[int]) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        out.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
-        i = j + 1
-    return ",".join(out)

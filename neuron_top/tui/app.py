@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from textual import work
 from textual.await_complete import AwaitComplete
@@ -15,7 +16,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input
 
-from neuron_top.feed import RecordingError, SkippedInput, StatusChanged
+from neuron_top.feed import PodSource, RecordingError, SkippedInput, StatusChanged
 from neuron_top.history import History
 from neuron_top.layouts import PANELS, LayoutState
 from neuron_top.recording.player import ReplayController
@@ -37,7 +38,7 @@ from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
 DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
-                               "panel", "sort_apps", "reverse_apps", "precise"})
+                               "panel", "sort_apps", "reverse_apps", "precise", "by_pod"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
@@ -66,6 +67,8 @@ class NeuronTopApp(TerminalApp):
         Binding("full_stop", "precise", "two decimals in the core grid (56.81%)", show=False),
         Binding("s", "sort_apps", "sort apps by the next column", show=False),
         Binding("S", "reverse_apps", "reverse the apps' order", show=False),
+        Binding("P", "pods", "pods holding NeuronCores", show=False),
+        Binding("b", "by_pod", "cores by pod", show=False),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
         *[Binding(str(n), f"select({n})", "select tab n (1: all apps)", show=False) for n in range(1, 10)],
     ]
@@ -77,7 +80,8 @@ class NeuronTopApp(TerminalApp):
                  notes: list[str] | None = None, exporter: FeedSink | None = None,
                  source_filter: str | None = None, trace_at: str = "start", trace_metrics: str | None = None,
                  settings: SettingsStore | None = None, layout: str | None = None,
-                 first_screen: Callable[[], Screen] | None = None, render: str | None = None) -> None:
+                 first_screen: Callable[[], Screen] | None = None, render: str | None = None,
+                 pods: PodSource | None = None) -> None:
         super().__init__(render=render)
         self.clock = clock
         self._notes = notes or []
@@ -89,8 +93,8 @@ class NeuronTopApp(TerminalApp):
         self.trace_at = trace_at
         self.trace_metrics = trace_metrics
         """``trace --metrics REC``: a recording drawn beside the trace (a replay's own recording needs no flag)."""
-        self.collector = (Collector(source, self.post_message, recorder, sink=exporter)  # type: ignore[arg-type]
-                          if source is not None else None)
+        self.collector = (Collector(source, self.post_message, recorder, sink=exporter,  # type: ignore[arg-type]
+                                    pods=pods) if source is not None else None)
         """``exporter`` (``--export``): the Prometheus exporter, fed every event on the collector's thread."""
         self._recorder = recorder if isinstance(recorder, RecordingWriter) and source is not None else None
         """The recording (``--record``), for the header's indicator (the feed drops it once a write fails)."""
@@ -109,6 +113,8 @@ class NeuronTopApp(TerminalApp):
         self.tick = 0
         self.flops = False
         self.physical = False
+        self.by_pod = False
+        """``b``: the core grid coloured by pod."""
         self.paused = False
         self.precise = False
         """Two decimals in the core grid (``.``)."""
@@ -298,7 +304,8 @@ class NeuronTopApp(TerminalApp):
             return None
         self.selection.settle(latest)
         return View(self.selection.narrow(latest), history, self.tick, self.pid, self.flops, self.physical,
-                    history.first, prev, frozen=frozen is not None, sort=self.apps_sort, precise=self.precise)
+                    history.first, prev, frozen=frozen is not None, sort=self.apps_sort, precise=self.precise,
+                    by_pod=self.by_pod)
 
     def publish(self) -> None:
         if not self.screen_stack:  # a report arriving during shutdown
@@ -310,7 +317,10 @@ class NeuronTopApp(TerminalApp):
         for screen in self.screen_stack:
             if hasattr(screen, "view"):
                 screen.view = view
+        snap = view.snapshot
+        pods = {pid: ref.name for pid, ref in snap.pods.apps.items()}
         for t in self._on_screen(AppTabs):
+            t.pods = pods
             t.apps = self.visible_apps()
             t.selected = self.pid
             t.filter_text = self.tag_text
@@ -355,6 +365,18 @@ class NeuronTopApp(TerminalApp):
     def toggle_flops(self) -> None:
         self.flops = not self.flops
         self.publish()
+
+    def action_by_pod(self) -> None:
+        """``b``: colour the core grid by pod (with a legend), or back to load colours."""
+        self.by_pod = not self.by_pod
+        self.publish()
+
+    def action_pods(self) -> None:
+        """``P``: the pods holding NeuronCores, their utilization and idle cores."""
+        from neuron_top.tui.screens.detail import PodsScreen
+
+        if not isinstance(self.screen, PodsScreen):
+            self.open_screen(PodsScreen())
 
     def action_physical(self) -> None:
         from neuron_top.output.cells import physical_columns
@@ -498,7 +520,9 @@ class NeuronTopApp(TerminalApp):
         from neuron_top.tui.screens.timeline import TimelineScreen
 
         metrics = self.trace_metrics if self.replay is None else self.replay.index
-        self.install_screen(TimelineScreen(paths, at=self.trace_at, metrics=metrics), name="timeline")
+        # the recording index meets trace.metrics.Index at run time; one typed Index protocol is issue 39's (i33)
+        self.install_screen(TimelineScreen(paths, at=self.trace_at, metrics=metrics),  # type: ignore[arg-type]
+                            name="timeline")
         if show:
             self.push_screen("timeline")
 
@@ -532,8 +556,8 @@ class NeuronTopApp(TerminalApp):
         self.call_after_refresh(self._update_header)
         return done
 
-    def open_screen(self, screen: object) -> None:
+    def open_screen(self, screen: Screen[Any]) -> None:
         """Push a drill-down screen and give it the current view at once (it then follows updates)."""
-        self.push_screen(screen)  # type: ignore[arg-type]
+        self.push_screen(screen)
         screen.view = self.current_view()  # type: ignore[attr-defined]
         self.call_after_refresh(self._update_header)  # its header exists once it is mounted

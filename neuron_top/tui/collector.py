@@ -13,7 +13,16 @@ from typing import Protocol
 
 from textual.message import Message
 
-from neuron_top.feed import Feed, FeedEvent, Recorder, RecordingError, Report, SkippedInput, StatusChanged
+from neuron_top.feed import (
+    Feed,
+    FeedEvent,
+    PodSource,
+    Recorder,
+    RecordingError,
+    Report,
+    SkippedInput,
+    StatusChanged,
+)
 from neuron_top.sources.base import Source
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 
@@ -41,8 +50,9 @@ class Collector:
     """Drains ``source`` into ``post`` (and ``sink``). ``run`` blocks; call it from a thread worker."""
 
     def __init__(self, source: Source, post: Callable[[Message], object], recorder: Recorder | None = None,
-                 clock: Callable[[], float] = time.time, sink: FeedSink | None = None) -> None:
-        self.feed = Feed(source, recorder, clock=clock)
+                 clock: Callable[[], float] = time.time, sink: FeedSink | None = None,
+                 pods: PodSource | None = None) -> None:
+        self.feed = Feed(source, recorder, clock=clock, pods=pods)
         self.source = source
         self.post = post
         self.sink = sink

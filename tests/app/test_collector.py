@@ -14,7 +14,7 @@ from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.tui.collector import Collector
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged
 from tests.conftest import DATA
-from tests.helpers import make_app
+from tests.helpers import make_app, until
 
 REPORT = (DATA / "trn2_small.json").read_bytes().strip()
 
@@ -100,12 +100,8 @@ async def test_app_records_and_says_the_stream_ended(tmp_path: Path) -> None:
     app = make_app()
     app.source = source
     app.collector = Collector(source, app.post_message, RecordingWriter(path))
-    async with app.run_test(size=(120, 40)) as pilot:
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if app.source_line.state == "ended":
-                break
-        assert app.source_line.state == "ended"
+    async with app.run_test(size=(120, 40)):
+        await until(lambda: app.source_line.state == "ended", what="the stream's end")
         assert app.latest is not None and app.latest.seq == 2  # the last data stays on screen
         assert any("stream ended" in n.message for n in app._notifications)
     assert len(path.read_bytes().splitlines()) == 2

@@ -219,16 +219,24 @@ async def test_the_sigcont_of_a_hangup_does_not_start_application_mode_again(mon
     SIGCONT resumes it."""
     handlers = {s: signal.getsignal(s) for s in (signal.SIGTSTP, signal.SIGCONT)}
     started: list[int] = []
+    handled: list[int] = []
+    sigcont = cls._sigcont_application
+
+    def counted(self: SafeLinuxDriver, *args: object) -> None:
+        handled.append(1)
+        sigcont(self, *args)
+
+    monkeypatch.setattr(cls, "_sigcont_application", counted)
     monkeypatch.setattr(cls, "start_application_mode", lambda self: started.append(1))
     monkeypatch.setattr(cls, "stop_application_mode", lambda self: None)
     driver = cls(FakeApp(), mouse=False)  # type: ignore[arg-type]
     try:
         os.kill(os.getpid(), signal.SIGCONT)
-        await asyncio.sleep(0.05)
+        await until(lambda: handled == [1], what="the first SIGCONT handled")
         assert started == []
         driver.suspend_application_mode()  # Ctrl+Z, or App.suspend
         os.kill(os.getpid(), signal.SIGCONT)
-        await asyncio.sleep(0.05)
+        await until(lambda: handled == [1, 1], what="the second SIGCONT handled")
         assert started == [1]
     finally:
         driver.close()
@@ -268,11 +276,11 @@ async def test_stop_and_continue_are_handled_from_the_event_loop(monkeypatch) ->
     try:
         signal.raise_signal(signal.SIGTSTP)
         assert done == []  # a Python signal handler would have run already, wherever the main thread was
-        await asyncio.sleep(0.05)
+        await until(lambda: len(done) >= 2, what="SIGTSTP handled from the loop")
         assert done == ["suspend", f"kill {signal.SIGSTOP}"]
         signal.raise_signal(signal.SIGCONT)
         assert done == ["suspend", f"kill {signal.SIGSTOP}"]
-        await asyncio.sleep(0.05)
+        await until(lambda: len(done) >= 3, what="SIGCONT handled from the loop")
         assert done[-1] == "resume"
     finally:
         loop = asyncio.get_running_loop()

@@ -28,7 +28,7 @@ from neuron_top.tui.widgets.heatmap import HeatMap
 from tests.conftest import ROOT
 from tests.fleet_app import StaticFleet, fleet_app
 from tests.fleet_support import FLEET_T0, demo_frame
-from tests.helpers import until
+from tests.helpers import demo_snapshots, until
 
 
 def table_text(widget) -> list[str]:  # type: ignore[no-untyped-def]
@@ -204,6 +204,62 @@ async def test_heat_map_fits_256_hosts_at_80x24() -> None:
         assert app.screen.query_one(FleetTable).current.key == heat.current.key  # type: ignore[union-attr]
 
 
+async def test_heat_map_draws_stale_hosts_as_stale_not_by_their_old_value() -> None:
+    """A host whose data is 5 minutes old at 95% was a full-strength cell; its old value also set the scale of the
+    relative columns for everyone."""
+    frame = demo_frame(6)
+    rows = list(frame.rows)
+    rows[0] = msgspec.structs.replace(rows[0], status="stale", age=300.0, util=95.0, exec_rate=1e6)
+    rows[1] = msgspec.structs.replace(rows[1], status=DOWN, util=99.0, exec_rate=1e6)
+    screen = StaticFleet(msgspec.structs.replace(frame, rows=rows))
+    app = fleet_app(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("h")
+        await pilot.pause()
+        heat = app.screen.query_one(HeatMap)
+        cells = {heat.lines[i].key: heat._cell_segment(i).text[0] for i in range(len(heat.lines))
+                 if isinstance(heat.lines[i], FleetRow)}
+        assert cells[rows[0].key] == "?" and cells[rows[1].key] == "×"
+        heat.heat = "exec"
+        heat.show(heat.lines, "host", False, None)
+        live = max(r.exec_rate or 0.0 for r in rows[2:])
+        assert heat._top_value == live  # the scale: current hosts only
+
+
+async def test_apps_view_one_row_per_runtime_tag_and_enter_lists_its_hosts() -> None:
+    """``a``: where each app runs and how busy it is, across hosts; Enter narrows the hosts to the app's."""
+    from textual.widgets import DataTable
+
+    from neuron_top.fleet.apps import apps_from_snapshots
+
+    frame = demo_frame(12)
+    hosts = [r.key for r in frame.rows]
+    snaps = {h: demo_snapshots("trn2.48xlarge", i, 3)[-1] for i, h in enumerate(hosts[:3])}
+    snaps[hosts[3]] = demo_snapshots("inf1.xlarge", 9, 1)[0]
+    apps = apps_from_snapshots(snaps)
+    screen = StaticFleet(msgspec.structs.replace(frame, apps=apps))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        table = app.screen.query_one("#fleet-apps", DataTable)
+        assert table.display and not app.screen.query_one(FleetTable).display
+        assert table.row_count == len(apps) and table.has_focus
+        first = [str(c) for c in table.get_row_at(0)]
+        assert first[0] == apps[0].tag and first[1] == str(len(apps[0].hosts))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not screen.show_apps and app.screen.query_one(FleetTable).display
+        assert sorted(hosts_shown(app)) == sorted(apps[0].hosts)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not screen.show_apps
+
+
 async def test_untrusted_label_values_render_literally() -> None:
     evil = FleetRow(key="i-[bold red]boom[/]", name="\x1b[31mred\x1b[0m", instance_type="trn2\x1b]0;pwn\x07",
                     util=50.0, note="[link=http://x]click[/link]")
@@ -302,8 +358,9 @@ async def test_ssh_fleet_with_a_failing_host(fast_demo: None) -> None:
         def rows() -> dict[str, FleetRow]:
             return {r.key: r for r in screen.frame.rows} if screen.frame else {}
 
+        # the failing host's stderr can show in its note while it is still starting: wait for it down
         await until(lambda: (r := rows()) and r["trn1-1"].status == UP and r["inf1-3"].status == UP
-                    and r["bad-2"].note, what="two hosts up, the third's error")
+                    and r["bad-2"].status == DOWN, what="two hosts up, the third down")
         rows = rows()  # type: ignore[assignment]
         assert rows["bad-2"].status == DOWN and "Connection refused" in rows["bad-2"].note
         assert rows["trn1-1"].instance_type == "trn1.32xlarge" and rows["inf1-3"].util is not None

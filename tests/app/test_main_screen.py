@@ -248,13 +248,13 @@ async def test_help_key_column_is_narrow_at_200x60() -> None:
 
 async def test_problems_screen_shows_the_command_in_full() -> None:
     """The header cuts a long --command; the problems screen promised it in full and cut it at 60 characters."""
-    from neuron_top.sources.restart import RestartingCommand
+    from neuron_top.sources.stream import CommandSource
     from neuron_top.tui.app import NeuronTopApp
     from neuron_top.tui.screens.problems import ProblemsScreen, problems_text
 
     command = ("ssh -o BatchMode=yes -o ConnectTimeout=10 -J bastion.example.com trn-host-0042.internal "
                "/opt/aws/neuron/bin/neuron-monitor -c /etc/neuron-monitor/monitor.conf")
-    app = NeuronTopApp(RestartingCommand(command), clock=lambda: 1000.0)
+    app = NeuronTopApp(CommandSource(command), clock=lambda: 1000.0)
     app.collect = lambda: None  # type: ignore[method-assign]  # no child started: the screen only
     async with app.run_test(size=(200, 60)) as pilot:
         await pilot.press("E")

@@ -11,7 +11,30 @@ from neuron_top.tui.render.paint import HIDDEN, placement
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.tui.widgets.vcpu import VcpuPanel
-from tests.helpers import demo_snapshots, feed, make_app
+from tests.helpers import demo_snapshots, feed, make_app, until
+
+
+def quiet(app: App) -> bool:
+    """Nothing left to do on screen: no layout, scroll or repaint pending, no callback waiting for a refresh, no
+    message queued for the app, the screen or a widget (Textual's own bookkeeping, read, not changed)."""
+    screen = app.screen
+    return not (screen._layout_required or screen._scroll_required or screen._repaint_required
+                or screen._dirty_widgets or screen._callbacks or app._message_queue.qsize()
+                or any(node._message_queue.qsize() for node in (screen, *screen.walk_children())))
+
+
+async def settled(app: App, polls: int = 5) -> None:
+    """Until ``quiet`` holds ``polls`` times in a row, 20 ms apart. What the test needs before it watches one
+    report: ``pilot.pause()`` guesses the app is done when the process's CPU time stands still, which on a loaded
+    machine it also does while a layout is pending (seen: six panels refreshed by the previous report's layout)."""
+    seen = 0
+
+    def again() -> bool:
+        nonlocal seen
+        seen = seen + 1 if quiet(app) else 0
+        return seen >= polls
+
+    await until(again, what="the screen settled")
 
 
 async def test_a_report_reaches_the_terminal_as_one_write_without_textuals_refresh(monkeypatch) -> None:
@@ -35,10 +58,11 @@ async def test_a_report_reaches_the_terminal_as_one_write_without_textuals_refre
     app = make_app()
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot, snaps[:11])  # the 11th report starts an app: the apps panel grows a row
+        await settled(app)  # its layout done before the 12th report is watched
         monkeypatch.setattr(Widget, "refresh", refresh)
         monkeypatch.setattr(App, "_display", capture)
         app.accept_snapshot(snaps[11])
-        await pilot.pause()
+        await settled(app)
         grid, vcpu = app.screen.query_one(CoreGrid).region, app.screen.query_one(VcpuPanel).region
     assert refreshed == []
     assert len(sent) == 1

@@ -92,6 +92,21 @@ async def test_vcpu_sparkline_cells_are_two_report_means_and_move_every_second_r
         assert _spark(panel, 0) == " █▄ ▄█"
 
 
+@sync
+async def test_vcpu_history_without_per_vcpu_data_says_not_reported_not_0_vcpus() -> None:
+    """A host's dashboard made from Prometheus has the average vCPU use but no per-vCPU data (not exported): the
+    title said "0 vCPUs", which is a machine without CPUs, not data not reported."""
+    snaps = _vcpu_snaps([None, None])
+    history = History(maxlen=120)
+    history.extend(snaps)
+    app = PanelApp(View(snapshot=snaps[-1], history=history, tick=2), only(VcpuGrid))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        panel = app.query_one(VcpuGrid)
+        assert "0 vCPUs" not in lines(panel)[0] and "vCPUs -" in lines(panel)[0]
+        assert "no per-vCPU data" in text(panel)
+
+
 # --- memory summary ---
 
 @sync

@@ -3,6 +3,7 @@ HTTP on a free loopback port, stopped with SIGTERM; a busy port is a one-line er
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import signal
@@ -63,6 +64,16 @@ def wait_for_reports(url: str, n: int, timeout: float = 20.0) -> str:
         time.sleep(0.1)
 
 
+def stop(exp: subprocess.Popen, sig: signal.Signals) -> str:
+    """Stop the exporter with ``sig`` (exit status 128+sig, as every mode) and return its stderr."""
+    exp.send_signal(sig)
+    assert exp.wait(timeout=15) == 128 + sig
+    assert exp.stderr is not None
+    err = exp.stderr.read()
+    exp.stderr.close()
+    return err.decode() if isinstance(err, bytes) else err
+
+
 @pytest.fixture
 def exporter_on_demo():
     port = free_port()
@@ -95,6 +106,16 @@ def test_demo_piped_into_export_serves_both_formats_and_stops_on_sigterm(exporte
     ctype, om = get(url, accept="application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
     assert ctype.startswith("application/openmetrics-text") and om.endswith("# EOF\n")
     assert {f.name for f in om_parse(om)} >= {"execution_status", "instance", "neuron_hardware"}
+    # curl -H 'Accept-Encoding: gzip': gzip, as AWS's prometheus_client-based script sends it (Prometheus asks)
+    req = urllib.request.Request(url, headers={"Accept-Encoding": "deflate, gzip;q=0.9"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.headers["Content-Encoding"] == "gzip" and r.headers["Vary"] == "Accept-Encoding"
+        raw = r.read()
+    text = gzip.decompress(raw).decode()
+    assert "neuroncore_utilization_ratio{" in text and len(raw) * 5 < len(text)
+    req = urllib.request.Request(url, headers={"Accept-Encoding": "identity"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.headers["Content-Encoding"] is None and r.read().startswith(b"# HELP")
     assert get(f"http://127.0.0.1:{port}/")[1].startswith("<html>")
     with pytest.raises(urllib.error.HTTPError):
         get(f"http://127.0.0.1:{port}/nothing")
@@ -122,11 +143,7 @@ def test_export_keeps_serving_after_the_pipe_ends_and_says_the_source_is_down() 
         assert "process_cpu_seconds_total" not in body
         assert exp.poll() is None
     finally:
-        exp.send_signal(signal.SIGINT)
-        assert exp.wait(timeout=10) == 128 + signal.SIGINT
-        assert exp.stderr is not None
-        err = exp.stderr.read().decode()
-        exp.stderr.close()
+        err = stop(exp, signal.SIGINT)
     assert "Traceback" not in err
 
 
@@ -203,3 +220,29 @@ def test_parse_listen() -> None:
     assert parse_listen(":9100") == ("", 9100)
     assert parse_listen("127.0.0.1:0") == ("127.0.0.1", 0)
     assert parse_listen("[::1]:8000") == ("::1", 8000)
+
+
+def test_export_restarts_its_command_with_back_off_and_says_so_meanwhile() -> None:
+    """Kill ``export --command``'s child: the exporter stays up (a supervisor would never restart it), so it must
+    run the command again itself. Meanwhile it serves the last values with ``neurontop_source_up 0``."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    cmd = f"{sys.executable} -m neuron_top demo --emit --seed 3 --period 0.2"
+    exp = subprocess.Popen([*NEURON_TOP, "export", "--listen", f"127.0.0.1:{port}", "--no-process-metrics",
+                            "--command", cmd], cwd=ROOT, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_reports(url, 2)
+        [child] = [c for c in psutil.Process(exp.pid).children() if "demo" in " ".join(c.cmdline())]
+        child.kill()
+        # the first back-off is 1 s: the exporter says so while it serves the last values
+        body = wait_for(url, 'state="restarting"')
+        assert "neurontop_source_up 0.0" in body and "neurontop_source_restarts_total 1.0" in body
+        assert "neuroncore_utilization_ratio{" in body
+        body = wait_for(url, 'state="live"')
+        assert "neurontop_source_up 1.0" in body
+        again = [c for c in psutil.Process(exp.pid).children() if "demo" in " ".join(c.cmdline())]
+        assert again and again[0].pid != child.pid
+        assert exp.poll() is None
+    finally:
+        err = stop(exp, signal.SIGTERM)
+    assert "restarting in 1 s" in err and "Traceback" not in err

@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,8 @@ from neuron_top.fleet.queries import SLOW_EVERY, QuerySet, parse_match
 from neuron_top.fleet.rows import DOWN, STALE, UP, FleetRow, Thresholds, from_snapshot
 from neuron_top.snapshot import snapshot_from
 from neuron_top.sources.demo import generate
-from tests.conftest import ROOT
+from tests.conftest import REPORTS, ROOT
+from tests.e2e.test_prometheus import RULES
 from tests.fleet_support import PROMETHEUS, ExpositionServer, HostExporter, Prometheus, free_port, targets_on
 
 pytestmark = [pytest.mark.prometheus,
@@ -38,6 +40,48 @@ DEMO8 = [(inst, seed) for inst in ("trn2.48xlarge", "trn1.32xlarge", "inf2.48xla
 
 def demo_report(instance: str, seed: int) -> dict:
     return json.loads(generate(instance, seed, 1)[0])
+
+
+def _ecc_first(report: dict) -> Iterator[dict]:
+    """``report`` with one uncorrected DRAM event on device 2 in its first period, none after."""
+    first = json.loads(json.dumps(report))
+    for dev in first["system_data"]["neuron_hw_counters"]["neuron_devices"]:
+        dev.update({k: 0 for k in dev if k != "neuron_device_index"})
+        if dev["neuron_device_index"] == 2:
+            dev["mem_ecc_uncorrected"] = 1
+    quiet = json.loads(json.dumps(first))
+    quiet["system_data"]["neuron_hw_counters"]["neuron_devices"][2]["mem_ecc_uncorrected"] = 0
+    yield first
+    while True:
+        yield quiet
+
+
+class _AwsSlowThenStopped:
+    """AWS's ``neuron-monitor-prometheus.py`` (rebuilt): each scrape one report of the real 4-runtime inf1 node at
+    p99 0.8 s; once ``stopped`` is set, reports with nothing executed and a null latency (its gauge stays 0.8)."""
+
+    def __init__(self, report: dict, stopped: threading.Event) -> None:
+        from tests.export_reference import NaiveExporter
+
+        self.naive = NaiveExporter()
+        self.slow = json.loads(json.dumps(report))
+        self.idle = json.loads(json.dumps(report))
+        for rt in self.slow["neuron_runtime_data"]:
+            rt["report"]["execution_stats"]["latency_stats"]["total_latency"]["p99"] = 0.8
+        for rt in self.idle["neuron_runtime_data"]:
+            st = rt["report"]["execution_stats"]
+            st["latency_stats"] = {"total_latency": None, "device_latency": None}
+            st["execution_summary"] = dict.fromkeys(st["execution_summary"], 0)
+        self.stopped = stopped
+        self.lock = threading.Lock()
+
+    def __call__(self) -> str:
+        from prometheus_client import generate_latest
+
+        with self.lock:
+            doc = self.idle if self.stopped.is_set() else self.slow
+            self.naive.apply(snapshot_from(json.dumps(doc).encode(), time.time()).report)
+            return generate_latest(self.naive.registry).decode()
 
 
 class Cluster:
@@ -53,6 +97,7 @@ class Cluster:
             self.server.add(f, lambda text=text: text)
         twin = demo_report("trn2.48xlarge", 21)
         self.twin_id = twin["instance_info"]["instance_id"]
+        self.twin = twin
         self.server.add("twin-a", HostExporter(twin))
         self.server.add("twin-b", HostExporter(twin, instance_type="trn1.32xlarge"))  # same id, another type
         self.dup = demo_report("inf2.48xlarge", 22)
@@ -64,13 +109,22 @@ class Cluster:
         self.ended = demo_report("trn1.32xlarge", 25)
         self.ended_exporter = HostExporter(self.ended)
         self.server.add("ended", self.ended_exporter)
+        # an uncorrected ECC event in the report before Prometheus's first scrape: the counter starts at 1
+        self.ecc_old = demo_report("inf2.48xlarge", 26)
+        self.server.add("ecc-old", HostExporter(_ecc_first(self.ecc_old)))
+        # AWS's exporter (rebuilt), a runtime at p99 0.8 s that stops executing when ``stopped`` is set
+        self.slow = json.loads((REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json").read_text())
+        self.stopped = threading.Event()
+        self.server.add("slow", _AwsSlowThenStopped(self.slow, self.stopped))
         self.server.start()
         targets = {**targets_on(self.server, [f"{i}-{s}" for i, s in DEMO8], group="demo8"),
                    **targets_on(self.server, ["inf1_xlarge_4runtimes_datadog.txt",
                                               "trn1n_32xlarge_trimmed_otel_awscontainerinsight.txt"], group="aws"),
                    **targets_on(self.server, ["twin-a", "twin-b", "dup", "dup-again"], group="collide"),
                    **targets_on(self.server, ["going", "stay"], group="vanish"),
-                   **targets_on(self.server, ["ended"], group="ended")}
+                   **targets_on(self.server, ["ended"], group="ended"),
+                   **targets_on(self.server, ["ecc-old"], group="eccold"),
+                   **targets_on(self.server, ["slow"], group="slow")}
         self.prom = Prometheus(targets)
         self.prom.wait_ready()
         # every target scraped at least three times: rate() and increase() need two samples in their window
@@ -153,7 +207,9 @@ def test_aws_real_scrapes(cluster: Cluster) -> None:
     assert (inf1.instance_type, inf1.zone, inf1.devices, inf1.cores, inf1.apps) == (
         "inf1.xlarge", "eu-north-1a", 1, 4, 4)
     assert inf1.mem_total == 8589934592 and inf1.vcpus == 4
-    assert inf1.p99 is not None and (inf1.ecc_corrected, inf1.ecc_uncorrected) == (0, 0)
+    assert (inf1.ecc_corrected, inf1.ecc_uncorrected) == (0, 0)
+    # a fixed scrape: its execution counters never grow, nothing runs, so its frozen p99 is not today's latency
+    assert inf1.p99 is None
     # the trimmed trn1n scrape has no hardware info, no latency and no ECC: blank, not zero
     assert trn1n.instance_type == "trn1n.32xlarge" and trn1n.util == pytest.approx(10.0)
     assert trn1n.devices is None and trn1n.mem_total is None and trn1n.cores is None
@@ -169,6 +225,72 @@ def test_colliding_labels_and_duplicate_targets(cluster: Cluster) -> None:
     direct = from_snapshot("dup", snapshot_from(json.dumps(cluster.dup).encode(), 0.0))
     assert dup.targets == 2 and "2 scrape targets" in dup.note
     assert dup.mem_used == direct.mem_used and dup.apps == direct.apps  # counted once, not twice
+    # the core counts were divided by the two targets a second time (27/3 for 54/6)
+    assert (dup.busy, dup.idle) == (direct.busy, direct.idle) and dup.busy
+    assert (dup.ecc_corrected, dup.ecc_uncorrected) == (0, 0)
+
+
+def _rule_expr(alert: str) -> str:
+    """The ``expr`` of one alert of deploy/prometheus/neuron-top.rules.yml (a one-line or ``|`` block)."""
+    lines = RULES.read_text().splitlines()
+    i = lines.index(f"      - alert: {alert}")
+    j = next(k for k in range(i, len(lines)) if lines[k].strip().startswith("expr:"))
+    first = lines[j].split("expr:", 1)[1].strip()
+    if first != "|":
+        return first
+    body = []
+    for line in lines[j + 1:]:
+        if not line.startswith("          "):
+            break
+        body.append(line.strip())
+    return " ".join(body)
+
+
+def test_an_ecc_event_older_than_the_first_scrape_agrees_in_row_drilldown_and_alert(cluster: Cluster) -> None:
+    """The exporter counted an uncorrected event before Prometheus first scraped it: the counter is 1 from its first
+    sample, its increase 0. The fleet row said 0/0 and the drill-down "0 uncorrected" while the alert fired."""
+    iid = cluster.ecc_old["instance_info"]["instance_id"]
+    row = one_refresh(cluster, "eccold")[iid]
+    alerts = [a for a in cluster.prom.query(_rule_expr("NeuronUncorrectedECC"))
+              if a["metric"].get("instance_id") == iid]
+    assert [(a["metric"]["neuron_device_index"], a["value"][1]) for a in alerts] == [("2", "1")]
+    assert row.ecc_uncorrected == 1
+    client = PromClient(cluster.prom.url)
+    source = PromHostSource(client, QuerySet(match='group="eccold"'), iid, interval=0.2)
+    feed = Feed(source)
+    snaps = []
+    try:
+        for ev in feed.events():
+            if isinstance(ev, Report):
+                snaps.append(ev.snapshot)
+                if len(snaps) == 3:
+                    break
+    finally:
+        feed.close()
+        client.close()
+    # the dashboard adds each report's counts up: the counter's value once, then what it grew by
+    per_report = [{e.device: e.uncorrected for e in sn.ecc if e.uncorrected} for sn in snaps]
+    assert per_report == [{2: 1}, {}, {}]
+
+
+def test_a_runtime_that_stopped_executing_has_no_p99_on_aws_exporter(cluster: Cluster) -> None:
+    """AWS's exporter keeps the last p99 (0.8 s) when the runtime stops; the row showed that stale 800 ms."""
+    fleet = cluster.fleet("slow", qs={"rate_window": "4s"})
+    iid = cluster.slow["instance_info"]["instance_id"]
+    try:
+        cluster.prom.wait_for('increase(execution_status_total{group="slow"}[4s]) > 0', bool)
+        assert rows_of(fleet)[iid].p99 == 0.8
+        cluster.stopped.set()
+        deadline = time.monotonic() + 30
+        row = rows_of(fleet)[iid]
+        while row.p99 is not None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            row = rows_of(fleet)[iid]
+    finally:
+        fleet.close()
+    assert row.p99 is None and row.status == UP
+    frozen = cluster.prom.query('execution_latency_seconds{group="slow",percentile="p99"}')
+    assert frozen and all(x["value"][1] == "0.8" for x in frozen)  # still there, frozen, in Prometheus
 
 
 def test_queries_per_refresh_do_not_depend_on_the_host_count(cluster: Cluster) -> None:
@@ -208,8 +330,36 @@ def test_a_host_that_goes_away_turns_stale_then_down(cluster: Cluster) -> None:
     finally:
         cluster.server.failing.discard("going")
         fleet.close()
-    assert STALE in seen and seen[-1] == DOWN
-    assert seen.index(STALE) < seen.index(DOWN)
+    # stale while its series are gone, down after down_after; or down at once, when Prometheus's up == 0 for its
+    # target is seen first (test_a_dead_exporter_is_down_from_up_0_with_the_scrape_error)
+    assert seen[-1] == DOWN and set(seen[:seen.index(DOWN)]) <= {UP, STALE}
+
+
+def test_a_dead_exporter_is_down_from_up_0_with_the_scrape_error(cluster: Cluster) -> None:
+    """Prometheus knows at its next scrape that the exporter is gone (``up == 0``) and why: the row was "stale"
+    for ``down_after`` (3 minutes) first."""
+    fleet = cluster.fleet("vanish")  # default thresholds: stale after 60 s, down after 180 s
+    going = cluster.going["instance_info"]["instance_id"]
+    try:
+        deadline = time.monotonic() + 20  # (a test before this one stopped it for a while)
+        while rows_of(fleet)[going].status != UP and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert rows_of(fleet)[going].status == UP
+        cluster.server.failing.add("going")
+        seen = []
+        deadline = time.monotonic() + 20
+        row = rows_of(fleet)[going]
+        while row.status != DOWN and time.monotonic() < deadline:
+            seen.append(row.status)
+            time.sleep(0.5)
+            row = rows_of(fleet)[going]
+        others = [r.status for k, r in rows_of(fleet).items() if k != going]
+    finally:
+        cluster.server.failing.discard("going")
+        fleet.close()
+    assert row.status == DOWN, (seen, row)
+    assert "scrape fails" in row.note and "503" in row.note, row.note  # Prometheus's lastError
+    assert row.instance_type == "inf1.xlarge" and others == [UP]
 
 
 def test_an_exporter_whose_neuron_monitor_stopped_is_stale(cluster: Cluster) -> None:
@@ -261,6 +411,13 @@ def test_a_host_dashboard_from_its_series(cluster: Cluster) -> None:
     got, want = from_snapshot("x", snap), from_snapshot("x", direct)
     assert got.util == pytest.approx(want.util, abs=0.01) and got.mem_used == want.mem_used
     assert got.p99 == want.p99 and got.idle == want.idle
+    # device latency is published by neuron-top export (neurontop_execution_device_latency_seconds): reported,
+    # not "idle" as when the drill-down left it out
+    ran = [a for a in direct.apps if a.latency("device") is not None and sum(a.exec_summary.values())]
+    assert ran
+    by_tag = {a.tag: a for a in snap.apps}
+    for a in ran:
+        assert by_tag[a.tag].latency("device") == pytest.approx(a.latency("device")), a.tag
     assert snap.host_memory is not None and snap.host_memory.memory_total_bytes == (
         rep["system_data"]["memory_info"]["memory_total_bytes"])
 
@@ -330,3 +487,58 @@ def test_fleet_once_cli(cluster: Cluster, capsys: pytest.CaptureFixture[str]) ->
 def test_fleet_once_cli_unreachable(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["fleet", "--prometheus", f"http://127.0.0.1:{free_port()}", "--once"]) == 1
     assert "connection refused" in capsys.readouterr().out
+
+
+def test_a_url_that_is_not_a_prometheus_api_is_one_line_and_exit_1(cluster: Cluster,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """An exporter's port (``/api/v1/query`` is 404 there) or a wrong path on the real server: it was "partial",
+    an error with its full query for each of the 11 queries, and exit 0."""
+    from neuron_top.export import Exporter, ExportOptions
+    from neuron_top.export.server import serve
+
+    exporter = serve("127.0.0.1:0", Exporter(ExportOptions(process_metrics=False)))
+    try:
+        for url in (exporter.url.removesuffix("/metrics"), cluster.prom.url + "/graph"):
+            assert cli_main(["fleet", "--prometheus", url, "--once"]) == 1
+            out = capsys.readouterr().out
+            errors = [ln for ln in out.splitlines() if ln.startswith("error")]
+            assert len(errors) == 1 and "\n  query: " not in out, out  # no failed query listed with its text
+            assert f"{url} is not a Prometheus query API (/api/v1/query: HTTP 404 Not Found" in errors[0]
+            assert "--prometheus takes the server's base URL" in errors[0]
+    finally:
+        exporter.stop()
+
+
+def test_apps_view_from_prometheus_matches_the_hosts_own_reports(cluster: Cluster) -> None:
+    """One row per runtime tag across the eight demo hosts, aggregated on the server in one query, equal to what
+    the hosts' own reports say (the ssh mode's rule); a host scraped by two jobs counts once."""
+    from neuron_top.fleet.apps import apps_from_snapshots
+
+    # collide: a host scraped by two jobs, and two targets with one instance_id: each counted once
+    for group, reports in (("demo8", cluster.demo), ("collide", {"dup": cluster.dup, "twin": cluster.twin})):
+        fleet = cluster.fleet(group)
+        fleet.apps = True
+        try:
+            before = fleet.client.requests
+            frame = fleet.refresh()
+            assert frame.queries == len(fleet.queries) + 1 == fleet.client.requests - before
+        finally:
+            fleet.close()
+        got = {a.tag: a for a in frame.apps or []}
+        want = {a.tag: a for a in apps_from_snapshots(
+            {rep["instance_info"]["instance_id"]: snapshot_from(json.dumps(rep).encode(), 0.0)
+             for rep in reports.values()})}
+        assert set(got) == set(want), group
+        for tag, w in want.items():
+            g = got[tag]
+            assert (g.hosts, g.cores) == (w.hosts, w.cores), (group, tag)
+            assert g.util == pytest.approx(w.util, abs=0.01), (group, tag)
+            assert (g.exec_rate is None) == (w.exec_rate is None) and (g.exec_rate or 0) >= 0
+
+
+def test_fleet_apps_once_cli(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["fleet", "--prometheus", cluster.prom.url, "--match", 'group="demo8"', "--apps", "--once"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(i for i, ln in enumerate(out) if ln.startswith("APP "))
+    assert out[header].split() == ["APP", "HOSTS", "CORES", "UTIL", "EXEC/s", "BAD/s", "P99"]
+    assert len(out) > header + 3 and all(ln.split()[1].isdigit() for ln in out[header + 1:])

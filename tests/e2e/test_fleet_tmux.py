@@ -125,12 +125,12 @@ def test_eight_exporters_in_prometheus(term, exporters: Exporters, tmp_path: Pat
     t.keys("Escape")
     t.wait_for(lambda s: "8 hosts:" in s and f"{first}" in s.splitlines()[-2])  # the cursor host's line
 
-    # a crashed exporter: its row turns stale at once (its series go stale in Prometheus), then down
+    # a crashed exporter: down at Prometheus's next failed scrape (up == 0), with why, not stale for --down-after
     victim = "inf2.48xlarge-31"
     vid = want[victim][0]
     exporters.kill_exporter(victim)
-    t.wait_for(lambda s: "stale" in rows_on(s).get(vid, ""), timeout=20)
-    t.wait_for(lambda s: "down" in rows_on(s).get(vid, ""), timeout=30)
+    t.wait_for(lambda s: "down" in rows_on(s).get(vid, "") and "scrape fails" in rows_on(s).get(vid, ""),
+               timeout=20)
     screen = t.screen()
     assert all(" up " in line for iid, line in rows_on(screen).items() if iid != vid)
     t.keys("q")

@@ -4,6 +4,7 @@ rules file. One Prometheus for the module, on free loopback ports, with a tempor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -25,6 +26,7 @@ from tests.conftest import ROOT
 RULES = ROOT / "deploy" / "prometheus" / "neuron-top.rules.yml"
 RULE_TESTS = ROOT / "deploy" / "prometheus" / "neuron-top.rules.test.yml"
 DASHBOARD = ROOT / "tests" / "fixtures" / "grafana" / "neuron-monitor-grafana.json"
+OUR_DASHBOARD = ROOT / "deploy" / "grafana" / "neuron-top.json"
 AWS_LABELS = {"instance_name", "instance_id", "instance_type", "availability_zone", "region", "subnet_id"}
 
 
@@ -80,6 +82,28 @@ def _stop(p: subprocess.Popen) -> None:
             p.wait(timeout=10)
 
 
+def start_prometheus(prometheus: str, tmp: Path, port: int) -> tuple[subprocess.Popen, Prom]:
+    """Prometheus on 127.0.0.1:``port`` with ``tmp``/prometheus.yml and its storage in ``tmp``, once it answers
+    /-/ready (the test fails with its log if it does not within 30 s)."""
+    server = subprocess.Popen(
+        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
+    url = f"http://127.0.0.1:{port}"
+    end = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    return server, Prom(url)
+        except OSError:
+            pass
+        if server.poll() is not None or time.monotonic() > end:
+            _stop(server)
+            pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
     prometheus = tool("prometheus")
@@ -91,36 +115,37 @@ def prom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prom]:
         f"rule_files: [{RULES.name}]\n"
         "scrape_configs:\n  - job_name: neuron\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{export_port}']}}]\n")
-    py = [sys.executable, "-m", "neuron_top"]
-    demo = subprocess.Popen([*py, "demo", "--emit", "--seed", "11"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    export = subprocess.Popen([*py, "export", "--listen", f"127.0.0.1:{export_port}"], cwd=ROOT,
-                              stdin=demo.stdout, stderr=subprocess.DEVNULL)
-    assert demo.stdout is not None
-    demo.stdout.close()
-    server = subprocess.Popen(
-        [prometheus, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-         f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"],
-        cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"))  # noqa: SIM115
-    url = f"http://127.0.0.1:{prom_port}"
     try:
-        end = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > end:
-                pytest.fail(f"prometheus did not start: {(tmp / 'prometheus.log').read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield Prom(url)
+        with demo_exporter(["--seed", "11"], ["--listen", f"127.0.0.1:{export_port}"]):
+            yield from serve_prometheus(prometheus, tmp, prom_port)
     finally:
-        for p in (server, export, demo):
-            _stop(p)
         if os.environ.get("KEEP_PROMETHEUS_DATA") is None:
             shutil.rmtree(tmp / "data", ignore_errors=True)
+
+
+@contextlib.contextmanager
+def demo_exporter(demo_args: list[str], export_args: list[str]) -> Iterator[None]:
+    """``neuron-top demo --emit DEMO_ARGS | neuron-top export EXPORT_ARGS`` for the ``with`` block."""
+    py = [sys.executable, "-m", "neuron_top"]
+    demo = subprocess.Popen([*py, "demo", "--emit", *demo_args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    export = subprocess.Popen([*py, "export", *export_args], cwd=ROOT, stdin=demo.stdout, stderr=subprocess.DEVNULL)
+    assert demo.stdout is not None
+    demo.stdout.close()
+    try:
+        yield
+    finally:
+        for p in (export, demo):
+            _stop(p)
+
+
+def serve_prometheus(prometheus: str, tmp: Path, port: int) -> Iterator[Prom]:
+    """``start_prometheus`` for a fixture: yields it, stops it afterwards."""
+    server, prom = start_prometheus(prometheus, tmp, port)
+    try:
+        yield prom
+    finally:
+        _stop(server)
 
 
 def wait_until(check, timeout: float = 45.0, step: float = 0.5):  # type: ignore[no-untyped-def]
@@ -144,6 +169,42 @@ def test_every_grafana_dashboard_query_returns_data(prom: Prom) -> None:
     assert wait_until(empty) is True
     # the acceptance: every query has data within 15 s of a Prometheus scraping every second
     assert time.monotonic() - prom.ready_at <= 15.0, time.monotonic() - prom.ready_at
+
+
+def our_dashboard() -> dict:
+    return json.loads(OUR_DASHBOARD.read_text())
+
+
+def test_our_grafana_dashboard_is_importable_unchanged() -> None:
+    """No ``__inputs`` to fill, no data source named by a local uid: every panel and target use the dashboard's
+    ``datasource`` variable (of type prometheus), and queries name only variables the dashboard defines."""
+    d = our_dashboard()
+    assert "__inputs" not in d and d.get("id") is None and d["uid"] == "neuron-top"
+    variables = {v["name"]: v for v in d["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    known = {"$" + n for n in variables} | {"$__rate_interval"}
+    panels = [p for p in d["panels"] if p["type"] != "row"]
+    for p in panels:
+        assert p["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, p["title"]
+        for t in p["targets"]:
+            assert t["datasource"] == p["datasource"]
+            assert set(re.findall(r"\$[\w]+", t["expr"])) <= known, (p["title"], t["expr"])
+    ids = [p["id"] for p in d["panels"]]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_query_of_our_grafana_dashboard_returns_data(prom: Prom) -> None:
+    """Each target of deploy/grafana/neuron-top.json, with Grafana's variables as a user's first view has them
+    (every instance, a rate interval), answers with at least one series from the exporter."""
+    queries = [(p["title"], t["expr"].replace("$instance_id", ".*").replace("$__rate_interval", "5s"))
+               for p in our_dashboard()["panels"] for t in p.get("targets") or ()]
+    assert len(queries) == 25
+
+    def empty() -> list[str] | bool:
+        missing = [f"{title}: {expr}" for title, expr in queries if not prom.query(expr)]
+        return missing or True
+
+    assert wait_until(empty) is True
 
 
 def test_dashboard_metrics_carry_aws_label_names(prom: Prom) -> None:

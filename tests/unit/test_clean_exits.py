@@ -142,3 +142,25 @@ def test_an_exit_that_hangs_is_forced_after_the_watchdog(monkeypatch) -> None:
     s._handle(signal.SIGHUP, None)
     assert asked == [signal.SIGHUP] and not forced.is_set()  # first the clean way
     assert forced.wait(3.0)  # then, still running, the forced one
+
+
+def test_record_ends_at_once_on_a_second_signal(tmp_path: Path) -> None:
+    """``record`` takes the exit policy of every mode: the first signal stops it cleanly (its child is asked to
+    stop, given 2 s), a second one ends it at once with that signal's status, the child killed. Its own handler
+    used to put the default action back, which killed the process and left the child running."""
+    kid, asked = tmp_path / "kid", tmp_path / "asked"
+    emitter = tmp_path / "stubborn.py"
+    emitter.write_text(
+        "import json, os, signal, sys, time\n"
+        f"signal.signal(signal.SIGTERM, lambda *_: open({str(asked)!r}, 'w').write('1'))  # and go on\n"
+        "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+        "while True:\n    print(json.dumps({'system_data': {}}), flush=True)\n    time.sleep(0.05)\n")
+    proc = neuron_top("record", str(tmp_path / "r.jsonl"), "--command", f"{sys.executable} {emitter} {kid}")
+    pid = int(wait_file(kid))
+    proc.send_signal(signal.SIGINT)
+    wait_file(asked)  # stopping: the child was asked and will not go
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert b"reports written" not in err  # not the clean way: at once
+    assert wait_gone(pid)

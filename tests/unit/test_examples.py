@@ -37,7 +37,8 @@ def run(example: str, *args: str, stdin: bytes | None = None) -> subprocess.Comp
 
 
 def test_every_example_is_run_here() -> None:
-    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == ["recording_markers.py", "stream_utilization.py"]
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == ["pod_cores.py", "recording_markers.py",
+                                                             "stream_utilization.py"]
 
 
 def test_utilization_from_the_simulator() -> None:
@@ -91,3 +92,28 @@ def test_markers_of_a_file_without_reports(tmp_path: Path) -> None:
     assert out.returncode == 1 and "no reports" in out.stderr
     missing = run("recording_markers.py", str(tmp_path / "nope.ndjson"))
     assert missing.returncode == 2 and "cannot open" in missing.stderr
+
+
+def test_pods_of_the_simulator_and_of_a_kubelet(tmp_path: Path) -> None:
+    out = run("pod_cores.py", "--demo", "trn2.48xlarge")
+    assert out.returncode == 0, out.stderr
+    assert "pods: neuron-monitor" in out.stderr
+    assert any(line.startswith("training/") and " cores " in line for line in out.stdout.splitlines())
+    import pytest
+
+    pytest.importorskip("grpc")
+    import tempfile
+
+    from tests.kubelet_server import FakeKubelet, pod
+
+    k = FakeKubelet(tempfile.mkdtemp(prefix="nt-ex-") + "/kubelet.sock")
+    try:
+        k.pods = [pod("train-0", "ml", ("worker", {"aws.amazon.com/neuroncore": ["0", "1"]}))]
+        k.offered = {"aws.amazon.com/neuroncore": [str(i) for i in range(64)]}
+        out = run("pod_cores.py", "--demo", "trn2.48xlarge", "--kubelet-socket", k.path)
+    finally:
+        k.stop()
+    assert out.returncode == 0, out.stderr
+    assert "pods: kubelet, 1 with Neuron cores" in out.stderr
+    assert out.stdout.splitlines()[0].startswith("ml/train-0  cores 0-1  util ")
+    assert out.stdout.splitlines()[-1] == "not allocated: cores 2-63"

@@ -330,6 +330,44 @@ def test_null_latency_has_no_sample_not_the_last_values() -> None:
     assert value(exp, "neurontop_execution_device_latency_seconds", runtime_tag="7", percentile="p50") == 0.003
 
 
+def test_absurd_values_are_not_passed_through() -> None:
+    """A broken report (negative or 1e15 utilization, petabytes, a day-long latency, 1e15 executions) must not
+    reach every sum, average and alert downstream: those series are skipped, the sane ones kept."""
+    rt = _runtime("7")
+    rep = rt["report"]
+    rep["neuroncore_counters"]["neuroncores_in_use"] = {"0": {"neuroncore_utilization": -5.0},
+                                                        "1": {"neuroncore_utilization": 1e15},
+                                                        "2": {"neuroncore_utilization": 42.0}}
+    rep["memory_used"]["neuron_runtime_used_bytes"]["host"] = 1 << 60  # an exbibyte
+    rep["execution_stats"]["execution_summary"] = {"completed": 1e15, "timed_out": 2}
+    rep["execution_stats"]["latency_stats"]["total_latency"] = {"p50": -1.0, "p99": 1e15, "p100": 0.02}
+    rep["neuron_runtime_vcpu_usage"]["vcpu_usage"] = {"user": -3.0, "system": 5.0}
+    exp = Exporter(ExportOptions(process_metrics=False))
+    feed(exp, _report(rt))
+    assert value(exp, "neuroncore_utilization_ratio", neuroncore="0") is None
+    assert value(exp, "neuroncore_utilization_ratio", neuroncore="1") is None
+    assert value(exp, "neuroncore_utilization_ratio", neuroncore="2") == 0.42
+    assert value(exp, "neurontop_neuroncore_utilization_ratio", neuroncore="1") is None
+    assert value(exp, "neuron_runtime_memory_used_bytes", memory_location="host") is None
+    assert value(exp, "neuron_runtime_memory_used_bytes", memory_location="neuron_device") == 20.0
+    assert value(exp, "execution_status_total", status_type="completed") is None
+    assert value(exp, "execution_status_total", status_type="timed_out") == 2.0
+    assert value(exp, "execution_latency_seconds", percentile="p50") is None
+    assert value(exp, "execution_latency_seconds", percentile="p99") is None
+    assert value(exp, "execution_latency_seconds", percentile="p100") == 0.02
+    assert value(exp, "neuron_runtime_vcpu_usage_ratio", usage_type="user") is None
+    assert value(exp, "neuron_runtime_vcpu_usage_ratio", usage_type="system") == 0.05
+
+
+def test_containerised_monitor_vcpu_errors_are_not_metric_group_errors() -> None:
+    """The real 4-runtime report: each runtime's vCPU group says ``open /proc/<pid>/stat: no such file or
+    directory`` (a monitor without hostPID). Counted apart, so NeuronMetricGroupErrors does not fire for it."""
+    exp = Exporter(ExportOptions(process_metrics=False))
+    feed(exp, (REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json").read_bytes())
+    assert value(exp, "neurontop_metric_group_errors", group="neuron_runtime_vcpu_usage") == 0.0
+    assert value(exp, "neurontop_runtimes_pid_not_visible") == 4.0
+
+
 def test_instance_and_hardware_info_come_from_the_first_report() -> None:
     exp = Exporter(ExportOptions(process_metrics=False))
     feed(exp, _report(_runtime("7")))

@@ -10,7 +10,7 @@ from neuron_top.fleet.rows import (
     DOWN,
     STALE,
     UP,
-    EccWindow,
+    EccTotals,
     Thresholds,
     from_answers,
     from_snapshot,
@@ -139,6 +139,18 @@ def test_a_host_scraped_twice_is_said() -> None:
     assert r.targets == 2 and "2 scrape targets" in r.note
 
 
+def test_a_host_scraped_by_two_jobs_counts_its_cores_once() -> None:
+    """A trn2 host with 54 busy cores and 6 idle, scraped by two jobs. The core counts come from the per-core
+    ``max by``, which merged the two copies already; plain sums came twice. It showed 27/3."""
+    r = rows_of({"info": [s(2, instance_id="i-1", instance_type="trn2.48xlarge")],
+                 "busy": [s(54, instance_id="i-1")], "allocated": [s(60, instance_id="i-1")],
+                 "ecc": [s(1, instance_id="i-1", event_type="mem_ecc_uncorrected")],
+                 "host": [s(2e9, instance_id="i-1", **{PART: "mem_used"}), s(6, instance_id="i-1", **{PART: "apps"})]
+                 })["i-1"]
+    assert (r.busy, r.idle, r.ecc_uncorrected) == (54, 6, 1)
+    assert (r.mem_used, r.apps) == (1e9, 3)  # sums of every series: divided by the copies
+
+
 def test_series_without_the_by_label_are_one_flagged_row() -> None:
     qs = QuerySet(by="node")
     rows = rows_of({"seen": [s(1, node="n1", **{PART: "now"}), s(1, **{PART: "now"})]}, qs)
@@ -191,9 +203,11 @@ def test_snapshot_row_uses_the_one_per_core_rule() -> None:
     assert r.mem_total == 16 * snap.hardware.neuron_device_memory_size
 
 
-def test_ecc_window_counts_recent_events_only() -> None:
+def test_ecc_totals_keep_every_event_since_the_stream_started() -> None:
+    """As ``hardware_ecc_events_total`` does (what the alert and the Prometheus mode read): an uncorrected event
+    stays on the row; it used to leave it after a 15-minute window while the alert kept firing."""
     snaps = demo_snapshots("inf2.48xlarge", 5, 45)  # events: 1 corrected at report 6, 1 uncorrected at 38
-    w = EccWindow(window=5.0)  # one report a second: the last five reports
+    w = EccTotals()
     seen = [w.add(sn) for sn in snaps]
-    assert seen[6] == (1.0, 0.0) and seen[10] == (1.0, 0.0) and seen[11] == (0.0, 0.0)
-    assert seen[38] == (0.0, 1.0) and seen[44] == (0.0, 0.0)
+    assert seen[5] == (0.0, 0.0) and seen[6] == seen[37] == (1.0, 0.0)
+    assert seen[38] == seen[44] == (1.0, 1.0)

@@ -182,7 +182,41 @@ def test_once_keeps_reading_every_host_while_it_waits_for_a_slow_one() -> None:
     first report)."""
     from neuron_top.cli.fleet_cmd import ssh_once
 
-    frame = ssh_once(["trn2-5", "mute-1"], lambda h: command_for(FAKE_SSH, {"host": h}), timeout=8.0)
+    frame = ssh_once(["trn2-5", "mute-1", "garbage-1"], lambda h: command_for(FAKE_SSH, {"host": h}), timeout=8.0)
     rows = {r.key: r for r in frame.rows}
     assert rows["trn2-5"].status == UP and rows["trn2-5"].age is not None and rows["trn2-5"].age < 3.0, rows  # reports come every 0.2 s
-    assert rows["mute-1"].status == "starting" and rows["mute-1"].util is None
+    # a command that hangs, and one that prints only banners: down when the wait is over (they were "starting")
+    assert rows["mute-1"].status == DOWN and rows["mute-1"].util is None
+    assert "not one report within 8 s" in rows["mute-1"].note
+    assert rows["garbage-1"].status == DOWN and "only input that is not a report within 8 s" in rows["garbage-1"].note
+
+
+def test_a_host_that_hangs_or_prints_garbage_is_down_after_the_deadline_not_starting_for_ever() -> None:
+    from neuron_top.feed import Report as R
+    from neuron_top.feed import SkippedInput
+    from neuron_top.sources.base import Skipped, Status
+    from tests.helpers import demo_snapshots
+
+    t = [100.0]
+    fleet = SessionFleet(["mute", "garbage", "ok"], clock=lambda: t[0], first_report_within=30.0)
+    for h in ("mute", "garbage", "ok"):
+        fleet.apply(h, StatusChanged(Status(State.LIVE, f"reports from ssh {h}")))
+    for n in range(1, 50):
+        fleet.apply("garbage", SkippedInput(Skipped("not JSON", "Welcome"), n))
+    fleet.apply("ok", R(demo_snapshots("inf1.xlarge", 3, 1)[0], b""))
+    t[0] += 20.0
+    assert {r.key: r.status for r in fleet.frame().rows} == {"mute": "starting", "garbage": "starting",
+                                                             "ok": "stale"}  # one report, 20 s ago
+    t[0] += 15.0
+    rows = {r.key: r for r in fleet.frame().rows}
+    assert rows["mute"].status == DOWN and rows["mute"].note.startswith("not one report within 30 s")
+    assert rows["garbage"].status == DOWN and "only input that is not a report" in rows["garbage"].note
+    assert "49 bad input skipped" in rows["garbage"].note
+    assert rows["ok"].status == "stale"  # it reported once: stale, by its session's rule, not down
+    # it reconnects: waited for afresh, up with its first report
+    fleet.apply("mute", StatusChanged(Status(State.RESTARTING, "ssh exited; retrying in 2 s")))
+    fleet.apply("mute", StatusChanged(Status(State.STARTING, "connecting")))
+    assert fleet.row("mute").status == "starting"
+    fleet.apply("mute", StatusChanged(Status(State.LIVE, "reports from ssh mute")))
+    fleet.apply("mute", R(demo_snapshots("inf1.xlarge", 4, 1)[0], b""))
+    assert fleet.row("mute").status == UP

@@ -12,12 +12,21 @@ import sys
 import msgspec
 import pytest
 
-from neuron_top.export.health import OK, PROBLEM, UNKNOWN, HealthCheck, HealthRules, RulesError, load_rules
+from neuron_top.export.health import (
+    MAX_MESSAGE,
+    OK,
+    PROBLEM,
+    UNKNOWN,
+    HealthCheck,
+    HealthRules,
+    RulesError,
+    load_rules,
+)
 from neuron_top.feed import StatusChanged
 from neuron_top.snapshot import snapshot_from
 from neuron_top.sources.base import State, Status
 from neuron_top.sources.demo import generate
-from tests.conftest import ROOT
+from tests.conftest import REPORTS, ROOT
 
 NEURON_TOP = [sys.executable, "-m", "neuron_top"]
 
@@ -137,6 +146,22 @@ def test_group_errors_and_missing_devices() -> None:
     assert code == PROBLEM and "3 of 4 Neuron devices missing" in line
 
 
+def test_containerised_monitor_vcpu_errors_are_a_note_not_a_problem() -> None:
+    """AWS's real 4-runtime inf1 report: each runtime's vCPU group says ``open /proc/<pid>/stat: no such file or
+    directory`` (neuron-monitor in a container without hostPID). Healthy, with a note, within NPD's 200 chars."""
+    data = (REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json").read_bytes()
+    code, line = _check([msgspec.json.decode(data)] * 3)
+    assert code == OK, line
+    assert "cannot open /proc/<pid> of 4 runtimes" in line and len(line) <= MAX_MESSAGE
+    # the same error on another group, or any other vCPU error, is still a problem, and cut to NPD's limit
+    d = msgspec.json.decode(data)
+    for rt in d["neuron_runtime_data"]:
+        rt["report"]["neuron_runtime_vcpu_usage"]["error"] = "permission denied: " + "x" * 300
+    code, line = _check([d])
+    assert code == PROBLEM and "neuron_runtime_vcpu_usage: permission denied" in line
+    assert len(line) <= MAX_MESSAGE
+
+
 # --- configuration ---------------------------------------------------------------------------------------------
 def test_rules_file(tmp_path) -> None:
     shipped = load_rules(ROOT / "deploy" / "node-problem-detector" / "neuron-health.toml")
@@ -158,3 +183,7 @@ def test_sample_npd_config_runs_neuron_top_health_within_its_timeout() -> None:
     seconds = float(rule["args"][rule["args"].index("--for") + 1])
     assert float(rule["timeout"].rstrip("s")) > seconds + 10
     assert {c["type"] for c in cfg["conditions"]} == {rule["condition"]}
+    # NPD sets a custom plugin's condition True when the check fails: the condition names the problem, so a
+    # taint on "=True" hits the nodes with a problem (a "NeuronHealthy" condition read False on healthy nodes)
+    assert rule["condition"] == "NeuronProblem" and rule["reason"] == "NeuronHasProblem"
+    assert cfg["pluginConfig"]["max_output_length"] == MAX_MESSAGE

@@ -13,8 +13,7 @@ from neuron_top.config import ConfigError
 from neuron_top.sources.host import HostCollector
 from neuron_top.sources.live import choose_live_source, stdin_has_reports, stdin_kind
 from neuron_top.sources.monitor import MonitorSource
-from neuron_top.sources.restart import RestartingCommand
-from neuron_top.sources.stream import StreamSource
+from neuron_top.sources.stream import CommandSource, StreamSource
 
 
 @pytest.fixture
@@ -40,7 +39,7 @@ def test_stdin_kinds(tmp_path: Path, tty_like: int) -> None:
 
 def test_command_wins(tty_like: int) -> None:
     choice = choose_live_source(command="ssh trn neuron-monitor", tag="^bert", stdin_fd=tty_like)
-    assert isinstance(choice.source, RestartingCommand)  # --command is restarted when it fails
+    assert isinstance(choice.source, CommandSource) and choice.source.restart is not None  # restarted when it fails
     assert choice.tag_filter is not None and choice.tag_filter.search("bert_1")
 
 

@@ -33,7 +33,7 @@ import selectors
 import signal
 from codecs import getincrementaldecoder
 from collections.abc import Callable, Iterable, Iterator
-from typing import TextIO
+from typing import TextIO, cast
 
 from textual import constants
 from textual.driver import Driver
@@ -81,7 +81,7 @@ class SafeLinuxDriver(LinuxDriver):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._file = _Terminal(self._file)  # type: ignore[assignment]
+        self._file = _Terminal(cast(TextIO, self._file))  # type: ignore[assignment]
         self._suspended = False
         """Application mode was stopped by a suspend (Ctrl+Z, ``App.suspend``): SIGCONT may start it again."""
         self._in_loop(signal.SIGTSTP, self._sigtstp_application)
@@ -203,7 +203,7 @@ class QuietLinuxDriver(SafeLinuxDriver):
 def _timeout(parser: object) -> float | None:
     """How long the input thread may sleep: until the parser's pending escape sequence times out (a lone Esc
     is a key only once nothing follows it), else until input arrives (None)."""
-    due = getattr(parser, "_timeout_time", None)
+    due: float | None = getattr(parser, "_timeout_time", None)
     if due is None:
         return None
     return max(due - get_time(), 0.0) + 0.001

@@ -75,7 +75,7 @@ class RenderEngine:
         the engine writes them; anything else as it is."""
         if self.failed or not isinstance(renderable, _UPDATES):
             return renderable
-        return _Frame(renderable, self)
+        return _Frame(renderable, self)  # type: ignore[return-value]  # a CompositorUpdate, as App._display takes
 
     def render(self, update: ChopsUpdate | LayoutUpdate, console: Console) -> str:
         """The bytes that bring the terminal behind ``console`` from what it shows to ``update``: ours, or

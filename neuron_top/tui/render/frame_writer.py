@@ -384,7 +384,8 @@ def write_layout(self: LayoutUpdate, console: Console, shadow: Shadow) -> str:
         spans += [(y, x + x1, x + x2) for x1, x2 in shadow.changed(y, x, strip)]
     if not spans:
         return ""
-    return write_chops(ExactChops(chops, spans, ends), console, shadow)
+    # by screen row, as ChopsUpdate reads them (chops[y], ends[y]): a dict from the region's first row serves
+    return write_chops(ExactChops(chops, spans, ends), console, shadow)  # type: ignore[arg-type]
 
 
 def narrowed(update: ChopsUpdate, shadow: Shadow) -> ChopsUpdate:

@@ -70,12 +70,12 @@ class LightStrip(Strip):
         self._link_ids = None
         self._cell_count = None
 
-    def __getattr__(self, name: str) -> FIFOCache:  # type: ignore[type-arg]
+    def __getattr__(self, name: str) -> FIFOCache:
         """Only reached for a slot not set yet (a strip made light): a cache, made now."""
         size = _CACHES.get(name) if _CACHES is not None else None
         if size is None:
             raise AttributeError(name)
-        cache: FIFOCache = FIFOCache(size)  # type: ignore[type-arg]
+        cache: FIFOCache = FIFOCache(size)
         setattr(self, name, cache)
         return cache
 

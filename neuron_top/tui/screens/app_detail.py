@@ -91,13 +91,14 @@ class AppScreen(DrillScreen):
     def _update_crumb(self) -> None:
         shown = self._shown
         label = shown.app.label if shown is not None and not shown.app.is_all else "?"
+        pod = shown.snapshot.app_pod(shown.app) if shown is not None else None
         self.crumb.here = f"app {label} (pid {self.pid})"
         if self.ended:
             self.crumb.note = "ended: showing its last report"
         elif shown is not None and shown.app.is_all:
             self.crumb.note = "not in the current report"
         else:
-            self.crumb.note = ""
+            self.crumb.note = f"pod {pod.describe()}" if pod is not None else ""
         self.crumb.set_class(self.ended, "-ended")
 
     def action_flops(self) -> None:

@@ -110,7 +110,7 @@ class DashboardScreen(Screen):
     @view.setter
     def view(self, view: View | None) -> None:
         self._view = view
-        shown = self.visible
+        shown = self.shown_panels
         for panel in self._panels:
             if panel.id in shown:  # a hidden panel is not built at all; it gets the view when shown
                 panel.view = view
@@ -122,8 +122,9 @@ class DashboardScreen(Screen):
                 self.call_after_refresh(self._fill)
 
     @property
-    def visible(self) -> frozenset[str]:
-        """The panels shown: the layout's, and its extras that fit."""
+    def shown_panels(self) -> frozenset[str]:
+        """The panels shown: the layout's, and its extras that fit (not ``visible``: Textual's DOMNode has one,
+        whether the screen is visible, which this shadowed)."""
         return self.layout_state.panels | self._extras
 
     @property
@@ -159,7 +160,7 @@ class DashboardScreen(Screen):
     def _panel(self, panel: P) -> P:
         """``panel``, given the current view and every later one while it is shown."""
         self._panels.append(panel)
-        if panel.id in self.visible:
+        if panel.id in self.shown_panels:
             panel.view = self._view
         return panel
 
@@ -183,7 +184,7 @@ class DashboardScreen(Screen):
         self.call_after_refresh(self._fill)
 
     def _show(self) -> None:
-        visible = self.visible
+        visible = self.shown_panels
         for panel in self._panels:
             shown = panel.id in visible
             panel.set_class(not shown, "-hidden")
@@ -257,12 +258,12 @@ class DashboardScreen(Screen):
 
     def toggle_panel(self, panel: str) -> LayoutState:
         """Hide ``panel`` if it is shown, else show it; the panels seen become the layout's."""
-        self.apply_layout(self.layout_state.toggle(panel, self.visible))
+        self.apply_layout(self.layout_state.toggle(panel, self.shown_panels))
         return self.layout_state
 
     def show_tree(self) -> MemoryTree:
         """The memory tree, shown if the layout hid it (``x`` acts on what is seen)."""
-        if "memory-tree" not in self.visible:
+        if "memory-tree" not in self.shown_panels:
             cast(SessionHost, self.app).layout_changed(self.toggle_panel("memory-tree"))
         return self.query_one(MemoryTree)
 

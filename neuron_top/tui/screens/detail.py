@@ -22,6 +22,7 @@ from neuron_top.tui.widgets.crumb import Breadcrumb
 from neuron_top.tui.widgets.device_detail import DeviceDetail
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.panel import Panel
+from neuron_top.tui.widgets.pods import PodsPanel
 from neuron_top.view import View
 
 ROOT = "dashboard"
@@ -115,3 +116,13 @@ class DeviceScreen(DetailScreen):
 
     def on_device_detail_open_core(self, message: DeviceDetail.OpenCore) -> None:
         cast(SessionHost, self.app).open_screen(CoreScreen(message.index, trail=self.below()))
+
+
+class PodsScreen(DetailScreen):
+    """The Kubernetes pods holding NeuronCores (``P``): Enter on one opens its app."""
+
+    def __init__(self, trail: tuple[str, ...] = (ROOT,)) -> None:
+        super().__init__(trail, "pods", PodsPanel())
+
+    def on_pods_panel_open_app(self, message: PodsPanel.OpenApp) -> None:
+        cast(SessionHost, self.app).open_app(message.pid)

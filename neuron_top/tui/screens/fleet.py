@@ -18,15 +18,17 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from neuron_top.feed import Feed
+from neuron_top.fleet.apps import APP_COLUMNS, AppRow, app_cells, host_filter
 from neuron_top.fleet.frame import FleetFrame
 from neuron_top.fleet.record import FleetRecorder
 from neuron_top.fleet.rows import FleetRow
@@ -55,6 +57,7 @@ class FleetScreen(Screen):
         Binding("slash", "filter", "filter"),
         Binding("b", "group", "group by"),
         Binding("h", "heat", "heat map"),
+        Binding("a", "apps", "apps"),
         Binding("c", "heat_column", "heat map: colour by the next column", show=False),
         Binding("e", "problems", "show failed queries in full", show=False),
         Binding("p", "pause", "pause the table (data keeps coming)", show=False),
@@ -68,6 +71,9 @@ class FleetScreen(Screen):
     FleetScreen #fleet-heat { display: none; }
     FleetScreen.-heat #fleet-heat { display: block; }
     FleetScreen.-heat #fleet-table { display: none; }
+    FleetScreen #fleet-apps { display: none; height: 1fr; }
+    FleetScreen.-apps #fleet-apps { display: block; }
+    FleetScreen.-apps #fleet-table, FleetScreen.-apps #fleet-heat { display: none; }
     """
 
     def __init__(self, *, recorder: FleetRecorder | None = None, labels: tuple[str, ...] = (),
@@ -86,6 +92,8 @@ class FleetScreen(Screen):
         self.heat: str | None = None
         self.heat_column = "util"
         self.paused = False
+        self.show_apps = False
+        """The apps view (``a``): one row per runtime tag across hosts instead of the hosts."""
         self.cursor_key: str | None = None
         self.drilled: str | None = None
         """The host whose dashboard is open, if any."""
@@ -95,6 +103,7 @@ class FleetScreen(Screen):
         self._drill_sessions: dict[str, Session] = {}
         """The sessions those feeds fill."""
         self._ticker: Timer | None = None
+        self._apps: list[AppRow] = []
 
     @property
     def host(self) -> FleetHost:
@@ -105,6 +114,7 @@ class FleetScreen(Screen):
         yield from self.compose_top()
         yield FleetTable(id="fleet-table")
         yield HeatMap(id="fleet-heat")
+        yield DataTable(id="fleet-apps", cursor_type="row", zebra_stripes=False)
         # In the layout above the footer, not docked: a prompt docked to the bottom was drawn under the footer
         # (invisible while it held the keyboard), as the replay's go-to prompt once was.
         with Vertical(id="fleet-filter-bar"):
@@ -121,6 +131,12 @@ class FleetScreen(Screen):
         yield from ()
 
     def on_mount(self) -> None:
+        apps = self.query_one("#fleet-apps", DataTable)
+        for title, width in APP_COLUMNS:
+            apps.add_column(title, width=width, key=title)
+        if self.show_apps:
+            self.show_apps = False
+            self.action_apps()
         self.query_one(FleetTable).focus()
         self._ticker = self.set_interval(1.0, self._tick)
         self.start()
@@ -230,7 +246,48 @@ class FleetScreen(Screen):
         widget.show(lines, self.sort, self.reverse, self.cursor_key)
         if widget.current is not None:
             self.cursor_key = widget.current.key
+        if self.show_apps:
+            self._show_apps()
         self._header(summarize(shown))
+
+    # --- the apps view ---
+    def want_apps(self, on: bool) -> None:
+        """The apps view was opened or closed: a source that asks for apps only when shown is told here."""
+
+    def action_apps(self) -> None:
+        self.show_apps = not self.show_apps
+        self.set_class(self.show_apps, "-apps")
+        self.want_apps(self.show_apps)
+        self.redraw()
+        (self.query_one("#fleet-apps", DataTable) if self.show_apps else self._active()).focus()
+
+    def _show_apps(self) -> None:
+        table = self.query_one("#fleet-apps", DataTable)
+        apps = (self.frame.apps if self.frame is not None else None)
+        at = table.cursor_row
+        keep = self._apps[at].tag if 0 <= at < len(self._apps) else None
+        self._apps = list(apps or [])
+        table.clear()
+        for a in self._apps:  # tags come from the data: Text cells, never markup
+            table.add_row(*(Text(c, justify="left" if i == 0 else "right") for i, c in enumerate(app_cells(a))))
+        if not self._apps:
+            table.add_row(Text("asking for the apps..." if apps is None else "no runtimes reported"),
+                          *("",) * (len(APP_COLUMNS) - 1))
+        tags = [a.tag for a in self._apps]
+        if keep in tags:
+            table.move_cursor(row=tags.index(keep))
+
+    @on(DataTable.RowSelected, "#fleet-apps")
+    def _app_chosen(self, event: DataTable.RowSelected) -> None:
+        """Enter on an app: the hosts it runs on (the filter set to them; / changes it, Esc in it clears it)."""
+        if not 0 <= event.cursor_row < len(self._apps):
+            return
+        app = self._apps[event.cursor_row]
+        self.filter_text = host_filter(app)
+        self.pattern = compile_filter(self.filter_text)
+        self.action_apps()
+        self.notify(f"hosts running {clean(app.tag, 60)}: {len(app.hosts)} (/ changes the filter)", timeout=5,
+                    markup=False)
 
     def _header(self, summary=None) -> None:  # type: ignore[no-untyped-def]
         header = self.query_one(FleetHeader)
@@ -389,6 +446,8 @@ class FleetScreen(Screen):
             self.query_one("#fleet-filter", Input).value = ""
             bar.remove_class("-visible")
             self._active().focus()
+        elif self.show_apps:
+            self.action_apps()  # back to the hosts
 
     def _run(self, body: Callable[[threading.Event], Any], name: str) -> threading.Event:
         """A thread worker running ``body(stop)``; ``stop`` is set when the screen goes."""

@@ -50,6 +50,9 @@ class PromFleetScreen(FleetScreen):
         super().stop()
         self.fleet.close()
 
+    def want_apps(self, on: bool) -> None:
+        self.fleet.apps = on  # one more query a refresh while the apps view is shown
+
     def host_session(self, key: str) -> Session | None:
         return self.feed_host(key, PromHostSource(self.fleet.client, self.fleet.qs, key, interval=self.interval))
 

@@ -55,6 +55,10 @@ LEGEND = [
     ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
     ("● REC FILE N", "recording to FILE (--record), N reports written; REC STOPPED and why when a write failed"),
     ("[n], ‹12, 40›", "tab keys 1-9; tabs scrolled off the bar (a/d or o reach them)"),
+    ("pods: kubelet|cgroup|…", "how each core's Kubernetes pod was found (the kubelet's PodResources API, the "
+                               "runtime's cgroup, neuron-monitor's neuron_k8s_info), or why not"),
+    ("tag · pod", "a tab's app and the pod it runs in; / matches pod and namespace names too"),
+    ("idle (pods)", "cores allocated to a pod that no runtime uses, or that ran at most 1%"),
 ]
 """What the symbols and units on screen mean: the help's last section."""
 
@@ -62,6 +66,8 @@ KEYS_MAX = 24
 """The help's key column at most: a longer key (a legend's symbols) wraps within it."""
 
 FLEET_EXTRA = [("click a title", "sort by that column (again: reverse)"), ("double click a host", "open it")]
+FLEET_APPS = [("a / --apps", "one row per runtime tag across hosts: hosts, cores, util, exec/s, bad/s, p99"),
+              ("⏎", "the hosts it runs on (the filter is set to them; / changes it)"), ("esc / a", "back to the hosts")]
 FLEET_REPLAY = [("the replay keys", "as in Replay; ⏎ says a recording has each host's row, not its reports"),
                 ("space / p", "play/pause (the live fleet's p pauses the table)")]
 
@@ -89,9 +95,10 @@ def help_sections(
     """Every section of the help; ``app_bindings`` are the running app's own (passed in: this module is imported
     by the app). ``first``: the screen the help was opened from; its section leads."""
     from neuron_top.tui.screens.app_detail import AppScreen
-    from neuron_top.tui.screens.detail import DetailScreen
+    from neuron_top.tui.screens.detail import DetailScreen, PodsScreen
     from neuron_top.tui.screens.fleet import FleetScreen
     from neuron_top.tui.screens.fleet_host import FleetHostScreen
+    from neuron_top.tui.screens.fleet_pods import PodFleetScreen
     from neuron_top.tui.screens.fleet_replay import FleetReplayScreen
     from neuron_top.tui.screens.fleet_sources import PromFleetScreen
     from neuron_top.tui.screens.picker import AppPicker
@@ -105,6 +112,7 @@ def help_sections(
     from neuron_top.tui.widgets.fleet_table import FleetTable
     from neuron_top.tui.widgets.heatmap import HeatMap
     from neuron_top.tui.widgets.memory import MemoryTree
+    from neuron_top.tui.widgets.pods import PodsPanel
     from neuron_top.tui.widgets.tabs import AppTabs
 
     sections: list[tuple[type | None, str, list[tuple[str, str]]]] = [
@@ -119,13 +127,17 @@ def help_sections(
          binding_rows(AppScreen.BINDINGS) + binding_rows(AppCoresPanel.BINDINGS)),
         (DetailScreen, "Core / device screens",
          binding_rows(DetailScreen.BINDINGS) + binding_rows(DeviceDetail.BINDINGS)),
+        (PodsScreen, "Pods (P)", binding_rows(PodsScreen.BINDINGS) + binding_rows(PodsPanel.BINDINGS)),
         (ProblemsScreen, "Problems (E)", binding_rows(ProblemsScreen.BINDINGS)),
         (ReplayScreen, "Replay (neuron-top replay FILE)", binding_rows(ReplayScreen.BINDINGS)),
         (TimelineScreen, "Timeline (T, or neuron-top trace FILE)", binding_rows(TimelineScreen.BINDINGS)),
         (FleetScreen, "Fleet (neuron-top fleet)",
          binding_rows([*FleetTable.BINDINGS, *FleetScreen.BINDINGS, *PromFleetScreen.BINDINGS]) + FLEET_EXTRA),
         (None, "Fleet heat map (h)", binding_rows(HeatMap.BINDINGS)),
+        (None, "Fleet apps (a)", FLEET_APPS),
         (FleetHostScreen, "Fleet host (⏎ on a host)", binding_rows(FleetHostScreen.BINDINGS)),
+        (PodFleetScreen, "Fleet by pod (fleet --by pod)",
+         [*binding_rows(PodFleetScreen.BINDINGS), ("↑ ↓", "move between pods")]),
         (FleetReplayScreen, "Fleet replay (neuron-top replay FLEET.jsonl)", FLEET_REPLAY),
     ]
     lead = [k for k, (cls, _, _) in enumerate(sections) if cls is not None and isinstance(first, cls)]

@@ -56,7 +56,10 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
     # --- background marker scan ---
     @work(thread=True, exclusive=True, exit_on_error=False, group="markers", description="scanning for markers")
     def scan_markers(self) -> None:
-        self.controller.scan_markers(progress=lambda: self.post_message(MarkersFound()))
+        def found() -> None:
+            self.post_message(MarkersFound())
+
+        self.controller.scan_markers(progress=found)
 
     @property
     def host(self) -> SessionHost:

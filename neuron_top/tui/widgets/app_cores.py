@@ -20,7 +20,7 @@ CELL = 30
 """Columns per core cell: label, bar and value."""
 
 
-class AppCoresPanel(Panel):
+class AppCoresPanel(Panel[None]):
     """One cell per core of the selected app: "ND0 NC1 ███──── 55.5%"."""
 
     TITLE = "NeuronCores"

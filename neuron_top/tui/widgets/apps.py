@@ -8,6 +8,7 @@ every error type and their history are in the Latency and Executions panels and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from rich.segment import Segment
 from rich.style import Style
@@ -42,6 +43,8 @@ _SIZE = {"cores": (5, 3), "util": (6, 2), "done": (9, 0), "p50": (8, 0), "p99": 
 COLUMNS = tuple(Column(key, head, *_SIZE[key]) for key, head in APP_COLUMNS)
 LABEL_MIN, LABEL_MAX = 16, 28
 SPARK_MIN = 8
+POD_MIN, POD_MAX = 10, 40
+"""The pod column (when some app runs in a pod) takes this much of the room the sparkline would have."""
 
 
 def columns_for(width: int) -> tuple[Column, ...]:
@@ -52,7 +55,7 @@ def columns_for(width: int) -> tuple[Column, ...]:
     return tuple(cols)
 
 
-class AppsPanel(Panel):
+class AppsPanel(Panel[None]):
     """Up and Down pick an app, Enter (or a click) opens it."""
 
     STEADY = True
@@ -126,9 +129,16 @@ class AppsPanel(Panel):
         cols = columns_for(width)
         label_w = max(LABEL_MIN, min(label_width(apps, LABEL_MIN, LABEL_MAX), width - sum(c.width for c in cols)))
         room = width - label_w - sum(c.width for c in cols)
+        pods = snap.pods.apps
+        pod_w = 0
+        if pods:  # the pod first, and a short p99 history beside it when both fit
+            both = room - 1 - (SPARK_MIN + 1)
+            pod_w = min(POD_MAX, both if both >= POD_MIN else room - 1)
+            pod_w = pod_w if pod_w >= POD_MIN else 0
+        room -= pod_w + 1 if pod_w else 0
         spark_w = room - 1 if room - 1 >= SPARK_MIN else 0
-        lines.append(self.memo(("head", label_w, cols, spark_w, view.sort),
-                               lambda: self._head(label_w, cols, spark_w, view.sort)))
+        lines.append(self.memo(("head", label_w, cols, spark_w, pod_w, view.sort),
+                               lambda: self._head(label_w, cols, spark_w, pod_w, view.sort)))
         if not apps:
             lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
@@ -137,21 +147,27 @@ class AppsPanel(Panel):
             values = app_cells(snap, a)
             selected = a.pid == view.pid
             segs = self.memo(("row", a.pid, tuple(values.items()), label_w, cols, i == cur, selected),
-                             lambda a=a, values=values, sel=selected, i=i: self._row(
-                                 a, values, label_w, cols, i == cur, sel))
+                             partial(self._row, a, values, label_w, cols, i == cur, selected))
+            if pod_w:
+                ref = pods.get(a.pid)
+                segs = [*segs, Segment(" " + fit(ref.name if ref is not None else "-", pod_w),
+                                       self.style("value" if ref is not None else "dim"))]
             if spark_w:
                 kind = "device" if a.latency_shown.state == "device" else "total"  # what the p99 cell shows
                 segs = [*segs, *self.per_step(view.history, ("p99", a.pid, kind, spark_w),
-                                              lambda a=a, kind=kind: self._spark(view, a.pid, kind, spark_w))]
+                                              partial(self._spark, view, a.pid, kind, spark_w))]
             lines.append(LightStrip(segs))
         return lines
 
-    def _head(self, label_w: int, cols: tuple[Column, ...], spark_w: int, sort: tuple[str, bool]) -> Strip:
+    def _head(self, label_w: int, cols: tuple[Column, ...], spark_w: int, pod_w: int = 0,
+              sort: tuple[str, bool] = ("pid", False)) -> Strip:
         label = self.style("label")
         key, descending = sort
         mark = "▼" if descending else "▲"
         segs = [cell(" App" + (mark if key == "app" else ""), label_w, label),
                 *(num(c.head + (mark if c.key == key else ""), c.width, label) for c in cols)]
+        if pod_w:
+            segs += [Segment(" "), cell("pod", pod_w, label)]
         if spark_w:
             segs += [Segment(" "), cell("p99 history", spark_w, self.component("apps--spark"))]
         return LightStrip(segs)

@@ -7,7 +7,7 @@ from textual.strip import Strip
 
 from neuron_top import fmt
 from neuron_top.derived import best_flops
-from neuron_top.snapshot import DEVICE_CATEGORIES, finite, k8s_label
+from neuron_top.snapshot import DEVICE_CATEGORIES, finite
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.tui.widgets.sparkline import chart_rows
@@ -16,7 +16,7 @@ from neuron_top.view import View
 CHART_H = 5
 
 
-class CoreDetail(Panel):
+class CoreDetail(Panel[None]):
     def __init__(self, index: int, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.index = index
@@ -29,8 +29,9 @@ class CoreDetail(Panel):
         f = best_flops(c) if c is not None else None
         lines = [self.title_strip(f"NeuronCore {i} (ND{dev} NC{nc})", width,
                                   f"now {fmt.pct(u, digits=2)} · {fmt.tflops(f)}")]
-        if i in snap.k8s_cores:
-            lines.append(Strip([Segment(f" pod {k8s_label(snap.k8s_cores[i])}", self.style("label"))]))
+        ref = snap.pods.cores.get(i)
+        if ref is not None:
+            lines.append(Strip([Segment(f" pod {ref.describe()}", self.style("label"))]))
         if c is not None and c.v3d:
             phys = "  ".join(f"{clean(k, 12)} {fmt.pct(finite(v.neuroncore_utilization) if v else None, digits=2)}"
                              for k, v in c.v3d.items())

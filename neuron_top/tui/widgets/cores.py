@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Region
@@ -19,8 +20,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top.fmt import PCT_CELL
+from neuron_top.k8s.model import PodRef
 from neuron_top.output.cells import core_cells, physical_columns
-from neuron_top.snapshot import k8s_label
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import Panel, bar_fill, load_band
@@ -33,6 +34,8 @@ MAX_BAR = 30
 GAP = 2
 """Spaces between two devices in a row."""
 K8S_W = 24
+POD_COLOURS = 6
+"""Distinct pod colours (``cores--pod0`` ... ); more pods than this share them, the legend says which."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,14 @@ def grid_shape(devices: int, cells: int, value: int, width: int, budget: int | N
     return best[1] if best is not None else GridShape(devices, cells, value, 1, 0, label)
 
 
-class CoreGrid(Panel):
+def _pod_colour(colours: dict[tuple[str, str], int] | None, ref: PodRef | None) -> int | None:
+    """In the grid by pod, a core's pod colour number (-1: no pod holds it); None when not by pod."""
+    if colours is None:
+        return None
+    return colours.get(ref.key, -1) if ref is not None else -1
+
+
+class CoreGrid(Panel[None]):
     """Cursor keys move between cores (and across devices in a row); Enter opens the core, or the device on its
     label."""
 
@@ -105,6 +115,16 @@ class CoreGrid(Panel):
         Binding("right", "move(1, 0)", "right", show=False),
         Binding("enter", "open", "open core"),
     ]
+
+    COMPONENT_CLASSES = {f"cores--pod{i}" for i in range(POD_COLOURS)}
+    DEFAULT_CSS = """
+    CoreGrid > .cores--pod0 { color: $primary; text-style: bold; }
+    CoreGrid > .cores--pod1 { color: $secondary; text-style: bold; }
+    CoreGrid > .cores--pod2 { color: $accent; text-style: bold; }
+    CoreGrid > .cores--pod3 { color: $success; text-style: bold; }
+    CoreGrid > .cores--pod4 { color: $warning; text-style: bold; }
+    CoreGrid > .cores--pod5 { color: $error; text-style: bold; }
+    """
 
     cursor: reactive[tuple[int, int]] = reactive((0, 0), repaint=False)
     """(device, core within device); core -1 is the device's label."""
@@ -226,7 +246,9 @@ class CoreGrid(Panel):
         cells = core_cells(snap, app, view.flops, view.physical, 2 if view.precise else 0)
         phys = cells.phys
         cpd, devices = snap.cores_per_device, snap.device_count
-        k8s = snap.k8s_devices
+        pods = snap.pods
+        k8s = pods.by_device(cpd)
+        colours = pods.colours() if view.by_pod else None
         shape = grid_shape(devices, cells.cells_per_device, cells.value_width, width, self.budget)
         k8s_w = 0
         if k8s and shape.per_row == 1:  # the pod beside each device, when the bars can give up the room
@@ -239,8 +261,9 @@ class CoreGrid(Panel):
             d, c = self.cursor
             idx = d * cpd + c
             right = f"ND{d}" if c < 0 else f"core {idx} (ND{d} NC{c})"
-            if c >= 0 and idx in snap.k8s_cores:
-                right += " " + k8s_label(snap.k8s_cores[idx])
+            ref = pods.cores.get(idx) if c >= 0 else None
+            if ref is not None:
+                right += f" {ref.name}" + (f" [{ref.container}]" if ref.container else "")
         lines = [self.title_strip(cells.title_for(width - (len(right) + 3 if right else 2)), width, right)]
         lines.append(self.memo(("head", shape, phys), lambda: self._heads(shape, cpd, phys)))
         cur_dev, cur_core = self.cursor if self.has_focus else (-1, -9)
@@ -255,13 +278,49 @@ class CoreGrid(Panel):
                 for c in range(cpd):
                     selected = dev == cur_dev and c == cur_core
                     values = cells.core(dev * cpd + c)
+                    pod = _pod_colour(colours, pods.cores.get(dev * cpd + c))
                     for n, (text, pct, load) in enumerate(values):
-                        segs += self._cell(pct, text, bar_w, selected, load, c == cpd - 1 and n == len(values) - 1)
+                        segs += self._cell(pct, text, bar_w, selected, load, c == cpd - 1 and n == len(values) - 1,
+                                           pod)
             if k8s_w:
-                e = k8s.get(first)
-                segs.append(Segment(" " + fit(k8s_label(e) if e else "", k8s_w - 1), self.style("dim")))
+                refs = k8s.get(first, ())
+                label = (refs[0].name + (f" +{len(refs) - 1}" if len(refs) > 1 else "")) if refs else ""
+                style = self._pod_style(_pod_colour(colours, refs[0] if refs else None)) if colours else self.style(
+                    "dim")
+                segs.append(Segment(" " + fit(label, k8s_w - 1), style))
             lines.append(LightStrip(segs))
+        if colours is not None:
+            lines.extend(self._legend(view, width, colours))
         return lines
+
+    def _pod_style(self, pod: int | None) -> Style:
+        """The colour of pod number ``pod`` in the grid by pod; dim for a core no pod holds (-1)."""
+        if pod is None or pod < 0:
+            return self.style("dim")
+        return self.component(f"cores--pod{pod % POD_COLOURS}")
+
+    def _legend(self, view: View, width: int, colours: dict[tuple[str, str], int]) -> list[Strip]:
+        """Below the grid by pod: each pod in its colour, with its idle cores; what it says when no pod is known."""
+        snap = view.snapshot
+        if not colours:
+            note = snap.pods.status() or "pods: none known (b: back to load colours)"
+            return [LightStrip([Segment(" " + fit(note, width - 1), self.style("dim"))])]
+        out: list[Strip] = []
+        segs: list[Segment] = [Segment(" pods:", self.style("label"))]
+        x = 6
+        for u in snap.pod_usage:
+            i = colours.get(u.ref.key)
+            if i is None:
+                continue
+            idle = f" ({len(u.idle)} idle)" if u.idle else ""
+            text = f" ■ {u.ref.name}{idle}"
+            if x + len(text) > width and len(segs) > 1:
+                out.append(LightStrip(segs))
+                segs, x = [Segment("      ")], 6
+            segs.append(Segment(text if len(text) <= width - x else fit(text, width - x), self._pod_style(i)))
+            x += len(text)
+        out.append(LightStrip(segs))
+        return out
 
     def _heads(self, shape: GridShape, cpd: int, phys: int) -> Strip:
         label = self.style("label")
@@ -275,16 +334,17 @@ class CoreGrid(Panel):
         return self.part(("label", dev, width, on_cursor), Segment, f"ND{dev}".ljust(width), style)
 
     def _cell(self, pct: float | None, value: str, bar_w: int, selected: bool, colour: float | None,
-              last: bool) -> list[Segment]:
+              last: bool, pod: int | None = None) -> list[Segment]:
         # 64-128 cells a report, but only so many distinct ones: a bar is its whole and eighth cells and its load
         # colour, the value its text and colour. Made once each, then looked up.
         fill = None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
-        key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour), last)
-        return self.part(key, self._make_cell, pct, value, bar_w, selected, colour, last)
+        key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour), last, pod)
+        return self.part(key, self._make_cell, pct, value, bar_w, selected, colour, last, pod)
 
     def _make_cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
-                   colour: float | None, last: bool) -> list[Segment]:
-        vstyle = self.style("cursor") if selected else self.load_style(colour)
+                   colour: float | None, last: bool, pod: int | None = None) -> list[Segment]:
+        vstyle = (self.style("cursor") if selected else self._pod_style(pod) if pod is not None
+                  else self.load_style(colour))
         segs = [*self.bar(pct, bar_w), Segment(f"[{value}]", vstyle)]
         if not last:
             segs.append(Segment(" "))

@@ -10,12 +10,12 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.snapshot import finite, k8s_label
+from neuron_top.snapshot import finite
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
 
-class DeviceDetail(Panel):
+class DeviceDetail(Panel[None]):
     BINDINGS = [
         Binding("up", "move(-1)", "previous core", show=False),
         Binding("down", "move(1)", "next core", show=False),
@@ -60,8 +60,8 @@ class DeviceDetail(Panel):
         snap, d = view.snapshot, self.device
         size = snap.hardware.neuron_device_memory_size
         lines = [self.title_strip(f"Neuron device ND{d}", width, f"{fmt.human_bytes(size)} device memory")]
-        if d in snap.k8s_devices:
-            lines.append(Strip([Segment(f" pod {k8s_label(snap.k8s_devices[d])}", self.style("label"))]))
+        for ref in snap.pods.by_device(snap.cores_per_device).get(d, ()):
+            lines.append(Strip([Segment(f" pod {ref.describe()}", self.style("label"))]))
         ecc = {e.device: e for e in snap.ecc}.get(d)
         total = view.history.ecc_totals.get(d, ecc)
         lines.append(Strip([Segment(" ECC events (neuron-monitor reports each period's events)", self.style("label"))]))

@@ -25,7 +25,7 @@ def _pair(c: int, u: int) -> str:
     return f"{c}/{u}"
 
 
-class EccPanel(Panel):
+class EccPanel(Panel[None]):
     """ECC for every device: events since the session started (summed in History) and in the last report.
 
     neuron-monitor reports the events of each period, so the totals are sums over the reports seen."""

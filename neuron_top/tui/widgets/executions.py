@@ -34,7 +34,7 @@ COUNTS = tuple((k, *_HEADS[k]) for k in COUNTED)
 _ERROR_SHORT = {"numerical": "numeric", "transient": "transnt", "hardware": "hw"}
 
 
-class ExecPanel(Panel):
+class ExecPanel(Panel[None]):
     """Every app on the "all" tab, else the selected app, with a completed/s sparkline each."""
 
     STEADY = True
@@ -112,13 +112,19 @@ class ExecPanel(Panel):
                 segs += self._errors(a, types, period, val_w)
             if spark_w:
                 pid: object = "all" if a.is_all else a.pid
-                segs += self.per_step(view.history, ("exec", pid, spark_w), lambda pid=pid: [
-                    Segment(" "), Segment(self._spark(view, pid, spark_w), self.component("exec--spark"))])
+
+                def spark(pid: object = pid) -> list[Segment]:
+                    return [Segment(" "), Segment(self._spark(view, pid, spark_w), self.component("exec--spark"))]
+
+                segs += self.per_step(view.history, ("exec", pid, spark_w), spark)
             lines.append(LightStrip(segs))
             if not wide:  # the error rates under the app: all zero on most reports
                 shown = tuple((fmt.per_period(n := a.rates.errors.get(t), period), bool(n)) for t in types)
-                lines.append(self.memo(("errors", label_w, val_w, shown), lambda a=a, period=period: LightStrip(
-                    [cell("", label_w), *self._errors(a, types, period, val_w)])))
+
+                def errors(a: AppView = a, period: float | None = period) -> Strip:
+                    return LightStrip([cell("", label_w), *self._errors(a, types, period, val_w)])
+
+                lines.append(self.memo(("errors", label_w, val_w, shown), errors))
         if quiet:
             style = self.style("dim")
             lines += [LightStrip([Segment(line, style)]) for line in

@@ -67,7 +67,7 @@ class HeaderBar(LineDiff):
     def _says(snap: Snapshot | None, src: SourceStatus, now: float) -> tuple[object, ...]:
         """Everything ``draw_line`` takes from its inputs, as cheap values (width and theme repaint anyway)."""
         machine = None if snap is None else (snap.instance, snap.hardware, snap.has_neuron, snap.device_count,
-                                             snap.core_count, len(snap.group_statuses))
+                                             snap.core_count, len(snap.group_statuses), snap.pods.status())
         return (src.name, src.state, src.message, src.detail, src.skipped, src.paused, src.position, src.exit_status,
                 src.uncorrected, src.source_filter, src.recording, _age(src, now), machine)
 
@@ -123,6 +123,9 @@ def machine_line(snap: Snapshot, width: int) -> str:
             fields.append((f"{fmt.human_bytes(hw.neuron_device_memory_size)}/device", 4))
     else:
         fields.append((snap.no_devices, 9))
+    pods = snap.pods.status()
+    if pods:
+        fields.append((pods, 6))
     return fit_fields([(t, p) for t, p in fields if t], width)
 
 

@@ -92,7 +92,9 @@ class HeatMap(FleetTable):
         self._top_value = 0.0
 
     def show(self, lines: list[Line], sort: str, reverse: bool, cursor_key: str | None) -> None:
-        values = [heat_value(self.heat, ln) for ln in lines if isinstance(ln, FleetRow)]
+        # the scale of the relative columns comes from current hosts only: a stale host's old value is not news
+        values = [heat_value(self.heat, ln) for ln in lines if isinstance(ln, FleetRow) and ln.status not in
+                  (DOWN, STALE)]
         self._top_value = max((v for v in values if v is not None), default=0.0)
         self._layout_grid(lines)
         super().show(lines, sort, reverse, cursor_key)
@@ -186,10 +188,12 @@ class HeatMap(FleetTable):
         s = self._heat_style
         if r.status == DOWN:
             text, style = "×" * w, s("down")
+        elif r.status == STALE:  # its figures are old: not drawn as if current (the line below still names them)
+            text, style = "?" * w, s("stale")
         else:
             b = band(self.heat, heat_value(self.heat, r), self._top_value)
             text = (GLYPHS[b] if b is not None else "·") * w
-            style = s("stale") if r.status == STALE else s(str(b) if b is not None else "none")
+            style = s(str(b) if b is not None else "none")
         if trouble(r):
             style = style + s("trouble")
         if i == self.cursor:

@@ -24,7 +24,7 @@ WIDE = 100
 KINDS = (("total", "total", "tot"), ("device", "device", "dev"))
 
 
-class LatencyPanel(Panel):
+class LatencyPanel(Panel[None]):
     """Every app on the "all" tab, else the selected app; two rows (total, device) per app."""
 
     STEADY = True

@@ -7,7 +7,8 @@ RAM and swap, and the tree adds each row's share of a device's memory.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import overload
+from functools import partial
+from typing import NamedTuple, overload
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -63,12 +64,28 @@ def _flow(items: list[tuple[str, int | None]], width: int) -> list[tuple[tuple[s
     return lines
 
 
-class MemorySummary(Panel):
+class SummaryContent(NamedTuple):
+    """All the memory summary draws (``MemorySummary.content``)."""
+
+    title: str
+    host: int
+    device: int
+    host_breakdown: dict[str, int]
+    device_breakdown: dict[str, int]
+    looks: tuple[tuple[Gauge, ...], ...]
+    reported: bool
+
+
+TreeContent = tuple[tuple[Node, ...], int, str, "int | None"]
+"""All the memory tree draws besides the cursor (``MemoryTree.content``): tree, expansion, title, device size."""
+
+
+class MemorySummary(Panel[SummaryContent]):
     """Host and device bytes by category for the selected app, and the machine's RAM and swap as bars."""
 
     TITLE = "Memory Usage Summary"
 
-    def content(self, view: View, width: int) -> tuple[object, ...]:
+    def content(self, view: View, width: int) -> SummaryContent:
         """All the summary shows, as drawn (``build`` draws from this alone): the categories change when a model
         loads or unloads, the gauges when their text or bar moves (RAM used moves every report, its gauge
         rarely)."""
@@ -85,10 +102,12 @@ class MemorySummary(Panel):
             if devs:
                 gauges.append(("Dev" if width < NARROW else "Device", device, size * devs))
         looks = _pack(gauges, width)
-        return (app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks, app.memory_reported)
+        return SummaryContent(app_title(app), host, device, app.host_breakdown, app.device_breakdown, looks,
+                              app.memory_reported)
 
     def build(self, view: View, width: int) -> list[Strip]:
-        title, host, device, host_breakdown, device_breakdown, looks, _ = self._content  # type: ignore[misc]
+        content = self._content if self._content is not None else self.content(view, width)
+        title, host, device, host_breakdown, device_breakdown, looks, _ = content
         narrow = width < NARROW
         lines = [self.title_strip(self.TITLE, width, title)]
         rows = [
@@ -106,8 +125,7 @@ class MemorySummary(Panel):
             for (label, *_), row in zip(rows, cells, strict=True):
                 for n, part in enumerate(_flow(row, width - label_w)):
                     head = label if n == 0 else ""
-                    lines.append(self.memo(("flow", head, part, label_w),
-                                           lambda head=head, part=part: self._row(head, part, label_w, 0)))
+                    lines.append(self.memo(("flow", head, part, label_w), partial(self._row, head, part, label_w, 0)))
         else:
             cell_w = max(cell_len(name) + 2 + len(fmt.human_bytes(v)) for row in cells for name, v in row) + 2
             per_line = max((width - label_w) // cell_w, 1)
@@ -117,14 +135,16 @@ class MemorySummary(Panel):
                     head = label if start == 0 else ""
                     # most reports change a category or two: the other rows stay the same strips
                     lines.append(self.memo(("row", head, part, label_w, cell_w),
-                                           lambda head=head, part=part: self._row(head, part, label_w, cell_w)))
+                                           partial(self._row, head, part, label_w, cell_w)))
         if not looks:
             lines.append(LightStrip([Segment(" host memory: no data", self.style("dim"))]))
             return lines
-        for part in looks:
-            lines.append(self.memo(("gauges", part), lambda part=part: LightStrip(
-                [seg for look in part for seg in self._gauge(*look)])))
+        for gauges in looks:
+            lines.append(self.memo(("gauges", gauges), partial(self._gauges, gauges)))
         return lines
+
+    def _gauges(self, gauges: tuple[Gauge, ...]) -> Strip:
+        return LightStrip([seg for look in gauges for seg in self._gauge(*look)])
 
     def _row(self, head: str, part: tuple[tuple[str, int | None], ...], label_w: int, cell_w: int) -> Strip:
         """A label, then "Name: value" items: in cells ``cell_w`` wide, or (0) two spaces apart."""
@@ -209,7 +229,7 @@ class LazyStrips(Sequence[Strip]):
         return strip
 
 
-class MemoryTree(Panel):
+class MemoryTree(Panel[TreeContent]):
     """Memory by device, core, model and category; parents show the sum of their children.
 
     Expansion and the cursor are keyed by each node's stable key, so they survive new reports. The widget draws
@@ -224,7 +244,7 @@ class MemoryTree(Panel):
         Binding("pagedown", "cursor(10)", "Page down", show=False),
         Binding("home", "cursor(-1000000)", "First row", show=False),
         Binding("end", "cursor(1000000)", "Last row", show=False),
-        Binding("enter", "toggle", "Expand/collapse"),
+        Binding("enter", "toggle_node", "Expand/collapse"),
         Binding("right", "expand", "Expand", show=False),
         Binding("left", "collapse", "Collapse", show=False),
         Binding("x", "toggle_all", "Expand/collapse all"),
@@ -260,7 +280,9 @@ class MemoryTree(Panel):
         self._row_context: tuple[object, ...] | None = None
 
     # --- state ---
-    def tree(self) -> tuple[Node, ...]:
+    def nodes(self) -> tuple[Node, ...]:
+        """The tree's top nodes, built again only when the memory it shows changed (not ``tree``: Textual's
+        DOMNode has one, the widget tree as Rich draws it)."""
         view = self.view
         if view is None:
             return ()
@@ -291,7 +313,7 @@ class MemoryTree(Panel):
 
     def rows(self) -> list[tuple[Node, int]]:
         """The visible rows, (node, depth), in drawing order."""
-        tree = self.tree()
+        tree = self.nodes()
         key = (self._tree_key, self._expansion)
         if key != self._rows_key:
             self._rows = walk(tree, self.is_expanded)
@@ -316,10 +338,10 @@ class MemoryTree(Panel):
     def cache_extra(self) -> tuple[object, ...]:
         return (self._state,)
 
-    def content(self, view: View, width: int) -> tuple[object, ...]:
+    def content(self, view: View, width: int) -> TreeContent:
         """The tree (the same object while the memory it shows is the same), the expansion, the title and the
         device size: between model loads a report draws nothing new here."""
-        return self.tree(), self._expansion, app_title(view.app), device_memory_size(view.snapshot)
+        return self.nodes(), self._expansion, app_title(view.app), device_memory_size(view.snapshot)
 
     def _changed(self, scroll: bool = True, expansion: bool = False) -> None:
         self._state += 1
@@ -359,7 +381,7 @@ class MemoryTree(Panel):
             self._expanded[node.key] = open_
             self._expansion += 1
 
-    def action_toggle(self) -> None:
+    def action_toggle_node(self) -> None:
         rows = self.rows()
         if rows:
             node = rows[self.cursor_row()][0]
@@ -391,7 +413,7 @@ class MemoryTree(Panel):
     def action_toggle_all(self, scroll: bool = True) -> None:
         """Expand every node, or collapse every node when all are already open (the `x` key). ``scroll``: bring
         the cursor row into view (the dashboard brings the whole tree's top into view instead)."""
-        self.tree()
+        self.nodes()
         nodes = self._expandable
         self._all = not all(self.is_expanded(n) for n in nodes) if nodes else self._all is not True
         self._expanded.clear()

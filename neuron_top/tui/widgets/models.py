@@ -14,7 +14,7 @@ from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
 
-class ModelsPanel(Panel):
+class ModelsPanel(Panel[None]):
     """A row per model and an indented row per subgraph (unless a model's only subgraph adds nothing)."""
 
     TITLE = "Models"

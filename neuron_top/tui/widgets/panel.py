@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from itertools import repeat
 from operator import is_
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -29,6 +29,8 @@ from neuron_top.view import View
 BAR_EIGHTHS = " ▏▎▍▌▋▊▉█"
 _NOT_MADE = object()
 M = TypeVar("M")
+C = TypeVar("C")
+"""What a panel's ``build`` draws from a view (``Panel.content``): compared with ``==`` to skip a build."""
 LOAD_BANDS = ("low", "mid", "high")
 """The load colours, by ``load_band``."""
 SHRINK_AFTER = 60
@@ -83,8 +85,10 @@ def title_text(text: str, right: str, width: int) -> str:
     return fit(left, width)
 
 
-class Panel(Widget, can_focus=True):
-    """Subclasses implement ``build(view, width) -> list[Strip]``; the first strip is usually ``title_strip``."""
+class Panel(Widget, Generic[C], can_focus=True):
+    """Subclasses implement ``build(view, width) -> list[Strip]``; the first strip is usually ``title_strip``.
+
+    ``C`` is the type of what ``content`` returns (``Panel[None]``: a panel built on every new view)."""
 
     COMPONENT_CLASSES = {
         "panel--title", "panel--title-focus", "panel--label", "panel--dim", "panel--low", "panel--mid",
@@ -115,7 +119,7 @@ class Panel(Widget, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._view: View | None = None
-        self._content: object = None
+        self._content: C | None = None
         """What ``content`` returned for the build under way (or the last one)."""
         self._cache_key: tuple[object, ...] | None = None
         self._strips: list[Strip] = []
@@ -125,7 +129,8 @@ class Panel(Widget, can_focus=True):
         self._styles_theme = ""
         self._width = 0
         """The width the strips were built for."""
-        self._shape: tuple[object, ...] | None = None
+        self._steady_shape: tuple[object, ...] | None = None
+        """The shape (selection, view options, width) the steady height was kept for (``_steady``)."""
         self._memo: dict[object, object] = {}
         """What ``memo`` made in the last build, by key; the next build fills ``_memo_next``."""
         self._memo_next: dict[object, object] = {}
@@ -156,7 +161,7 @@ class Panel(Widget, can_focus=True):
         layout adds it only where that fits); None: unknown (never added for room)."""
         return None
 
-    def content(self, view: View, width: int) -> object:
+    def content(self, view: View, width: int) -> C | None:
         """Everything ``build`` draws from ``view`` (besides the selection, view options and ``cache_extra``),
         compared with ``==``; or None (the default): every new view is built. A panel whose data most reports
         leave alone (memory) returns it, and then an equal report costs the comparison, not a build and a diff
@@ -316,8 +321,8 @@ class Panel(Widget, can_focus=True):
         if not self.STEADY:
             return strips
         key = self.steady_key()
-        if shape != self._shape:
-            self._shape, self._tallest, self._lower, self._tallest_key = shape, len(strips), 0, key
+        if shape != self._steady_shape:
+            self._steady_shape, self._tallest, self._lower, self._tallest_key = shape, len(strips), 0, key
             return strips
         if len(strips) >= self._tallest:
             self._tallest, self._lower, self._tallest_key = len(strips), 0, key

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import chain
 from operator import is_not
+from typing import cast
 
 from neuron_top.history import History, Key
 
@@ -21,8 +22,9 @@ change with every report; the drill-down screens' charts keep one report per col
 def _window(values: Sequence[float | None], width: int, top: float | None) -> tuple[list[float | None], float]:
     """The newest ``width`` values, padded on the left with gaps, and the value the top of the chart stands for
     (``top``, or the window's largest value when ``top`` is None)."""
-    vals = list(values)[-width:]
-    vals = [None] * (width - len(vals)) + vals
+    vals: list[float | None] = list(values)[-width:]
+    gap: list[float | None] = [None]
+    vals = gap * (width - len(vals)) + vals
     hi = top
     if hi is None:
         nums = [v for v in vals if v is not None]
@@ -156,7 +158,7 @@ class _Kept:
 def peak(*series: list[float | None]) -> float:
     """The largest value of the series, gaps left out, as the scale of a chart (1.0 when there is none, or it is
     0): in C, without a Python-level loop over a row's ~120 cells."""
-    return max(filter(_not_none, chain(*series)), default=None) or 1.0
+    return max(cast("Iterator[float]", filter(_not_none, chain(*series))), default=None) or 1.0
 
 
 _not_none = partial(is_not, None)

@@ -44,16 +44,20 @@ class AppTabs(LineDiff, can_focus=True):
 
     apps: reactive[tuple[AppView, ...]] = reactive(tuple, repaint=False)
     """The apps shown (already filtered)."""
+    pods: reactive[dict[int, str]] = reactive(dict, repaint=False)
+    """pid -> ``namespace/pod`` it runs in (set before ``apps``): the selected tab says ``>tag< ns/pod``."""
     selected: reactive[int | None] = reactive(None)
     """The selected pid, None for "all"."""
     filter_text: reactive[str] = reactive("")
     layout_name: reactive[str] = reactive("")
     """The layout shown (``l`` cycles them), said at the bar's right end."""
+    _shown: tuple[tuple[str, int, bool, str], ...] | None
+    """What the tabs showed of ``apps`` when last drawn for a new tuple."""
 
     def watch_apps(self, apps: tuple[AppView, ...]) -> None:
         """A new tuple arrives with every report and nearly always shows the same tabs: nothing to do then
         (drawing the bar and finding no change had cost as much as a panel). Otherwise repaint what differs."""
-        shown = _tabs(apps)
+        shown = _tabs(apps, self.pods)
         if shown != self._shown:
             self._shown = shown
             self.repaint_changed()
@@ -70,8 +74,7 @@ class AppTabs(LineDiff, can_focus=True):
         self._first = 0
         self._styles: dict[tuple[str, str], Style] = {}
         """The first tab drawn (the bar scrolls to keep the selected one in view)."""
-        self._shown: tuple[tuple[str, int, bool], ...] | None = None
-        """What the tabs showed of ``apps`` when last drawn for a new tuple."""
+        self._shown = None
 
     def _style(self, name: str) -> Style:
         """Resolved where drawn (a partial style leaves an "auto" colour white) and cached per theme."""
@@ -84,12 +87,13 @@ class AppTabs(LineDiff, can_focus=True):
 
     def draw_line(self, y: int) -> Strip:
         width = self.size.width
-        tabs = [("all", None, False), *_tabs(self.apps)]
+        tabs = [("all", None, False), *((label, pid, err) for label, pid, err, _ in _tabs(self.apps, self.pods))]
         texts = []
         for n, (label, pid, _) in enumerate(tabs, start=1):
             key = f"[{n}]" if n <= 9 else ""
             sel = pid == self.selected
-            texts.append(f" {key}{'>' if sel else ' '}{label}{'<' if sel else ' '}")
+            pod = self.pods.get(pid) if sel and pid is not None else None
+            texts.append(f" {key}{'>' if sel else ' '}{label}{'<' if sel else ' '}" + (f"{_cut(pod)} " if pod else ""))
         right = (f" {plural(len(self.apps), 'app')}" + (f" · filter /{self.filter_text}/" if self.filter_text else "")
                  + (f" · {self.layout_name} layout" if self.layout_name else ""))
         right = fmt.cut(right, width // 2, cell_len)  # the filter is typed text: any width
@@ -164,6 +168,15 @@ class AppTabs(LineDiff, can_focus=True):
                 return
 
 
-def _tabs(apps: tuple[AppView, ...]) -> tuple[tuple[str, int, bool], ...]:
-    """What the bar shows of each app: its label, its pid (the selection) and whether it has an error."""
-    return tuple((a.label, a.pid, bool(a.error)) for a in apps)
+POD_W = 32
+"""Cells of a pod's name in the selected tab (the rest is cut with "…"; the apps panel and the pods screen show it
+whole). Only the selected tab names its pod: on every tab it halved how many tabs fit."""
+
+
+def _cut(pod: str) -> str:
+    return pod if len(pod) <= POD_W else pod[:POD_W - 1] + "…"
+
+
+def _tabs(apps: tuple[AppView, ...], pods: dict[int, str]) -> tuple[tuple[str, int, bool, str], ...]:
+    """What the bar shows of each app: its label, its pid (the selection), whether it has an error, its pod."""
+    return tuple((a.label, a.pid, bool(a.error), pods.get(a.pid, "")) for a in apps)

@@ -516,11 +516,11 @@ class Timeline(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         strip = self._strips.get(y)
         if strip is None:
-            strip = self._render(y)
+            strip = self._draw_line(y)
             self._strips[y] = strip
         return strip
 
-    def _render(self, y: int) -> Strip:
+    def _draw_line(self, y: int) -> Strip:
         w = self._width
         if y == 0:
             return self._axis(w)

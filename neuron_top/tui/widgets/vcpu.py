@@ -51,7 +51,7 @@ def _keys(cpu: CpuSummary, kept: list[int], keys: list[tuple[str, int]]) -> list
     return keys
 
 
-class VcpuPanel(Panel):
+class VcpuPanel(Panel[None]):
     """The system's vCPUs by kind, the selected app's runtime vCPU, and a heat strip of every vCPU."""
 
     TITLE = "vCPU"
@@ -145,13 +145,14 @@ class VcpuPanel(Panel):
         history = view.history
         label, dim = self.style("label"), self.style("dim")
         keys = _keys(cpu, self._numbers, self._keys)
+        drawn: list[tuple[object, str, float | None]]
         if len(history) < STEP:  # one report (--once, a replay's first): no pair to average yet, the report itself
             drawn = [(None, spark_text([u], 1), u) for _, u in cpu.per_cpu]
         else:
-            drawn = self._sparks.many(history, keys)
+            drawn = list(self._sparks.many(history, keys))
         per_row = max(width - STRIP_LABEL - 1, 1)
         bands = [self.style(b) for b in LOAD_BANDS]
-        rows = []
+        rows: list[Strip] = []
         for start in range(0, len(keys), per_row):
             segs = [Segment(f"{cpu.per_cpu[start][0]:>{STRIP_LABEL - 1}} ", label)]
             run: list[str] = []
@@ -169,7 +170,7 @@ class VcpuPanel(Panel):
         return rows
 
 
-class VcpuGrid(Panel):
+class VcpuGrid(Panel[None]):
     """A sparkline per vCPU, in a grid that fills the width: each vCPU's history."""
 
     TITLE = "vCPU history"
@@ -192,7 +193,8 @@ class VcpuGrid(Panel):
         cpu = snap.cpu
         g = snap.vcpu
         every = _every(g.period if g is not None else None)
-        right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "")
+        # no per-vCPU data (the fleet's drill-down over Prometheus: not exported) is "-", not "0 vCPUs"
+        right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "") if cpu.count else "vCPUs -"
         lines = [self.title_strip(self.TITLE, width, right)]
         if not cpu.per_cpu:
             lines.append(LightStrip([Segment(" no per-vCPU data", self.style("dim"))]))
@@ -218,11 +220,8 @@ class VcpuGrid(Panel):
             self._labels_style = label
         dim, bands = self.style("dim"), [self.style(band) for band in LOAD_BANDS]
         keys = _keys(cpu, self._numbers, self._keys)
-        if len(history) < STEP:  # one report (--once, a replay's first): no pair to average yet, the report itself
-            drawn = [(None, spark_text([u], 1), u) for _, u in cpu.per_cpu]
-        else:
-            drawn = self._sparks.many(history, keys)
-        rows = []
+        drawn = self._sparks.many(history, keys)
+        rows: list[Strip] = []
         for start in range(0, len(keys), per_row):
             segs = []
             for i, (_, text, newest) in zip(self._numbers[start:start + per_row], drawn[start:start + per_row],

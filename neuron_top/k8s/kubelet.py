@@ -1,0 +1,130 @@
+"""A client of the kubelet's PodResources API (v1) over its unix socket: ``List`` and ``GetAllocatableResources``.
+
+grpcio is an optional dependency (``pip install neuron-top[k8s]``): it is imported when a client is made, and
+its absence is a ``KubeletError`` with that advice, never an import error. The messages are decoded by
+``wire.py`` (no generated code, no protobuf). Every call has a deadline, so a slow kubelet costs one refresh of
+the background watcher and never the screen.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from neuron_top.k8s.model import Pod
+from neuron_top.k8s.wire import WireError, decode_allocatable, decode_list
+from neuron_top.textsafe import clean
+
+__all__ = ["DEFAULT_SOCKET", "MAX_REPLY", "KubeletClient", "KubeletError"]
+
+DEFAULT_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
+MAX_REPLY = 256 * 1024 * 1024
+"""Largest reply accepted: gRPC's default is 4 MiB, which a node with many pods (each with its cpu ids and memory)
+can pass."""
+LIST = "/v1.PodResourcesLister/List"
+ALLOCATABLE = "/v1.PodResourcesLister/GetAllocatableResources"
+INSTALL_HINT = "grpc not installed: pip install neuron-top[k8s]"
+
+
+class KubeletError(Exception):
+    """The kubelet could not be asked. ``code`` is the gRPC status name ("UNAVAILABLE", "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", ...) or "ABSENT", "NO_GRPC", "BAD_REPLY"; ``str()`` is the line
+    the header shows."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _empty(_: object) -> bytes:
+    return b""  # both requests are empty messages
+
+
+def _raw(data: bytes) -> bytes:
+    return data
+
+
+class KubeletClient:
+    """One channel to the kubelet's socket, opened on first use.
+
+    Args:
+        path: the socket (``--kubelet-socket``).
+        timeout: seconds each call may take.
+    """
+
+    def __init__(self, path: str = DEFAULT_SOCKET, timeout: float = 5.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._channel: Any = None
+        self._grpc: Any = None
+        self._allocatable_missing = False
+
+    def _call(self, method: str) -> bytes:
+        if not os.path.exists(self.path):
+            raise KubeletError("ABSENT", f"kubelet socket absent: {clean(self.path)}")
+        if not os.access(self.path, os.R_OK | os.W_OK):
+            raise KubeletError("PERMISSION_DENIED", f"permission denied: {clean(self.path)} (run as root, or mount "
+                               "the socket into the container)")
+        if self._grpc is None:
+            try:
+                import grpc  # type: ignore[import-untyped]
+            except ImportError:
+                raise KubeletError("NO_GRPC", INSTALL_HINT) from None
+            self._grpc = grpc
+        grpc = self._grpc
+        if self._channel is None:
+            self._channel = grpc.insecure_channel(
+                "unix://" + os.path.abspath(self.path),
+                options=[("grpc.max_receive_message_length", MAX_REPLY), ("grpc.enable_retries", 0)])
+        call = self._channel.unary_unary(method, request_serializer=_empty, response_deserializer=_raw)
+        try:
+            return call(b"", timeout=self.timeout)  # type: ignore[no-any-return]
+        except grpc.RpcError as exc:
+            code = exc.code() if hasattr(exc, "code") else None
+            name = code.name if code is not None else "UNKNOWN"
+            detail = clean(exc.details() if hasattr(exc, "details") else "", 160) or name.lower()
+            raise KubeletError(name, _explain(name, detail, self.path, self.timeout)) from None
+
+    def list(self) -> tuple[Pod, ...]:
+        """Every pod on the node with its containers' devices. Raises ``KubeletError``."""
+        data = self._call(LIST)
+        try:
+            return decode_list(data)
+        except WireError as exc:
+            raise KubeletError("BAD_REPLY", f"kubelet reply not understood: {exc}") from None
+
+    def allocatable(self) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+        """What the node offers, as (resource, ids); None when this kubelet does not serve it (older ones, or the
+        KubeletPodResourcesGetAllocatable gate off). Raises ``KubeletError`` for other failures."""
+        if self._allocatable_missing:
+            return None
+        try:
+            data = self._call(ALLOCATABLE)
+        except KubeletError as exc:
+            if exc.code == "UNIMPLEMENTED":
+                self._allocatable_missing = True
+                return None
+            raise
+        try:
+            return decode_allocatable(data)
+        except WireError as exc:
+            raise KubeletError("BAD_REPLY", f"kubelet reply not understood: {exc}") from None
+
+    def close(self) -> None:
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            channel.close()
+
+
+def _explain(code: str, detail: str, path: str, timeout: float) -> str:
+    if code == "UNAVAILABLE":
+        if "ermission denied" in detail:
+            return f"permission denied: {clean(path)}"
+        return f"kubelet unavailable: {detail}"
+    if code == "PERMISSION_DENIED":
+        return f"kubelet refused: permission denied ({detail})"
+    if code == "RESOURCE_EXHAUSTED":
+        return "kubelet rate limit: backing off"
+    if code == "DEADLINE_EXCEEDED":
+        return f"kubelet did not answer in {timeout:g} s"
+    return f"kubelet: {code.lower()}: {detail}"
