@@ -398,3 +398,14 @@ def test_once_precise_prints_two_decimals(capfdbinary) -> None:
 
     row = next(ln for ln in out.splitlines() if ln.strip().startswith("ND0"))
     assert len(re.findall(r"\[ *\d+\.\d\d%\]", row)) == 4, row
+
+
+async def test_the_apps_title_says_1_app() -> None:
+    from neuron_top.tui.widgets.apps import AppsPanel
+    from tests.helpers import demo_snapshots
+
+    app = make_app(demo_snapshots("trn1.32xlarge", 7, 4), tag="llama-7b-serve")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        title = app.screen.query_one(AppsPanel).render_line(0).text
+        assert "1 app · 0 errors" in title, title

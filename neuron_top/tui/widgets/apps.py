@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from neuron_top.fmt import plural
 from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, sorted_apps
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
@@ -123,7 +124,7 @@ class AppsPanel(Panel[None]):
         apps = self._apps()
         errors = sum(a.rates.error_count for a in apps)
         bad = sum(a.rates.bad_count or 0 for a in apps)
-        right = f"{len(apps)} apps · {errors} errors · {bad} bad" if apps else ""
+        right = f"{plural(len(apps), 'app')} · {plural(errors, 'error')} · {bad} bad" if apps else ""
         title = "Apps: throughput, latency, errors" if width >= 90 else "Apps"
         lines = [self.title_strip(title, width, right)]
         cols = columns_for(width)
