@@ -131,10 +131,10 @@ def unclean_count(outcomes: Mapping[str, int | None] | None) -> int | None:
 
     >>> unclean_count({"completed": 90, "completed_with_err": 2, "timed_out": 1, "failed_to_queue": None})
     3
-    >>> unclean_count({}) is None
-    True
+    >>> unclean_count({}) is None, unclean_count({"completed": None}) is None
+    (True, True)
     """
-    if not outcomes:
+    if not outcomes or not any(isinstance(v, int) for v in outcomes.values()):
         return None
     n = 0
     for k in UNCLEAN:

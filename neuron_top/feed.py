@@ -33,6 +33,7 @@ __all__ = [
     "RecordingError",
     "Report",
     "SkippedInput",
+    "SourceTally",
     "StatusChanged",
 ]
 
@@ -87,6 +88,47 @@ class RecordingError:
 
 
 FeedEvent = Report | SkippedInput | StatusChanged | RecordingError
+
+
+@dataclass(slots=True)
+class SourceTally:
+    """What a feed's events say about its source, counted one way for every reader (the ``Session`` behind the
+    dashboard and ``--once``, the exporter's ``neurontop_*`` families, ``health``): its ``State``, its last
+    message, the input skipped, the restarts and the recording failures.
+
+    >>> from neuron_top.sources.base import State, Status
+    >>> t = SourceTally()
+    >>> for st in (State.LIVE, State.RESTARTING, State.RESTARTING, State.LIVE, State.RESTARTING):
+    ...     _ = t.apply(StatusChanged(Status(st, st.value)))
+    >>> t.state, t.restarts, t.message
+    (<State.RESTARTING: 'restarting'>, 2, 'restarting')
+    """
+
+    state: State = State.STARTING
+    message: str = ""
+    """The last non-empty status message (why it ended, what it waits for)."""
+    skipped: int = 0
+    """Input items skipped so far (``SkippedInput.total``)."""
+    restarts: int = 0
+    """Times the source went into RESTARTING from another state."""
+    recording_errors: int = 0
+
+    def apply(self, event: FeedEvent) -> bool:
+        """Count one event; True when it said something about the source (not a report)."""
+        if isinstance(event, SkippedInput):
+            self.skipped = max(self.skipped, event.total)
+        elif isinstance(event, StatusChanged):
+            st = event.status
+            if st.state is State.RESTARTING and self.state is not State.RESTARTING:
+                self.restarts += 1
+            self.state = st.state
+            if st.message:
+                self.message = st.message
+        elif isinstance(event, RecordingError):
+            self.recording_errors += 1
+        else:
+            return False
+        return True
 
 
 class Feed:

@@ -317,11 +317,14 @@ class AppView:
 
     @cached
     def exec_summary(self) -> dict[str, int]:
-        return _counts(self.execution.execution_summary)
+        """Executions by outcome in the period; empty when not reported or failed (a failed group's counts are
+        not a reading: every rate made from them is then None, shown "err")."""
+        return {} if self.failure("execution_stats") else _counts(self.execution.execution_summary)
 
     @cached
     def error_summary(self) -> dict[str, int]:
-        return _counts(self.execution.error_summary)
+        """Errors by type in the period; empty when not reported or failed (as ``exec_summary``)."""
+        return {} if self.failure("execution_stats") else _counts(self.execution.error_summary)
 
     @cached
     def period(self) -> float | None:
@@ -371,7 +374,7 @@ class AppView:
 
     def _latency(self, kind: str) -> dict[str, float] | None:
         ls = self.execution.latency_stats
-        if ls is None:
+        if ls is None or self.failure("execution_stats"):
             return None
         d = ls.total_latency if kind == "total" else ls.device_latency
         if not d:

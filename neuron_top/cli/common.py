@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neuron_top.cli.signals import Signals
+from neuron_top.fmt import plural
 from neuron_top.textsafe import clean
 
 if TYPE_CHECKING:
@@ -110,9 +111,23 @@ def _recorder(path: str | None) -> RecordingWriter | None:
     from neuron_top.recording.writer import RecordingWriter
 
     try:
-        return RecordingWriter(path)
+        writer = RecordingWriter(path)
     except OSError as exc:
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
+    if writer.repaired:  # a cut .gz/.zst closed before appending: said where it stays visible
+        print(f"neuron-top: {writer.repaired}", file=sys.stderr)
+    return writer
+
+
+def recording_failed(recorder: RecordingWriter | None) -> str:
+    """Why ``--record`` stopped while the dashboard ran (a full disk), as the last line printed after the screen
+    closes; empty when it did not. The exit status is then 1: a recording that silently ended is data lost."""
+    if recorder is None:
+        return ""
+    st = recorder.state()
+    if not st.failed:
+        return ""
+    return f"neuron-top: --record {st.name} stopped: {st.failed} ({plural(st.written, 'report')} written before it)"
 
 
 def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None,
@@ -183,7 +198,9 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
     try:
         app = NeuronTopApp(source, theme=getattr(ns, "theme", None), tag=getattr(ns, "tag", None),
                            recorder=recorder, history=getattr(ns, "history", 600), demo=demo, traces=traces,
-                           replay=replay, replay_name=replay_name, notes=list(notes), exporter=exporter,
+                           replay=replay, replay_name=replay_name,
+                           notes=[*notes, *([recorder.repaired] if recorder is not None and recorder.repaired
+                                            else [])], exporter=exporter,
                            source_filter=source_filter, trace_at=getattr(ns, "at", "start"),
                            trace_metrics=getattr(ns, "metrics", None), settings=SettingsStore.open(),
                            layout=getattr(ns, "layout", None), render=getattr(ns, "render", None), pods=pods)
@@ -198,7 +215,11 @@ def run_tui(source: Source | None, ns: argparse.Namespace, recorder: RecordingWr
         if server is not None:
             server.stop()
 
-    return run_app(app, close)
+    code = run_app(app, close)
+    failed = recording_failed(recorder)
+    if failed:  # the screen is gone: said where it stays, and the status says data was lost
+        print(failed, file=sys.stderr)
+    return code or (1 if failed else 0)
 
 
 def run_app(app: NeuronTopApp, cleanup: Callable[[], object] | None = None) -> int:

@@ -112,11 +112,19 @@ def replay_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="neuron-top replay", description="Replay a recorded neuron-monitor stream.")
     p.add_argument("file", help="recording (one report per line; .gz/.zst), or - for stdin")
     p.add_argument("--speed", type=float, default=1.0, help="playback speed, 0.25 to 100 (1)")
-    p.add_argument("--start", type=int, default=None, metavar="N", help="start at report N (1-based)")
+    p.add_argument("--start", default=None, metavar="WHEN",
+                   help="start at a report: its number (1-based), a time of day (03:12:40), a date and time "
+                        "(2026-01-01 03:12:40), +90s from the first report, or 50%% (the forms ':' takes)")
+    p.add_argument("--end", default=None, metavar="WHEN",
+                   help="with --summary: the window's last report (the same forms as --start; +10m is from the start)")
+    p.add_argument("--every", default=None, metavar="PERIOD",
+                   help="with --summary: also a table per interval (10m, 1h): utilization avg/max, device memory, "
+                        "executions/s, errors/s, p99, ECC, as atopsar gives")
     p.add_argument("--tag", metavar="REGEX")
     p.add_argument("--summary", action="store_true",
-                   help="print the recording's span, holes and events (ECC, errors, apps stopping ...), one line "
-                        "each; exit 1 if it holds uncorrected ECC or execution errors (--json: as JSON)")
+                   help="print the recording's incidents as intervals (error bursts, uncorrected ECC, metric groups "
+                        "failing, holes, hosts down), serious ones first, corrected ECC one line per device; exit 1 "
+                        "if it holds uncorrected ECC or execution errors (--json: as JSON)")
     _once(p)
     _common_ui(p)
     return p

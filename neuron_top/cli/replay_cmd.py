@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 
 from neuron_top.decode import DecodeError
 from neuron_top.output.text import SourceInfo, as_json, text
+from neuron_top.recording.pacing import report_time
 from neuron_top.selection import narrow_by_tag
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.textsafe import clean
 
 if TYPE_CHECKING:
-    from neuron_top.recording.index import RecordingIndex, SpooledIndex
+    from neuron_top.recording.index import Index, RecordingIndex, SpooledIndex
 
 __all__ = ["START_WAIT", "replay_main"]
 
@@ -30,6 +31,24 @@ def replay_main(ns: argparse.Namespace) -> int:
 
     if getattr(ns, "export", None):  # said before the file is read: a fleet recording's screen would ignore it
         raise UsageError("--export serves live reports (neuron-monitor, a pipe, --command or the demo), not a replay")
+    if ns.summary and ns.tag:
+        raise UsageError("--tag narrows the screen to some apps; --summary covers every app of the recording "
+                         "(each line names its app: filter with grep, or --json and jq)")
+    if ns.end is not None and not ns.summary:
+        raise UsageError("--end sets the last report of a --summary window (the screen plays to the end)")
+    every = None
+    if ns.every is not None:
+        from neuron_top.config import ConfigError, parse_period
+
+        if not ns.summary:
+            raise UsageError("--every adds a table per interval to --summary")
+        try:
+            every = parse_period(ns.every, "--every")
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        if every <= 0:
+            raise UsageError("--every: a period longer than 0, like 10m or 1h")
+        ns.every = every
     headless = ns.once or ns.json or ns.summary
     if not headless:
         # Import the TUI before the indexing thread starts: both need the GIL, and importing Textual while
@@ -57,6 +76,8 @@ def replay_main(ns: argparse.Namespace) -> int:
     if ns.once or ns.json:
         try:
             index.wait()
+            if ns.start is not None:
+                ns.start = position(index, ns.start, "--start") + 1
             if _fleet(index):
                 from neuron_top.cli.fleet_cmd import replay_once
 
@@ -64,7 +85,13 @@ def replay_main(ns: argparse.Namespace) -> int:
             return _print_once(index, ns)
         finally:
             index.close()
-    start = max(0, ns.start - 1) if ns.start else 0
+    if ns.start is None:
+        start = 0
+    elif ns.start.strip().isascii() and ns.start.strip().isdigit():
+        start = max(0, int(ns.start) - 1)  # a number needs no index: the screen comes up while it is built
+    else:
+        index.wait()
+        start = position(index, ns.start, "--start")
     # The first frame should show a report: indexing finds it in milliseconds (a pipe may take longer; the
     # screen then shows "no reports yet" and draws the first one the moment it arrives).
     index.wait_for(0, timeout=START_WAIT)
@@ -82,7 +109,26 @@ def replay_main(ns: argparse.Namespace) -> int:
         index.close()
 
 
-def _fleet(index: RecordingIndex | SpooledIndex) -> bool:
+def position(index: Index, text: str, option: str, at: int = 0) -> int:
+    """The report (0-based) a ``--start``/``--end`` value means, in the forms the go-to prompt takes: a report
+    number, a time of day, a date and time, ``+90s`` from report ``at`` (the first; for ``--end``, the start),
+    ``50%``. A clamp is said on stderr; a value not in the recording is a usage error."""
+    from neuron_top.cli.common import UsageError
+    from neuron_top.recording.player import GotoError, ReplayController, goto
+
+    c = ReplayController(index, start=at)
+    if _fleet(index):
+        c.unit = "refresh"
+    try:
+        j, note = goto(text, c)
+    except GotoError as exc:
+        raise UsageError(f"{option} {clean(text, 60)}: {exc}") from None
+    if note:
+        print(f"neuron-top replay: {option}: {note}", file=sys.stderr)
+    return j
+
+
+def _fleet(index: Index) -> bool:
     """Whether the recording is a fleet's (its first line a fleet frame)."""
     from neuron_top.fleet.record import is_fleet_line
 
@@ -97,7 +143,7 @@ def _no_reports(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
     from neuron_top.cli.common import UsageError
     from neuron_top.fmt import plural
 
-    why = f": {clean(index.error)}" if getattr(index, "error", None) else ""
+    why = f": {clean(index.error)}" if index.error else ""
     skipped = f" ({plural(index.skipped, 'bad line')} skipped)" if index.skipped else ""
     return UsageError(f"no reports in {clean(ns.file)}{why}{skipped}")
 
@@ -110,7 +156,7 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
     n = len(index)
     if n == 0:
         raise _no_reports(index, ns)
-    want = n - 1 if ns.start is None else max(0, min(ns.start - 1, n - 1))
+    want = n - 1 if ns.start is None else max(0, min(int(ns.start) - 1, n - 1))
     info = SourceInfo(name=ns.file, state="replay", skipped=index.skipped, reports=n)
     for _, sk in index.skips():
         info.skipped_reasons[sk.reason] = info.skipped_reasons.get(sk.reason, 0) + sk.count
@@ -121,7 +167,7 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
         i -= 1
     if snap is None:
         raise UsageError(f"no decodable report in {clean(ns.file)} ({info.skipped} skipped)")
-    info.position = f"report {snap.seq}/{n}"
+    info.position = f"report {snap.seq}/{n} at {report_time(snap.ts, index.wallclock)}"
     snap = narrow_by_tag(snap, ns.tag)
     out = as_json(snap, info) + b"\n" if ns.json else text(snap, info, digits=2 if ns.precise else 0).encode()
     sys.stdout.flush()
@@ -133,16 +179,41 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
 def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> int:
     """``--summary``: scan every report for events (as the replay screen's markers), print them; exit 1 if the
     recording holds uncorrected ECC or execution errors."""
-    from neuron_top.recording.incident import format_summary, scan_all, summarize, summary_json
+    from neuron_top.cli.common import UsageError
+    from neuron_top.recording.incident import format_summary, scan_incidents, summarize, summary_json
 
     # Index first, then scan: run side by side they fight over the GIL and take longer than one after the other.
     index.wait()
     if len(index) == 0:
         raise _no_reports(index, ns)
-    markers, bad = scan_all(index)
-    s = summarize(index, markers, bad)
+    lo, hi = 0, len(index)
+    if _fleet(index):
+        from neuron_top.fleet.record import fleet_summary
+
+        s = fleet_summary(index)
+    else:
+        lo = position(index, ns.start, "--start") if ns.start is not None else 0
+        hi = position(index, ns.end, "--end", lo) + 1 if ns.end is not None else len(index)
+        if hi <= lo:
+            raise UsageError(f"--end ({hi}) is before --start ({lo + 1})")
+        markers, bad, rows = scan_incidents(index, lo=lo, hi=hi)
+        s = summarize(index, markers, bad, rows, lo, hi)
+    if ns.every and not _fleet(index):
+        import msgspec
+
+        from neuron_top.recording.intervals import format_table, interval_rows, table_json
+
+        table = interval_rows(index, ns.every, lo, hi)
+        if ns.json:
+            doc = msgspec.json.decode(summary_json(s))
+            doc["table"] = msgspec.json.decode(table_json(table, ns.every, s.wallclock))
+            out = msgspec.json.encode(doc) + b"\n"
+        else:
+            out = (format_summary(s) + "\n" + format_table(table, s.wallclock)).encode()
+    else:
+        out = summary_json(s) + b"\n" if ns.json else format_summary(s).encode()
     sys.stdout.flush()
-    sys.stdout.buffer.write(summary_json(s) + b"\n" if ns.json else format_summary(s).encode())
+    sys.stdout.buffer.write(out)
     sys.stdout.flush()
     return 1 if s.serious else 0
 

@@ -39,7 +39,7 @@ from typing import Any
 from prometheus_client.utils import floatToGoString
 
 from neuron_top import __version__, schema
-from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
+from neuron_top.feed import FeedEvent, Report, SourceTally
 from neuron_top.k8s.model import PodMap, PodRef
 from neuron_top.snapshot import Snapshot, pid_not_visible, snapshot_from
 from neuron_top.sources.base import State
@@ -247,11 +247,9 @@ class Exporter:
         """With ``pod_labels``: the pod labels of the runtime being read."""
         # status (neurontop_*)
         self.source = source
-        self.state = State.STARTING
+        self.tally = SourceTally()
+        """The source's state, skipped input, restarts, recording failures: counted as the dashboard counts them."""
         self.reports = 0
-        self.skipped = 0
-        self.restarts = 0
-        self.recording_errors = 0
         self.last_report: float | None = None
         self._created = clock()
         """When the ``neurontop_*`` counters began (their ``_created``)."""
@@ -266,14 +264,7 @@ class Exporter:
             self.apply_snapshot(event.snapshot)
             return
         with self.lock:
-            if isinstance(event, SkippedInput):
-                self.skipped = max(self.skipped, event.total)
-            elif isinstance(event, StatusChanged):
-                if event.status.state is State.RESTARTING and self.state is not State.RESTARTING:
-                    self.restarts += 1
-                self.state = event.status.state
-            elif isinstance(event, RecordingError):
-                self.recording_errors += 1
+            self.tally.apply(event)
             self._version += 1
 
     def apply_snapshot(self, snap: Snapshot) -> None:
@@ -282,8 +273,8 @@ class Exporter:
         with self.lock:
             self.reports += 1
             self.last_report = snap.ts
-            if self.state not in _UP_STATES:
-                self.state = State.LIVE
+            if self.tally.state not in _UP_STATES:
+                self.tally.state = State.LIVE  # a report says the source is up, whatever it said before
             if self._instance is None and report.instance_info is not None:
                 self._set_instance(report.instance_info)
             errors = dict.fromkeys((*GROUPS, "pid_not_visible"), 0)
@@ -613,13 +604,13 @@ class Exporter:
         """The exporter's own families, made at each scrape (the report's age moves with the clock)."""
         out: list[str] = []
         now = self.clock()
-        up = 1.0 if self.state in _UP_STATES and self.last_report is not None else 0.0
+        up = 1.0 if self.tally.state in _UP_STATES and self.last_report is not None else 0.0
         gauges: list[tuple[str, str, list[tuple[str, float]]]] = [
             ("neurontop_info", "neuron-top exporter version", [(f'version="{__version__}"', 1.0)]),
             ("neurontop_source_up", "1 while the report source is live and has sent a report, else 0",
              [("", up)]),
             ("neurontop_source_info", "The report source and its state",
-             [(_label_text((("source", self.source), ("state", self.state.value))), 1.0)]),
+             [(_label_text((("source", self.source), ("state", self.tally.state.value))), 1.0)]),
         ]
         if self.last_report is not None:
             gauges.append(("neurontop_last_report_timestamp_seconds", "Unix time of the last report",
@@ -631,9 +622,9 @@ class Exporter:
             out.extend(f"{name}{{{lt}}} {_fmt(v)}\n" if lt else f"{name} {_fmt(v)}\n" for lt, v in samples)
         for name, help, value in (
             ("neurontop_reports", "Reports received", self.reports),
-            ("neurontop_input_skipped", "Input items skipped (not reports: malformed, truncated)", self.skipped),
-            ("neurontop_source_restarts", "Times neuron-monitor exited and was started again", self.restarts),
-            ("neurontop_recording_errors", "Recording write failures", self.recording_errors),
+            ("neurontop_input_skipped", "Input items skipped (not reports: malformed, truncated)", self.tally.skipped),
+            ("neurontop_source_restarts", "Times neuron-monitor exited and was started again", self.tally.restarts),
+            ("neurontop_recording_errors", "Recording write failures", self.tally.recording_errors),
         ):
             created = self._created
             if openmetrics:

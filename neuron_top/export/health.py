@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from neuron_top.feed import FeedEvent, Report, SkippedInput, StatusChanged
+from neuron_top.feed import FeedEvent, Report, SourceTally
 from neuron_top.fmt import plural
 from neuron_top.snapshot import Snapshot
 from neuron_top.sources.base import State
@@ -97,10 +97,8 @@ class HealthCheck:
         self.rules = rules or HealthRules()
         self.source = source
         self.reports = 0
-        self.skipped = 0
-        self.restarts = 0
-        self.state = State.STARTING
-        self.message = ""
+        self.tally = SourceTally()
+        """The source's state, last message, skipped input and restarts, counted as the dashboard counts them."""
         self.first_ts: float | None = None
         self.last: Snapshot | None = None
         self.uncorrected: dict[int, int] = {}
@@ -112,15 +110,8 @@ class HealthCheck:
     def apply(self, event: FeedEvent) -> None:
         if isinstance(event, Report):
             self._report(event.snapshot)
-        elif isinstance(event, SkippedInput):
-            self.skipped = event.total
-        elif isinstance(event, StatusChanged):
-            st = event.status
-            if st.state is State.RESTARTING and self.state is not State.RESTARTING:
-                self.restarts += 1
-            self.state = st.state
-            if st.message:
-                self.message = st.message
+        else:
+            self.tally.apply(event)
 
     def _report(self, snap: Snapshot) -> None:
         self.reports += 1
@@ -161,8 +152,8 @@ class HealthCheck:
         """(exit code, one line): what node-problem-detector records for this run."""
         snap = self.last
         if snap is None:
-            why = clean(self.message, 160) or "no report"
-            if self.restarts or self.state is State.FAILED:
+            why = clean(self.tally.message, 160) or "no report"
+            if self.tally.restarts or self.tally.state is State.FAILED:
                 return PROBLEM, _line(f"PROBLEM: neuron-monitor does not start: {why}")
             return UNKNOWN, _line(f"UNKNOWN: no report from {clean(self.source, 60)}: {why}")
         if not snap.has_neuron:
@@ -196,7 +187,7 @@ class HealthCheck:
         if problems:
             return PROBLEM, _line("PROBLEM: " + "; ".join(problems))
         span = (snap.ts - self.first_ts) if self.first_ts is not None else 0.0
-        skipped = f", {self.skipped} bad input skipped" if self.skipped else ""
+        skipped = f", {self.tally.skipped} bad input skipped" if self.tally.skipped else ""
         note = "; note: " + "; ".join(notes) if notes else ""
         return OK, _line(f"OK: {snap.device_count} Neuron devices, {len(snap.apps)} runtimes, {self.reports} "
                          f"reports over {span:.0f} s{skipped}{note}")

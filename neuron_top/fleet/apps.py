@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import msgspec
 
 from neuron_top import fmt
+from neuron_top.derived import per_second
 from neuron_top.fleet.queries import BUSY, P99, PART, QuerySet, _tagged
 from neuron_top.fleet.rows import _num
 from neuron_top.snapshot import Snapshot, finite
@@ -75,14 +76,14 @@ def apps_from_snapshots(snaps: Mapping[str, Snapshot | None]) -> list[AppRow]:
                 if u is not None and (i in loaded or u > busy):
                     a["utils"].append(u)
             a["utils"].extend(0.0 for i in loaded if i not in app.cores)
-            period = app.period
-            summary = app.exec_summary
-            if period and summary is not None:
-                total = sum(summary.values())
-                a["exec"] = (a["exec"] or 0.0) + total / period
-                a["err"] = (a["err"] or 0.0) + (total - summary.get("completed", 0)) / period
+            rates = app.rates  # the rules every output shares: executions, and bad/s (derived.unclean_count)
+            ran = per_second(rates.ran, rates.period)
+            if ran is not None:
+                a["exec"] = (a["exec"] or 0.0) + ran
+            if rates.bad_per_second is not None:
+                a["err"] = (a["err"] or 0.0) + rates.bad_per_second
             lat = app.latency("total")
-            if lat and "p99" in lat and sum((summary or {}).values()) > 0:
+            if lat and "p99" in lat and (rates.ran or 0) > 0:
                 a["p99"] = max(a["p99"] or 0.0, lat["p99"])
     return _sorted(AppRow(tag=tag, hosts=sorted(a["hosts"]), cores=len(a["utils"]),
                           util=sum(a["utils"]) / len(a["utils"]) if a["utils"] else None,

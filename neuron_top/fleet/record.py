@@ -8,8 +8,9 @@ recording from a neuron-monitor one) and ``"neuron_top": {"ts": ...}`` as its la
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -19,7 +20,11 @@ from neuron_top.recording.index import FLEET_MAGIC
 from neuron_top.recording.player import Marker
 from neuron_top.textsafe import clean
 
-__all__ = ["FleetRecorder", "decode_frame", "fleet_markers", "is_fleet_line"]
+if TYPE_CHECKING:
+    from neuron_top.recording.incident import Incident, Summary
+    from neuron_top.recording.index import Index
+
+__all__ = ["FleetRecorder", "decode_frame", "fleet_incidents", "fleet_markers", "fleet_summary", "is_fleet_line"]
 
 MAGIC = FLEET_MAGIC
 
@@ -92,6 +97,58 @@ def fleet_markers(frames: Iterator[tuple[int, FleetFrame | None]], stop: Callabl
             if state[1] and not before[1]:
                 yield Marker(i, "error", f"{clean(r.key, 60)}: errors {r.err_rate:.2f}/s")
             if state[2] in (STALE, DOWN) and state[2] != before[2]:
-                yield Marker(i, "stall", f"{clean(r.key, 60)}: {state[2]}"
+                yield Marker(i, "host-down", f"{clean(r.key, 60)}: {state[2]}"
                              + (f" ({clean(r.note, 120)})" if r.note else ""))
         prev = now
+
+
+def fleet_incidents(frames: Iterable[tuple[int, FleetFrame | None]], ts: Callable[[int], float]) -> list[Incident]:
+    """A fleet recording's incidents over its hosts, as ``replay --summary`` lists a host's: runs of refreshes in
+    which a host was down or stale, had uncorrected ECC in its window, had errors (with the peak rate), and the
+    source being unreachable."""
+    from neuron_top.recording.incident import Incidents
+
+    inc = Incidents(ts)
+    for i, frame in frames:
+        if frame is None:
+            continue
+        if frame.state == "unreachable":
+            inc.run("unreachable", "source", i,
+                    detail=clean(frame.problems[0].message, 120) if frame.problems else "")
+        for r in frame.rows:
+            host = clean(r.key, 60)
+            if r.status in (STALE, DOWN):
+                why = ", ".join(x for x in ("stale" if r.status == STALE else "", clean(r.note, 100)) if x)
+                inc.run("host-down", host, i, detail=why)
+            if r.ecc_uncorrected:
+                inc.run("ecc-uncorrected", host, i)
+            if r.err_rate:
+                inc.run("error", host, i, rate=r.err_rate)
+    return inc.finish()
+
+
+def fleet_summary(index: Index) -> Summary:
+    """``replay --summary`` of a fleet recording: the same summary, over hosts (a line per refresh that is not a
+    fleet frame is counted as skipped)."""
+    from neuron_top.recording.incident import Summary
+
+    n = len(index)
+    bad = 0
+
+    def frames() -> Iterator[tuple[int, FleetFrame | None]]:
+        nonlocal bad
+        for i in range(n):
+            try:
+                yield i, decode_frame(index.get(i))
+            except (msgspec.DecodeError, msgspec.ValidationError, IndexError, OSError):
+                bad += 1
+                yield i, None
+
+    s = Summary(clean(index.name, 120), n, index.timestamp(0) if n else None,
+                index.timestamp(n - 1) if n else None, index.wallclock, unit="refresh", units="refreshes")
+    s.incidents = fleet_incidents(frames(), index.timestamp)
+    for _, item in index.skips():
+        s.skipped[item.reason] = s.skipped.get(item.reason, 0) + item.count
+    if bad:
+        s.skipped["not a fleet refresh"] = bad
+    return s

@@ -28,7 +28,9 @@ How reports are found, and why it is cheap:
   previous period, or 1 s. The first report without the key is at 0.0, so such recordings have relative times
   (``wallclock`` is False), until a report with the key comes (a recorder appended to raw output): then the
   reports before it are moved to end one period before it, and the recording has wall-clock times. Times are
-  clamped to be non-decreasing so ``find_time`` can bisect; a clock that steps back shows as a pause.
+  kept as recorded, in file order, also when the clock goes back (``cat live.jsonl live.jsonl.1``, a clock
+  stepped back): the scrubber, the summary and pacing show the jump back. ``find_time`` bisects the latest time
+  so far at each report (a second array), so a time is found where the recording first reached it.
 * ``.gz`` and ``.zst`` files (recognised by their magic bytes, not their names) have no random access. They are
   decompressed once, in the background, into an anonymous temporary spool file (in ``spool_dir``, default the
   system temp dir; it needs as much space as the uncompressed recording and vanishes when closed), and the spool
@@ -61,7 +63,7 @@ import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import msgspec
 
@@ -73,7 +75,7 @@ from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.sources.framing import concatenated_spans
 from neuron_top.textsafe import clean
 
-__all__ = ["RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
+__all__ = ["Index", "RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 FLEET_MAGIC = b'{"neuron_top_fleet":'
@@ -122,6 +124,49 @@ def _sample(data: bytes) -> str:
     return clean(data[:80].rstrip().decode("utf-8", "replace"), 80)
 
 
+class Index(Protocol):
+    """A recording index, whole: what the replay screens, the controller, ``--summary``, ``w`` and the trace
+    timeline's metrics read. ``RecordingIndex`` and ``SpooledIndex`` are the two; a test's stand-in implements all
+    of it, so a rename fails the type check instead of a ``getattr`` default going quietly wrong."""
+
+    name: str
+    """The file's name (or "stdin") for the header; not yet made safe to show (``textsafe.clean`` it)."""
+    follow: bool
+    """The input may still grow (``tail -f``, a pipe): its end is not final."""
+    generation: int
+    """Bumped when a followed input was replaced and indexing started over."""
+    skipped: int
+    """Garbage lines and cut reports skipped so far."""
+    wallclock: bool
+    """Report times are unix seconds (False: relative, from raw neuron-monitor output)."""
+    error: str | None
+    """Why reading stopped early, if it did."""
+
+    def __len__(self) -> int: ...
+    def get(self, i: int) -> bytes: ...
+    def span(self, i: int) -> tuple[int, int]: ...
+    def timestamp(self, i: int) -> float: ...
+    def find_time(self, t: float) -> int: ...
+    def find_at_or_before(self, t: float) -> int: ...
+    def skips(self, start: int = 0) -> list[tuple[int, Skipped]]: ...
+    def take_notices(self) -> list[str]: ...
+    def refresh(self) -> int: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
+    def wait_for(self, i: int, timeout: float | None = None) -> bool: ...
+    def close(self) -> None: ...
+
+    @property
+    def done(self) -> bool: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def progress(self) -> float: ...
+    @property
+    def spooled(self) -> bool:
+        """A stream copied as it is read (stdin, a pipe): the header says "reading", not "indexing N%"."""
+        ...
+
+
 class _IndexBase:
     """The index proper: scanning a data file that only grows, and reading reports back by number.
 
@@ -152,12 +197,14 @@ class _IndexBase:
         self._starts = array("q")
         self._ends = array("q")
         self._ts = array("d")
+        self._mono = array("d")  # the latest time so far at each report: what a time is looked up in
         self._pos = 0  # offset of the first byte not yet consumed by the scanner
         self._avail = 0  # bytes available in the data file
         self._eof = False  # no more bytes will ever come
         self._tail_end = -1  # end of an unterminated line accepted as a report
         self._last_period = 1.0
         self._last_ts = -math.inf
+        self._max_ts = -math.inf
         self.skipped = 0
         """Garbage lines (and cut reports) skipped so far."""
         self.blank = 0
@@ -235,11 +282,24 @@ class _IndexBase:
         return self._ts[i]
 
     def find_time(self, t: float) -> int:
-        """Index of the first report at or after time ``t`` (the last report if all are before it)."""
+        """Index of the first report at or after time ``t`` (the last report if all are before it); where the
+        clock went back, the first report that reached ``t``."""
         n = self._n
         if n == 0:
             raise IndexError("the recording has no reports")
-        return min(bisect.bisect_left(self._ts, t, 0, n), n - 1)
+        return min(bisect.bisect_left(self._mono, t, 0, n), n - 1)
+
+    def find_at_or_before(self, t: float) -> int:
+        """Index of the last report at or before time ``t`` (the first report if all are after it): where a move
+        to a time lands, as in dolphie, so a target between two reports never lands on the later one."""
+        n = self._n
+        if n == 0:
+            raise IndexError("the recording has no reports")
+        return max(bisect.bisect_right(self._mono, t, 0, n) - 1, 0)
+
+    @property
+    def spooled(self) -> bool:
+        return False
 
     def skips(self, start: int = 0) -> list[tuple[int, Skipped]]:
         """Skipped items from number ``start`` on, each with the report number it came before."""
@@ -518,10 +578,11 @@ class _IndexBase:
     def _shift(self, delta: float) -> float:
         """Move the times of every report so far by ``delta`` (once: relative times become wall-clock times when
         the first report with its own time arrives); returns the last one."""
-        times = self._ts
-        for i in range(len(times)):
-            times[i] += delta
+        for times in (self._ts, self._mono):
+            for i in range(len(times)):
+                times[i] += delta
         self._last_ts += delta
+        self._max_ts += delta
         return self._last_ts
 
     def _add_one(self, mm: mmap.mmap, s: int, t: int) -> None:
@@ -562,14 +623,15 @@ class _IndexBase:
                 if 0.0 < v <= _MAX_PERIOD:
                     self._last_period = v
             ts = prev + self._last_period if n else 0.0
-        if ts < prev:
-            ts = prev
         if self._cur_skip:
             self._flush_skip()
         self._last_ts = ts
         self._starts.append(s)
         self._ends.append(t)
         self._ts.append(ts)
+        if ts > self._max_ts:
+            self._max_ts = ts
+        self._mono.append(self._max_ts)
         lengths = self._lengths
         lengths.append(t - s)
         if len(lengths) >= _JOIN_FIRST:  # 1.5x the median of the last reports
@@ -592,6 +654,16 @@ class _IndexBase:
             pos, reason, sample, count = self._cur_skip
             self._skips.append((pos, Skipped(reason, sample, count)))
             self._cur_skip = []
+
+
+class _PassThrough:
+    """The ``Inflater`` of a plain file read into a spool (after a rotation): bytes as they are."""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        return [data]
+
+    def end(self) -> list[Damage]:
+        return []
 
 
 class RecordingIndex(_IndexBase):
@@ -620,7 +692,7 @@ class RecordingIndex(_IndexBase):
         self._src_fd = fd
         self._src_pos = 0
         self._spool: BinaryIO | None = None
-        self._inflater: Inflater | None = None
+        self._inflater: Inflater | _PassThrough | None = None
         try:
             st = os.fstat(self._src_fd)
             self._src_id = (st.st_dev, st.st_ino)
@@ -644,9 +716,11 @@ class RecordingIndex(_IndexBase):
             raise
 
     def _check_replaced(self) -> None:
-        """``tail -F``: a new file at the path (rotated: ``mv`` then a new one) or this one shorter than what was
-        read (truncated, or ``copytruncate``) is indexed from its start; the old reports are gone from the list.
-        While the path is missing (between the ``mv`` and the new file), the old file is still followed."""
+        """``tail -F``: a new file at the path (rotated: ``mv`` then a new one) is read on after the old file's
+        last reports (the old file is read to its end first: the writer may have added to it after our last look),
+        so report numbers stay valid; this one shorter than what was read (truncated, or ``copytruncate``) is
+        indexed from its start, the old reports gone from the list. While the path is missing (between the ``mv``
+        and the new file), the old file is still followed."""
         if not self.follow or self._closed:
             return
         try:
@@ -655,13 +729,20 @@ class RecordingIndex(_IndexBase):
             return
         replaced = (st.st_dev, st.st_ino) != self._src_id
         if replaced:
-            why = f"{clean(self.name)} was replaced (rotated): reading the new file from its start"
+            if st.st_size < 4:
+                return  # too new to tell plain from compressed: look again next time (the old file meanwhile)
+            try:
+                fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                return
+            self._read_on(fd)
+            return
         elif st.st_size < (self._src_pos if self._inflater is not None else self._avail):
             why = f"{clean(self.name)} was truncated: reading it again from its start"
         else:
             return
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)) if replaced else os.dup(self._src_fd)
+            fd = os.dup(self._src_fd)
         except OSError:
             return  # not readable (yet): look again next time
         old = self._n
@@ -678,6 +759,40 @@ class RecordingIndex(_IndexBase):
             return
         self.generation += 1
         self.notices.append(f"{why} ({old} reports before are no longer in it)")
+
+    def _read_on(self, fd: int) -> None:
+        """Rotated (``mv`` then a new file): read the old file to its end, then go on with the new one after it in
+        the same data (a spool: a plain recording's bytes are copied there once)."""
+        old = self._n
+        while self._pump():
+            self._scan(False)
+        if self._inflater is not None:
+            self._spool_out(self._inflater.end())
+        self._scan(False, settled=True)  # the old file is complete: its unterminated last line too, if whole
+        if self._spool is None:  # plain: the data so far moves to a spool the new file's bytes are added to
+            spool = tempfile.TemporaryFile(prefix="neuron-top-spool-", dir=self._spool_dir)  # noqa: SIM115 - lives as long as the index
+            at = 0
+            while at < self._avail:
+                chunk = os.pread(self._src_fd, min(_CHUNK, self._avail - at), at)
+                if not chunk:
+                    break
+                os.pwrite(spool.fileno(), chunk, at)
+                at += len(chunk)
+            self._spool = spool
+            self._data_fd = spool.fileno()
+        self._retired.append(self._src_fd)
+        self._src_fd = fd
+        self._src_pos = 0
+        st = os.fstat(fd)
+        self._src_id = (st.st_dev, st.st_ino)
+        self._src_size = st.st_size
+        head = os.pread(fd, 4, 0)
+        kind = "gzip" if head.startswith(GZIP_MAGIC) else "zstd" if head.startswith(ZSTD_MAGIC) else None
+        self._inflater = Inflater(kind, lambda size, at: os.pread(fd, size, at)) if kind else _PassThrough()
+        if self._avail and os.pread(self._data_fd, 1, self._avail - 1) != b"\n":
+            self._spool_out([b"\n"])  # a cut last line of the old file must not run into the new file's first
+        self.notices.append(f"{clean(self.name)} was rotated: {plural(self._n, 'report')} of the old file kept "
+                            f"({self._n - old} read from its end), reading on in the new one")
 
     def _progress_parts(self) -> tuple[int, int]:
         if self._inflater is None:
@@ -752,6 +867,10 @@ class SpooledIndex(_IndexBase):
     def _keep_waiting(self) -> bool:
         return True
 
+    @property
+    def spooled(self) -> bool:
+        return True
+
     def _read(self) -> bytes | None:
         """Up to one chunk from the stream; None when nothing is ready yet, b"" at its end."""
         if self._fd is None:
@@ -824,7 +943,46 @@ def open_recording(target: str | os.PathLike[str], *, follow: bool = False,
         index = SpooledIndex(stream, name=Path(target).name, spool_dir=spool_dir)
         index._owned_stream = stream
         return index
+    converted = _converted(target, spool_dir)
+    if converted is not None:  # a JSON array (jq -s) or UTF-16: read as the lines it holds
+        with converted:  # deleted at once: the index keeps it open
+            whole = RecordingIndex(converted.name, spool_dir=spool_dir)
+        whole.name = Path(target).name
+        whole.path = Path(target)
+        return whole
     return RecordingIndex(target, follow=follow, spool_dir=spool_dir)
+
+
+_UTF16 = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _converted(target: str | os.PathLike[str], spool_dir: str | os.PathLike[str] | None) -> Any:
+    """A file saved in a shape recordings are not read in, rewritten to one report per line in a temporary file
+    (deleted on close; the index keeps it open): UTF-16 text (a Windows editor, PowerShell's ``>``), and one
+    JSON array of reports (``jq -s``, a tool that saves a list). None for anything else (read as it is).
+    Raises ``OSError`` (EINVAL) for an array that is not valid JSON."""
+    with open(target, "rb") as f:
+        head = f.read(4096)
+        if not head.startswith(_UTF16) and not _LEAD.sub(b"", head[:4096], count=1).startswith(b"["):
+            return None
+        data = head + f.read()
+    if data.startswith(_UTF16):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise OSError(errno.EINVAL, f"it starts as UTF-16 text but is not: {exc.reason}") from None
+    stripped = _LEAD.sub(b"", data, count=1)
+    if stripped.startswith(b"["):
+        try:
+            items = msgspec.json.decode(stripped, type=list[msgspec.Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise OSError(errno.EINVAL, f"it holds a JSON array that does not parse ({clean(str(exc), 80)}); "
+                          "a recording is one report per line") from None
+        data = b"".join(msgspec.json.format(bytes(raw), indent=-1) + b"\n" for raw in items)
+    out = tempfile.NamedTemporaryFile(prefix="neuron-top-converted-", dir=spool_dir)  # noqa: SIM115 - the caller closes it
+    out.write(data)
+    out.flush()
+    return out
 
 
 class RecordingSource:

@@ -28,7 +28,7 @@ from typing import Any
 
 from neuron_top.textsafe import clean
 
-__all__ = ["GZIP_MAGIC", "ZSTD_MAGIC", "Damage", "Inflater"]
+__all__ = ["GZIP_MAGIC", "ZSTD_MAGIC", "Damage", "Inflater", "LastMember", "last_member", "recover"]
 
 GZIP_MAGIC = b"\x1f\x8b\x08"  # with the method byte (deflate): what every gzip member starts with
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -208,3 +208,69 @@ class Inflater:
             obj.decompress(chunk)
             at += len(chunk)
         return obj
+
+
+@dataclass(frozen=True, slots=True)
+class LastMember:
+    """Where a compressed file's last member (frame) starts, and whether it is whole."""
+
+    start: int
+    whole: bool
+
+
+def last_member(kind: str, pread: Callable[[int, int], bytes], size: int) -> LastMember | None:
+    """Find the last gzip member / zstd frame of a compressed file of ``size`` bytes (decompressing it all, output
+    dropped). None when a member before the last one is damaged (nothing to repair safely at the end)."""
+    obj: Any = Inflater(kind)._new()
+    start = pos = 0
+    fed = False
+    while pos < size:
+        chunk = pread(min(READ, size - pos), pos)
+        if not chunk:
+            break
+        data, base = chunk, pos
+        pos += len(chunk)
+        while data:
+            if not fed and not data.strip(b"\0"):
+                return LastMember(start, True)  # zero padding after the last member
+            fed = True
+            try:
+                if kind == "gzip":
+                    obj.decompress(data, MAX_OUT)
+                    while obj.unconsumed_tail:
+                        obj.decompress(obj.unconsumed_tail, MAX_OUT)
+                else:
+                    obj.decompress(data)
+            except Exception:  # zlib.error / zstandard.ZstdError: a break
+                return LastMember(start, False) if _no_member_after(kind, pread, start, size) else None
+            if not obj.eof:
+                break
+            rest = obj.unused_data
+            start = base + len(data) - len(rest)
+            base, data = start, rest
+            obj, fed = Inflater(kind)._new(), False
+    return LastMember(start, not fed or bool(obj.eof))
+
+
+def _no_member_after(kind: str, pread: Callable[[int, int], bytes], start: int, size: int) -> bool:
+    """Whether no member header follows the one at ``start`` (the break is in the last member)."""
+    magic = GZIP_MAGIC if kind == "gzip" else ZSTD_MAGIC
+    at = start + 1
+    while at < size:
+        chunk = pread(min(READ, size - at), at)
+        if magic in chunk:
+            return False
+        at += max(len(chunk) - len(magic), 1)
+    return True
+
+
+def recover(kind: str, data: bytes) -> bytes:
+    """What a cut member (its compressed bytes) decompresses to, up to where it breaks or ends."""
+    inf = Inflater(kind, lambda size, at: data[at:at + size])
+    out = bytearray()
+    for piece in inf.feed(data):
+        if isinstance(piece, bytes):
+            out += piece
+        if inf.damaged or inf._searching is not None:
+            break
+    return bytes(out)

@@ -80,8 +80,10 @@ MARKER_KINDS = (
     MarkerKind("group-error", 4, "metric-group error", "group", "!", "warn", "group-error", "group-error"),
     MarkerKind("gap", 5, "gap without data", "gap", "┊", "note", "gap", "gap"),
     MarkerKind("ecc-corrected", 6, "corrected ECC", "corr", "e", "note", "ecc", "ecc-corrected", grouped=True),
+    MarkerKind("host-down", 2, "host down", "down", "v", "bad", "host", "host-down", serious=True),
 )
-"""Every marker kind, most severe first."""
+"""Every marker kind, most severe first; but a fleet recording's host going stale or down, last (its own step of
+``k``, after every kind a report recording has)."""
 KIND = {k.name: k for k in MARKER_KINDS}
 KINDS = tuple(k.name for k in MARKER_KINDS)
 """Marker kinds, most severe first."""
@@ -195,6 +197,8 @@ def hole_marker(hole: Hole) -> Marker:
 def _errors(app: AppView) -> tuple[int, int]:
     """(executions that did not complete cleanly, errors of every type) in one report's period (neuron-monitor's
     counts are per period, not totals)."""
+    if app.failure("execution_stats"):
+        return (0, 0)  # a failed group's counts are not a reading (AppView.exec_summary)
     ex = app.execution
     return _failed(ex.error_summary, ex.execution_summary)
 
@@ -344,7 +348,9 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
             if u is not None and -math.inf < u < math.inf and (best is None or u > best):
                 best = float(u)
         ex = rep.execution_stats if rep is not None else None
-        f.apps[pid, tag] = (label, best, *(_failed(ex.error_summary, ex.execution_summary) if ex is not None else (0, 0)))
+        # as AppView.failure: a failed group (or runtime) says nothing
+        counts = _failed(ex.error_summary, ex.execution_summary) if ex is not None and not ex.error else (0, 0)
+        f.apps[pid, tag] = (label, best, *(counts if not rt.error else (0, 0)))
         err = clean(rt.error or "")
         if err:
             groups.append(GroupStatus(label, err))

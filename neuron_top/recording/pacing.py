@@ -17,13 +17,15 @@ Report times come from the index: ``neuron_top.ts`` where the recording has it, 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from neuron_top import fmt
 
-__all__ = ["HOLE_HOLD", "HOLE_MIN", "HOLE_PERIODS", "Hole", "Pacer", "gap_text", "hole_after", "usual_period"]
+__all__ = ["HOLE_HOLD", "HOLE_MIN", "HOLE_PERIODS", "Hole", "Pacer", "gap_text", "hole_after", "report_time",
+           "usual_period", "zone"]
 
 HOLE_MIN = 60.0
 """Recorded seconds: a shorter gap is never a hole, whatever the period."""
@@ -48,10 +50,17 @@ class Hole:
 
     after: int
     seconds: float
-    """Recorded seconds skipped."""
+    """Recorded seconds skipped; negative where the recorded clock went back (rotated files concatenated out of
+    order, a clock stepped back): the reports stay in file order with their own times."""
+
+    @property
+    def back(self) -> bool:
+        return self.seconds < 0
 
     @property
     def text(self) -> str:
+        if self.seconds < 0:
+            return f"the recorded clock went back {gap_text(-self.seconds)}"
         return f"skipped {gap_text(self.seconds)} without data"
 
 
@@ -70,10 +79,12 @@ def usual_period(times: Times, i: int) -> float:
 
 
 def hole_after(times: Times, i: int) -> Hole | None:
-    """The hole between report ``i`` and the next one, if that gap is one."""
+    """The hole between report ``i`` and the next one, if that gap is one (or the clock went back there)."""
     if i + 1 >= len(times) or i < 0:
         return None
     gap = times.timestamp(i + 1) - times.timestamp(i)
+    if gap < 0:
+        return Hole(i, gap)
     if gap <= HOLE_MIN:  # the common case, decided without looking further
         return None
     if gap <= HOLE_PERIODS * usual_period(times, i):
@@ -111,9 +122,24 @@ class Pacer:
         if hole is None:
             return wall + (ts(j) - ts(a)) / speed, None
         before = wall + (ts(j - 1) - ts(a)) / speed
+        if hole.back:  # the clock went back: the next report a usual period later, then count from it
+            return before + min(max(usual_period(self.times, j - 1), 0.0) / speed, HOLE_HOLD), hole
         return before + min(hole.seconds / speed, HOLE_HOLD), hole
 
 
 def gap_text(seconds: float) -> str:
     """A span as people say it in a sentence: "45 s", "4 m 05 s", "2 h 03 m", "3 d 04 h" (``fmt.duration``)."""
     return fmt.duration(seconds, spaced=True)
+
+
+def zone(ts: float) -> str:
+    """The local time zone's name at ``ts`` ("UTC", "JST", "CET"), or its offset when it has none: shown with
+    every recorded time, so the same recording read in Tokyo and in UTC cannot be misread."""
+    lt = time.localtime(ts)
+    return lt.tm_zone or time.strftime("%z", lt)
+
+
+def report_time(ts: float, wallclock: bool) -> str:
+    """A report's time as the header, ``--once`` and the go-to prompt show it: ``fmt.moment`` (the local date
+    and time, whole seconds; or the time since the start) with the zone."""
+    return fmt.moment(ts, wallclock) + (" " + zone(ts) if wallclock else "")

@@ -9,41 +9,31 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import math
 import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 from operator import attrgetter
-from typing import Protocol
 
 from neuron_top import fmt
 from neuron_top.decode import DecodeError
+from neuron_top.recording.index import Index
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
-from neuron_top.recording.pacing import Hole, Pacer, hole_after
+from neuron_top.recording.pacing import Hole, Pacer, hole_after, usual_period, zone
+from neuron_top.recording.totals import RunningTotals, Totals
 from neuron_top.snapshot import Snapshot, snapshot_from
 
 __all__ = [
     "GOTO_HINT", "MAX_FRAME_REPORTS", "SPEEDS", "GotoError", "Index", "Marker", "ReplayController", "clamp_speed",
-    "markers_between", "parse_goto", "resolve_goto",
+    "goto", "markers_between", "parse_goto", "resolve_goto", "speed_note",
 ]
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 _AT = attrgetter("index")
 MAX_FRAME_REPORTS = 200
 """At high speed several reports are due per frame; they all go into history, one frame is drawn."""
-
-
-class Index(Protocol):
-    """What the controller needs of a recording index (``sources.recording.RecordingIndex``)."""
-
-    def __len__(self) -> int: ...
-    def get(self, i: int) -> bytes: ...
-    def timestamp(self, i: int) -> float: ...
-    def find_time(self, t: float) -> int: ...
-
-    @property
-    def done(self) -> bool: ...
 
 
 def markers_at(index: Index, i: int, prev: Facts | None) -> tuple[list[Marker], Facts | None]:
@@ -61,9 +51,12 @@ def markers_at(index: Index, i: int, prev: Facts | None) -> tuple[list[Marker], 
     return found, facts
 
 
-def scan_range(index: Index, start: int, stop: int) -> tuple[list[Marker], int]:
+def scan_range(index: Index, start: int, stop: int,
+               each: Callable[[int, Facts | None], None] | None = None) -> tuple[list[Marker], int]:
     """Markers of reports ``[start, stop)`` and how many did not decode, as a whole scan finds them: the facts
-    of the last report before ``start`` that decodes are taken first (what a report is compared with)."""
+    of the last report before ``start`` that decodes are taken first (what a report is compared with).
+    ``each(i, facts)`` is called for every report (facts None when it did not decode): ``--summary`` reads
+    its counts there."""
     prev: Facts | None = None
     k = start - 1
     while k >= 0 and prev is None:
@@ -75,6 +68,8 @@ def scan_range(index: Index, start: int, stop: int) -> tuple[list[Marker], int]:
     for i in range(start, stop):
         found, facts = markers_at(index, i, prev)
         out.extend(found)
+        if each is not None:
+            each(i, facts)
         if facts is None:
             bad += 1
         else:
@@ -87,6 +82,14 @@ def clamp_speed(speed: float) -> float:
     if speed != speed:  # NaN
         return 1.0
     return min(max(speed, SPEEDS[0]), SPEEDS[-1])
+
+
+def speed_note(asked: float, got: float) -> str:
+    """Why the speed is not what was asked (``--speed 1000``: "the fastest is 100x")."""
+    if asked != asked:
+        return f"speed {asked} is not a number: playing at {got:g}x"
+    return f"speed {asked:g}x is out of range: playing at {got:g}x, the " + \
+        ("fastest" if asked > got else "slowest")
 
 
 class ReplayController:
@@ -107,6 +110,10 @@ class ReplayController:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.index = index
         self.speed = clamp_speed(speed)
+        self.notes: list[str] = []
+        """What the screen says once when it opens (a speed that was brought into range)."""
+        if self.speed != speed:
+            self.notes.append(speed_note(speed, self.speed))
         self.position = max(0, start)
         """Report shown now; may point past the reports indexed so far until ``settle`` clamps it."""
         self.playing = True
@@ -128,6 +135,9 @@ class ReplayController:
         """Reports the scan could not decode."""
         self._scan_prev: Facts | None = None
         self._scan_stop = threading.Event()
+        self._totals = RunningTotals(self._facts)
+        self.unit = "report"
+        """What one line of the recording is, for notes ("refresh" in a fleet recording)."""
         self.mark_in: int | None = None
         """Start of a range marked with ``m`` (for writing it out), or None."""
 
@@ -157,6 +167,17 @@ class ReplayController:
         return snap
 
 
+    def _facts(self, i: int) -> Facts | None:
+        try:
+            return brief_facts(self.index.get(i), i + 1)
+        except (DecodeError, IndexError, OSError):
+            return None
+
+    def totals_at(self, i: int) -> Totals | None:
+        """Counts since the start of the recording up to report ``i`` (ECC per device, failed executions): exact
+        at any position, whatever the history window holds; None until the marker scan has passed report ``i``."""
+        return self._totals.at(i)
+
     def window(self, end: int, n: int, budget: float | None = None) -> list[Snapshot]:
         """Up to ``n`` decodable snapshots ending at report ``end`` (inclusive), oldest first: the history
         a seek rebuilds, so sparklines show the time around the new position, never nothing.
@@ -182,18 +203,41 @@ class ReplayController:
     def settle(self) -> None:
         """Clamp a position past the end (``--start N`` before N was indexed) once the index has finished."""
         n = len(self.index)
-        if n and self.position > n - 1 and getattr(self.index, "done", True):
+        if n and self.position > n - 1 and self.index.done:
             self.seek(n - 1)
 
     # --- moving ---
     def seek(self, i: int) -> int:
+        """Show report ``i`` now: later reports are due from this moment (pacing anchored here at once, not at
+        the next wake-up: following a live recording at its end, the report that arrives a period later is due
+        when it arrives, not a period after that)."""
         n = len(self.index)
         self.position = max(0, min(i, n - 1)) if n else 0
-        self._pacer.reset()
+        self._anchor_here()
         return self.position
+
+    def _anchor_here(self) -> None:
+        if self.playing and len(self.index):
+            self._pacer.start(self.position)
+        else:
+            self._pacer.reset()
 
     def step(self, delta: int) -> int:
         return self.seek(self.position + delta)
+
+    def tolerance(self) -> float:
+        """Seconds a time target may be short of a report and still land on it: real reports come a few ms late or
+        early (jitter, a period of 2.0003 s), so "+60 s" from one report must reach the report a period later,
+        not stop one short. A quarter of the usual period here, at most half a second."""
+        n = len(self.index)
+        if n < 2:
+            return 0.0
+        return min(0.5, max(usual_period(self.index, min(self.position, n - 2)), 0.0) / 4)
+
+    def at_or_before(self, t: float) -> int:
+        """The last report at or before time ``t`` (within ``tolerance``), the first one if all are after it: where
+        every move to a time lands (as in dolphie), so going there and back returns to the same report."""
+        return self.index.find_at_or_before(t + self.tolerance())
 
     def seek_time(self, t: float) -> int:
         """The first report at or after time ``t`` (the last one if ``t`` is past the end)."""
@@ -202,28 +246,28 @@ class ReplayController:
         return self.seek(self.index.find_time(t))
 
     def step_seconds(self, seconds: float) -> int:
-        """Move by recorded time. Back: to the last report at or before the time, so a jump back over a gap
-        lands before the gap instead of staying put."""
+        """Move by recorded time, to the last report at or before the time (``at_or_before``): a jump back over a
+        gap lands before the gap; forward, when no report is that close, the next report (a move never stays
+        put while there is one)."""
         n = len(self.index)
         if n == 0:
             return 0
         pos = min(self.position, n - 1)
-        t = self.index.timestamp(pos) + seconds
-        j = self.index.find_time(t)
-        if seconds < 0 and self.index.timestamp(j) > t:
-            j = max(0, j - 1)
+        j = self.at_or_before(self.index.timestamp(pos) + seconds)
+        if seconds > 0 and j <= pos:
+            j = min(pos + 1, n - 1)
         return self.seek(j)
 
     def set_speed(self, direction: int) -> float:
         """Next or previous speed from SPEEDS (0.25x to 100x)."""
         cur = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.speed))
         self.speed = SPEEDS[max(0, min(cur + direction, len(SPEEDS) - 1))]
-        self._pacer.reset()
+        self._anchor_here()
         return self.speed
 
     def toggle(self) -> bool:
         self.playing = not self.playing
-        self._pacer.reset()
+        self._anchor_here()
         return self.playing
 
     def at_end(self) -> bool:
@@ -284,21 +328,17 @@ class ReplayController:
         """Decode the recording once (in a background thread) and collect markers, holes included.
 
         Resumable: a second call carries on from ``scanned`` (a followed recording that grew). A scan started
-        before ``restart`` (the file was replaced) stops without adding anything."""
-        self._scan_stop.clear()
+        before ``restart`` (the file was replaced) stops without adding anything. ``stop_scan`` is final: a stop
+        that comes before the scan starts (the screen closed at once) is kept, so the scan never runs."""
         gen = self._scan_gen
         prev = self._scan_prev
         i = self.scanned
         index = self.index
         while not self._scan_stop.is_set() and gen == self._scan_gen:
             if i >= len(index):
-                if getattr(index, "done", True):
+                if index.done:
                     break
-                wait_for = getattr(index, "wait_for", None)  # wakes as soon as the report is indexed
-                if wait_for is not None:
-                    wait_for(i, 0.2)
-                else:
-                    self._scan_stop.wait(0.2)
+                index.wait_for(i, 0.2)  # wakes as soon as the report is indexed
                 continue
             found, facts = markers_at(index, i, prev)
             if facts is None:
@@ -309,6 +349,7 @@ class ReplayController:
                 return
             if found:
                 self.markers.extend(found)
+            self._totals.add(facts)
             self._scan_prev = prev
             i += 1
             self.scanned = i
@@ -318,23 +359,34 @@ class ReplayController:
             progress()
 
     def stop_scan(self) -> None:
+        """Stop the scan for good (the replay is closing), also one not started yet."""
         self._scan_stop.set()
 
     @property
     def scan_stop(self) -> threading.Event:
-        """Set by ``stop_scan``: a scan of another kind of recording (fleet frames) stops on it too."""
+        """Set by ``stop_scan``: a scan of another kind of recording (fleet frames) waits on it too."""
         return self._scan_stop
+
+    @property
+    def scan_generation(self) -> int:
+        """Changes when the recording is replaced (``restart``): a scan takes it when it starts."""
+        return self._scan_gen
+
+    def scan_cancelled(self, generation: int) -> bool:
+        """Whether a scan started at ``generation`` should stop: ``stop_scan`` ran (before or after it started),
+        or the recording was replaced since."""
+        return self._scan_stop.is_set() or generation != self._scan_gen
 
     def restart(self) -> None:
         """The recording was replaced under us (a followed file rotated or truncated): forget its markers and
         decoded reports, and stand at its last report (following) or its first."""
         following = self.at_end()
-        self._scan_gen += 1
-        self._scan_stop.set()
+        self._scan_gen += 1  # the running scan sees it and stops; a new one may start
         self.markers = []
         self.scanned = 0
         self.scan_bad = 0
         self._scan_prev = None
+        self._totals = RunningTotals(self._facts)
         self.mark_in = None
         with self._lock:
             self._cache.clear()
@@ -368,10 +420,19 @@ class GotoError(ValueError):
 
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
 _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{1,2}):(\d{2})(?::(\d{2}))?")
+_ZONE = re.compile(r"\s+([A-Za-z][A-Za-z0-9+-]{0,9})\Z")
+"""The zone the header prints after a time ("2026-01-01 03:00:00 UTC"), pasted back into the prompt."""
 
 
 def resolve_goto(text: str, c: ReplayController) -> int:
-    """The report a go-to entry means; raises ``GotoError`` saying why not.
+    """The report a go-to entry means; raises ``GotoError`` saying why not (``goto``, without its note)."""
+    return goto(text, c)[0]
+
+
+def goto(text: str, c: ReplayController) -> tuple[int, str]:
+    """The report a go-to entry means and a note when it was brought into the recording ("report 1802 is past
+    the end: the last one, 1801"); raises ``GotoError`` saying why not. A time lands on the last report at or
+    before it (``ReplayController.at_or_before``).
 
     * ``123``: report 123 (1-based, as the header counts; a number past the end is the last report);
     * ``50%``: that far into the recording;
@@ -391,7 +452,12 @@ def resolve_goto(text: str, c: ReplayController) -> int:
         raise GotoError("type a report number, a time or a percentage")
     index = c.index
     if s.isascii() and s.isdigit():  # not "²", which isdigit() but int() refuses
-        return max(0, min(int(s) - 1, n - 1))  # past the end: the last one, as in less
+        k = int(s)
+        if k > n:  # past the end: the last one, as in less, and said
+            return n - 1, f"{c.unit} {k:,} is past the end: the last one, {n:,}"
+        if k < 1:
+            return 0, f"{c.unit}s count from 1: the first one"
+        return k - 1, ""
     if s.endswith("%"):
         try:
             pct = float(s[:-1])
@@ -399,26 +465,40 @@ def resolve_goto(text: str, c: ReplayController) -> int:
             raise GotoError(f"not a percentage: {s}") from None
         if not 0.0 <= pct <= 100.0:  # NaN too
             raise GotoError("a percentage from 0% to 100%")
-        return max(0, min(int(pct / 100 * (n - 1)), n - 1))
+        return max(0, min(int(pct / 100 * (n - 1)), n - 1)), ""
     cur = index.timestamp(min(c.position, n - 1))
+    first, last = index.timestamp(0), index.timestamp(n - 1)
     if s[0] in "+-":
         try:
             secs = parse_period(s[1:])
         except ConfigError:
             raise GotoError(f"not a time span like +90s or -2m: {s}") from None
-        return index.find_time(cur + secs if s[0] == "+" else cur - secs)
-    first, last = index.timestamp(0), index.timestamp(n - 1)
-    wall = getattr(index, "wallclock", True)
+        t = cur + secs if s[0] == "+" else cur - secs
+        j = c.at_or_before(t)
+        if s[0] == "+" and j <= c.position < n - 1 and secs > 0:
+            j = c.position + 1  # no report that close: the next one
+        if t > last + c.tolerance():
+            return n - 1, f"{s} is past the end: the last {c.unit}"
+        if t < first - c.tolerance():
+            return 0, f"{s} is before the start: the first {c.unit}"
+        return j, ""
+    first_s = math.floor(first)  # the header prints whole seconds: its first time is in the recording
+    wall = index.wallclock
+    z = _ZONE.search(s)
+    if z is not None and wall:  # the header's time with its zone: the zone must be the one times are shown in
+        if z[1] not in (zone(first), zone(last)):
+            raise GotoError(f"times here are in {zone(cur)} (the TZ environment variable changes it), not {z[1]}")
+        s = s[: z.start()]
     m = _DATETIME.fullmatch(s)
     if m:
         if not wall:
             raise GotoError("this recording has no wall-clock times (raw neuron-monitor output): use HH:MM:SS "
                             "since its start")
         y, mo, d, h, mi, se = (int(g or 0) for g in m.groups())
-        t = _local(y, mo, d, h, mi, se)
-        if t is None or not first <= t <= last:
+        at = _local(y, mo, d, h, mi, se)
+        if at is None or not first_s <= at <= last:
             raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
-        return index.find_time(t)
+        return c.at_or_before(at), ""
     m = _TIME.fullmatch(s)
     if m:
         h, mi, se = int(m[1]), int(m[2]), int(m[3] or 0)
@@ -428,13 +508,13 @@ def resolve_goto(text: str, c: ReplayController) -> int:
             t = float(h * 3600 + mi * 60 + se)
             if t > last:
                 raise GotoError(f"the recording is {fmt.duration(last - first, spaced=True)} long")
-            return index.find_time(t)
-        t = _next_clock(cur, last, h, mi, se)
-        if t is None:
-            t = _next_clock(first, last, h, mi, se)
-        if t is None:
+            return c.at_or_before(t), ""
+        when = _next_clock(math.floor(cur), last, h, mi, se)
+        if when is None:
+            when = _next_clock(first_s, last, h, mi, se)
+        if when is None:
             raise GotoError(f"{s} is not in the recording ({_span(first, last)})")
-        return index.find_time(t)
+        return c.at_or_before(when), ""
     raise GotoError(f"not a report number, time or percentage: {s}")
 
 

@@ -34,7 +34,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
@@ -42,6 +42,9 @@ from neuron_top.feed import Feed, RecordingError, SkippedInput, StatusChanged
 from neuron_top.sources.base import Source, State
 from neuron_top.sources.framing import split_concatenated
 from neuron_top.textsafe import clean
+
+if TYPE_CHECKING:
+    from neuron_top.recording.index import Index
 
 __all__ = ["RecordingBusy", "RecordingState", "RecordingWriter", "compression_for", "free_name",
            "install_signal_handlers", "record_main", "stamp", "write_range"]
@@ -152,11 +155,48 @@ class RecordingWriter:
             if flags & os.O_TRUNC:
                 os.ftruncate(self._fd, 0)  # only once the lock is ours: never cut a file another recorder writes
             _check_format(self._fd, self.compression)
+            self.repaired = self._close_cut_member()
+            """What was done to a compressed file whose last member was cut (empty when it was whole)."""
             self._level = level
             self._start(level)
         except BaseException:
             os.close(self._fd)
             raise
+
+    def _close_cut_member(self) -> str:
+        """Appending to a ``.gz``/``.zst`` whose last member was cut mid-write (a crash, a copy of a file being
+        written): a reader would run on from the cut into our new member and lose all of it. So the cut member is
+        closed first: its whole reports go into a finished member in its place, the cut tail (a part of a report,
+        compressed bytes that do not decode) is dropped, counted and said. A member cut at a flush point (a
+        recorder killed between reports) is closed the same way; costs one decompression of the file."""
+        from neuron_top.recording.inflate import last_member, recover
+
+        size = os.fstat(self._fd).st_size
+        if self.compression is None or size == 0:
+            return ""
+        fd = self._fd
+        last = last_member(self.compression, lambda n, at: os.pread(fd, n, at), size)
+        if last is None or last.whole:
+            return ""
+        cut = os.pread(fd, size - last.start, last.start)
+        data = recover(self.compression, cut)
+        keep = data[: data.rfind(b"\n") + 1]
+        reports = keep.count(b"\n")
+        dropped = len(data) - len(keep)
+        if self.compression == "gzip":
+            c = zlib.compressobj(6, zlib.DEFLATED, 31)
+            member = c.compress(keep) + c.flush()
+        else:
+            import zstandard
+
+            member = zstandard.ZstdCompressor(level=3).compress(keep)
+        os.ftruncate(fd, last.start)
+        if keep:
+            os.write(fd, member)
+        os.fsync(fd)
+        tail = f"{dropped:,} bytes of a cut report dropped" if dropped else "nothing else lost"
+        return (f"{clean(self.path.name, 60)}: its last {'member' if self.compression == 'gzip' else 'frame'} was "
+                f"cut ({len(cut):,} compressed bytes): {reports:,} whole reports kept in a closed one, {tail}")
 
     def _start(self, level: int | None) -> None:
         """A recording session: a new gzip member / zstd frame of its own (the reader reads them all, and one cut
@@ -350,6 +390,8 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     except OSError as exc:
         print(f"neuron-top: cannot record to {clean(str(path))}: {clean(exc.strerror or str(exc))}", file=err)
         return 1
+    if writer.repaired:
+        print(f"neuron-top: {writer.repaired}", file=err)
     restore = install_signal_handlers(writer, stop) if handle_signals else (lambda: None)
     # The feed runs in a thread (it writes each report as it comes), so a signal stops the recording at once
     # even while the source waits for its next report; this thread only reports what happened.
@@ -412,13 +454,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     return rc
 
 
-class _Readable(Protocol):
-    def __len__(self) -> int: ...
-
-    def get(self, i: int) -> bytes: ...
-
-
-def write_range(index: _Readable, start: int, stop: int, out_path: str | os.PathLike[str]) -> int:
+def write_range(index: Index, start: int, stop: int, out_path: str | os.PathLike[str]) -> int:
     """Copy reports ``[start, stop)`` of ``index`` to a new recording at ``out_path``; returns how many.
 
     Lines are copied byte for byte (a pretty-printed report is put on one line, line ends become ``\\n``);

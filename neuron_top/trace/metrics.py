@@ -17,9 +17,10 @@ import os
 from array import array
 from dataclasses import dataclass, field
 from math import isfinite
-from typing import Any, Protocol
+from typing import Any
 
 from neuron_top.decode import DecodeError
+from neuron_top.recording.index import Index
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.trace.columns import format_duration
 from neuron_top.trace.store import CounterTrack, TraceStore, mip_levels
@@ -31,17 +32,6 @@ __all__ = [
 GROUP = "metrics"
 _MAX_REPORTS = 20_000
 """At most this many reports are decoded for one trace (a long trace beside a 1 Hz recording: 5.5 hours)."""
-
-
-class Index(Protocol):
-    """What is needed of a recording index (``recording.index.RecordingIndex`` and the replay's own)."""
-
-    wallclock: bool
-
-    def __len__(self) -> int: ...
-    def get(self, i: int) -> bytes: ...
-    def timestamp(self, i: int) -> float: ...
-    def find_time(self, t: float) -> int: ...
 
 
 @dataclass
@@ -91,10 +81,10 @@ def build_metrics(store: TraceStore, target: str | os.PathLike[str] | Index, nam
     """Counter tracks for ``store`` from a recording (path or index). Raises OSError if the file cannot be read."""
     index, owned = open_index(target)
     try:
-        return _build(store, index, name or str(getattr(index, "name", "") or target))
+        return _build(store, index, name or str(index.name or target))
     finally:
         if owned:
-            index.close()  # type: ignore[attr-defined]
+            index.close()
 
 
 def _build(store: TraceStore, index: Index, name: str) -> Metrics:
@@ -106,7 +96,7 @@ def _build(store: TraceStore, index: Index, name: str) -> Metrics:
     rec0, rec1 = index.timestamp(0), index.timestamp(n - 1)
     wall = store.wall_offset
     lo = hi = 0
-    if wall is not None and getattr(index, "wallclock", False):
+    if wall is not None and index.wallclock:
         m.offset = -wall
         t0, t1 = (store.t_min - m.offset) / 1e9, (store.t_max - m.offset) / 1e9
         if rec1 >= t0 and rec0 <= t1:

@@ -520,9 +520,11 @@ class NeuronTopApp(TerminalApp):
         from neuron_top.tui.screens.timeline import TimelineScreen
 
         metrics = self.trace_metrics if self.replay is None else self.replay.index
-        # the recording index meets trace.metrics.Index at run time; one typed Index protocol is issue 39's (i33)
-        self.install_screen(TimelineScreen(paths, at=self.trace_at, metrics=metrics),  # type: ignore[arg-type]
-                            name="timeline")
+        timeline = TimelineScreen(paths, at=self.trace_at, metrics=metrics)
+        self.install_screen(timeline, name="timeline")
+        c = self.replay
+        if c is not None and len(c.index) and c.index.wallclock:  # one playhead: it opens at the replay's position
+            timeline.follow_wall_time(c.index.timestamp(min(c.position, len(c.index) - 1)))
         if show:
             self.push_screen("timeline")
 

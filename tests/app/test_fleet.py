@@ -336,7 +336,7 @@ async def test_a_recorded_fleet_replays_with_transport_keys(tmp_path: Path) -> N
         assert "refresh 4/5" in table_text(header)[0]
         assert screen.frame is not None and screen.frame.rows[1].status == DOWN
         await until(lambda: controller.markers, what="the markers scanned")
-        assert [m.index for m in controller.markers if m.kind == "stall"] == [3]
+        assert [m.index for m in controller.markers if m.kind == "host-down"] == [3]  # not "z stall"
         await pilot.press("g")  # the replay's start key
         assert "refresh 1/5" in table_text(header)[0]
         await pilot.press("enter")

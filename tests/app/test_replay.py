@@ -9,6 +9,7 @@ calling its index poll (``_poll``) after the file grew.
 from __future__ import annotations
 
 import os
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, cell_of, report_at
 from neuron_top.tui.widgets.tabs import AppTabs
+from tests.list_index import ListIndex
 
 T0 = 1767225600.0
 N = 200
@@ -433,28 +435,19 @@ async def test_seek_in_a_10000_report_recording(tmp_path: Path) -> None:
     ctl(app).index.close()
 
 
-class SlowIndex:
+class SlowIndex(ListIndex):
     """A recording index still being built (as for a multi-GB file): some reports, done later."""
 
     def __init__(self, inner: RecordingIndex) -> None:
-        self.inner = inner
-        self.done = False
-        self.progress = 0.42
-        self.wallclock = True
-        self.skipped = 0
-        self.name = "big.jsonl"
+        super().__init__([inner.get(i) for i in range(len(inner))], [inner.timestamp(i) for i in range(len(inner))],
+                         done=False, name="big.jsonl")
+        self.progress_value = 0.42
 
     def __len__(self) -> int:
-        return len(self.inner) if self.done else 50
-
-    def get(self, i: int) -> bytes:
-        return self.inner.get(i)
-
-    def timestamp(self, i: int) -> float:
-        return self.inner.timestamp(i)
+        return len(self.reports) if self.done else 50
 
     def find_time(self, t: float) -> int:
-        return min(self.inner.find_time(t), len(self) - 1)
+        return min(super().find_time(t), len(self) - 1)
 
 
 async def test_first_frame_while_indexing_shows_progress(rec: Path) -> None:
@@ -647,7 +640,8 @@ async def test_a_hole_is_drawn_on_the_scrubber(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("how", ["rotated", "truncated"])
 async def test_follow_reopens_on_rotation_and_reindexes_on_truncation(rec: Path, how: str) -> None:
-    """It went on showing reports no longer in the file (truncated), or the old file forever (rotated)."""
+    """It went on showing reports no longer in the file (truncated), or the old file forever (rotated); a
+    rotation now reads on in the new file after the old one's reports."""
     app, _ = replay_app(rec)
     reps = demo_reports()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -665,10 +659,84 @@ async def test_follow_reopens_on_rotation_and_reindexes_on_truncation(rec: Path,
                 w.write(reps[i], T0 + 10_000 + i)
         screen._poll()
         await pilot.pause()
+        if how == "rotated":  # read on after the old file's reports (its cut last line skipped), numbers valid
+            assert len(ctl(app)) == N + 5 and app.screen.query_one(Scrubber).total == N + 5
+            assert any("rotated: 200 reports of the old file kept" in n.message for n in app._notifications)
+            await settle(pilot)
+            assert ctl(app).scanned == N + 5
+            ctl(app).index.close()
+            return
         assert len(ctl(app)) == 5 and app.screen.query_one(Scrubber).total == 5
         assert ctl(app).position == 4 and app.latest.ts == T0 + 10_004  # it was at the end: it stays there
         assert "report 5/5" in header(app)
         assert any(how in n.message and "200 reports before" in n.message for n in app._notifications)
         await settle(pilot)
         assert ctl(app).scanned == 5 and all(m.index < 5 for m in ctl(app).markers)
+    ctl(app).index.close()
+
+
+# --- counts since start after any move (issue 33) ---
+
+async def test_ecc_since_start_is_exact_after_a_seek_and_a_step_back(tmp_path: Path) -> None:
+    """An uncorrected ECC early in a 400-report recording, corrected ones later: after a jump to the end (the
+    history window holds the last 120 reports) and a step back, the ECC panel counts every event since the
+    start, and says "uncorrected" while the header says ECC!."""
+    from neuron_top.tui.widgets.ecc import EccPanel
+    from tests.recordings import Plan, write
+
+    plan = Plan(seconds=400 * 60, period=60.0, jitter=0.003,
+                ecc=[(600, 5, "mem_uncorrected", 1), (900, 5, "mem_corrected", 2), (20000, 3, "sram_corrected", 4)])
+    path = write(tmp_path / "ecc.jsonl", plan)
+    app, _ = replay_app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert ctl(app).scanned == len(ctl(app))
+        for keys in (("space", "G"), ("left_square_bracket",), ("comma",), ("colon", *"50%", "enter")):
+            await pilot.press(*keys)
+            await settle(pilot)
+            totals = app.history.ecc_totals
+            assert totals[5].mem_uncorrected == 1 and totals[5].mem_corrected == 2, keys
+            assert totals[3].sram_corrected == (4 if ctl(app).position >= 20000 // 60 else 0), keys
+            text = "\n".join(s.text for s in app.screen.query_one(EccPanel).build(app.screen.view, 160))
+            assert "no errors" not in text.splitlines()[0] and "1 uncorrected" in text, keys
+            assert "ECC! ND5" in header(app) and "counting" not in header(app), keys
+        await pilot.press("g")  # back before the event: none since start, and no ECC! either
+        await settle(pilot)
+        assert app.history.ecc_totals[5].uncorrected == 0
+        assert "ECC!" not in header(app)
+    ctl(app).index.close()
+
+
+async def test_clamps_are_said_on_screen(rec: Path) -> None:
+    """':1802' went to the last report and '--speed 1000' played at 100x, both silently."""
+    app, _ = replay_app(rec, speed=1000.0)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert any("playing at 100x, the fastest" in str(n.message) for n in app._notifications)
+        await pilot.press("space", "colon", *"999", "enter")
+        assert ctl(app).position == N - 1
+        assert any(f"report 999 is past the end: the last one, {N}" in str(n.message) for n in app._notifications)
+        assert "UTC" in header(app) or time.strftime("%Z") in header(app)  # the zone beside the time
+        assert "down" not in app.screen.query_one(Scrubber).render_line(1).text  # a fleet-only kind, none here
+    ctl(app).index.close()
+
+
+async def test_before_the_scan_reaches_a_jump_the_header_and_the_ecc_panel_agree(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """Until the marker scan has passed the position, the panel sums the history window: the header's ECC! is set
+    from the same sums, never 'no errors' beside ECC!."""
+    from tests.recordings import Plan, write
+
+    monkeypatch.setattr(ReplayScreen, "scan_markers", lambda self: None)  # the scan never gets anywhere
+    path = write(tmp_path / "ecc.jsonl", Plan(seconds=300 * 60, period=60.0, ecc=[(120, 5, "mem_uncorrected", 1)]))
+    app, _ = replay_app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        await pilot.press("space", "colon", *"5", "enter")  # past the event: in the window
+        await pilot.pause()
+        assert app.history.ecc_totals[5].uncorrected == 1 and "ECC! ND5" in header(app)
+        await pilot.press("G")  # the window (last 120 reports) no longer holds it, and nothing says since start yet
+        await pilot.pause()
+        assert app.history.ecc_totals[5].uncorrected == 0 and "ECC!" not in header(app)
+        assert "ECC since start: counting" in header(app)  # and says these are not yet the whole recording's
     ctl(app).index.close()

@@ -770,6 +770,37 @@ async def test_replay_and_timeline_follow_each_other(tmp_path: Path) -> None:
         assert timeline.timeline.playhead == round((T_WALL + 25.5) * 1e9)  # not moved back by its own echo
 
 
+@sync
+async def test_beside_a_replay_the_timeline_opens_at_its_position_and_r_plays_from_there(tmp_path: Path) -> None:
+    """The first r played from the trace's start and dragged the replay back; the timeline opened without a
+    playhead at the replay's position."""
+    from neuron_top.recording.index import RecordingIndex
+    from neuron_top.recording.player import ReplayController
+    from neuron_top.tui.app import NeuronTopApp
+
+    trace = _wall_trace(tmp_path, T_WALL + 10, 20)
+    rec = _recording(tmp_path, T_WALL, 60)
+    index = RecordingIndex(rec)
+    index.wait()
+    controller = ReplayController(index, start=18, clock=lambda: 5000.0)
+    app = NeuronTopApp(None, replay=controller, replay_name="rec", traces=[str(trace)], clock=lambda: 1000.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("T")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        timeline = app.get_screen("timeline")
+        assert timeline.timeline.playhead == round((T_WALL + 18) * 1e9)  # opened at the replay's position
+        assert timeline.timeline.t0 <= timeline.timeline.playhead < timeline.timeline.t1  # and in view
+        await pilot.press("r")
+        await pilot.pause()
+        assert timeline.timeline.playhead >= round((T_WALL + 18) * 1e9)
+        assert controller.position >= 18  # never dragged back to the trace's start
+        await pilot.press("r")  # pause before leaving
+
+
 def _in_view(tl: Timeline, ev: int) -> bool:
     """The event is inside the window, at least a cell wide (not hidden in a shaded cell), on a line shown."""
     st = tl.model.store

@@ -21,7 +21,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from neuron_top.cli.main import main as cli_main
+from neuron_top.derived import per_second
 from neuron_top.export.exposition import exposition
+from neuron_top.fleet.apps import apps_from_snapshots
 from neuron_top.fleet.rows import from_snapshot
 from neuron_top.fmt import plural
 from neuron_top.output.cells import APP_COLUMNS, FAILED, latency_cell
@@ -83,7 +85,8 @@ EDGE = {
                                     runtime(12, "b", cores={"0": 50.0, "1": 10.0})),
     "errors_beside_bad_executions": report(runtime(11, "a", errors=7, bad=2), runtime(12, "b", errors=0, bad=3)),
     "only_device_latency": report(runtime(11, "a", completed=816, total=None)),
-    "group_with_an_error": report(runtime(11, "a", group_errors=("execution_stats", "neuron_runtime_vcpu_usage")),
+    "group_with_an_error": report(runtime(11, "a", errors=5, bad=4,  # a failed group's counts are not a reading
+                                          group_errors=("execution_stats", "neuron_runtime_vcpu_usage")),
                                   runtime(12, "b", group_errors=("neuron_runtime_vcpu_usage",))),
     "runtime_with_an_error": report(runtime(11, "a", error="runtime unreachable"), runtime(12, "b")),
     "value_missing": report(runtime(11, "a", drop=("neuron_runtime_vcpu_usage",), total=None, device=None)),
@@ -221,6 +224,13 @@ async def test_every_output_gives_the_same_figure_and_state(case: str, tmp_path:
     p99s = [lat.get("p99") for a in apps if (lat := a.latency_shown).state == "total" and lat.get("p99") is not None]
     assert row.p99 == (max(p99s) if p99s else None)
 
+    # the fleet's apps view (over ssh, from this host's report): each runtime's executions and bad/s by the rules
+    by_tag = {r.tag: r for r in apps_from_snapshots({"host": snap})}
+    for a in apps:
+        if [b.tag for b in apps].count(a.tag) == 1 and not a.error and a.tag in by_tag:
+            assert by_tag[a.tag].err_rate == a.rates.bad_per_second, (case, a.label)
+            assert by_tag[a.tag].exec_rate == per_second(a.rates.ran, a.rates.period), (case, a.label)
+
     # replay --summary: an app's trouble as the apps table counts it (errors by type; bad executions)
     path = tmp_path / "one.jsonl"
     with RecordingWriter(path) as w:
@@ -249,6 +259,7 @@ def test_the_edge_reports_show_what_they_were_made_for() -> None:
     grp = load("group_with_an_error")
     assert grp.apps[0].latency_shown.state == "err" and grp.all.vcpu == (None, None)
     assert grp.all.failure("neuron_runtime_vcpu_usage")  # every runtime's vCPU failed: err, not 0.0%
+    assert grp.apps[0].rates.bad_count is None and grp.apps[0].rates.error_count == 0  # failed: no counts
     rt = load("runtime_with_an_error").apps[0]
     assert rt.latency_shown.state == "err" and rt.failure("neuroncore_counters") == "runtime unreachable"
     assert load("value_missing").apps[0].latency_shown.state == "-"

@@ -9,7 +9,7 @@ import importlib
 import pytest
 
 MODULES = ("neuron_top", "neuron_top.derived", "neuron_top.output.cells", "neuron_top.fmt", "neuron_top.textsafe",
-           "neuron_top.recording.markers", "neuron_top.snapshot", "neuron_top.sources.base")
+           "neuron_top.recording.markers", "neuron_top.snapshot", "neuron_top.sources.base", "neuron_top.feed")
 
 
 @pytest.mark.parametrize("name", MODULES)

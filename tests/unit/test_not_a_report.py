@@ -66,10 +66,10 @@ def test_every_output_counts_them_the_same_way(tmp_path: Path, capfdbinary) -> N
         assert {sk.reason for _, sk in ix.skips()} == {NOT_A_REPORT}
     assert main(["replay", str(path), "--once", "--json"]) == 0
     doc = json.loads(capfdbinary.readouterr().out)
-    assert (doc["source"]["reports"], doc["source"]["skipped"], doc["source"]["position"]) == (4, 4, "report 4/4")
+    assert (doc["source"]["reports"], doc["source"]["skipped"]) == (4, 4) and doc["source"]["position"].startswith("report 4/4")
     assert main(["replay", str(path), "--once", "--json", "--start", "2"]) == 0
     doc = json.loads(capfdbinary.readouterr().out)
-    assert (doc["source"]["reports"], doc["source"]["skipped"], doc["source"]["position"]) == (4, 4, "report 2/4")
+    assert (doc["source"]["reports"], doc["source"]["skipped"]) == (4, 4) and doc["source"]["position"].startswith("report 2/4")
     main(["replay", str(path), "--summary", "--json"])
     doc = json.loads(capfdbinary.readouterr().out)
     assert doc["skipped"] == {NOT_A_REPORT: 4}

@@ -28,7 +28,9 @@ def numbers(ix: RecordingIndex) -> list[int]:
 
 
 @pytest.mark.parametrize("name", ["f.jsonl", "f.jsonl.gz", "f.jsonl.zst"])
-def test_rotation_reopens_the_new_file(tmp_path: Path, name: str) -> None:
+def test_rotation_reads_the_old_files_end_then_the_new_file(tmp_path: Path, name: str) -> None:
+    """An ``mv`` rotation skipped the old file's last reports (written after the last look) and dropped every
+    report before it from the list; now the old file is read to its end and the new one read on after it."""
     path = tmp_path / name
     write(path, range(10))
     with RecordingIndex(path, follow=True) as ix:
@@ -36,17 +38,32 @@ def test_rotation_reopens_the_new_file(tmp_path: Path, name: str) -> None:
         write(path, range(10, 12))
         ix.refresh()
         assert numbers(ix) == list(range(12)) and ix.generation == 0
+        write(path, range(12, 15))  # the writer's last reports before logrotate: not looked at yet
         path.rename(tmp_path / (name + ".1"))
-        assert ix.refresh() == 12  # the path is missing for a moment: the old file is still followed
-        write(path, range(100, 103))
+        write(path, range(100, 103))  # the writer reopens the path: a new file
         ix.refresh()
-        assert numbers(ix) == [100, 101, 102] and ix.generation == 1
-        assert ix.take_notices() == [f"{name} was replaced (rotated): reading the new file from its start "
-                                     "(12 reports before are no longer in it)"]
+        assert numbers(ix) == [*range(15), 100, 101, 102] and ix.generation == 0  # numbers stay valid
+        assert ix.take_notices() == [f"{name} was rotated: 15 reports of the old file kept (3 read from its end), "
+                                     "reading on in the new one"]
         assert ix.take_notices() == []
         write(path, range(103, 105))
         ix.refresh()
-        assert numbers(ix) == [100, 101, 102, 103, 104]  # and it follows the new one
+        assert numbers(ix)[-5:] == [100, 101, 102, 103, 104]  # and it follows the new one
+        assert [ix.timestamp(i) for i in (14, 15)] == [1014.0, 1100.0]
+
+
+def test_rotation_while_the_path_is_missing_follows_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    write(path, range(5))
+    with RecordingIndex(path, follow=True) as ix:
+        ix.wait()
+        path.rename(tmp_path / "m.jsonl.1")
+        assert ix.refresh() == 5  # the path is missing for a moment: the old file is still followed
+        with (tmp_path / "m.jsonl.1").open("ab") as f:  # the writer still has it open
+            from neuron_top.recording.writer import stamp
+
+            f.write(stamp(report(5), 1005.0) + b"\n")
+        assert ix.refresh() == 6
 
 
 @pytest.mark.parametrize("name", ["t.jsonl", "t.jsonl.gz"])

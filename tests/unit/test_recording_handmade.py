@@ -45,7 +45,7 @@ def test_reports_run_together_on_one_line_are_entries_of_their_own(tmp_path: Pat
         assert len(ix) == 3 and ix.skipped == 0
         assert [ix.get(i) for i in range(3)] == list(r)
     assert main(["replay", str(path), "--json", "--start", "1"]) == 0
-    assert json.loads(capfdbinary.readouterr().out)["source"]["position"] == "report 1/3"
+    assert json.loads(capfdbinary.readouterr().out)["source"]["position"].startswith("report 1/3 at ")
     assert main(["replay", str(path), "--once"]) == 0
     assert "report 3/3" in capfdbinary.readouterr().out.decode()
 
@@ -117,7 +117,47 @@ def test_followed_reports_run_together_without_a_newline_wait_until_all_are_whol
 
 
 def test_a_file_without_reports_says_what_was_skipped_in_words(tmp_path: Path, capfdbinary) -> None:
-    path = tmp_path / "array.json"  # `jq -s .`: one array, not reports
-    path.write_text(json.dumps([json.loads(r) for r in reports()]))
+    path = tmp_path / "array.json"  # one line that is not a report (a jq -s array is read now: see below)
+    path.write_text('"a string, not a report"')
     assert main(["replay", str(path), "--once"]) == 2
     assert "array.json (1 bad line skipped)" in capfdbinary.readouterr().err.decode()  # not "1 bad lines"
+
+
+# --- saved by other tools (issue 33) ---
+
+def test_a_json_array_as_jq_s_writes_it_is_read(tmp_path: Path, capfdbinary) -> None:
+    """``jq -s . night.jsonl > night.json``: one array of reports, pretty-printed."""
+    from neuron_top.cli.main import main
+    from tests.recordings import Plan, lines
+
+    docs = [json.loads(x) for x in lines(Plan(seconds=240, period=60.0))]
+    path = tmp_path / "night.json"
+    path.write_text(json.dumps(docs, indent=2))
+    assert main(["replay", str(path), "--json"]) == 0
+    doc = json.loads(capfdbinary.readouterr().out)
+    assert doc["source"]["position"].startswith("report 5/5 at ") and doc["ts"] == docs[-1]["neuron_top"]["ts"]
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert "night.json: 5 reports" in capfdbinary.readouterr().out.decode()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_file_is_read(tmp_path: Path, capfdbinary, encoding: str) -> None:
+    """PowerShell's ``>`` and some editors save UTF-16: it was 'no reports'."""
+    from neuron_top.cli.main import main
+    from tests.recordings import Plan, lines
+
+    text = b"".join(lines(Plan(seconds=120, period=60.0))).decode()
+    path = tmp_path / "saved.jsonl"
+    data = text.encode(encoding)
+    path.write_bytes(data if encoding == "utf-16" else b"\xfe\xff" + data)
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert "saved.jsonl: 3 reports" in capfdbinary.readouterr().out.decode()
+
+
+def test_a_broken_json_array_says_why(tmp_path: Path, capfdbinary) -> None:
+    from neuron_top.cli.main import main
+
+    path = tmp_path / "bad.json"
+    path.write_text('[{"system_data": {}}, {"oops"')
+    assert main(["replay", str(path), "--once"]) == 2
+    assert "JSON array that does not parse" in capfdbinary.readouterr().err.decode()

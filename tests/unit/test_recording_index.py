@@ -242,8 +242,10 @@ def test_timestamps_synthesized_from_periods(tmp_path: Path) -> None:
                                  report(6, 3.0)]) + b"\n")
     with index_of(path) as ix:
         # first: 0; then + own period; no/invalid period: the previous one; ts key wins (and moves the reports
-        # before it to end a period before it); never goes back
-        assert [ix.timestamp(i) for i in range(7)] == [92.0, 94.0, 96.0, 98.0, 100.0, 100.0, 103.0]
+        # before it to end a period before it); a time going back is kept, in file order (issue 33), and a time
+        # is looked up where the recording first reached it
+        assert [ix.timestamp(i) for i in range(7)] == [92.0, 94.0, 96.0, 98.0, 100.0, 50.0, 53.0]
+        assert ix.find_time(99.0) == 4 and ix.find_time(101.0) == 6 and ix.find_at_or_before(60.0) == 0
         assert ix.wallclock
 
 

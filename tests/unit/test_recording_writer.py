@@ -364,3 +364,73 @@ def test_another_program_appending_between_reports_loses_nothing(tmp_path: Path)
             f.write(gzip.compress(b'{"system_data":{},"i":1}\n'))
         w.write(b'{"system_data":{},"i":2}', 1767225602.0)
     assert _reports_in(path) == ([0, 1, 2], 0)
+
+
+# --- appending to a cut compressed recording (issue 33) ---
+
+@pytest.mark.parametrize("ext", ["gz", "zst"])
+@pytest.mark.parametrize("keep", [0.77, 0.5, 0.93])
+def test_appending_to_a_cut_compressed_file_loses_nothing_written_later(tmp_path: Path, ext: str,
+                                                                        keep: float) -> None:
+    """A copy of a file being written (or a crash) leaves its last member cut mid-block: the 10 reports appended
+    after it were 'written' and could never be read (only 'skipped: 1')."""
+    from neuron_top.recording.index import RecordingIndex
+    from tests.recordings import Plan, cut, lines
+
+    p = tmp_path / f"night.jsonl.{ext}"
+    with RecordingWriter(p) as w:
+        for line in lines(Plan(seconds=600, period=10)):
+            w.write_line(line.rstrip(b"\n"))
+    cut(p, keep)
+    with RecordingIndex(p) as ix:
+        ix.wait()
+        before = len(ix)
+    w = RecordingWriter(p)
+    assert "was cut" in w.repaired and f"{before:,} whole reports kept" in w.repaired
+    later = list(lines(Plan(seconds=90, period=10, start=1767300000.0)))
+    for line in later:
+        w.write_line(line.rstrip(b"\n"))
+    w.close()
+    with RecordingIndex(p) as ix:
+        ix.wait()
+        assert len(ix) == before + len(later)
+        assert ix.timestamp(len(ix) - 1) == 1767300090.0
+        assert ix.skipped == 0
+    assert RecordingWriter(p).repaired == ""  # closed cleanly now: nothing more to do
+
+
+def test_a_whole_compressed_file_is_left_as_it_is(tmp_path: Path) -> None:
+    p = tmp_path / "ok.jsonl.gz"
+    with RecordingWriter(p) as w:
+        w.write(b'{"system_data":{}}', 1767225600.0)
+    size = p.stat().st_size
+    with RecordingWriter(p) as w:
+        assert w.repaired == ""
+    assert p.stat().st_size >= size
+
+
+def test_a_dashboard_whose_recording_stopped_on_a_full_disk_says_so_and_exits_1(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+    import errno
+
+    from neuron_top.cli import common
+
+    rec = RecordingWriter(tmp_path / "full.jsonl")
+    rec.write(b'{"system_data":{}}', 1767225600.0)
+
+    class FakeApp:
+        return_code = None
+        collector = None
+
+        def __init__(self, *a: object, **kw: object) -> None:
+            pass
+
+        def run(self) -> None:
+            rec._failed = OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("neuron_top.tui.app.NeuronTopApp", FakeApp)
+    monkeypatch.setattr("neuron_top.settings.SettingsStore.open", staticmethod(lambda: None))
+    assert common.run_tui(None, argparse.Namespace(), recorder=rec) == 1
+    err = capsys.readouterr().err
+    assert "--record full.jsonl stopped: No space left on device (1 report written before it)" in err

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import time
@@ -25,6 +24,7 @@ from neuron_top.recording.player import (
 )
 from neuron_top.recording.writer import RecordingWriter
 from neuron_top.snapshot import Snapshot
+from tests.list_index import ListIndex
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
 
@@ -35,28 +35,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.t
-
-
-class ListIndex:
-    """The index protocol over a list of report bytes and their times (no file, no thread)."""
-
-    def __init__(self, reports: list[bytes], times: list[float], done: bool = True) -> None:
-        self.reports = reports
-        self.times = times
-        self.done = done
-        self.wallclock = True
-
-    def __len__(self) -> int:
-        return len(self.reports)
-
-    def get(self, i: int) -> bytes:
-        return self.reports[i]
-
-    def timestamp(self, i: int) -> float:
-        return self.times[i]
-
-    def find_time(self, t: float) -> int:
-        return min(bisect.bisect_left(self.times, t), len(self.times) - 1)
 
 
 def report(*, apps: list[dict] | None = None, ecc: tuple[int, int] = (0, 0), vcpu_error: str = "") -> bytes:
@@ -342,10 +320,10 @@ def test_marker_ecc() -> None:
 
 
 def test_markers_are_ranked_by_severity() -> None:
-    order = ["ecc-uncorrected", "error", "app-", "stall", "group-error", "gap", "ecc-corrected"]
+    order = ["ecc-uncorrected", "error", "host-down", "stall", "group-error", "gap", "ecc-corrected"]
     assert [severity(k) for k in order] == sorted(severity(k) for k in order)
-    assert severity("app-") == severity("app+")
-    assert set(KINDS) == {*order, "app+"}
+    assert severity("app-") == severity("app+") == severity("host-down")
+    assert set(KINDS) == {*order, "app+", "app-"}
 
 
 def test_every_app_whose_errors_start_is_a_marker() -> None:
@@ -469,10 +447,34 @@ def test_stop_scan_stops_a_scan_waiting_for_the_index() -> None:
     c = ReplayController(idx)
     t = threading.Thread(target=c.scan_markers)
     t.start()
-    time.sleep(0.05)  # the scan waits for more reports (the index is not done)
+    deadline = time.monotonic() + 5
+    while c.scanned < 3 and time.monotonic() < deadline:  # the scan reaches the end and waits for more reports
+        time.sleep(0.001)
     c.stop_scan()
     t.join(timeout=5)
     assert not t.is_alive()
+    assert c.scanned == 3
+
+
+def test_a_stop_before_the_scan_starts_is_kept() -> None:
+    """The screen closed before its scan worker got going: the scan must not then run (and wait) for ever."""
+    import threading
+
+    c = ReplayController(plain(3, done=False))
+    c.stop_scan()
+    t = threading.Thread(target=c.scan_markers, daemon=True)
+    t.start()
+    t.join(timeout=5)
+    assert not t.is_alive()
+    assert c.scanned == 0
+
+
+def test_a_scan_after_restart_runs_again() -> None:
+    c = ReplayController(plain(3))
+    c.scan_markers()
+    assert c.scanned == 3
+    c.restart()
+    c.scan_markers()
     assert c.scanned == 3
 
 
@@ -608,3 +610,85 @@ def test_goto_in_a_recording_without_wall_clock_times() -> None:
         resolve_goto("2026-01-01 00:00:00", c)
     with pytest.raises(GotoError, match="long"):
         resolve_goto("02:00:00", c)
+
+
+# --- go-to exact with real jitter (issue 33) ---
+
+def jittered(period: float, n: int = 200, jitter: float = 0.004, seed: int = 3) -> ReplayController:
+    from tests.recordings import Plan, times
+
+    ts = [t for _, t in times(Plan(seconds=period * (n - 1), period=period, jitter=jitter, seed=seed))]
+    return ReplayController(ListIndex([b"{}"] * len(ts), ts))
+
+
+@pytest.mark.parametrize("period", [1.0, 10.0, 60.0, 300.0])
+def test_relative_moves_land_on_the_report_a_period_away_and_come_back(period: float) -> None:
+    """``:+10s``/``:-1m``/``{``/``}`` landed one report off (or stayed put) with ms jitter."""
+    c = jittered(period)
+    for start in range(20, 180, 7):
+        c.seek(start)
+        c.seek(resolve_goto(f"+{int(period * 3)}s", c))
+        assert c.position == start + 3
+        c.seek(resolve_goto(f"-{int(period * 3)}s", c))
+        assert c.position == start  # there and back: no drift
+    c.seek(100)
+    if period == 60.0:
+        assert resolve_goto("-1m", c) == 99
+        assert c.step_seconds(60) == 101 and c.step_seconds(-60) == 100
+    assert c.step_seconds(-period) == 99 and c.step_seconds(period) == 100
+
+
+def test_goto_takes_the_first_time_as_the_header_prints_it() -> None:
+    c = jittered(60.0, seed=5)
+    first = c.index.timestamp(0)
+    c.seek(50)
+    shown = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(first))  # whole seconds, as the header
+    assert resolve_goto(shown, c) == 0
+    assert resolve_goto(shown[11:], c) == 0
+
+
+def test_goto_says_when_it_clamps() -> None:
+    from neuron_top.recording.player import goto
+
+    c = ReplayController(plain(1801))
+    assert goto("1802", c) == (1800, "report 1,802 is past the end: the last one, 1,801")
+    assert goto("1801", c) == (1800, "")
+    c.seek(1790)
+    assert goto("+1h", c) == (1800, "+1h is past the end: the last report")
+    assert goto("-1h", c)[1] == "-1h is before the start: the first report"
+
+
+def test_a_speed_out_of_range_is_said() -> None:
+    assert ReplayController(plain(3), speed=1000).notes == ["speed 1000x is out of range: playing at 100x, the fastest"]
+    assert ReplayController(plain(3), speed=0.1).notes == ["speed 0.1x is out of range: playing at 0.25x, the slowest"]
+    assert ReplayController(plain(3), speed=2).notes == []
+
+
+def test_following_a_live_recording_at_its_end_does_not_trail_by_one_report() -> None:
+    """At the end of a live 60 s recording, the report that arrives a minute later is shown when it arrives (it
+    was paced from the moment it arrived, so the screen showed each report a minute late)."""
+    clock = FakeClock(0.0)
+    idx = plain(10, period=60.0, done=False)
+    c = ReplayController(idx, clock=clock)
+    c.seek(9)  # G: the newest report, shown now
+    clock.t += 60.0  # a minute later the writer appends the next one
+    idx.reports.append(idx.reports[-1])
+    idx.times.append(idx.times[-1] + 60.0)
+    assert c.due() == [10]
+    clock.t += 59.9
+    idx.reports.append(idx.reports[-1])
+    idx.times.append(idx.times[-1] + 60.0)
+    assert c.due() == []
+    clock.t += 0.2
+    assert c.due() == [11]
+
+
+def test_goto_takes_the_header_time_with_its_zone() -> None:
+    from neuron_top.recording.pacing import report_time
+
+    c = jittered(60.0, seed=5)
+    c.seek(50)
+    shown = report_time(c.index.timestamp(20), True)  # "2026-01-01 00:20:00 UTC", as the header prints it
+    assert resolve_goto(shown, c) == 20
+    with pytest.raises(GotoError, match="times here are in"):
+        resolve_goto(shown.rsplit(" ", 1)[0] + " XYZT", c)

@@ -94,16 +94,18 @@ class FleetReplayScreen(FleetScreen, ReplayTransport):
     @work(thread=True, exclusive=True, exit_on_error=False, group="markers", description="scanning for markers")
     def scan_markers(self) -> None:
         c = self.controller
-        stop = c.scan_stop
-        stop.clear()
+        generation = c.scan_generation
+
+        def cancelled() -> bool:
+            return c.scan_cancelled(generation)
 
         def frames() -> Iterator[tuple[int, FleetFrame | None]]:
             i = c.scanned
-            while not stop.is_set():
+            while not cancelled():
                 if i >= len(c.index):
-                    if getattr(c.index, "done", True):
+                    if c.index.done:
                         return
-                    stop.wait(0.2)
+                    c.index.wait_for(i, 0.2)
                     continue
                 try:
                     yield i, decode_frame(c.index.get(i))
@@ -114,6 +116,6 @@ class FleetReplayScreen(FleetScreen, ReplayTransport):
                 if i % 200 == 0:
                     self.post_message(MarkersFound())
 
-        for marker in fleet_markers(frames(), stop.is_set):
+        for marker in fleet_markers(frames(), cancelled):
             c.markers.append(marker)
         self.post_message(MarkersFound())

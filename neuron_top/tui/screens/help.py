@@ -22,10 +22,14 @@ EXTRA = [
                          ("esc", "back / close"), ("mouse", "click a core, device, tab, tree row or breadcrumb step")]),
     ("Replay scrubber", [
         ("E", "uncorrected ECC (most severe first: a cell shows its worst marker)"),
-        ("x", "execution errors start"), ("- / +", "app stopped / started"),
+        ("x", "execution errors start"), ("v", "a host went down or stale (fleet recordings)"),
+        ("- / +", "app stopped / started"),
         ("z", "utilization collapsed to 0%"), ("!", "a metric group starts failing"),
-        ("┊", "a gap without data (held 1.5 s at most when played)"), ("e", "corrected ECC (e hides them)"),
-        (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%"),
+        ("┊", "a gap without data (held 1.5 s at most when played), or the recorded clock going back"),
+        ("e", "corrected ECC (e hides them)"),
+        (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%: the last report at or "
+              "before the time; past an end: that end, said"),
+        ("since start", "ECC counts and ECC! are the whole recording's up to the position, after any move"),
     ]),
 ]
 

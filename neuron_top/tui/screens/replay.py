@@ -46,6 +46,12 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
         self.init_transport(controller, name)
         self._generation = 0
         """Counts history rebuilds, so a worker's late result for an older seek is dropped."""
+        self._following = False
+        """A move that came from the timeline's playhead (not told back to it)."""
+        self._totals_pending = False
+        """The position's counts since start are not known yet (the scan is behind it)."""
+        self._totals_jump = False
+        """... and the header's ECC mark is to be set from them when they are (the position came by a jump)."""
 
     def compose_top(self) -> ComposeResult:
         yield Scrubber(self.controller.markers, id="scrubber")
@@ -94,6 +100,7 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
             # the newest that fit in the frame budget do (playback keeps pace; the history thins out).
             for snap in c.window(passed[-1], len(passed), budget=FRAME_BUDGET if len(passed) > 1 else None):
                 host.react(session.accept(snap), publish=False)
+        self._apply_totals(jumped=rebuild)
         if session.latest is not None:
             self._shown = True
         host.set_position(self._position_text())
@@ -101,10 +108,44 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
         self._update_scrubber()
         self._tell_wall_time()
 
+    # --- counts since start: the recording's, not the history window's ---
+    def _apply_totals(self, jumped: bool) -> None:
+        """The history's ECC sums become the recording's from its start to the position (the window after a
+        seek holds only the last reports). After a jump the header's ``ECC!`` names the devices with uncorrected
+        events up to the position, so the two never disagree. Until the scan reaches the position the window's
+        sums stand and this runs again when it does (``on_markers_found``)."""
+        c = self.controller
+        n = len(c)
+        t = c.totals_at(min(c.position, n - 1)) if n else None
+        self._totals_pending = n > 0 and t is None
+        self._totals_jump = self._totals_jump or (jumped and t is None)
+        session = self.host.session
+        if t is None:
+            if jumped:  # until the scan gets here the panel sums the window: the header says what the panel says
+                window = session.history.ecc_totals
+                session.set_status(uncorrected=tuple(d for d, e in sorted(window.items()) if e.uncorrected))
+            return
+        session.history.ecc_totals = dict(t.ecc)
+        if jumped or self._totals_jump:
+            self._totals_jump = False
+            session.set_status(uncorrected=t.uncorrected_devices)
+
+    def position_note(self) -> str:
+        """While the scan is behind the position, the ECC counts are the window's: the header says so."""
+        return " · ECC since start: counting" if self._totals_pending else ""
+
+    def on_markers_found(self, _: MarkersFound) -> None:
+        """(Textual calls ``ReplayTransport``'s handler too, for the scrubber.)"""
+        if self._totals_pending:
+            self._apply_totals(jumped=False)
+            if not self._totals_pending:
+                self.host.set_position(self._position_text())
+                self.host.publish()
+
     # --- the timeline's playhead follows the replay, and the other way round (one wall clock) ---
     def _tell_wall_time(self) -> None:
         idx = self.controller.index
-        if len(idx) and getattr(idx, "wallclock", True) and not getattr(self, "_following", False):
+        if len(idx) and idx.wallclock and not self._following:
             self.post_message(WallTime(idx.timestamp(min(self.controller.position, len(idx) - 1)), self))
 
     def follow_wall_time(self, unix: float) -> None:
@@ -144,4 +185,5 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
             if snap is not None:
                 message.history.push(snap)
         self.host.session.adopt(message.history)
+        self._apply_totals(jumped=False)
         self.host.publish()

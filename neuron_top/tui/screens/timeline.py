@@ -219,6 +219,8 @@ class TimelineScreen(Screen[None]):
         self.metrics: Metrics | None = None
         self._following = False
         self._sent_playhead: int | None = None
+        self._wall: float | None = None
+        """The replay's moment (unix seconds), kept while the trace loads: the timeline opens there."""
         self.area_rows: list[AggRow] = []
         self.model: TimelineModel | None = None
         self.clock = clock
@@ -323,6 +325,8 @@ class TimelineScreen(Screen[None]):
         self.speed = max(tl.model.store.span / 10e9, 1e-6)  # the whole trace plays in ~10 s
         if self.at == "end":
             tl.show_end()
+        if self._wall is not None:  # beside a replay: one playhead, at the replay's position
+            self.follow_wall_time(self._wall)
         self._update_status()
 
     # -- helpers ------------------------------------------------------------------------------------------------
@@ -726,7 +730,9 @@ class TimelineScreen(Screen[None]):
 
     # -- the link with the replay (one wall clock) ------------------------------------------------------------
     def follow_wall_time(self, unix: float) -> None:
-        """The replay moved: put the playhead at the same moment (when the trace's clock maps to wall time)."""
+        """The replay moved: put the playhead at the same moment (when the trace's clock maps to wall time). Kept
+        while the trace loads, so the timeline opens at the replay's position, not at the trace's start."""
+        self._wall = unix
         if self.model is None or self.metrics is None or not self.metrics.counters:
             return
         t = self.metrics.trace_time(unix)
@@ -894,6 +900,8 @@ class TimelineScreen(Screen[None]):
     # -- replay -------------------------------------------------------------------------------------------------
     def action_play(self) -> None:
         tl = self._ensure()
+        if tl.playhead is None and self._wall is not None and self.metrics is not None and self.metrics.counters:
+            self.follow_wall_time(self._wall)  # beside a replay: play on from its position, never from the start
         if tl.playhead is None or tl.playhead >= tl.model.store.t_max:
             tl.set_playhead(tl.t0)
         self.playing = not self.playing

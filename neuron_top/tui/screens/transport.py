@@ -24,7 +24,7 @@ from textual.worker import Worker
 from neuron_top.fmt import plural
 from neuron_top.recording.markers import KINDS
 from neuron_top.recording.pacing import gap_text
-from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, resolve_goto
+from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, goto
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, clock_text, kind_names
 
@@ -126,6 +126,7 @@ class ReplayTransport(Screen):
 
     def init_transport(self, controller: ReplayController, name: str = "") -> None:
         self.controller = controller
+        controller.unit = self.UNIT
         self.recording_name = name
         self._timer: Timer | None = None
         self._poll_timer: Timer | None = None
@@ -138,7 +139,7 @@ class ReplayTransport(Screen):
         """Marker kinds not drawn (``e`` hides corrected ECC)."""
         self._jump: tuple[str, ...] | None = None
         """The marker kinds ``n``/``N`` jump to (``k`` chooses); None: every kind shown."""
-        self._index_gen = getattr(controller.index, "generation", 0)
+        self._index_gen = controller.index.generation
         """The index's generation last seen (it changes when a followed file is rotated or truncated)."""
 
     # --- what the screen provides ---
@@ -151,6 +152,10 @@ class ReplayTransport(Screen):
         """Where we are, for the header."""
         raise NotImplementedError
 
+    def position_note(self) -> str:
+        """Something the header says about the position (" · ECC since start: counting"), or nothing."""
+        return ""
+
     def scan_markers(self) -> Worker[None]:
         """Start the background scan for markers (a thread worker posting ``MarkersFound``)."""
         raise NotImplementedError
@@ -161,6 +166,9 @@ class ReplayTransport(Screen):
 
     # --- start, stop ---
     def on_mount(self) -> None:
+        for note in self.controller.notes:  # --speed 1000: says it plays at 100x, the fastest
+            self.notify(note, title="speed", severity="warning", timeout=6, markup=False)
+        self.controller.notes = []
         self.controller.settle()
         self.show_position(rebuild=True)
         self._schedule()
@@ -182,22 +190,22 @@ class ReplayTransport(Screen):
         c = self.controller
         n = len(c)
         idx = c.index
-        if not getattr(idx, "done", True):
-            reading = (f"reading {clean(getattr(idx, 'name', ''), 40) or 'input'}" if hasattr(idx, "bytes_read")
-                       else f"indexing {getattr(idx, 'progress', 0) * 100:.0f}%")
+        if not idx.done:
+            reading = (f"reading {clean(idx.name, 40) or 'input'}" if idx.spooled
+                       else f"indexing {idx.progress * 100:.0f}%")
         else:
             reading = ""
-        skipped = c.bad + getattr(idx, "skipped", 0)
+        skipped = c.bad + idx.skipped
         tail = (f" · {reading}" if reading else "") + (f" · skipped {skipped}" if skipped else "")
         if n == 0:
             return f"no {self.UNITS} yet" + tail
-        wall = getattr(idx, "wallclock", True)
+        wall = idx.wallclock
         pos = min(c.position, n - 1)
         t = clock_text(idx.timestamp(pos), wall)
         state = "⏸" if not c.playing else "end" if c.at_end() else "▶"
         hole = c.hole_ahead() if c.playing else None
         ahead = f" · next: {gap_text(hole.seconds)} without data" if hole is not None else ""
-        return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{ahead}{tail}"
+        return f"{state} {self.UNIT} {pos + 1}/{n} · {t} · {c.speed:g}x{ahead}{self.position_note()}{tail}"
 
     def _jump_kinds(self) -> tuple[str, ...]:
         """The kinds ``n``/``N`` stop at: the chosen ones, else every kind not hidden."""
@@ -205,7 +213,10 @@ class ReplayTransport(Screen):
 
     def _update_scrubber(self) -> None:
         c = self.controller
-        s = self.query_one(Scrubber)
+        found = self.query(Scrubber)
+        if not found:  # a move told while the screen is being taken down (the timeline's playhead at exit)
+            return
+        s = found.first()
         s.markers = c.markers  # a new list after the file was replaced
         s.total = len(c)
         s.position = c.position
@@ -245,35 +256,34 @@ class ReplayTransport(Screen):
         self._poll_timer = None
         c = self.controller
         idx = c.index
-        if getattr(idx, "done", True) and hasattr(idx, "refresh"):
+        if idx.done:
             idx.refresh()  # tail -F: pick up what was appended, or a new file at the path
-        if hasattr(idx, "take_notices"):
-            for note in idx.take_notices():
-                self.notify(note, title="following", severity="warning", timeout=10, markup=False)
-        if getattr(idx, "generation", 0) != self._index_gen:
+        for note in idx.take_notices():
+            self.notify(note, title="following", severity="warning", timeout=10, markup=False)
+        if idx.generation != self._index_gen:
             self._replaced()
         # Compared with the last look, not with before refresh: the indexing thread adds reports on its own.
-        seen = (len(idx), getattr(idx, "done", True), getattr(idx, "skipped", 0))
+        seen = (len(idx), idx.done, idx.skipped)
         changed, grew = seen != self._seen, seen[0] != self._seen[0]
         self._seen = seen
         c.settle()
         if not self._shown and len(idx):
             self.show_position(rebuild=True)
-        elif changed or not getattr(idx, "done", True):
+        elif changed or not idx.done:
             self.set_position_text(self._position_text())
             self._update_scrubber()
         if grew and self._scanner is not None and self._scanner.is_finished:
             self._scanner = self.scan_markers()  # carries on from where it stopped
         if self._timer is None:
             self._schedule()
-        if getattr(idx, "finished", False):
+        if idx.finished:
             return  # nothing more can ever arrive: no more polling
         self._poll_timer = self.set_timer(WAIT_POLL if not self._shown else FOLLOW_POLL, self._poll)
 
     def _replaced(self) -> None:
         """The followed file was rotated or truncated and the index started over: so do markers and position."""
         c = self.controller
-        self._index_gen = getattr(c.index, "generation", 0)
+        self._index_gen = c.index.generation
         c.restart()
         self._seen = (0, False, 0)
         self._shown = False
@@ -396,13 +406,15 @@ class ReplayTransport(Screen):
         event.stop()
         bar = self.query_one(GotoBar)
         try:
-            target = resolve_goto(event.value, self.controller)
+            target, note = goto(event.value, self.controller)
         except GotoError as exc:
             bar.fail(str(exc))  # the prompt stays, with the entry and why
             return
         bar.close()
         self.focus_next()
         self.controller.seek(target)
+        if note:  # brought into the recording: say so (":1802" in 1,801 reports)
+            self.notify(note, title="go to", timeout=4, markup=False)
         self._moved()
 
     def key_escape(self) -> None:

@@ -6,7 +6,6 @@ from rich.segment import Segment
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.derived import best_flops
 from neuron_top.snapshot import DEVICE_CATEGORIES, finite
 from neuron_top.textsafe import clean
 from neuron_top.tui.widgets.panel import Panel
@@ -25,8 +24,8 @@ class CoreDetail(Panel[None]):
         snap, i = view.snapshot, self.index
         dev, nc = snap.core_location(i)
         c = snap.all.cores.get(i)
-        u = finite(c.neuroncore_utilization) if c is not None else None
-        f = best_flops(c) if c is not None else None
+        u = snap.all.core_stats.util.get(i)  # the core's utilization by the one rule (summed share)
+        f = snap.all.core_stats.flops.get(i)
         lines = [self.title_strip(f"NeuronCore {i} (ND{dev} NC{nc})", width,
                                   f"now {fmt.pct(u, digits=2)} · {fmt.tflops(f)}")]
         ref = snap.pods.cores.get(i)

@@ -10,7 +10,6 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.snapshot import finite
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
@@ -79,8 +78,7 @@ class DeviceDetail(Panel[None]):
         self._rows = {}
         for nc in range(cpd):
             i = d * cpd + nc
-            c = snap.all.cores.get(i)
-            u = finite(c.neuroncore_utilization) if c is not None else None
+            u = snap.all.core_stats.util.get(i)  # the core's utilization by the one rule (summed share)
             mem = snap.all.core_memory.get(i, {})
             used = sum(mem.values())
             used_total += used

@@ -19,8 +19,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from neuron_top import fmt
 from neuron_top.recording.markers import KIND, KINDS, LABELS, MARKER_KINDS, Marker, severity
+from neuron_top.recording.pacing import report_time
 
 GLYPH = {k.name: k.glyph for k in MARKER_KINDS}
 STYLE = {k.name: k.style for k in MARKER_KINDS}
@@ -146,8 +146,8 @@ class Scrubber(Widget):
         chosen = self._style("chosen")
         for kind in KINDS:
             k = counts.get(kind, 0)
-            if not k and not KIND[kind].serious:
-                continue
+            if not k and (not KIND[kind].serious or KIND[kind].family == "host"):
+                continue  # (a host going down: only fleet recordings have it, and they say it when they do)
             style = self._style(STYLE[kind])
             label = f"{SHORT[kind]} {k}" + (" hidden" if kind in self.hidden else "")
             label_style = chosen if self.jump is not None and kind in self.jump else self._style("info")
@@ -176,8 +176,8 @@ def report_at(x: int, width: int, total: int) -> int:
 
 
 def clock_text(ts: float, wallclock: bool) -> str:
-    """Where the replay is, as ``replay --summary`` says it (``fmt.moment``)."""
-    return fmt.moment(ts, wallclock)
+    """Where the replay is, with the zone (``recording.pacing.report_time``, over ``fmt.moment``)."""
+    return report_time(ts, wallclock)
 
 
 def kind_names(kinds: tuple[str, ...] | None) -> str:
