@@ -1,6 +1,13 @@
-"""What the fleet view costs at 256 hosts of trn2 data, against the same view of a small fleet in the same run.
+"""What the fleet view costs at 256 (or 1,000) hosts of trn2 data, against the same view of a small fleet in the
+same run, with and without the recording rules.
 
-    python benchmarks/bench_fleet.py [--hosts 256] [--refreshes 20] [--seconds 60] [--warm-up 20]
+    python benchmarks/bench_fleet.py [--hosts 256] [--refreshes 20] [--seconds 60] [--warm-up 20] [--rules]
+                                     [--scrape 10s] [--skip-tmux]
+
+Targets (issue 37): at 1,000 trn2.48xlarge hosts with ``deploy/prometheus/neuron-top.recording.yml`` loaded
+(``--rules``: evaluated at the scrape interval), a steady refresh <= 300 ms median and the first (all queries)
+<= 1 s; the same refreshes reading the raw series (``rules="off"``, the fleet without the rules) measured against the
+same server beside them.
 
 Targets (issue 28): with a Prometheus holding 256 trn2.48xlarge hosts, one refresh (every query and the render)
 takes <= 300 ms; the fleet view at its default 2 s refresh in tmux at 200x60 costs <= 2% of one core; the number
@@ -82,26 +89,27 @@ def start_hosts(hosts: int) -> tuple[subprocess.Popen, int, int]:
     return proc, info["port"], info["samples"]
 
 
-def queries_per_refresh(url: str) -> dict[str, tuple[int, int]]:
-    """(hosts, requests) of one refresh for one host, 16 and the whole fleet."""
+def queries_per_refresh(url: str, rules: str = "auto") -> dict[str, tuple[int, int, str]]:
+    """(hosts, requests, how the figures were read) of one refresh for one host, 16 and the whole fleet."""
     out = {}
     for name, match in (("1 host", 'instance="h0"'), ("16 hosts", 'part="16"'), ("all", 'fleet="all"')):
-        fleet = PromFleet(PromClient(url, timeout=10), QuerySet(match=parse_match(match)))
+        fleet = PromFleet(PromClient(url, timeout=30), QuerySet(match=parse_match(match)), rules=rules)
         before = fleet.client.requests
         frame = fleet.refresh()
-        out[name] = (len(frame.rows), fleet.client.requests - before)
+        out[name] = (len(frame.rows), fleet.client.requests - before, ", ".join(frame.notes))
         fleet.close()
     return out
 
 
-async def refresh_times(url: str, match: str, n: int, server_pid: int) -> dict[str, list[float]]:
+async def refresh_times(url: str, match: str, n: int, server_pid: int, rules: str = "auto"
+                        ) -> dict[str, list[float]]:
     """Per refresh, in ms: the queries (wall), the render (wall, terminal bytes included: ``terminal_bytes``),
     both, and the CPU time Prometheus spent answering (its process's, all threads: what the queries cost the
     server, whatever else runs beside)."""
     from neuron_top.tui.app import NeuronTopApp
     from neuron_top.tui.screens.fleet import FleetScreen
 
-    fleet = PromFleet(PromClient(url, timeout=10), QuerySet(match=parse_match(match)))
+    fleet = PromFleet(PromClient(url, timeout=30), QuerySet(match=parse_match(match)), rules=rules)
     screen = FleetScreen()
     out: dict[str, list[float]] = {"queries": [], "render": [], "total": [], "server cpu": [], "asked": []}
     try:
@@ -129,6 +137,23 @@ async def refresh_times(url: str, match: str, n: int, server_pid: int) -> dict[s
     return {k: v[2:] for k, v in out.items()}
 
 
+def engine_times(url: str, rules: bool, n: int = 5) -> dict[str, float]:
+    """Per query of the set, ms: Prometheus's own evaluation time (``stats=all``: ``execTotalTime``), the median of
+    ``n`` asks one after another (no other query beside it; the server still ingests and evaluates its rules)."""
+    import urllib.parse
+    import urllib.request
+
+    out = {}
+    for q in QuerySet(match=parse_match(ALL), rules=rules).queries():
+        times = []
+        for _ in range(n):
+            with urllib.request.urlopen(f"{url}/api/v1/query?" + urllib.parse.urlencode(
+                    {"query": q.expr, "stats": "all"}), timeout=60) as resp:
+                times.append(json.loads(resp.read())["data"]["stats"]["timings"]["execTotalTime"] * 1000)
+        out[q.name] = statistics.median(times)
+    return out
+
+
 def p90(xs: list[float]) -> float:
     return sorted(xs)[max(0, int(len(xs) * 0.9) - 1)]
 
@@ -140,6 +165,10 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--warm-up", type=float, default=20.0)
     ap.add_argument("--scrape", default="10s", help="Prometheus scrape interval (10s)")
+    ap.add_argument("--rules", action="store_true",
+                    help="load deploy/prometheus/neuron-top.recording.yml (evaluated every scrape interval) and "
+                    "measure the refreshes with and without them")
+    ap.add_argument("--skip-tmux", action="store_true", help="leave out part 3 (CPU in tmux)")
     args = ap.parse_args()
     if PROMETHEUS is None:
         print("prometheus is not installed (Debian: apt-get install prometheus)", file=sys.stderr)
@@ -148,7 +177,8 @@ def main() -> int:
     hosts, port, samples = start_hosts(args.hosts)
     targets = {f"h{i}": (f"127.0.0.1:{port}", f"/metrics/h{i}",
                          {"fleet": "all", **({"part": "16"} if i < 16 else {})}) for i in range(args.hosts)}
-    prom = Prometheus(targets, scrape_interval=args.scrape)
+    rule_files = (ROOT / "deploy" / "prometheus" / "neuron-top.recording.yml",) if args.rules else ()
+    prom = Prometheus(targets, scrape_interval=args.scrape, rule_files=rule_files, evaluation_interval=args.scrape)
     tmux = Tmux()
     try:
         prom.wait_ready()
@@ -158,30 +188,45 @@ def main() -> int:
         # rate() needs two samples in its window: wait for a second scrape of every target
         prom.wait_for("min(count_over_time(instance_info[1m]))", lambda r: bool(r) and float(r[0]["value"][1]) >= 2,
                       timeout=180)
+        if args.rules:  # every host's per-host series recorded, the rate twice (it needs two samples)
+            prom.wait_for('count(instance_id:execution_status:rate1m{fleet="all",status_type="completed"})',
+                          lambda r: bool(r) and int(r[0]["value"][1]) == args.hosts, timeout=300)
         series = json.loads(prom._get("/api/v1/status/tsdb") or b"{}").get("data", {}).get("headStats", {}).get(
             "numSeries", "?")
         print(f"{args.hosts} hosts scraped ({samples} samples per host, {series} series in Prometheus) after "
               f"{time.monotonic() - t0:.0f} s; load {load()}", flush=True)
 
+        modes = ("auto", "off") if args.rules else ("off",)
         print("\n1. queries per refresh")
-        for name, (rows, requests) in queries_per_refresh(prom.url).items():
-            print(f"   {name:9} {rows:4} rows  {requests} queries")
+        for mode in modes:
+            for name, (rows, requests, how) in queries_per_refresh(prom.url, mode).items():
+                print(f"   {name:9} {rows:4} rows  {requests} queries  ({how})")
 
-        print(f"\n2. one refresh, in process at {W}x{H} ({args.refreshes} refreshes after 2 to warm up)")
-        small = asyncio.run(refresh_times(prom.url, SIXTEEN, args.refreshes, prom.proc.pid))
-        big = asyncio.run(refresh_times(prom.url, ALL, args.refreshes, prom.proc.pid))
-        for kind, full in (("steady: status and utilization, and the slow ones in turns (4-5 queries)", False),
-                           ("whole (all 11: the first refresh, and after a new host)", True)):
-            print(f"   {kind}:")
-            for part in ("queries", "server cpu", "render", "total"):
-                b = [v for v, n in zip(big[part], big["asked"], strict=True) if (n == 11) == full]
-                sm = [v for v, n in zip(small[part], small["asked"], strict=True) if (n == 11) == full]
-                if not b or not sm:
-                    continue
-                print(f"     {part:10} {args.hosts} hosts median {statistics.median(b):6.1f} ms p90 {p90(b):6.1f} ms"
-                      f" | 16 hosts median {statistics.median(sm):6.1f} ms | "
-                      f"{statistics.median(b) / statistics.median(sm):.2f}x  ({len(b)} refreshes)")
-        print(f"   load {load()}")
+        print("\n1b. each query alone: Prometheus's own evaluation time (stats=all), median of 5, ms")
+        for mode in modes:
+            t = engine_times(prom.url, mode == "auto")
+            print(f"   {'rules' if mode == 'auto' else 'raw':5} " + "  ".join(f"{k} {v:.0f}" for k, v in t.items()))
+
+        for mode in modes:
+            how = "with the recording rules" if mode == "auto" else "raw series"
+            print(f"\n2. one refresh, {how}, in process at {W}x{H} ({args.refreshes} refreshes after 2 to warm up)")
+            small = asyncio.run(refresh_times(prom.url, SIXTEEN, args.refreshes, prom.proc.pid, mode))
+            big = asyncio.run(refresh_times(prom.url, ALL, args.refreshes, prom.proc.pid, mode))
+            full_n = max(big["asked"])
+            for kind, full in (("steady: status and utilization, and the slow ones in turns (4-5 queries)", False),
+                               (f"whole (all {full_n:.0f}: the first refresh, and after a new host)", True)):
+                print(f"   {kind}:")
+                for part in ("queries", "server cpu", "render", "total"):
+                    b = [v for v, n in zip(big[part], big["asked"], strict=True) if (n == full_n) == full]
+                    sm = [v for v, n in zip(small[part], small["asked"], strict=True) if (n == full_n) == full]
+                    if not b or not sm:
+                        continue
+                    print(f"     {part:10} {args.hosts} hosts median {statistics.median(b):6.1f} ms p90 "
+                          f"{p90(b):6.1f} ms | 16 hosts median {statistics.median(sm):6.1f} ms | "
+                          f"{statistics.median(b) / statistics.median(sm):.2f}x  ({len(b)} refreshes)")
+            print(f"   load {load()}")
+        if args.skip_tmux:
+            return 0
 
         print(f"\n3. CPU in tmux at {W}x{H}, default refresh (2 s): {args.seconds:.0f} s after {args.warm_up:.0f} s")
         nt = f"{shlex.quote(PY)} -m neuron_top fleet --prometheus {prom.url} --match"

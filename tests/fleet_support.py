@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -51,6 +52,41 @@ class QuietServer(ThreadingHTTPServer):
     def stop(self) -> None:
         self.shutdown()
         self.server_close()
+
+
+def end_process(proc: subprocess.Popen) -> None:
+    """Terminate a server this harness started (its whole session if it will not go)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, 9)
+            proc.wait(5)
+
+
+def forward(url: str, method: str, body: bytes, content_type: str = "") -> tuple[int, bytes]:
+    """A stand-in's request passed on to the server behind it: (status, body), an HTTP error's too."""
+    req = urllib.request.Request(url, data=body if method == "POST" else None, method=method,
+                                 headers={"Content-Type": content_type} if content_type else {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+class StandIn:
+    """A loopback server for a stand-in's handler class (``url``; ``stop``)."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], path: str = "") -> None:
+        self.httpd = QuietServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+        self.httpd.start()
+
+    def stop(self) -> None:
+        self.httpd.stop()
 
 
 def reply(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str], body: bytes) -> None:
@@ -152,7 +188,8 @@ class Prometheus:
     ``port`` and ``data`` may be given to start a second one on the same port and storage (a restart)."""
 
     def __init__(self, targets: dict[str, tuple[str, str, dict[str, str]]], *, scrape_interval: str = "1s",
-                 extra_flags: tuple[str, ...] = (), port: int | None = None, data: Path | None = None) -> None:
+                 extra_flags: tuple[str, ...] = (), port: int | None = None, data: Path | None = None,
+                 rule_files: tuple[Path, ...] = (), evaluation_interval: str = "1m") -> None:
         if PROMETHEUS is None:
             raise RuntimeError("prometheus is not installed")
         self.dir = Path(tempfile.mkdtemp(prefix="nt-prom-"))
@@ -161,8 +198,9 @@ class Prometheus:
         self.url = f"http://127.0.0.1:{self.port}"
         configs = [{"targets": [addr], "labels": {"__metrics_path__": path, "instance": name, **labels}}
                    for name, (addr, path, labels) in targets.items()]
-        config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": "1m",
+        config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": evaluation_interval,
                              "scrape_timeout": scrape_interval},
+                  "rule_files": [str(f) for f in rule_files],
                   "scrape_configs": [{"job_name": "neuron", "static_configs": configs}]}
         (self.dir / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
         self.log = open(self.dir / "log.txt", "wb")  # noqa: SIM115 (closed in stop)
@@ -201,14 +239,7 @@ class Prometheus:
                            f"{(self.dir / 'log.txt').read_text()[-2000:]}")
 
     def stop(self, keep_data: bool = False) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(OSError):
-                    os.killpg(self.proc.pid, 9)
-                self.proc.wait(5)
+        end_process(self.proc)
         self.log.close()
         if not keep_data:
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -43,7 +43,8 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--match", metavar="SELECTOR", help='label matchers added to every query, e.g. '
                       '\'job="neuron",instance_type=~"trn2.*"\'')
     prom.add_argument("--by", metavar="LABEL", default="instance_id",
-                      help="the label that names a host (instance_id; node with Kubernetes relabelling); pod or "
+                      help="the label that names a host (instance_id; node with Kubernetes relabelling; an OpenTelemetry "
+                      "name such as @resource.k8s.node.name is queried quoted); pod or "
                       "namespace: one row per Kubernetes pod or namespace with its NeuronCores, utilization and "
                       "allocated-but-idle cores (from neuron-top export's neurontop_neuroncore_pod_info)")
     prom.add_argument("--label", metavar="LABEL", action="append", default=[],
@@ -52,6 +53,29 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--user", metavar="USER", help="basic auth user (password from --password-file)")
     prom.add_argument("--password-file", metavar="FILE", help="basic auth password, read from a file")
     prom.add_argument("--ca-file", metavar="FILE", help="verify an https server against this PEM bundle")
+    prom.add_argument("--sigv4", action="store_true",
+                      help="sign every query with AWS SigV4 (Amazon Managed Prometheus, CloudWatch PromQL), with the "
+                      "standard AWS credentials (environment, AWS_PROFILE, web identity token, instance role); "
+                      "needs neuron-top[aws]")
+    prom.add_argument("--region", metavar="REGION", help="with --sigv4: the endpoint's region (from the URL, else "
+                      "AWS_REGION or the profile's)")
+    prom.add_argument("--sigv4-service", metavar="NAME", help="with --sigv4: the service signed for (from the URL: aps "
+                      "for aps-workspaces.*, monitoring for CloudWatch's monitoring.*)")
+    prom.add_argument("--header", metavar="'NAME: VALUE'", action="append", default=[],
+                      help="an extra header on every query, e.g. 'X-Scope-OrgID: team' for a Mimir/Cortex tenant "
+                      "(repeatable)")
+    prom.add_argument("--query-param", metavar="NAME=VALUE", action="append", default=[],
+                      help="an extra parameter on every query (repeatable), e.g. max_source_resolution=0s")
+    prom.add_argument("--thanos", action="store_true", help="a Thanos Querier: dedup=true, partial_response=true "
+                      "(a store that does not answer is a warning in the header), raw resolution")
+    prom.add_argument("--post", action="store_true", help="send queries as POST form bodies (implied by --sigv4)")
+    prom.add_argument("--series-limit", type=int, metavar="N", default=None,
+                      help="the server's cap on series per answer: a query reaching it is asked again split by "
+                      "--shard-by labels and merged (500 for CloudWatch's URL, else none)")
+    prom.add_argument("--shard-by", metavar="LABEL", action="append", default=[],
+                      help="label(s) to split a capped answer by, in turn (availability_zone, then instance_type)")
+    prom.add_argument("--raw", action="store_true",
+                      help="read the raw series even where the recording rules (neuron-top.recording.yml) are loaded")
     prom.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="seconds per query (5); with ssh and --once, for every host's first report (15)")
     prom.add_argument("--rate-window", default="1m", metavar="DUR", help="range of rate() for exec/errors (1m)")
@@ -100,7 +124,7 @@ def _read_secret(path: str, what: str) -> str:
 
 def prom_fleet(ns: argparse.Namespace) -> PromFleet:
     """The ``PromFleet`` the Prometheus options describe; a bad option is a ``UsageError``."""
-    from neuron_top.fleet.prom import PromFleet
+    from neuron_top.fleet.prom import SHARD_BY, PromFleet
     from neuron_top.fleet.promql import Auth, BasicAuth, BearerTokenFile, PromClient
     from neuron_top.fleet.queries import MatchError, QuerySet, check_label, parse_match
     from neuron_top.fleet.rows import Thresholds
@@ -126,16 +150,65 @@ def prom_fleet(ns: argparse.Namespace) -> PromFleet:
         auth = BasicAuth(ns.user, _read_secret(ns.password_file, "--password-file") if ns.password_file else "")
     elif ns.password_file:
         raise UsageError("--password-file needs --user")
+    if ns.sigv4:
+        if auth is not None:
+            raise UsageError("give --sigv4 or --bearer-token-file/--user, not both")
+        auth = _sigv4(ns)
+    elif ns.region or ns.sigv4_service:
+        raise UsageError("--region and --sigv4-service go with --sigv4")
     if ns.timeout is None:
         ns.timeout = 5.0
     if ns.timeout <= 0 or ns.stale_after <= 0 or ns.down_after <= 0:
         raise UsageError("--timeout, --stale-after and --down-after must be above 0")
+    headers = dict(_pair(h, ":", "--header", "'NAME: VALUE'") for h in ns.header)
+    params = {"dedup": "true", "partial_response": "true", "max_source_resolution": "0s"} if ns.thanos else {}
+    params.update(_pair(q, "=", "--query-param", "NAME=VALUE") for q in ns.query_param)
     try:
-        client = PromClient(ns.prometheus, timeout=ns.timeout, auth=auth, ca_file=ns.ca_file)
+        shard_by = tuple(check_label(n, "--shard-by") for n in ns.shard_by) or SHARD_BY
+    except MatchError as exc:
+        raise UsageError(str(exc)) from None
+    from neuron_top.fleet.sigv4 import guess_service
+
+    limit = ns.series_limit if ns.series_limit is not None else (
+        CLOUDWATCH_LIMIT if guess_service(ns.prometheus) == "monitoring" else None)
+    if limit is not None and limit < 2:
+        raise UsageError("--series-limit must be at least 2")
+    try:
+        client = PromClient(ns.prometheus, timeout=ns.timeout, auth=auth, ca_file=ns.ca_file,
+                            post=ns.post or ns.sigv4, headers=headers, params=params)
     except (ValueError, OSError) as exc:  # ssl: a CA file that is missing or not PEM
         raise UsageError(f"--prometheus/--ca-file: {clean(getattr(exc, 'strerror', None) or exc)}") from None
     qs = QuerySet(by=by, match=match, labels=labels, rate_window=ns.rate_window, ecc_window=ns.ecc_window)
-    return PromFleet(client, qs, thresholds=Thresholds(ns.stale_after, ns.down_after))
+    fleet = PromFleet(client, qs, thresholds=Thresholds(ns.stale_after, ns.down_after),
+                      rules="off" if ns.raw else "auto", limit=limit, shard_by=shard_by)
+    if ns.sigv4:
+        fleet.source += f" ({auth.describe})"  # type: ignore[union-attr]
+    return fleet
+
+
+CLOUDWATCH_LIMIT = 500
+"""Series CloudWatch's PromQL endpoint answers at most."""
+
+
+def _pair(text: str, sep: str, option: str, form: str) -> tuple[str, str]:
+    name, found, value = text.partition(sep)
+    if not found or not name.strip() or any(c in text for c in "\r\n"):
+        raise UsageError(f"{option} {text!r}: give {form}")
+    return name.strip(), value.strip()
+
+
+def _sigv4(ns: argparse.Namespace) -> Any:
+    """The SigV4 signer the options describe: service and region from the URL unless given."""
+    from neuron_top.fleet.sigv4 import SigV4, guess_region, guess_service
+
+    service = ns.sigv4_service or guess_service(ns.prometheus)
+    if not service:
+        raise UsageError("--sigv4: give --sigv4-service (aps for Amazon Managed Prometheus, monitoring for "
+                         "CloudWatch): the URL does not say")
+    try:
+        return SigV4(ns.region or guess_region(ns.prometheus), service)
+    except (ImportError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_duration(option: str, text: str) -> None:
@@ -384,10 +457,11 @@ def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(frame.ts))
         out = [f"neuron-top fleet · {clean(frame.source, 100)} · {frame.state} · {when}"
                + (f" · {position}" if position else "")
+               + "".join(f" · {clean(n, 100)}" for n in frame.notes)
                + (f" · {frame.queries} queries in {frame.elapsed * 1000:.0f} ms" if frame.queries else ""),
                summarize(shown).text()]
         for p in frame.problems:
-            out.append(f"error: {p.name + ': ' if p.name else ''}{clean(p.message, 300)}"
+            out.append(f"{'warning' if p.warning else 'error'}: {p.name + ': ' if p.name else ''}{clean(p.message, 300)}"
                        + (f"\n  query: {clean(p.query, 2000)}" if p.query else ""))
         if getattr(ns, "apps", False):
             from neuron_top.fleet.apps import apps_table

@@ -1,7 +1,8 @@
 """The fleet view's headless core: many Neuron hosts, read from Prometheus or over ssh (no UI imports).
 
-* ``promql``: the HTTP query client (timeouts, retries, bearer/basic auth, a CA file; ``Auth`` is where SigV4
-  for Amazon Managed Prometheus and CloudWatch will plug in).
+* ``promql``: the HTTP query client (timeouts, retries, bearer/basic auth, a CA file, GET or POST, extra headers and
+  parameters, the server's warnings); ``sigv4``: AWS SigV4 (Amazon Managed Prometheus, CloudWatch), an ``Auth``
+  built on botocore (the optional extra ``aws``).
 * ``queries``: the fixed set of server-side aggregated queries (``by (instance_id)`` or ``--by``).
 * ``rows``: one ``FleetRow`` per host, from Prometheus answers or from a host's snapshots.
 * ``table``: columns, sort, filter, group, trouble and the summary line (shared by the screen and ``--once``).

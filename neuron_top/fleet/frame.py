@@ -20,6 +20,8 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=
     message: str
     name: str = ""
     query: str = ""
+    warning: bool = False
+    """The server answered but warned (Thanos: a store did not answer, the figures may miss hosts)."""
 
 
 class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc=False):
@@ -40,5 +42,8 @@ class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     """Seconds the refresh took (all queries, in parallel)."""
     retry_in: float | None = None
     """After a failed refresh: seconds until the next try (the back-off)."""
+    notes: list[str] = msgspec.field(default_factory=list)
+    """How the figures were read, for the header: "recording rules" or "raw series", an answer split by a label
+    because the server caps answers ("split by availability_zone: 3 parts")."""
     apps: list[AppRow] | None = None
     """The apps view: one row per runtime tag across the hosts (None: not asked for)."""

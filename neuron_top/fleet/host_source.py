@@ -21,13 +21,13 @@ from typing import Any
 import msgspec
 
 from neuron_top.fleet.promql import PromClient, PromError, Sample
+from neuron_top.fleet.queries import CORE_MEMORY as _CORE_MEMORY
 from neuron_top.fleet.queries import PART, QuerySet, host_queries
 from neuron_top.sources.base import Item, RawReport, State, Status, pause
 from neuron_top.textsafe import clean
 
 __all__ = ["PromHostSource", "report_from_series", "window_seconds"]
 
-_CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")
 _INSTANCE = (("instance_id", "instance_id"), ("instance_name", "instance_name"),
              ("instance_type", "instance_type"), ("availability_zone", "instance_availability_zone"),
              ("region", "instance_region"), ("subnet_id", "subnet_id"))

@@ -13,7 +13,18 @@ Faults and what the user sees:
   asked every refresh. Prometheus's cost is per
   series read (a few microseconds each, one core per query): at 256 trn2 hosts a full refresh costs it ~0.9 s of
   CPU, one of status and utilization ~0.3 s;
-* a host vanishes from every answer: its last row stays, as down, for ``keep`` seconds.
+* a host vanishes from every answer: its last row stays, as down, for ``keep`` seconds;
+* the server warns (Thanos's ``partial_response``: a store did not answer): the answer is used, the warning shown
+  with the query's name, and the frame is "partial".
+
+What the engine offers, found out as it goes (each said in the header, ``FleetFrame.notes``):
+
+* the recording rules of ``deploy/prometheus/neuron-top.recording.yml``: asked (``rules_probe``) at the first
+  refresh, every ``PROBE_EVERY`` refreshes and after the server was unreachable; when they have series, the per-core queries read them instead
+  ("recording rules"), else the raw series ("raw series");
+* a cap on the series of one answer (CloudWatch: 500): an answer that reaches ``limit`` may be cut, so that query
+  is asked again in parts, one per value of a label (``shard_by``: the availability zone, then the instance type
+  within a zone still too big), and the parts merged; it is asked in parts from then on.
 """
 
 from __future__ import annotations
@@ -23,13 +34,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 import msgspec
 
 from neuron_top.fleet.apps import apps_from_answer, apps_query
 from neuron_top.fleet.frame import FleetFrame, Problem
-from neuron_top.fleet.promql import PromClient, PromError, Sample
-from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet
+from neuron_top.fleet.promql import Answer, PromClient, PromError, Sample
+from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet, label, matcher
 from neuron_top.fleet.rows import (
     DOWN,
     SCRAPE_FAILS,
@@ -53,6 +65,19 @@ WORKERS = 4
 them side by side), few enough not to crowd it."""
 KEEP = 3600.0
 """Seconds a host that vanished from every answer stays listed (as down)."""
+PROBE_EVERY = 60
+"""Refreshes between two asks whether the recording rules have series (rules loaded or removed meanwhile)."""
+SHARD_BY = ("availability_zone", "instance_type")
+"""Labels an answer too big for the server's cap is split by, in turn (``--shard-by`` gives others)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """One query's outcome: its answer (the parts merged) or why not, the requests it took, how it was split."""
+
+    result: Answer | PromError
+    requests: int = 1
+    split: str = ""
 
 
 class PromFleet:
@@ -63,13 +88,25 @@ class PromFleet:
         queries: what to ask (``QuerySet``).
         thresholds: when a host is stale and down.
         clock: Unix time, injected for tests.
+        rules: "auto" (the recording rules when the server has their series), "off" (the raw series always).
+        limit: the server's cap on the series of one answer (CloudWatch: 500); None: no cap.
+        shard_by: the labels a capped answer is split by, in turn.
     """
 
     def __init__(self, client: PromClient, queries: QuerySet, *, thresholds: Thresholds | None = None,
-                 clock: Callable[[], float] = time.time, keep: float = KEEP) -> None:
+                 clock: Callable[[], float] = time.time, keep: float = KEEP, rules: str = "auto",
+                 limit: int | None = None, shard_by: tuple[str, ...] = SHARD_BY) -> None:
         self.client = client
-        self.qs = queries
-        self.queries = queries.queries()
+        self.raw = replace(queries, rules=False)
+        self.qs = self.raw
+        self.queries = self.qs.queries()
+        self.rules = rules
+        self.limit = limit
+        self.shard_by = shard_by
+        self._split: set[str] = set()
+        """Queries whose answer reached the cap: asked in parts from then on."""
+        self._values: dict[tuple[str, str], Answer] = {}
+        """A refresh's answers of "which values has this label" (per part and label), shared by its queries."""
         self.thresholds = thresholds or Thresholds()
         self.clock = clock
         self.keep = keep
@@ -100,21 +137,28 @@ class PromFleet:
         """Ask the queries due (in parallel) and make the frame."""
         start = self.clock()
         t0 = time.perf_counter()
+        probed = self._probe_rules() if self._count % PROBE_EVERY == 0 and self.rules == "auto" else None
+        self._values = {}
         due = self.due()
-        futures = {q.name: self._pool.submit(self._ask, q.expr) for q in due}
-        apps_asked = self._pool.submit(self._ask, apps_query(self.qs)) if self.apps else None
-        answers: dict[str, object] = {name: f.result() for name, f in futures.items()}
-        apps_answer = apps_asked.result() if apps_asked is not None else None
+        futures = {q.name: self._pool.submit(self._ask, q) for q in due}
+        apps_asked = self._pool.submit(self._ask, FleetQuery("apps", apps_query(self.qs), ())) if self.apps else None
+        asked = {name: f.result() for name, f in futures.items()}
+        answers: dict[str, object] = {
+            n: a.result.samples if isinstance(a.result, Answer) else a.result for n, a in asked.items()}
+        apps_result = apps_asked.result().result if apps_asked is not None else None
+        apps_answer = apps_result.samples if isinstance(apps_result, Answer) else apps_result
         elapsed = time.perf_counter() - t0
         failures = {n: a for n, a in answers.items() if isinstance(a, PromError)}
         self._ok_names = {n for n in answers if n not in failures}
         problems = [Problem(message=e.message, name=n, query=e.query) for n, e in failures.items()]
+        warned = [Problem(message=w, name=n, query=q.expr, warning=True) for q in due
+                  if isinstance(r := asked[q.name].result, Answer) for n, w in ((q.name, w) for w in r.warnings)]
         if isinstance(apps_answer, PromError):
             problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
-        n = len(due)
-        if len(failures) == n and any(e.whole for e in failures.values()):
+        n = sum(a.requests for a in asked.values()) + (probed is not None)
+        if len(failures) == len(due) and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
-        if len(failures) == n and all(e.kind in ("http", "response") for e in failures.values()):
+        if len(failures) == len(due) and all(e.kind in ("http", "response") for e in failures.values()):
             # every query met an HTTP error or an answer that is not the API's JSON: the URL is not a Prometheus
             # query API (an exporter's port, a wrong path), which is the server as a whole, not n query faults
             display = self.client.display
@@ -122,6 +166,10 @@ class PromFleet:
             problems = [Problem(message=f"{display} is not a Prometheus query API (/api/v1/query: {answer}); "
                                         "--prometheus takes the server's base URL, e.g. http://prometheus:9090")]
             return self._unreachable(start, elapsed, problems)
+        notes = ["recording rules" if self.qs.rules else "raw series"]
+        splits = sorted({a.split for a in asked.values() if a.split})
+        if splits:
+            notes.append(f"answers over {self.limit} series split by " + "; ".join(splits))
         self._count += 1
         for q in self.queries:  # slow answers: kept from when they were asked, and used until asked again
             if not q.slow:
@@ -153,8 +201,8 @@ class PromFleet:
         self.backoff.reset()
         apps = apps_from_answer(self.qs, apps_answer) if isinstance(apps_answer, list) else None
         return FleetFrame(ts=start, source=self.source, rows=list(fresh.values()),
-                          state="partial" if problems else "ok", problems=problems,
-                          queries=n + (apps_asked is not None), elapsed=elapsed, apps=apps)
+                          state="partial" if problems or warned else "ok", problems=problems + warned,
+                          queries=n + (apps_asked is not None), elapsed=elapsed, apps=apps, notes=notes)
 
     def start_over(self) -> None:
         """The next refresh asks every query (as the first one does)."""
@@ -162,6 +210,18 @@ class PromFleet:
         self._kept: dict[str, tuple[float, list[Sample]]] = {}
         """Slow queries' last answers and when they were asked."""
         self._new_hosts = False
+        self._split = set()
+
+    def _probe_rules(self) -> bool:
+        """Whether the recording rules have series for this fleet (then the queries read them); a failed probe
+        reads the raw series."""
+        try:
+            found = bool(self.client.query(self.raw.rules_probe()))
+        except PromError:
+            found = False
+        self.qs = replace(self.raw, rules=found)
+        self.queries = self.qs.queries()
+        return found
 
     def _aged(self, row: FleetRow, since: float) -> FleetRow:
         """A host that is not current (its scrapes fail): its last known figures stay (Prometheus no longer
@@ -199,15 +259,57 @@ class PromFleet:
             return max(interval, frame.retry_in)
         return max(0.0, interval - frame.elapsed)
 
-    def _ask(self, expr: str) -> object:
+    def _ask(self, q: FleetQuery) -> _Asked:
         if self._closed.is_set():
-            return PromError("unreachable", "stopped", expr)
+            return _Asked(PromError("unreachable", "stopped", q.expr))
         try:
-            return self.client.query(expr)
+            if q.name not in self._split:
+                got = self.client.answer(q.expr)
+                if self.limit is None or len(got.samples) < self.limit:
+                    return _Asked(got)
+                self._split.add(q.name)
+                requests = 1
+            else:
+                requests = 0
+            parts: list[int] = []
+            got, more = self._in_parts(self.qs, q.name, self.shard_by, parts)
+            labels = ", then ".join(self.shard_by[:max(parts, default=1)])
+            return _Asked(got, requests + more, f"{labels} ({len(parts)} parts)")
         except PromError as exc:
-            return exc
+            return _Asked(exc)
         except Exception as exc:  # a client bug costs this query, never the refresh loop
-            return PromError("response", f"could not read the answer: {clean(repr(exc), 200)}", expr)
+            return _Asked(PromError("response", f"could not read the answer: {clean(repr(exc), 200)}", q.expr))
+
+    def _in_parts(self, qs: QuerySet, name: str, by: tuple[str, ...], parts: list[int]) -> tuple[Answer, int]:
+        """Query ``name`` of ``qs`` asked once per value of ``by[0]`` (each part still at the cap split by the next
+        label), the answers merged: every host is in one part, so no series is in two. Returns the answer and the
+        requests it took; ``parts`` gets each part's depth (how many labels split it)."""
+        expr = next(q.expr for q in qs.queries() if q.name == name)
+        if not by:
+            raise PromError("query", f"the answer reaches the server's cap of {self.limit} series even split by "
+                            f"{', '.join(self.shard_by)}: give --shard-by LABEL (a label that splits the fleet "
+                            "finer)", expr)
+        values = self._values.get((qs.shard, by[0]))
+        requests = 0
+        if values is None:  # two queries splitting at once may both ask: the same answer twice, no harm
+            values = self._values[qs.shard, by[0]] = self.client.answer(
+                f"count by ({label(by[0])}) ({qs.sel('instance_info')})")
+            requests = 1
+        samples: list[Sample] = []
+        warnings = list(values.warnings)
+        for s in values.samples:
+            part = matcher(by[0], s.metric.get(by[0], ""))
+            sub = replace(qs, shard=f"{qs.shard},{part}" if qs.shard else part)
+            got = self.client.answer(next(q.expr for q in sub.queries() if q.name == name))
+            requests += 1
+            if self.limit is not None and len(got.samples) >= self.limit:
+                got, more = self._in_parts(sub, name, by[1:], parts)
+                requests += more
+            else:
+                parts.append(len(self.shard_by) - len(by) + 1)
+            samples.extend(got.samples)
+            warnings.extend(got.warnings)
+        return Answer(samples, warnings), requests
 
     def run(self, emit: Callable[[FleetFrame], object], stop: threading.Event, interval: float = 2.0) -> None:
         """Refresh until ``stop``: the worker thread's body."""

@@ -6,8 +6,12 @@ errors it can show the user word for word. The response is decoded with msgspec 
 
 Authentication is a pluggable ``Auth``: it sees the request (method, URL with its query string, headers, body) and
 returns the headers to add. Bearer tokens and basic auth are here; SigV4 (Amazon Managed Prometheus, CloudWatch's
-PromQL endpoint) needs the same inputs (it signs method, path, query, headers and the body's hash) and will be one
-more ``Auth`` class.
+PromQL endpoint) is ``neuron_top.fleet.sigv4`` (it signs method, path, query, headers and the body's hash).
+
+Queries go as GET, or as POST with a form body (``post=True``: what AWS's examples do; some endpoints refuse a GET
+query string holding ``{}``). Extra headers (a Mimir/Cortex tenant's ``X-Scope-OrgID``) and extra query parameters
+(Thanos's ``dedup``, ``partial_response``) go with every query; the answer's ``warnings`` (Thanos's partial
+responses) are kept with its samples (``Answer``).
 """
 
 from __future__ import annotations
@@ -26,13 +30,14 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import msgspec
 
 from neuron_top.textsafe import clean
 
 __all__ = [
+    "Answer",
     "Auth",
     "BasicAuth",
     "BearerTokenFile",
@@ -59,7 +64,12 @@ class Request:
 
 
 class Auth(Protocol):
-    """Adds credentials to a request. ``headers`` is called for every request (tokens rotate, signatures expire)."""
+    """Adds credentials to a request. ``headers`` is called for every request (tokens rotate, signatures expire);
+    it may raise ``PromError`` (kind "auth") when it has no credentials to give. ``hint`` ends the message of a
+    refused request (HTTP 401/403): what to check."""
+
+    @property
+    def hint(self) -> str: ...
 
     def headers(self, request: Request) -> dict[str, str]: ...
 
@@ -69,6 +79,7 @@ class StaticBearer:
     """``Authorization: Bearer <token>``."""
 
     token: str
+    hint: ClassVar[str] = "check the bearer token"
 
     def headers(self, request: Request) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
@@ -77,6 +88,8 @@ class StaticBearer:
 class BearerTokenFile:
     """A bearer token read from a file, read again when the file changes (Kubernetes rotates service account
     tokens in place)."""
+
+    hint = "check the token in --bearer-token-file"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -108,6 +121,7 @@ class BasicAuth:
 
     user: str
     password: str = field(repr=False)
+    hint: ClassVar[str] = "check --user and --password-file"
 
     def headers(self, request: Request) -> dict[str, str]:
         raw = f"{self.user}:{self.password}".encode()
@@ -163,6 +177,13 @@ class _Answer(msgspec.Struct, frozen=True, gc=False):
     warnings: list[str] = msgspec.field(default_factory=list)
 
 
+class Answer(msgspec.Struct, frozen=True, gc=False):
+    """An instant query's samples and the server's warnings (Thanos: a store that did not answer)."""
+
+    samples: list[Sample]
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
 _DECODE = msgspec.json.Decoder(_Answer)
 
 
@@ -197,10 +218,14 @@ class PromClient:
         ca_file: a PEM bundle to verify the server's certificate against (else the system's).
         retries: extra attempts, after a short pause, when the connection itself fails (a dropped keep-alive
             connection, a restarting server); a timeout is not retried here (the caller backs off instead).
+        post: send each query as a POST form body (SigV4 endpoints) instead of a GET query string.
+        headers: extra headers on every request (``X-Scope-OrgID`` for a Mimir/Cortex tenant).
+        params: extra query parameters on every query (Thanos: ``dedup``, ``partial_response``).
     """
 
     def __init__(self, url: str, *, timeout: float = 5.0, auth: Auth | None = None, ca_file: str | None = None,
-                 retries: int = 1, clock: Callable[[], float] = time.monotonic) -> None:
+                 retries: int = 1, clock: Callable[[], float] = time.monotonic, post: bool = False,
+                 headers: dict[str, str] | None = None, params: dict[str, str] | None = None) -> None:
         parts = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {clean(url)!r}")
@@ -232,29 +257,40 @@ class PromClient:
         self._lock = threading.Lock()
         self.requests = 0
         """Requests sent (each attempt counts): what tests read to prove the query count per refresh."""
+        self.post = post
+        self.extra_headers = dict(headers or {})
+        self.params = dict(params or {})
 
     # --- the API ---
     def query(self, expr: str) -> list[Sample]:
-        """Evaluate ``expr`` now; the instant vector's samples. Raises ``PromError``.
+        """Evaluate ``expr`` now; the instant vector's samples (``answer`` also gives the warnings)."""
+        return self.answer(expr).samples
 
-        A scalar answer becomes one sample with no labels; warnings are ignored (they are about the server).
+    def answer(self, expr: str) -> Answer:
+        """Evaluate ``expr`` now: the instant vector's samples and the server's warnings. Raises ``PromError``.
+
+        A scalar answer becomes one sample with no labels.
         """
-        path = f"{self.base_path}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
-        body = self._get(path, expr)
+        form = urllib.parse.urlencode({"query": expr, **self.params})
+        if self.post:
+            body = self._get(f"{self.base_path}/api/v1/query", expr, form.encode())
+        else:
+            body = self._get(f"{self.base_path}/api/v1/query?{form}", expr)
         try:
             answer = _DECODE.decode(body)
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise PromError("response", f"not a Prometheus API answer: {_peek(body)}", expr) from None
         if answer.status != "success":
             raise PromError("query", f"{answer.errorType or 'error'}: {clean(answer.error, 400)}", expr)
+        warnings = [clean(w, 300) for w in answer.warnings]
         data = answer.data
         if data is None or not data.result:
-            return []
+            return Answer([], warnings)
         try:
             if data.resultType == "vector":
-                return _VECTOR.decode(data.result)
+                return Answer(_VECTOR.decode(data.result), warnings)
             if data.resultType == "scalar":
-                return [Sample({}, _SCALAR.decode(data.result))]
+                return Answer([Sample({}, _SCALAR.decode(data.result))], warnings)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise PromError("response", f"a {clean(data.resultType, 20)} that does not read: {clean(exc)}",
                             expr) from None
@@ -301,11 +337,11 @@ class PromClient:
                 if conn in self._all:
                     self._all.remove(conn)
 
-    def _get(self, path: str, expr: str) -> bytes:
+    def _get(self, path: str, expr: str, form: bytes | None = None) -> bytes:
         attempt = 0
         while True:
             try:
-                return self._once(path, expr)
+                return self._once(path, expr, form)
             except PromError as exc:
                 self._drop()
                 if exc.kind != "unreachable" or attempt >= self.retries:
@@ -313,16 +349,22 @@ class PromClient:
             attempt += 1
             time.sleep(0.1 * attempt)
 
-    def _once(self, path: str, expr: str) -> bytes:
-        headers = {"Accept": "application/json", "Accept-Encoding": "gzip", "User-Agent": "neuron-top"}
+    def _once(self, path: str, expr: str, form: bytes | None = None) -> bytes:
+        method = "GET" if form is None else "POST"
+        headers = {"Accept": "application/json", "Accept-Encoding": "gzip", "User-Agent": "neuron-top",
+                   **self.extra_headers}
+        if form is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
         if self.auth is not None:
-            headers.update(self.auth.headers(Request("GET", self.display + path[len(self.base_path):], headers)))
+            signed = self.auth.headers(Request(method, self.display + path[len(self.base_path):], dict(headers),
+                                               form or b""))
+            headers.update(signed)
         deadline = self.clock() + self.timeout
         conn = self._connection()
         with self._lock:
             self.requests += 1
         try:
-            conn.request("GET", path, headers=headers)
+            conn.request(method, path, body=form, headers=headers)
             resp = conn.getresponse()
             body = _read(resp, deadline, self.clock)
         except TimeoutError:
@@ -341,8 +383,11 @@ class PromClient:
             self._drop()
         status = resp.status
         if status in (401, 403):
-            raise PromError("auth", f"HTTP {status} {clean(resp.reason, 60)} from {self.display}: check the "
-                            "credentials (--bearer-token-file, --user/--password-file)", expr)
+            said = _said(body)
+            hint = self.auth.hint if self.auth is not None else \
+                "the server wants credentials (--bearer-token-file, --user/--password-file, --sigv4)"
+            raise PromError("auth", f"HTTP {status} {clean(resp.reason, 60)} from {self.display}"
+                            f"{': ' + said if said else ''}; {hint}", expr)
         if status in (400, 422, 503) and body.lstrip().startswith(b"{"):
             return body  # the API's own error answer (bad query, server overloaded): decoded by the caller
         if status != 200:
@@ -376,6 +421,20 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return clean(exc.strerror)
     return clean(str(exc) or type(exc).__name__, 200)
+
+
+def _said(body: bytes) -> str:
+    """The message of a refusal: AWS's JSON (``{"message": ...}`` or ``{"Message": ...}``), a Prometheus API error,
+    else the start of the body."""
+    try:
+        doc = msgspec.json.decode(body[:4096])
+    except msgspec.DecodeError:
+        return _peek(body) if body.strip() else ""
+    if isinstance(doc, dict):
+        for k in ("message", "Message", "error"):
+            if isinstance(doc.get(k), str):
+                return clean(doc[k], 200)
+    return _peek(body)
 
 
 def _peek(body: bytes) -> str:

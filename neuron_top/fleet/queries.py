@@ -27,12 +27,13 @@ import re
 from dataclasses import dataclass
 
 from neuron_top.derived import BUSY_PERCENT
-from neuron_top.textsafe import escape_label_value
 
-__all__ = ["DEFAULT_LABELS", "PART", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label", "host_queries",
-           "parse_match"]
+__all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
+           "host_queries", "label", "matcher", "parse_match"]
 
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
+"""A classic label name, written bare; any other (OpenTelemetry's ``@resource.k8s.pod.name`` in CloudWatch's and
+Prometheus 3's UTF-8 names) is written quoted (``label``)."""
 DEFAULT_LABELS = ("instance_id", "instance_name", "instance_type", "availability_zone", "region")
 """The instance labels AWS's exporter puts on every series (``instance_info``)."""
 PRESENCE = ("instance_info", "neuron_hardware_info", "system_vcpu_count")
@@ -46,6 +47,20 @@ SLOW_EVERY = 5
 BUSY = BUSY_PERCENT / 100.0
 """A core above 1% utilization is busy; a core with a model loaded and at most this is idle-but-allocated (the
 ratio of ``derived.BUSY_PERCENT``, the one rule)."""
+
+
+RULES = {
+    "util": "instance_id:neuroncore_utilization_ratio:avg_sum",
+    "busiest": "instance_id:neuroncore_utilization_ratio:max_sum",
+    "busy": "instance_id:neuroncore_utilization_ratio:count_busy",
+    "allocated": "instance_id:neuroncore_memory_usage_model_code:count_loaded",
+    "executions": "instance_id:execution_status:rate1m",
+}
+"""The series of ``deploy/prometheus/neuron-top.recording.yml`` each query reads instead of the raw ones. Each
+keeps every label of its source but the runtime and the core (``without``), so ``--match``, ``--by`` and a shard's
+matchers select them as they select the raw series."""
+RULE_RATE_WINDOW = "1m"
+"""The window the rules' rates were recorded with: another ``--rate-window`` reads the raw series."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +80,20 @@ class MatchError(ValueError):
     """A ``--match`` selector that is not a list of label matchers."""
 
 
-_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|\Z)')
+_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*|"(?:[^"\\]|\\.)+")\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|\Z)')
+
+
+def label(name: str) -> str:
+    """``name`` as PromQL writes it: bare when it is a classic name, else quoted (Prometheus 3 and CloudWatch's
+    UTF-8 label names, e.g. ``"@resource.k8s.pod.name"``)."""
+    if LABEL_NAME.match(name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def matcher(name: str, value: str) -> str:
+    """``name="value"``, both escaped."""
+    return f'{label(name)}="' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def parse_match(text: str | None) -> str:
@@ -89,16 +117,25 @@ def parse_match(text: str | None) -> str:
             raise MatchError(f"--match: cannot read a label matcher at {s[pos:pos + 30]!r} "
                              "(expected name=\"value\", name!=\"value\", name=~\"regex\" or name!~\"regex\")")
         name, op, value = m.groups()
+        if name.startswith('"'):
+            name = _unquote(name)
         if name == "__name__":
             raise MatchError("--match cannot select metric names (every family is queried)")
-        out.append(f'{name}{op}"{value}"')
+        out.append(f'{label(name)}{op}"{value}"')
         pos = m.end()
     return ",".join(out)
 
 
+def _unquote(quoted: str) -> str:
+    return re.sub(r"\\(.)", r"\1", quoted[1:-1])
+
+
 def check_label(name: str, option: str = "--by") -> str:
-    """``name`` if it is a Prometheus label name (not a reserved ``__`` one); else ``MatchError``."""
-    if not LABEL_NAME.match(name) or name.startswith("__"):
+    """``name`` if it is a label name (not a reserved ``__`` one): a classic one, or any UTF-8 name (OpenTelemetry's
+    ``@resource.k8s.pod.name``, queried quoted), given bare or in double quotes; else ``MatchError``."""
+    if len(name) > 1 and name.startswith('"') and name.endswith('"'):
+        name = _unquote(name)
+    if not name or name.startswith("__") or not name.isprintable():
         raise MatchError(f"{option} {name!r} is not a label name")
     return name
 
@@ -118,10 +155,15 @@ class QuerySet:
     """ECC events count when they happened within this long (``increase()``)."""
     seen_window: str = "15m"
     """A host that vanished is still listed (as down) when it was seen within this long."""
+    shard: str = ""
+    """Matchers of one part of a fleet too big for one answer (``availability_zone="us-east-2a"``: CloudWatch
+    answers at most 500 series), added to every selector of a family that carries the instance labels."""
+    rules: bool = False
+    """Read the per-host series of ``deploy/prometheus/neuron-top.recording.yml`` (``RULES``) where they serve."""
 
-    def sel(self, family: str, *extra: str) -> str:
-        """``family{extra...,match}``."""
-        inside = ",".join(x for x in (*extra, self.match) if x)
+    def sel(self, family: str, *extra: str, shard: bool = True) -> str:
+        """``family{extra...,match,shard}``."""
+        inside = ",".join(x for x in (*extra, self.match, self.shard if shard else "") if x)
         return f"{family}{{{inside}}}" if inside else family
 
     def by_(self, *more: str) -> str:
@@ -129,7 +171,11 @@ class QuerySet:
         for n in more:
             if n not in names:
                 names.append(n)
-        return ", ".join(names)
+        return ", ".join(label(n) for n in names)
+
+    def rules_probe(self) -> str:
+        """How many hosts the recording rules have a figure for (none: they are not loaded, read the raw series)."""
+        return f"count({self.sel(RULES['util'])})"
 
     @property
     def info_labels(self) -> tuple[str, ...]:
@@ -142,15 +188,16 @@ class QuerySet:
     def _per_target(self, family: str) -> str:
         """``family`` (one series per scrape target, no instance labels) with the host's ``by`` label, taken from
         that target's ``instance_info``."""
-        return (f"{family} * on (instance, job) group_left ({self.by}) "
-                f"max by (instance, job, {self.by}) ({self.sel('instance_info')})")
+        return (f"{self.sel(family, shard=False)} * on (instance, job) group_left ({label(self.by)}) "
+                f"max by (instance, job, {label(self.by)}) ({self.sel('instance_info')})")
 
     def queries(self) -> tuple[FleetQuery, ...]:
         """The fixed set (its length does not depend on the fleet): 3 asked every refresh (status, the
         NeuronCores' average and busiest), 8 more in turns, each every ``SLOW_EVERY`` refreshes."""
-        k = self.by
+        k = label(self.by)
         per_runtime_core = f"max by ({self.by_('neuroncore', 'runtime_tag')}) ({self.sel('neuroncore_utilization_ratio')})"
         util = f"clamp_max(sum by ({self.by_('neuroncore')}) ({per_runtime_core}), 1)"  # derived.core_utilization
+        rates = self.rules and self.rate_window == RULE_RATE_WINDOW
         code = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_memory_usage_model_code')})"
         per_runtime = self.sel("neuron_runtime_memory_used_bytes", ON_DEVICE)
         # timestamp() drops the metric name: one family's series at a time, joined with "or" (a regex over
@@ -174,24 +221,32 @@ class QuerySet:
             # not shared between parts, so each part reads once: counts are sums of "bool" comparisons (0 when
             # none: no "or ... * 0" fallback reading them again); idle cores are the allocated ones (a model
             # loaded: slow to change) less the busy ones
-            FleetQuery("util", f"avg by ({k}) ({util})", ("util",)),
-            FleetQuery("busiest", f"max by ({k}) ({util})", ("util_max",)),
+            # with the recording rules: their per-host series, one a host (a target) instead of 128 a host
+            FleetQuery("util", f"avg by ({k}) ({self.sel(RULES['util'])})" if self.rules
+                       else f"avg by ({k}) ({util})", ("util",)),
+            FleetQuery("busiest", f"max by ({k}) ({self.sel(RULES['busiest'])})" if self.rules
+                       else f"max by ({k}) ({util})", ("util_max",)),
             # per outcome, one pass; the row adds them up (all) and leaves "completed" out (errors). A rate over a
             # minute moves little in two seconds, and rate() is the dearest read per series (~12,000 at 256 hosts):
             # asked with the slow ones
-            FleetQuery("executions", f"sum by ({self.by_('status_type')}) "
-                                     f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
+            FleetQuery("executions", f"sum by ({self.by_('status_type')}) ({self.sel(RULES['executions'])})" if rates
+                       else f"sum by ({self.by_('status_type')}) "
+                            f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
                        ("exec_rate", "err_rate"), slow=True),
             # per device and event, the counter's value (events since the exporter started: what the alert fires
             # on, and an event older than the counter's first scrape still counts) or its increase over the ECC
-            # window when larger (the exporter restarted since); a max over copies: two scrape jobs count once
-            FleetQuery("ecc", f"sum by ({self.by_('event_type')}) "
+            # window when larger (the exporter restarted since); a max over copies: two scrape jobs count once.
+            # Events are whole: rounded (Prometheus's increase() extrapolates 1 event to 1.05, VictoriaMetrics's
+            # does not)
+            FleetQuery("ecc", f"round(sum by ({self.by_('event_type')}) "
                               f"(max by ({self.by_('event_type', 'neuron_device_index')}) "
                               f"({self.sel('hardware_ecc_events_total')} or "
-                              f"increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}])))",
+                              f"increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}]))))",
                        ("ecc_corrected", "ecc_uncorrected"), slow=True),
-            FleetQuery("allocated", f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
-            FleetQuery("busy", f"sum by ({k}) ({util} > bool {BUSY})", ("busy", "idle"), slow=True),
+            FleetQuery("allocated", f"max by ({k}) ({self.sel(RULES['allocated'])})" if self.rules
+                       else f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
+            FleetQuery("busy", f"max by ({k}) ({self.sel(RULES['busy'])})" if self.rules
+                       else f"sum by ({k}) ({util} > bool {BUSY})", ("busy", "idle"), slow=True),
             # the host's own figures, each cheap (a series per runtime or per host), in one round trip; memory,
             # runtimes, vCPU and a p99 that is itself a figure over time: asked with the slow ones
             FleetQuery("host", _tagged([
@@ -208,7 +263,7 @@ class QuerySet:
             # steps; between two asks the fleet ages what it knows itself)
             FleetQuery("gone", f"time() - max by ({k}) (max_over_time(({presence})[{self.seen_window}:10s]))",
                        ("status", "age"), slow=True),
-            FleetQuery("info", f"count by ({', '.join(self.info_labels)}) ({self.sel('instance_info')})",
+            FleetQuery("info", f"count by ({', '.join(map(label, self.info_labels))}) ({self.sel('instance_info')})",
                        ("name", "instance_id", "instance_type", "zone", "region", "labels", "targets"), slow=True),
             FleetQuery("hardware", f"max by ({self.by_('neuron_device_count', 'neuroncore_per_device_count', 'neuron_device_memory_size')}) ({self.sel('neuron_hardware_info')})",
                        ("devices", "cores", "mem_total"), slow=True),
@@ -221,16 +276,24 @@ def _tagged(parts: list[tuple[str, str]]) -> str:
     return " or ".join(f'label_replace({expr}, "{PART}", "{name}", "", "")' for name, expr in parts)
 
 
+CORE_MEMORY = ("constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors")
+"""neuron-monitor's categories of a NeuronCore's memory (``neuroncore_memory_usage_<category>``)."""
+HOST_GAUGES = ("neuroncore_utilization_ratio", *(f"neuroncore_memory_usage_{c}" for c in CORE_MEMORY),
+               "neuron_runtime_memory_used_bytes", "neuron_runtime_vcpu_usage_ratio", "execution_latency_seconds",
+               "neurontop_execution_device_latency_seconds", "system_vcpu_count", "system_vcpu_usage_ratio", "system_memory_total_bytes", "system_memory_used_bytes",
+               "system_swap_total_bytes", "system_swap_used_bytes", "instance_info", "neuron_hardware_info")
+"""The gauge families a host's dashboard is made of."""
+
+
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:
     """The two queries behind one host's dashboard: every gauge of the host as it is (a few hundred series), and
     the counters: executions and errors as their increase over the rate window (neuron-monitor reports per-period
     counts, not totals), ECC as the fleet's ``ecc`` query counts it (``PromHostSource`` turns it into counts per
     refresh, so the dashboard's "since start" is that figure)."""
-    me = f'{qs.by}="{escape_label_value(key)}"'
-    gauges = qs.sel("", '__name__=~"neuroncore_utilization_ratio|neuroncore_memory_usage_.+|'
-                        'neuron_runtime_memory_used_bytes|neuron_runtime_vcpu_usage_ratio|execution_latency_seconds|'
-                        'neurontop_execution_device_latency_seconds|'
-                        'system_.+|instance_info|neuron_hardware_info"', me)
+    me = matcher(qs.by, key)
+    # each family by name (CloudWatch refuses a selector without one, such as {__name__=~"..."}), tagged so that
+    # "or" keeps them all (it matches label sets without the metric name: instance_info would hide system_vcpu_count)
+    gauges = _tagged([(family, qs.sel(family, me)) for family in HOST_GAUGES])
     ecc = qs.sel("hardware_ecc_events_total", me)
     counters = _tagged([*((family, f"increase({qs.sel(family, me)}[{qs.rate_window}])")
                           for family in ("execution_status_total", "execution_errors_total")),

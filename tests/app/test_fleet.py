@@ -296,6 +296,20 @@ async def test_header_summary_and_problems() -> None:
         assert any("sum(increase(x[15x]))" in str(n.message) for n in app._notifications)
 
 
+async def test_header_says_how_the_figures_were_read_and_what_the_server_warned() -> None:
+    frame = msgspec.structs.replace(demo_frame(10), state="partial", notes=[
+        "recording rules", "answers over 500 series split by availability_zone (3 parts)"], problems=[
+        Problem(name="util", message="store-2: unavailable, partial response", query="avg by (instance_id) (x)",
+                warning=True)])
+    app = fleet_app(StaticFleet(frame))
+    async with app.run_test(size=(220, 40)) as pilot:
+        await pilot.pause()
+        text = table_text(app.screen.query_one(FleetHeader))
+        assert "PARTIAL" in text[0] and "· recording rules · answers over 500 series split by availability_zone" \
+            in text[0]
+        assert "query 'util' warned: store-2: unavailable, partial response" in text[2]
+
+
 async def test_help_lists_the_fleet_keys() -> None:
     app = fleet_app(StaticFleet(demo_frame(4)))
     async with app.run_test(size=(120, 60)) as pilot:

@@ -5,7 +5,7 @@ server is down."""
 from __future__ import annotations
 
 from neuron_top.fleet.prom import PromFleet
-from neuron_top.fleet.promql import PromError, Sample
+from neuron_top.fleet.promql import Answer, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, QuerySet
 from neuron_top.fleet.rows import STALE, UP, Thresholds
 
@@ -43,6 +43,9 @@ class Client:
         }
         return answers.get(name, [])
 
+    def answer(self, expr: str) -> Answer:
+        return Answer(self.query(expr))
+
     def close(self) -> None:
         pass
 
@@ -51,7 +54,8 @@ def poller(clock: list[float] | None = None) -> tuple[PromFleet, Client]:
     qs = QuerySet()
     client = Client(qs)
     t = clock if clock is not None else [1000.0]
-    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: t[0])  # type: ignore[arg-type]
+    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: t[0],  # type: ignore[arg-type]
+                      rules="off")
     return fleet, client
 
 
@@ -145,3 +149,36 @@ def test_the_queries_of_a_refresh_are_the_same_for_1_16_and_256_hosts() -> None:
     assert asked[1] == asked[16] == asked[256]
     per_refresh = [len(a) for a in asked[256][0]]
     assert per_refresh[0] == 11 and max(per_refresh[1:]) <= 5, per_refresh
+
+
+def test_the_recording_rules_are_used_when_they_have_series_and_asked_about_again_later() -> None:
+    from neuron_top.fleet.prom import PROBE_EVERY
+    from neuron_top.fleet.queries import RULES
+
+    qs = QuerySet()
+    client = Client(qs)
+    loaded = [False]
+    probe = qs.rules_probe()
+    for q in QuerySet(rules=True).queries():
+        client.names.setdefault(q.expr, q.name)
+    client.names[probe] = "probe"
+    plain = client.query
+
+    def query(expr: str) -> list[Sample]:
+        if expr == probe:
+            client.asked[-1].append("probe")
+            return [s(30)] if loaded[0] else []
+        return plain(expr)
+
+    client.query = query  # type: ignore[method-assign]
+    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: 1000.0)  # type: ignore[arg-type]
+    frame = refresh(fleet, client)
+    assert frame.notes == ["raw series"] and client.asked[0].count("probe") == 1 and frame.queries == 12
+    loaded[0] = True  # the rules are loaded while the view runs: seen at the next probe
+    for _ in range(PROBE_EVERY - 1):
+        frame = refresh(fleet, client)
+        assert frame.notes == ["raw series"] and "probe" not in client.asked[-1]
+    frame = refresh(fleet, client)
+    assert frame.notes == ["recording rules"] and "probe" in client.asked[-1]
+    frame = refresh(fleet, client)
+    assert RULES["util"] in next(q.expr for q in fleet.queries if q.name == "util")

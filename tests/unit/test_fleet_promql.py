@@ -31,6 +31,7 @@ class Fake:
     def __init__(self, respond: Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]],
                  context: ssl.SSLContext | None = None) -> None:
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.bodies: list[bytes] = []
         fake = self
 
         class H(BaseHTTPRequestHandler):
@@ -38,6 +39,12 @@ class Fake:
 
             def do_GET(self) -> None:
                 fake.requests.append((self.path, dict(self.headers)))
+                reply(self, *respond(self))
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                fake.requests.append((self.path, dict(self.headers)))
+                fake.bodies.append(body)
                 reply(self, *respond(self))
 
             def log_message(self, *a: object) -> None:
@@ -212,7 +219,8 @@ def test_the_command_line_options_reach_the_server(fake, tmp_path: Path, capsys:
     assert cli_main(["fleet", "--prometheus", url, "--bearer-token-file", str(tmp_path / "token"), "--once"]) == 0
     assert cli_main(["fleet", "--prometheus", url, "--user", "al ice", "--password-file", str(tmp_path / "pw"),
                      "--once"]) == 0
-    assert len(f.requests) == 22 and {h["Authorization"] for _, h in f.requests} == want
+    # each run: its 11 queries and the probe for the recording rules
+    assert len(f.requests) == 24 and {h["Authorization"] for _, h in f.requests} == want
     capsys.readouterr()
     assert cli_main(["fleet", "--prometheus", url, "--once"]) == 1
     assert "HTTP 401 Unauthorized" in capsys.readouterr().out

@@ -65,7 +65,9 @@ def test_parse_match_refuses(text: str) -> None:
 
 def test_label_names_are_checked() -> None:
     assert check_label("node") == "node"
-    for bad in ("no de", "1x", "__name__", 'x"'):
+    # UTF-8 names (OpenTelemetry resource attributes in CloudWatch, Prometheus 3), bare or quoted as in PromQL
+    assert check_label("@resource.k8s.pod.name") == check_label('"@resource.k8s.pod.name"') == "@resource.k8s.pod.name"
+    for bad in ("", '""', "__name__", '"__name__"', "x\ny"):
         with pytest.raises(MatchError):
             check_label(bad)
 

@@ -226,7 +226,8 @@ class FleetScreen(Screen):
         self.frame = frame
         new = [p for p in frame.problems if (p.name, p.message) not in problems_before]
         if new and frame.state != "unreachable":
-            self.notify("; ".join(f"{p.name}: {p.message}" for p in new[:3]), title="query failed",
+            self.notify("; ".join(f"{p.name}: {p.message}" for p in new[:3]),
+                        title="the server warned" if all(p.warning for p in new) else "query failed",
                         severity="warning", timeout=8, markup=False)
         self.redraw()
 

@@ -107,7 +107,8 @@ class FleetHeader(LineDiff):
                 arranged.append("trouble first")
             if v.heat:
                 arranged.append(f"heat {v.heat}")
-            text = f"{when} · {', '.join(arranged)} · {clean(self.source, 80)}"
+            notes = "".join(f" · {clean(n, 80)}" for n in f.notes) if f is not None else ""
+            text = f"{when} · {', '.join(arranged)}{notes} · {clean(self.source, 80)}"
             if f is not None and f.queries and not self.view.position:
                 text += f" · {f.queries} queries in {f.elapsed * 1000:.0f} ms"
             segs.append(Segment(text))
@@ -119,8 +120,8 @@ class FleetHeader(LineDiff):
         if f is not None and i < len(f.problems):
             p = f.problems[i]
             more = f" (+{len(f.problems) - 3} more)" if i == 2 and len(f.problems) > 3 else ""
-            text = (f" query {p.name!r} failed: {clean(p.message, 200)} · query: {clean(p.query, 400)}" if p.name
-                    else f" {clean(p.message, 300)}") + more
+            text = (f" query {p.name!r} {'warned' if p.warning else 'failed'}: {clean(p.message, 200)} · query: "
+                    f"{clean(p.query, 400)}" if p.name else f" {clean(p.message, 300)}") + more
             return Strip([Segment(text, self._style("error"))]).crop_extend(0, width, base)
         return Strip.blank(width, base)
 
