@@ -17,7 +17,36 @@ import msgspec
 from neuron_top import schema
 from neuron_top.textsafe import clean
 
-__all__ = ["DecodeError", "decode_report"]
+__all__ = ["NOT_A_REPORT", "REPORT_GROUPS", "DecodeError", "decode_report", "has_report_group", "is_report"]
+
+REPORT_GROUPS = ("neuron_runtime_data", "system_data", "instance_info", "neuron_hardware_info", "neuron_k8s_info")
+"""neuron-monitor's top-level groups (its user guide): a report has at least one of them."""
+NOT_A_REPORT = "not a report (none of neuron-monitor's groups)"
+"""Why a JSON object without any of ``REPORT_GROUPS`` is skipped: the same words in every output."""
+_FIRST_GROUP = re.compile(rb'\{\s*"(?:' + b"|".join(g.encode() for g in REPORT_GROUPS) + rb')"\s*:\s*[\[{]')
+_TOP_KEYS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def has_report_group(data: bytes | memoryview | Any, start: int = 0, end: int | None = None) -> bool:
+    """Whether the JSON object ``data[start:end]`` has one of ``REPORT_GROUPS`` as a top-level key with an object
+    or a list as its value: ``is_report`` without decoding the report, for the recording index. neuron-monitor
+    writes ``neuron_runtime_data`` first, so a real report is known by its first key; any other object is
+    looked at key by key (its values skipped, not decoded)."""
+    end = len(data) if end is None else end
+    if _FIRST_GROUP.match(data, start, end) is not None:
+        return True
+    try:
+        top = _TOP_KEYS.decode(data[start:end])
+    except msgspec.DecodeError:  # not one JSON object: the decoder refuses it too
+        return False
+    return any(bytes(top[g])[:1] in (b"{", b"[") for g in REPORT_GROUPS if g in top)
+
+
+def is_report(report: schema.Report) -> bool:
+    """Whether a decoded JSON object is a neuron-monitor report: it has at least one of ``REPORT_GROUPS``. Any
+    other object (``{"a": 1}`` from a ``--command`` that is not neuron-monitor) is "not a report" for the feed,
+    ``--once``, the recording index and ``--summary`` alike."""
+    return any(getattr(report, g) is not None for g in REPORT_GROUPS)
 
 _HUGE_NUMBER = re.compile(rb"(?<![\w.\"])-?\d{19,}(?:\.\d+)?(?:[eE][+-]?\d+)?|-?\d+(?:\.\d+)?[eE][+-]?\d{3,}")
 _GENERIC = msgspec.json.Decoder()
@@ -78,11 +107,15 @@ def decode_report(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
 
 def _decode(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
     try:
-        return _fast(data), ()
+        report = _fast(data)
     except msgspec.ValidationError:
         pass
     except msgspec.DecodeError as exc:
         raise DecodeError(_describe(exc, data)) from None
+    else:  # every group of the right shape: a group is there when it is not None
+        if not is_report(report):
+            raise DecodeError(NOT_A_REPORT)
+        return report, ()
     note: tuple[str, ...] = ()
     try:
         obj = _GENERIC.decode(data)
@@ -98,6 +131,8 @@ def _decode(data: bytes | str) -> tuple[schema.Report, tuple[str, ...]]:
             raise DecodeError(_describe(exc2, data)) from None
     if not isinstance(obj, dict):
         raise DecodeError(f"a JSON {type(obj).__name__} is not a report (expected an object)")
+    if not any(isinstance(obj.get(g), dict | list) for g in REPORT_GROUPS):  # as has_report_group sees it
+        raise DecodeError(NOT_A_REPORT)
     report, problems = _lenient(obj)
     return report, note + problems
 

@@ -49,6 +49,7 @@ __all__ = [
     "owned_cores",
     "per_second",
     "physical_stats",
+    "sane_util",
     "unclean_count",
 ]
 
@@ -77,6 +78,16 @@ def _finite(x: float | int | None) -> float | None:
         return None
     x = float(x)
     return x if isfinite(x) else None
+
+
+UTIL_MAX = 110.0
+"""Utilization above this (or below 0) is not a measurement but bad data: flagged, left out of averages. Real
+reports reach a little over 100 (a sample window that ran long), never far."""
+
+
+def sane_util(u: float | None) -> bool:
+    """Whether a utilization percent is a plausible measurement (None: not reported, which is not "bad")."""
+    return u is None or 0.0 <= u <= UTIL_MAX
 
 
 def best_flops(c: schema.CoreCounters) -> float | None:
@@ -165,7 +176,7 @@ def core_stats(cores: Mapping[int, schema.CoreCounters]) -> CoreStats:
     """Per core: utilization and best FLOPS; the mean utilization, the FLOPS sum and peak, whether effective FLOPS were reported."""
     util = {i: _finite(c.neuroncore_utilization) for i, c in cores.items()}
     flops = {i: best_flops(c) for i, c in cores.items()}
-    us = [u for u in util.values() if u is not None]
+    us = [u for u in util.values() if u is not None and 0.0 <= u <= UTIL_MAX]  # absurd values are not averaged
     fs = [f for f in flops.values() if f is not None]
     return CoreStats(util, flops, sum(us) / len(us) if us else None, sum(fs), max(fs, default=0.0),
                      any(c.effective_flops is not None for c in cores.values()))
@@ -191,7 +202,7 @@ def physical_stats(cores: Mapping[int, schema.CoreCounters]) -> PhysicalStats:
 
 def mean_util(stats: CoreStats, cores: Iterable[int]) -> float | None:
     """The mean utilization of ``cores`` (an app's own: the zeros it reports for other cores left out)."""
-    vals = [u for i in cores if (u := stats.util.get(i)) is not None]
+    vals = [u for i in cores if (u := stats.util.get(i)) is not None and 0.0 <= u <= UTIL_MAX]
     return sum(vals) / len(vals) if vals else None
 
 

@@ -7,6 +7,8 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
+from neuron_top.derived import sane_util
+
 __all__ = ["cells", "core_ranges", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
@@ -131,11 +133,25 @@ PCT_CELL = 4
 """Characters of a whole-percent core cell: "100%"."""
 
 
-def pct_cell(x: float | None) -> str:
-    """A core's utilization in a grid cell: whole percents, always ``PCT_CELL`` wide ("  7%", "100%", "   -")."""
+BAD_CELL = "bad!"
+"""A grid cell whose value is absurd (``derived.sane_util``): flagged, not printed as a clipped number."""
+
+
+def pct_cell(x: float | None, digits: int = 0) -> str:
+    """A core's utilization in a grid cell: whole percents, always ``PCT_CELL`` wide ("  7%", "100%", "   -"); with
+    ``digits``, AWS neuron-top's precision, ``pct_width(digits)`` wide (" 56.81%"). An absurd value (below 0, far
+    above 100) is ``BAD_CELL``, never a clipped "  0%" or "999%"."""
+    width = pct_width(digits)
     if x is None:
-        return "-".rjust(PCT_CELL)
-    return f"{min(max(x, 0.0), 999.0):.0f}%".rjust(PCT_CELL)
+        return "-".rjust(width)
+    if not sane_util(x):
+        return BAD_CELL.rjust(width)
+    return f"{x:.{digits}f}%".rjust(width)
+
+
+def pct_width(digits: int = 0) -> int:
+    """The width of a ``pct_cell`` with ``digits`` decimals: "100%" or "100.00%"."""
+    return PCT_CELL + (digits + 1 if digits else 0)
 
 
 FLOPS_CELL = 5

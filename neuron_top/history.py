@@ -82,6 +82,17 @@ class History:
         self._seen = {}
         self._shape, self._own, self._rest = None, [], {}
 
+    def frozen_copy(self) -> History:
+        """A copy of the history as it is now, for a paused screen (``p``): what it draws from must not move
+        while reports keep coming into this one. Read it only; pushing into it is not supported."""
+        out = History(self.maxlen)
+        out.ts = deque(self.ts, maxlen=self.maxlen)
+        out._series = {k: deque(v, maxlen=self.maxlen) for k, v in self._series.items()}
+        out.first = self.first
+        out.pushed, out.clears = self.pushed, self.clears
+        out.ecc_totals = dict(self.ecc_totals)
+        return out
+
     def series(self, key: Key) -> deque[float | None]:
         """The values of one series, oldest first (empty if never seen)."""
         return self._series.get(key) or deque()

@@ -11,7 +11,7 @@ import re
 from neuron_top.derived import owned_cores
 from neuron_top.snapshot import AppView, Snapshot
 
-__all__ = ["Selection", "app_cores"]
+__all__ = ["Selection", "app_cores", "narrow", "narrow_by_tag"]
 
 
 def app_cores(app: AppView, cores_per_device: int) -> list[int]:
@@ -19,7 +19,19 @@ def app_cores(app: AppView, cores_per_device: int) -> list[int]:
     it per snapshot)."""
     return list(owned_cores(app.core_memory, lambda: app.models, app.core_stats, cores_per_device))
 
-__all__ = ["Selection"]
+def narrow(snap: Snapshot, pattern: re.Pattern[str] | None, text: str) -> Snapshot:
+    """``snap`` through the tag filter ``pattern`` (an app's tag or pid matches it; None: no filter), as
+    ``Snapshot.narrowed`` makes it: what the dashboard, replay and ``--once`` all show. The app's pod matches too
+    (its name, namespace, or ``namespace/pod``)."""
+    if pattern is None:
+        return snap
+    return snap.narrowed(lambda a: bool(pattern.search(a.tag) or pattern.search(str(a.pid))
+                                        or _pod_matches(pattern, snap, a)), text)
+
+
+def narrow_by_tag(snap: Snapshot, tag: str | None) -> Snapshot:
+    """``narrow`` by the ``--tag`` regex (checked by the command line before); None or "": every app."""
+    return narrow(snap, re.compile(tag), tag) if tag else snap
 
 
 def _pod_matches(p: re.Pattern[str], snap: Snapshot, app: AppView) -> bool:
@@ -37,14 +49,22 @@ class Selection:
         self.pattern: re.Pattern[str] | None = re.compile(tag) if tag else None
         self.text = tag or ""
         """What the tab bar shows of the filter (with the error when the regex is invalid)."""
+        self._narrowed: tuple[tuple[Snapshot, re.Pattern[str] | None], Snapshot] | None = None
+
+    def narrow(self, snap: Snapshot) -> Snapshot:
+        """``snap`` as the filter shows it (``narrow``): kept for the last snapshot and filter, since every
+        panel, the tabs and the drill-downs ask for it on each update."""
+        key = (snap, self.pattern)
+        if self._narrowed is not None and self._narrowed[0][0] is snap and self._narrowed[0][1] == self.pattern:
+            return self._narrowed[1]
+        out = narrow(snap, self.pattern, self.pattern.pattern if self.pattern is not None else "")
+        self._narrowed = (key, out)
+        return out
 
     def visible(self, snap: Snapshot | None) -> tuple[AppView, ...]:
         if snap is None:
             return ()
-        if self.pattern is None:
-            return snap.apps
-        p = self.pattern
-        return tuple(a for a in snap.apps if p.search(a.tag) or p.search(str(a.pid)) or _pod_matches(p, snap, a))
+        return self.narrow(snap).apps
 
     def settle(self, snap: Snapshot | None) -> None:
         """Fall back to "all" when the selected app is gone or filtered out."""

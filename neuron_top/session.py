@@ -75,6 +75,9 @@ class SourceStatus:
     """From ``Session.shown``: the seconds between reports the source is expected to keep to."""
     reports: int = 0
     """From ``Session.shown``: reports received so far."""
+    command: str = ""
+    """The whole command line of a ``--command`` source (``name`` is cut to fit a header): the problems screen
+    shows it in full."""
 
     @property
     def exit_text(self) -> str:
@@ -185,6 +188,9 @@ class Session:
         for snap in window:
             self.history.push(snap)
             self.prev, self.latest = self.latest, snap
+        devices = new_uncorrected(self.latest) if self.latest is not None else []
+        if devices:  # the report landed on has uncorrected ECC: the header's sticky mark, as when played
+            self.set_status(uncorrected=tuple(sorted({*self.status.uncorrected, *devices})))
 
     def adopt(self, history: History) -> None:
         """A history rebuilt elsewhere (a worker decoding a seek's window) replaces this one."""
@@ -200,12 +206,16 @@ class Session:
 
     # --- read ---
     def expected_period(self) -> float:
-        """Seconds between reports this source is expected to keep to: the longer of the report's own period (its
-        metric groups') and the median of the last arrival intervals; neuron-monitor's default before either is
-        known. The longer, so that a slow group or a slow link is not called STALE."""
-        known = [p for p in (self.latest.period() if self.latest is not None else None,
-                             self._learned()) if p is not None and p > 0]
-        return max(known) if known else DEFAULT_PERIOD
+        """Seconds between reports this source is expected to keep to: the report's own period (its metric
+        groups'), whatever the observed cadence (reports that say "period 1.0" and come every 30 s are late each
+        time, not a slow source); the median of the last arrival intervals only for reports that give no period;
+        neuron-monitor's default before either is known. The first report's period is not a pace: neuron-monitor's
+        first covers only its start-up (milliseconds), so it waits at least the default."""
+        own = self.latest.period() if self.latest is not None else None
+        if own is not None and own > 0:
+            return max(own, DEFAULT_PERIOD) if self.reports <= 1 else own
+        learned = self._learned()
+        return learned if learned is not None and learned > 0 else DEFAULT_PERIOD
 
     def _learned(self) -> float | None:
         a = self._arrivals

@@ -41,9 +41,9 @@ from neuron_top.k8s.model import Attribution, PodMap, PodRef, PodUsage, resolve
 from neuron_top.textsafe import clean
 
 __all__ = [
-    "DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "MAX_CORES", "PERCENTILES",
-    "AllApps", "AppView", "DeviceEcc", "GroupStatus", "Latency", "ModelView", "Snapshot", "SubgraphView", "across",
-    "cached", "finite", "k8s_label", "pid_not_visible", "snapshot_from",
+    "DEVICE_CATEGORIES", "ERROR_TYPES", "EXEC_TYPES", "HOST_CATEGORIES", "INSTANCE_LAYOUTS", "MAX_CORES",
+    "PERCENTILES", "AllApps", "AppFilter", "AppView", "DeviceEcc", "GroupStatus", "Latency", "ModelView", "Snapshot",
+    "SubgraphView", "across", "cached", "finite", "k8s_label", "pid_not_visible", "snapshot_from",
 ]
 
 HOST_CATEGORIES = ("tensors", "constants", "dma_buffers", "application_memory")
@@ -51,6 +51,14 @@ DEVICE_CATEGORIES = ("tensors", "constants", "model_code", "runtime_memory", "mo
 PERCENTILES = ("p0", "p1", "p25", "p50", "p75", "p99", "p100")
 MAX_CORES = 4096
 """Core indices beyond this are absurd (trn2 has 128 logical cores) and are dropped as bad data."""
+INSTANCE_LAYOUTS: dict[str, tuple[int, int]] = {
+    "inf1.xlarge": (1, 4), "inf1.2xlarge": (1, 4), "inf1.6xlarge": (4, 4), "inf1.24xlarge": (16, 4),
+    "inf2.xlarge": (1, 2), "inf2.8xlarge": (1, 2), "inf2.24xlarge": (6, 2), "inf2.48xlarge": (12, 2),
+    "trn1.2xlarge": (1, 2), "trn1.32xlarge": (16, 2), "trn1n.32xlarge": (16, 2),
+    "trn2.3xlarge": (1, 4), "trn2.48xlarge": (16, 4), "trn2u.48xlarge": (16, 4),
+}
+"""Instance type -> (Neuron devices, NeuronCores per device as neuron-monitor counts them: logical cores at the
+default LNC=2 on trn2), for reports without ``neuron_hardware_info`` (AWS's instance type pages)."""
 
 _EMPTY_INSTANCE = schema.InstanceInfo()
 _EMPTY_HARDWARE = schema.HardwareInfo()
@@ -320,8 +328,16 @@ class AppView:
 
     @cached
     def period(self) -> float | None:
+        """Seconds the execution counters cover: ``execution_stats.period``, else (trimmed or older output with
+        counts and no period) the runtime's other groups', which neuron-monitor collects over the same period:
+        "done/s" then stays a rate, not a count."""
         p = finite(self.execution.period)
-        return p if p and p > 0 else None
+        if p and p > 0:
+            return p
+        r = self._report
+        ps = [q for g in (r.neuroncore_counters, r.memory_used, r.neuron_runtime_vcpu_usage)
+              if g is not None and (q := finite(g.period)) and q > 0]
+        return max(ps) if ps else None
 
     # --- derived (``neuron_top.derived``: the rules every output shares) ---
     @cached
@@ -580,6 +596,24 @@ class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
 _DEVICE = attrgetter("device")
 
 
+@dataclass(frozen=True, slots=True)
+class AppFilter:
+    """The tag filter (``/``, ``--tag``) a snapshot was narrowed by (``Snapshot.narrowed``): every output says it."""
+
+    text: str
+    """The filter as the user typed it."""
+    shown: int
+    """Apps it lets through."""
+    total: int
+    """Apps in the report."""
+    hidden_cores: frozenset[int]
+    """Cores used only by the apps it leaves out: the core grid dims them."""
+
+    def describe(self) -> str:
+        """``filter 'serve': 2 of 8 apps``."""
+        return f"filter {self.text!r}: {self.shown} of {self.total} apps"
+
+
 class Snapshot:
     """One report, ready to draw.
 
@@ -590,7 +624,7 @@ class Snapshot:
         problems: what the lenient decoder had to skip (one line each).
     """
 
-    __slots__ = ("__dict__", "all", "apps", "attribution", "problems", "report", "seq", "ts")
+    __slots__ = ("__dict__", "all", "apps", "attribution", "filter", "problems", "report", "seq", "ts")
 
     def __init__(self, report: schema.Report, ts: float, seq: int = 0, problems: tuple[str, ...] = ()) -> None:
         self.report = report
@@ -599,6 +633,8 @@ class Snapshot:
         self.seq = seq
         self.problems = problems
         """What the decoder had to drop from this report (wrong shapes), one line each."""
+        self.filter: AppFilter | None = None
+        """The tag filter this snapshot was narrowed by (``narrowed``); None: every app of the report."""
         self.attribution: Attribution | None = None
         """What the node said about pods when this report arrived (``k8s.PodWatcher``), set by the feed; None
         when attribution is off (replay, ``--no-k8s``)."""
@@ -621,6 +657,38 @@ class Snapshot:
         self.apps: tuple[AppView, ...] = tuple(apps)
         self.all = AllApps(self.apps, _merge_cores(self.apps))
 
+    def narrowed(self, keep: Callable[[AppView], bool], text: str) -> Snapshot:
+        """This report as seen through a tag filter: only the apps ``keep`` lets through, and "all" (its cores, its
+        totals, its memory and models) over them alone. Every panel, the tabs, the totals and ``--once`` then
+        draw the narrowed snapshot and need no filter of their own. The machine stays the whole machine: the
+        devices, ECC, vCPUs, host memory and the metric-group errors are not an app's.
+
+        Cores that only filtered-out apps use are left out of "all" and named in ``filter.hidden_cores`` (the
+        grid dims them); idle cores nobody uses stay, as the apps shown report them.
+
+        Args:
+            keep: which apps to show.
+            text: the filter as typed, for the titles.
+        """
+        apps = tuple(a for a in self.apps if keep(a))
+        out = Snapshot.__new__(Snapshot)
+        out.report, out.ts, out.seq, out.problems = self.report, self.ts, self.seq, self.problems
+        out.attribution = self.attribution
+        out.apps = apps
+        shown = {c for a in apps for c in self.cores_of(a)}
+        hidden = frozenset(c for a in self.apps if not keep(a) for c in self.cores_of(a)) - shown
+        merged = _merge_cores(apps)
+        out.all = AllApps(apps, {i: c for i, c in merged.items() if i not in hidden} if hidden else merged)
+        out.filter = AppFilter(text, len(apps), len(self.apps), hidden)
+        # the machine as the whole report shows it (a filtered "all" must not shrink the device count)
+        for name in ("device_count", "cores_per_device", "has_neuron", "group_statuses", "ecc"):
+            out.__dict__[name] = getattr(self, name)
+        for a in apps:
+            key = f"_cores_of_{a.pid}"
+            if key in self.__dict__:
+                out.__dict__[key] = self.__dict__[key]
+        return out
+
     def app(self, pid: int | None) -> AppView:
         """The app with this pid, or the "all" aggregate for None (or a pid that is gone)."""
         if pid is not None:
@@ -639,15 +707,37 @@ class Snapshot:
         return self.report.neuron_hardware_info or _EMPTY_HARDWARE
 
     @cached
+    def layout_source(self) -> str:
+        """Where the device x core layout comes from: "neuron_hardware_info", "instance type" (a known instance
+        type, ``INSTANCE_LAYOUTS``), or "" when it is unknown (cores per device guessed, devices from the cores
+        reported)."""
+        n = self.hardware.neuroncore_per_device_count
+        if isinstance(n, int) and 0 < n <= 64:
+            return "neuron_hardware_info"
+        if self._instance_layout is not None:
+            return "instance type"
+        return ""
+
+    @cached
+    def _instance_layout(self) -> tuple[int, int] | None:
+        return INSTANCE_LAYOUTS.get((self.instance.instance_type or "").strip().lower())
+
+    @cached
     def cores_per_device(self) -> int:
+        """NeuronCores per device: from ``neuron_hardware_info``, else the instance type, else a guess (the
+        header then says "layout unknown")."""
         n = self.hardware.neuroncore_per_device_count
         if isinstance(n, int) and 0 < n <= 64:
             return n
+        known = self._instance_layout
+        if known is not None:
+            return known[1]
         return 1 if self.hardware.neuron_device_type else 2
 
     @cached
     def device_count(self) -> int:
-        """Devices on the machine: from hardware info, else inferred from the highest core and ECC index."""
+        """Devices on the machine: from hardware info, else the instance type (when the report shows Neuron at
+        all: a container that sees no device shows none), else the highest core and ECC index."""
         n = self.hardware.neuron_device_count
         seen = 0
         if self.all.cores:
@@ -656,7 +746,33 @@ class Snapshot:
             seen = max(seen, self.ecc[-1].device + 1)  # sorted by device
         if isinstance(n, int) and 0 <= n <= MAX_CORES:
             return max(n, seen)
+        known = self._instance_layout
+        if known is not None and (seen or self.apps):
+            return max(known[0], seen)
         return seen
+
+    @cached
+    def no_devices(self) -> str:
+        """Why the report shows no Neuron device ("" when it shows some): the collector's own reason (the
+        built-in one says the driver was not found), else that none is visible, as in a container started without
+        ``/dev/neuron*`` (neuron-monitor runs there and reports zero devices)."""
+        if self.has_neuron:
+            return ""
+        if self.hardware.error:
+            return clean(self.hardware.error, 160)
+        return "no Neuron devices visible (container without /dev/neuron*?)"
+
+    def layout_text(self) -> str:
+        """The layout as the header and ``--once`` say it: "16x trainium2 · 64 NeuronCores", with where it came
+        from when not from ``neuron_hardware_info``."""
+        hw = self.hardware
+        dev = clean(hw.neuron_device_type or "neuron", 20)
+        text = f"{self.device_count}x {dev} · {self.core_count} NeuronCores"
+        if self.layout_source == "instance type":
+            return f"{text} (layout of {clean(self.instance.instance_type or '', 30)})"
+        if not self.layout_source:
+            return f"layout unknown · {len(self.all.cores)} NeuronCores reported"
+        return text
 
     @property
     def core_count(self) -> int:
@@ -678,6 +794,13 @@ class Snapshot:
     def app_util(self, app: AppView) -> float | None:
         """The mean utilization of the cores ``app`` uses (``cores_of``); for "all", of every core."""
         return app.core_stats.util_avg if app.is_all else mean_util(app.core_stats, self.cores_of(app))
+
+    def app_flops_avg(self, app: AppView) -> float | None:
+        """The mean FLOPS per core of the cores ``app`` uses (``cores_of``); for "all", of every core reporting
+        FLOPS (AWS neuron-top's "Avg" beside its "Total")."""
+        flops = app.core_stats.flops
+        vals = [f for i in (flops if app.is_all else self.cores_of(app)) if (f := flops.get(i)) is not None]
+        return sum(vals) / len(vals) if vals else None
 
     @cached
     def error_types(self) -> tuple[str, ...]:

@@ -30,6 +30,12 @@ class View:
     """The first snapshot of the session (ECC since start)."""
     prev: Snapshot | None = None
     """The previous snapshot (ECC since the previous report)."""
+    frozen: bool = False
+    """Paused (``p``): the data as it was when paused; the panels' titles say so."""
+    precise: bool = False
+    """Two decimals in the core grid's utilization cells (``.``), as AWS neuron-top shows them."""
+    sort: tuple[str, bool] = ("pid", False)
+    """The apps table's order (``s``/``S``): a key of ``output.cells.APP_SORTS`` and whether descending."""
     by_pod: bool = False
     """Colour the core grid by the pod holding each core (``b``), with a legend."""
 

@@ -131,13 +131,15 @@ def recording_failed(recorder: RecordingWriter | None) -> str:
 
 
 def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None,
-               pods: PodSource | None = None) -> int:
+               pods: PodSource | None = None, tag: str | None = None, digits: int = 0) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
     (``--record FILE``), that report is recorded too (it was silently not); with ``pods``, with the pods asked
-    once (not started: ``settle`` answers in this thread)."""
+    once (not started: ``settle`` answers in this thread); with ``tag`` (``--tag``), only the apps it matches, as
+    the dashboard's filter shows them; ``digits``: decimals of the core grid (``--precise``)."""
     from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.output.text import SourceInfo, text
     from neuron_top.output.text import as_json as to_json
+    from neuron_top.selection import narrow_by_tag
     from neuron_top.session import Session
 
     session = Session(source.name, "live", history=1)  # the source's state as the dashboard keeps it
@@ -145,15 +147,16 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
     try:
         for event in feed.events():
             session.apply(event)
-            if isinstance(event, StatusChanged) and session.status.state in ("ended", "failed"):
-                break
+            if isinstance(event, StatusChanged) and session.status.state in ("ended", "failed", "restarting"):
+                break  # --once waits for no restart
             if isinstance(event, Report):
                 info = SourceInfo.of(session)
                 snap = event.snapshot
                 if pods is not None:
                     pods.want_pids(a.pid for a in snap.apps)
                     snap = snap.with_attribution(pods.settle())
-                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info).encode())
+                snap = narrow_by_tag(snap, tag)
+                _write(to_json(snap, info) + b"\n" if as_json else text(snap, info, digits=digits).encode())
                 return 0
     finally:
         feed.close()

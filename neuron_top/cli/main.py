@@ -64,6 +64,8 @@ def _render(p: argparse.ArgumentParser) -> None:
 def _once(p: argparse.ArgumentParser) -> None:
     p.add_argument("--once", action="store_true", help="print one snapshot as plain text and exit")
     p.add_argument("--json", action="store_true", help="with --once (implied): print the snapshot as JSON")
+    p.add_argument("--precise", action="store_true",
+                   help="with --once: core utilization with two decimals (56.81%%), as AWS neuron-top prints it")
 
 
 def main_parser() -> argparse.ArgumentParser:
@@ -236,7 +238,8 @@ def run_live(ns: argparse.Namespace) -> int:
     _check_export(ns)
     choice = live_choice(ns)
     if ns.once or ns.json:
-        return print_once(choice.source, ns.json, _recorder(ns.record), pods=pod_source(ns, start=False))
+        return print_once(choice.source, ns.json, _recorder(ns.record), pods=pod_source(ns, start=False),
+                          tag=ns.tag, digits=2 if ns.precise else 0)
     return run_tui(choice.source, ns, recorder=_recorder(ns.record), notes=choice.notes,
                    source_filter=choice.source_filter, pods=pod_source(ns))
 
@@ -264,7 +267,8 @@ def run_demo(ns: argparse.Namespace) -> int:
 
         pods = DemoPods(source)
     if ns.once or ns.json:
-        return print_once(source, ns.json, _recorder(ns.record), pods=pods)  # the first report comes at once
+        return print_once(source, ns.json, _recorder(ns.record), pods=pods,  # the first report comes at once
+                          tag=ns.tag, digits=2 if ns.precise else 0)
     return run_tui(source, ns, recorder=_recorder(ns.record), demo=True, source_filter=source_filter, pods=pods)
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from neuron_top.decode import DecodeError
 from neuron_top.output.text import SourceInfo, as_json, text
 from neuron_top.recording.pacing import report_time
+from neuron_top.selection import narrow_by_tag
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.textsafe import clean
 
@@ -167,7 +168,8 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
     if snap is None:
         raise UsageError(f"no decodable report in {clean(ns.file)} ({info.skipped} skipped)")
     info.position = f"report {snap.seq}/{n} at {report_time(snap.ts, index.wallclock)}"
-    out = as_json(snap, info) + b"\n" if ns.json else text(snap, info).encode()
+    snap = narrow_by_tag(snap, ns.tag)
+    out = as_json(snap, info) + b"\n" if ns.json else text(snap, info, digits=2 if ns.precise else 0).encode()
     sys.stdout.flush()
     sys.stdout.buffer.write(out)
     sys.stdout.flush()

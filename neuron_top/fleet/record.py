@@ -16,6 +16,7 @@ import msgspec
 
 from neuron_top.fleet.frame import FleetFrame
 from neuron_top.fleet.rows import DOWN, STALE, UP
+from neuron_top.recording.index import FLEET_MAGIC
 from neuron_top.recording.player import Marker
 from neuron_top.textsafe import clean
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FleetRecorder", "decode_frame", "fleet_incidents", "fleet_markers", "fleet_summary", "is_fleet_line"]
 
-MAGIC = b'{"neuron_top_fleet":'
+MAGIC = FLEET_MAGIC
 
 
 class _Line(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -7,12 +7,15 @@ them). The values themselves come from the snapshot's derived values (``neuron_t
 from __future__ import annotations
 
 from neuron_top import fmt
-from neuron_top.derived import Latency, latency_state
+from neuron_top.derived import Latency, latency_state, sane_util
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.textsafe import clean
 
-__all__ = ["APP_COLUMNS", "FAILED", "CoreCells", "app_cells", "core_cells", "latency_cell", "latency_row",
-           "memory_values", "physical_columns", "runtime_vcpu"]
+__all__ = ["APP_COLUMNS", "APP_SORTS", "FAILED", "HIDDEN", "CoreCells", "app_cells", "core_cells", "latency_cell",
+           "latency_row", "memory_values", "physical_columns", "runtime_vcpu", "sorted_apps"]
+
+HIDDEN = "·"
+"""A core's value when only apps the tag filter leaves out use it (not "-": it may well be reported)."""
 
 APP_COLUMNS = (("cores", "NCs"), ("util", "util"), ("done", "done/s"), ("p50", "p50"), ("p99", "p99"),
                ("errors", "err/s"), ("bad", "bad/s"))
@@ -84,13 +87,16 @@ class CoreCells:
     ``flops`` shows FLOPS in one unit for the whole grid (``fmt.FlopsScale``) when the report has any; ``physical``
     shows trn2's physical cores (their utilization: FLOPS are not reported per physical core)."""
 
-    def __init__(self, snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> None:
+    def __init__(self, snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False,
+                 digits: int = 0) -> None:
         self.snap, self.app = snap, app
+        self.digits = digits
+        """Decimals of the utilization cells (0: whole percents; 2: AWS neuron-top's "56.81%")."""
         self.phys = physical_columns(snap) if physical else 0
         stats = app.core_stats
         reported = any(f is not None for f in stats.flops.values())
         self.scale = fmt.FlopsScale(stats.flops_peak) if flops and not self.phys and reported else None
-        self.value_width = fmt.PCT_CELL
+        self.value_width = fmt.pct_width(digits)
         if self.scale is not None:
             self.value_width = max(fmt.FLOPS_CELL, len(self.scale(stats.flops_peak)))
         self.failed = app.failure("neuroncore_counters")
@@ -102,11 +108,31 @@ class CoreCells:
     def title(self) -> str:
         return self.titles[0]
 
+    @property
+    def filter_note(self) -> str:
+        """What the tag filter left out, for the grid's title ("" without a filter)."""
+        f = self.snap.filter
+        if f is None:
+            return ""
+        dimmed = f", {HIDDEN} other apps' cores" if f.hidden_cores else ""
+        return f"{f.describe()}{dimmed}"
+
     def title_for(self, width: int) -> str:
         """The longest title that fits ``width`` cells (the shortest, cut, when none does)."""
         return next((t for t in self.titles if len(t) <= width), self.titles[-1])
 
     def _titles(self, flops: bool) -> tuple[str, ...]:
+        """``_what`` with the filter said after it: whole, else only that there is one, else nothing."""
+        what = self._what(flops)
+        note = self.filter_note
+        if not note:
+            return what
+        f = self.snap.filter
+        assert f is not None
+        short = f"filter: {f.shown}/{f.total} apps"
+        return (*(f"{t} · {note}" for t in what), *(f"{t} · {short}" for t in what), *what)
+
+    def _what(self, flops: bool) -> tuple[str, ...]:
         """Utilization in %, FLOPS in which unit, physical cores; and when FLOPS were asked for and are not
         what the cells show, that they are not reported."""
         snap, stats = self.snap, self.app.core_stats
@@ -121,7 +147,12 @@ class CoreCells:
             return (f"{head} physical cores: utilization % (avg {avg})",)
         if self.scale is not None:
             unit = f"{'effective ' if stats.effective else ''}{self.scale.unit}LOPS"
-            return (f"{head} {unit} per core (total {self.scale.total(stats.flops_total)}LOPS)",)
+            total = f"total {self.scale.total(stats.flops_total)}LOPS"
+            mean = snap.app_flops_avg(self.app)
+            if mean is None:
+                return (f"{head} {unit} per core ({total})",)
+            return (f"{head} {unit} per core (avg {self.scale.total(mean)}LOPS, {total})",
+                    f"{head} {unit} per core ({total})")
         avg = fmt.pct(snap.app_util(self.app))  # an app's own cores, not the zeros it reports for others
         if flops:
             return (f"{head} utilization % (avg {avg}) · FLOPS are not reported on this machine",
@@ -139,12 +170,16 @@ class CoreCells:
         if self.failed:
             return [(FAILED.rjust(self.value_width), None, None)] * max(self.phys, 1)
         stats = self.app.core_stats
+        narrowed = self.snap.filter
+        if narrowed is not None and index in narrowed.hidden_cores:
+            return [(HIDDEN.rjust(self.value_width), None, None)] * (self.phys or 1)
         if self.phys:
             subs = self.app.physical_stats.util.get(index, ())
             out = []
             for p in range(self.phys):
                 u = subs[p] if p < len(subs) else None
-                out.append((fmt.pct_cell(u), u, u))
+                ok = sane_util(u)
+                out.append((fmt.pct_cell(u, self.digits), u if ok else None, u if ok else None))
             return out
         if index not in stats.util:
             return [("-".rjust(self.value_width), None, None)]
@@ -153,12 +188,14 @@ class CoreCells:
             f = stats.flops.get(index)
             peak = stats.flops_peak or 1.0
             return [(self.scale(f), None if f is None else f / peak * 100, u)]
-        return [(fmt.pct_cell(u), u, u)]
+        ok = sane_util(u)  # an absurd value: flagged, no bar
+        return [(fmt.pct_cell(u, self.digits), u if ok else None, u if ok else None)]
 
 
-def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> CoreCells:
+def core_cells(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False,
+               digits: int = 0) -> CoreCells:
     """The core grid's title and cells as the dashboard draws them, for the ``--once`` text (``CoreCells``)."""
-    return CoreCells(snap, app, flops, physical)
+    return CoreCells(snap, app, flops, physical, digits)
 
 
 def app_cells(snap: Snapshot, a: AppView) -> dict[str, str]:
@@ -177,3 +214,39 @@ def app_cells(snap: Snapshot, a: AppView) -> dict[str, str]:
                                                             rates.period),
         "bad": FAILED if exec_failed else fmt.per_period(rates.bad_count, rates.period),
     }
+
+
+APP_SORTS = ("pid", "app", *(k for k, _ in APP_COLUMNS))
+"""What the apps table can be sorted by: the report's order (pid), the name, then each column."""
+
+
+def _sort_value(snap: Snapshot, a: AppView, key: str) -> float | str | None:
+    rates = a.rates
+    if key == "app":
+        return a.label.lower()
+    if key == "cores":
+        return len(snap.cores_of(a))
+    if key == "util":
+        return snap.app_util(a)
+    if key == "done":
+        return rates.rate("completed")
+    if key in ("p50", "p99"):
+        return a.latency_shown.get(key)  # as the cell shows it (device latency when there is no total)
+    if key == "errors":
+        return rates.errors_per_second if rates.errors else None
+    if key == "bad":
+        return rates.bad_per_second
+    return a.pid
+
+
+def sorted_apps(snap: Snapshot, apps: tuple[AppView, ...], key: str, descending: bool) -> tuple[AppView, ...]:
+    """``apps`` ordered by ``key`` (``APP_SORTS``), the way the apps table shows them: "not reported" and idle
+    (None) always last whatever the direction, ties in pid order. Names go A-Z and numbers largest first unless
+    ``descending`` says otherwise."""
+    if key == "pid":
+        return tuple(sorted(apps, key=lambda a: a.pid, reverse=descending))
+    known = [(v, a) for a in apps if (v := _sort_value(snap, a, key)) is not None]
+    unknown = [a for a in apps if _sort_value(snap, a, key) is None]
+    known.sort(key=lambda va: va[1].pid)
+    known.sort(key=lambda va: va[0], reverse=descending)
+    return (*(a for _, a in known), *unknown)

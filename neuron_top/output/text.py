@@ -81,11 +81,14 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
         dv = f" {clean(hw.neuron_device_version)}" if hw.neuron_device_version else ""
         cv = f" {clean(hw.neuroncore_version)}" if hw.neuroncore_version else ""
         each = f", {fmt.human_bytes(hw.neuron_device_memory_size)} each" if hw.neuron_device_memory_size else ""
+        where = {"instance type": f" (layout of {clean(inst.instance_type or '', 30)})",
+                 "": " (layout unknown: cores per device guessed)"}.get(snap.layout_source, "")
         lines.append(f"hardware: {snap.device_count}x {clean(hw.neuron_device_type or 'neuron device')}{dv}, "
-                     f"{snap.cores_per_device} NeuronCore{cv} per device{each}{lnc}")
+                     f"{snap.cores_per_device} NeuronCore{cv} per device{each}{lnc}{where}")
     else:
-        lines.append("hardware: no Neuron devices reported"
-                     + (f" ({clean(hw.error)})" if hw.error else " (neuron-monitor / the Neuron driver was not found)"))
+        lines.append(f"hardware: {snap.no_devices}")
+    if snap.filter is not None:
+        lines.append(f"{snap.filter.describe()} (--tag; apps, cores and totals below are theirs alone)")
     pods = snap.pods.status()
     if pods:
         lines.append(pods)
@@ -95,11 +98,13 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
     return lines
 
 
-def core_lines(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False) -> list[str]:
-    """The core grid as the dashboard draws it: its title, then each device's cells (``output.cells``)."""
+def core_lines(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False,
+               digits: int = 0) -> list[str]:
+    """The core grid as the dashboard draws it: its title, then each device's cells (``output.cells``); ``digits``
+    decimals in the utilization cells (``--precise``: 2, as AWS neuron-top prints them)."""
     if not snap.has_neuron:
         return ["NeuronCores: none (no Neuron devices reported)"]
-    cells = core_cells(snap, app, flops, physical)
+    cells = core_cells(snap, app, flops, physical, digits)
     out = [f"NeuronCores ({clean(app.label)}): {cells.title}"]
     cpd = snap.cores_per_device
     width = len(f"ND{max(snap.device_count - 1, 0)}")
@@ -219,7 +224,7 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
     return out
 
 
-def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False) -> str:
+def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = False, digits: int = 0) -> str:
     """The ``--once`` text: what the dashboard's panels show, as plain lines.
 
     Args:
@@ -227,6 +232,7 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
         src: its source, state and skipped input (the header).
         pid: the app to show (None: every app together).
         flops: show FLOPS instead of utilization where the panels would.
+        digits: decimals of the core grid's utilization cells (``--precise``: 2).
 
     Returns:
         The lines, each ending in a newline.
@@ -235,8 +241,9 @@ def text(snap: Snapshot, src: SourceInfo, pid: int | None = None, flops: bool = 
     lines = header_lines(snap, src)
     lines.append("apps: " + (" ".join(f"[{i + 1}] {clean(a.label)} (pid {a.pid}){_pod_of(snap, a)}"
                                       for i, a in enumerate(snap.apps)) or "none"))
-    for part in (core_lines(snap, app, flops), vcpu_lines(snap, app), app_lines(snap), pod_lines(snap),
-                 memory_lines(snap, app), ecc_lines(snap), latency_lines(snap, app), exec_lines(snap, app)):
+    for part in (core_lines(snap, app, flops, digits=digits), vcpu_lines(snap, app), app_lines(snap),
+                 pod_lines(snap), memory_lines(snap, app), ecc_lines(snap), latency_lines(snap, app),
+                 exec_lines(snap, app)):
         if not part:
             continue
         lines.append("")
@@ -328,6 +335,9 @@ def as_json(snap: Snapshot, src: SourceInfo) -> bytes:
         "vcpu": msgspec.to_builtins(snap.vcpu) if snap.vcpu is not None else None,
         "host_memory": msgspec.to_builtins(snap.host_memory) if snap.host_memory is not None else None,
         "errors": [{"where": s.where, "error": s.error} for s in snap.group_statuses],
+        "filter": None if snap.filter is None else {
+            "tag": snap.filter.text, "apps_shown": snap.filter.shown, "apps_total": snap.filter.total,
+            "hidden_cores": sorted(snap.filter.hidden_cores)},
         "pods": _pods_dict(snap),
     }
     return msgspec.json.encode(doc)

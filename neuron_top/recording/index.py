@@ -67,6 +67,7 @@ from typing import Any, BinaryIO, Protocol
 
 import msgspec
 
+from neuron_top.decode import NOT_A_REPORT, has_report_group
 from neuron_top.fmt import plural
 from neuron_top.recording.inflate import ZSTD_MAGIC, Damage, Inflater
 from neuron_top.recording.pacing import HOLE_HOLD, Pacer
@@ -77,6 +78,8 @@ from neuron_top.textsafe import clean
 __all__ = ["Index", "RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+FLEET_MAGIC = b'{"neuron_top_fleet":'
+"""How a fleet recording's line starts (``fleet.record``): indexed as a report is."""
 _OTHER_FORMATS = ((b"\xfd7zX", "xz"), (b"BZh", "bzip2"), (b"\x04\x22\x4d\x18", "lz4"), (b"PK\x03\x04", "zip"),
                   (b"7z\xbc\xaf", "7-Zip"))
 """Compressed formats recordings are not read in: a clear refusal instead of "no reports (56 bad lines skipped)"."""
@@ -583,6 +586,11 @@ class _IndexBase:
         return self._last_ts
 
     def _add_one(self, mm: mmap.mmap, s: int, t: int) -> None:
+        # A JSON object without any of neuron-monitor's groups is not a report (``decode.has_report_group``: the
+        # rule the feed, --once and --summary follow): skipped here, so it is neither a report number nor time.
+        if not has_report_group(mm, s, t) and mm[s : s + len(FLEET_MAGIC)] != FLEET_MAGIC:
+            self._add_skip(self._n, NOT_A_REPORT, _sample(mm[s : min(t, s + 80)]))
+            return
         # Hot path (once per report): find the key with rfind (memchr speed), then match only there.
         ts = math.nan
         k = mm.rfind(b'"neuron_top"', t - _TAIL_WINDOW if t - _TAIL_WINDOW > s else s, t)

@@ -59,6 +59,8 @@ DMI_ROOT = Path("/sys/devices/virtual/dmi/id")
 _CPU_FIELDS = ("user", "nice", "system", "idle", "io_wait", "irq", "soft_irq")
 _PSUTIL_FIELDS = {"io_wait": "iowait", "soft_irq": "softirq"}
 _DUE_SLACK = 0.05
+FIRST_INTERVAL = 0.25
+"""Seconds the first report's CPU shares and context switches cover (``HostCollector._prime``)."""
 """A group is due when at least (1 - slack) of its period has passed, so timer jitter does not skip a beat."""
 
 # sysfs core status counter -> neuron-monitor execution_summary key
@@ -150,8 +152,11 @@ class HostCollector:
         probes: HostProbes | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], object] | None = None,
+        first_interval: float = FIRST_INTERVAL,
     ) -> None:
         self.config = config or default_config()
+        self.first_interval = first_interval
+        """Seconds between the baselines and the first report (``_prime``); 0: at once (tests)."""
         self.reason = reason
         self.sysfs = NeuronSysfs(sysfs_root)
         self.dmi_root = Path(dmi_root)
@@ -166,6 +171,7 @@ class HostCollector:
         self._core_prev: dict[int, tuple[float, int | None, int | None]] = {}  # key -> (ts, time_us, flops)
         self._status_prev: dict[tuple[int, int, str], int] = {}
         self._instance: dict[str, str] | None = None
+        self._primed_at: float | None = None
 
     # -- Source --------------------------------------------------------------------------------------------
 
@@ -176,6 +182,8 @@ class HostCollector:
         base = min(periods.values(), default=self.config.period)
         self._prime()
         yield Status(State.LIVE, self.describe())
+        if self.first_interval > 0:  # the first report's interval (``_prime``)
+            pause(self.first_interval, self._sleep, stop, self._closed)
         devices = len(self.sysfs.devices())
         while not (stop.is_set() or self._closed.is_set()):
             now = self._clock()
@@ -216,11 +224,18 @@ class HostCollector:
         return f"built-in collector ({self.reason}); {self._no_driver()}: showing host CPU and memory only"
 
     def _prime(self) -> None:
-        """Baselines, so the first report's rates cover a real interval where possible."""
+        """Baselines, so the first report's CPU shares and context switches cover a real, short interval
+        (``FIRST_INTERVAL``) instead of the time since boot: ``--once`` printed 40.4% while the machine was at
+        100%, and ``ctxsw 0.0/s``."""
         try:
             self._ctx_prev = int(self.probes.ctx_switches())
         except Exception:
             self._ctx_prev = None
+        try:
+            self._cpu_prev = list(self.probes.cpu_times())
+        except Exception:
+            self._cpu_prev = None
+        self._primed_at = self._clock()
 
     def collect(self, now: float, due: set[str]) -> dict[str, Any]:
         """One report with the groups in ``due``; ``instance_info`` and ``neuron_hardware_info`` always."""
@@ -247,9 +262,9 @@ class HostCollector:
         }
 
     def _period(self, group: str, now: float) -> float:
-        last = self._last_emit.get(group)
+        last = self._last_emit.get(group, self._primed_at)
         configured = self.config.group_periods().get(group, self.config.period)
-        return round(now - last, 9) if last is not None else configured
+        return round(now - last, 9) if last is not None and now > last else configured
 
     # -- system groups -------------------------------------------------------------------------------------
 

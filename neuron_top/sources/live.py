@@ -91,7 +91,9 @@ def choose_live_source(
             notes.append(
                 "-c applies to a local neuron-monitor; with --command, pass the config in the command"
             )
-        return LiveChoice(CommandSource(command, restart=Backoff() if restart_command else None), pattern, notes)
+        # restarted when it fails, as neuron-monitor is; an exit 0 (cat FILE) ends it, except for a daemon (export)
+        return LiveChoice(CommandSource(command, restart=Backoff(), restart_on_success=restart_command), pattern,
+                          notes)
     if stdin_has_reports(stdin_fd):
         stream = take_stdin()
         return LiveChoice(StreamSource(stream, "stdin"), pattern, notes)

@@ -507,14 +507,19 @@ class CommandSource(ChildSource):
         shell: force (True) or forbid (False) ``/bin/sh -c``; None decides from the command's syntax.
         clock: Unix time for reports (injected by tests).
         restart: restart the command when it exits, with these delays (None: the source ends).
+        restart_on_success: with ``restart``, restart after an exit with status 0 too (False: it ends).
         sleep: waits between restarts (injected by tests; returns early on stop or close by default).
         healthy_run: seconds a run with reports must last for the delay to start again from its shortest.
     """
 
     def __init__(self, command: str, *, shell: bool | None = None, clock: Clock = time.time,
                  restart: Backoff | None = None, sleep: Callable[[float], object] | None = None,
-                 healthy_run: float = 30.0) -> None:
+                 healthy_run: float = 30.0, restart_on_success: bool = True) -> None:
         super().__init__(clock)
+        self.restart_on_success = restart_on_success
+        """With ``restart``: also after an exit with status 0 (a daemon); False: that ends the source (the
+        dashboard's ``--command "cat run.jsonl"`` said everything, while ``ssh host neuron-monitor`` that fails
+        is restarted)."""
         self.command = command
         self.name = clean(command, 60)
         self._shell = needs_shell(command) if shell is None else shell
@@ -545,7 +550,7 @@ class CommandSource(ChildSource):
             if end is None:
                 return
             how = f"{self.name} {describe_exit(end.code)} after {plural(end.reports, 'report')}"
-            if self.restart is None:
+            if self.restart is None or (end.code == 0 and not self.restart_on_success):
                 yield Status(State.ENDED if end.code == 0 else State.FAILED, f"stream ended: {how}",
                              detail=end.detail, exit_status=end.code)
                 return

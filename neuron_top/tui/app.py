@@ -38,7 +38,7 @@ from neuron_top.tui.widgets.tabs import AppTabs
 from neuron_top.view import View
 
 DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
-                               "panel", "by_pod"})
+                               "panel", "sort_apps", "reverse_apps", "precise", "by_pod"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
@@ -64,6 +64,9 @@ class NeuronTopApp(TerminalApp):
         Binding("T", "timeline", "timeline"),
         Binding("E", "problems", "problems"),
         Binding("o", "pick_app", "pick app"),
+        Binding("full_stop", "precise", "two decimals in the core grid (56.81%)", show=False),
+        Binding("s", "sort_apps", "sort apps by the next column", show=False),
+        Binding("S", "reverse_apps", "reverse the apps' order", show=False),
         Binding("P", "pods", "pods holding NeuronCores", show=False),
         Binding("b", "by_pod", "cores by pod", show=False),
         Binding("ctrl+l", "redraw", "redraw the screen", show=False),
@@ -101,12 +104,24 @@ class NeuronTopApp(TerminalApp):
         """The one source this app shows: its history, latest snapshots and status."""
         if source_filter:
             self.session.set_status(source_filter=source_filter)
+        self.local_pids = type(source).__name__ in ("MonitorSource", "HostCollector")
+        """The reports' pids are processes on this machine (neuron-monitor or the built-in collector run here):
+        the app screen then shows each runtime's process (``procinfo``)."""
+        command = getattr(source, "command", None)
+        if isinstance(command, str):
+            self.session.set_status(command=command)
         self.tick = 0
         self.flops = False
         self.physical = False
         self.by_pod = False
         """``b``: the core grid coloured by pod."""
         self.paused = False
+        self.precise = False
+        """Two decimals in the core grid (``.``)."""
+        self.apps_sort: tuple[str, bool] = ("pid", False)
+        """The apps table's order: ``s`` moves to the next column, ``S`` reverses."""
+        self._frozen: tuple[Snapshot | None, Snapshot | None, History] | None = None
+        """While paused: (latest, prev, history) as they were when ``p`` was pressed (``current_view``)."""
         # The look goes through the message queue, where Textual handles what goes wrong.
         self._age = AgeClock(lambda: self.call_later(self._tick_clock))
         self.demo = demo
@@ -264,7 +279,12 @@ class NeuronTopApp(TerminalApp):
 
     # --- data out ---
     def visible_apps(self) -> tuple[AppView, ...]:
-        return self.selection.visible(self.latest)
+        return self.selection.visible(self.shown_latest)
+
+    @property
+    def shown_latest(self) -> Snapshot | None:
+        """The report on screen: the latest, or while paused the one shown when ``p`` was pressed."""
+        return self._frozen[0] if self.paused and self._frozen is not None else self.latest
 
     @property
     def pid(self) -> int | None:
@@ -275,11 +295,17 @@ class NeuronTopApp(TerminalApp):
         return self.selection.text
 
     def current_view(self) -> View | None:
-        if self.latest is None:
+        """What the screens draw: the latest report, or while paused the one shown when ``p`` was pressed (with
+        the history as it was then), so a drill-down opened, a tab chosen or a screen closed while paused shows
+        the paused data, not newer."""
+        frozen = self._frozen if self.paused else None
+        latest, prev, history = frozen if frozen is not None else (self.latest, self.prev, self.history)
+        if latest is None:
             return None
-        self.selection.settle(self.latest)
-        return View(self.latest, self.history, self.tick, self.pid, self.flops, self.physical,
-                    self.history.first, self.prev, self.by_pod)
+        self.selection.settle(latest)
+        return View(self.selection.narrow(latest), history, self.tick, self.pid, self.flops, self.physical,
+                    history.first, prev, frozen=frozen is not None, sort=self.apps_sort, precise=self.precise,
+                    by_pod=self.by_pod)
 
     def publish(self) -> None:
         if not self.screen_stack:  # a report arriving during shutdown
@@ -298,6 +324,7 @@ class NeuronTopApp(TerminalApp):
             t.apps = self.visible_apps()
             t.selected = self.pid
             t.filter_text = self.tag_text
+            t.layout_name = self.layout_state.name + ("*" if self.layout_state.custom else "")
         self._update_header()
 
     def _update_header(self) -> None:
@@ -319,8 +346,10 @@ class NeuronTopApp(TerminalApp):
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.session.set_status(paused=self.paused)
+        # Paused: the data as it is now, kept apart from the session, which goes on taking reports.
+        self._frozen = (self.latest, self.prev, self.history.frozen_copy()) if self.paused else None
+        self.publish()  # the panels' titles say "PAUSED", or the data catches up
         if not self.paused:
-            self.publish()
             self._age.again()  # the age counts on (a source that ended while paused sends nothing more)
         self._update_header()
 
@@ -350,6 +379,13 @@ class NeuronTopApp(TerminalApp):
             self.open_screen(PodsScreen())
 
     def action_physical(self) -> None:
+        from neuron_top.output.cells import physical_columns
+
+        snap = self.shown_latest
+        if not self.physical and snap is not None and not physical_columns(snap):
+            self.notify("no physical cores to show: this report has no v3d data (trn2 with LNC=2 has)", timeout=4,
+                        markup=False)
+            return
         self.physical = not self.physical
         self.publish()
 
@@ -383,6 +419,8 @@ class NeuronTopApp(TerminalApp):
     def layout_changed(self, state: LayoutState) -> None:
         self.layout_state = state
         self._save()
+        for t in self._on_screen(AppTabs):
+            t.layout_name = state.name + ("*" if state.custom else "")
 
     def _theme_changed(self) -> None:
         self._theme_picked = self._theme_picked or self.theme != self._started_theme
@@ -400,12 +438,28 @@ class NeuronTopApp(TerminalApp):
             self.notify(problem, title="config", severity="warning", timeout=8, markup=False)
         self._save_problem = problem or ""
 
+    def action_precise(self) -> None:
+        self.precise = not self.precise
+        self.publish()
+
+    def action_sort_apps(self) -> None:
+        from neuron_top.output.cells import APP_SORTS
+
+        key = APP_SORTS[(APP_SORTS.index(self.apps_sort[0]) + 1) % len(APP_SORTS)]
+        self.apps_sort = (key, key not in ("pid", "app"))  # numbers: largest first; names: A-Z
+        self.notify(f"apps sorted by {key}", timeout=2, markup=False)
+        self.publish()
+
+    def action_reverse_apps(self) -> None:
+        self.apps_sort = (self.apps_sort[0], not self.apps_sort[1])
+        self.publish()
+
     def action_select(self, n: int) -> None:
-        self.selection.select(n, self.latest)
+        self.selection.select(n, self.shown_latest)
         self.publish()
 
     def action_tab(self, step: int) -> None:
-        self.selection.step(step, self.latest)
+        self.selection.step(step, self.shown_latest)
         self.publish()
 
     def select_pid(self, pid: int | None) -> None:
@@ -416,6 +470,8 @@ class NeuronTopApp(TerminalApp):
         self.select_pid(message.pid)
         if message.open_detail and message.pid is not None:
             self.open_app(message.pid)
+        elif message.open_detail:  # Enter on "all": which app to open, from the picker
+            self.action_pick_app(open_chosen=True)
 
     def action_filter(self) -> None:
         box = self.screen.query(Input).filter("#filter")
@@ -433,13 +489,16 @@ class NeuronTopApp(TerminalApp):
         self.theme = self._themes.after(self)
         self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file
 
-    def action_pick_app(self) -> None:
-        """Any app by name, however many there are (the tab bar shows a few of 300)."""
+    def action_pick_app(self, open_chosen: bool = False) -> None:
+        """Any app by name, however many there are (the tab bar shows a few of 300); ``open_chosen``: its screen
+        opens too (Enter on the "all" tab)."""
         from neuron_top.tui.screens.picker import ALL, AppPicker
 
         def chosen(result: int | str | None) -> None:
             if result is not None:
                 self.select_pid(None if result == ALL else int(result))
+                if open_chosen and result != ALL:
+                    self.open_app(int(result))
 
         self.push_screen(AppPicker(self.visible_apps(), self.pid), chosen)
 

@@ -78,7 +78,9 @@ def collector(tmp_path: Path, clock: FakeClock, **kwargs: Any) -> HostCollector:
     kwargs.setdefault("sysfs_root", tmp_path / "sys" / "devices" / "virtual" / "neuron_device")
     kwargs.setdefault("dmi_root", tmp_path / "dmi")
     kwargs.setdefault("neuron_ls", lambda: None)
-    return HostCollector(probes=probes(), clock=clock, sleep=clock.sleep, **kwargs)
+    kwargs.setdefault("first_interval", 0.0)
+    kwargs.setdefault("probes", probes())
+    return HostCollector(clock=clock, sleep=clock.sleep, **kwargs)
 
 
 def test_without_driver_reports_host_metrics_and_says_the_driver_is_missing(tmp_path: Path) -> None:
@@ -117,6 +119,25 @@ def test_without_driver_reports_host_metrics_and_says_the_driver_is_missing(tmp_
         "error": "",
     }
     assert clock.sleeps == [5.0]
+
+
+def test_the_first_report_covers_a_short_interval_not_the_time_since_boot(tmp_path: Path) -> None:
+    """``--once`` with the built-in collector: CPU shares and context switches over ``FIRST_INTERVAL``, as the
+    live view's later reports are (since boot, it printed 40.4% for a machine at 100%, and ctxsw 0.0/s)."""
+    from neuron_top.sources.host import FIRST_INTERVAL
+
+    samples = iter([[CpuTimes(10.0, 0, 0, 990.0, 0, 0, 0, 0)],  # since boot: 1% busy
+                    [CpuTimes(10.0 + FIRST_INTERVAL, 0, 0, 990.0, 0, 0, 0, 0)]])  # since: 100% user
+    switches = iter([1000, 1500])
+    busy = HostProbes(cpu_times=lambda: next(samples), ctx_switches=lambda: next(switches),
+                      virtual_memory=lambda: Mem(16 << 30, 4 << 30), swap_memory=lambda: Mem(2 << 30, 1 << 20),
+                      hostname=lambda: "h")
+    clock = FakeClock()
+    _, (first,) = run(collector(tmp_path, clock, probes=busy, first_interval=FIRST_INTERVAL), 1)
+    vcpu = first["system_data"]["vcpu_usage"]
+    assert clock.sleeps == [FIRST_INTERVAL]
+    assert vcpu["period"] == FIRST_INTERVAL and vcpu["average_usage"]["user"] == 100.0
+    assert vcpu["context_switch_count"] == 500  # 2000/s over the interval
 
 
 def test_each_group_keeps_its_own_period(tmp_path: Path) -> None:

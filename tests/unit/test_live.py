@@ -39,7 +39,7 @@ def test_stdin_kinds(tmp_path: Path, tty_like: int) -> None:
 
 def test_command_wins(tty_like: int) -> None:
     choice = choose_live_source(command="ssh trn neuron-monitor", tag="^bert", stdin_fd=tty_like)
-    assert isinstance(choice.source, CommandSource)
+    assert isinstance(choice.source, CommandSource) and choice.source.restart is not None  # restarted when it fails
     assert choice.tag_filter is not None and choice.tag_filter.search("bert_1")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,22 @@ def is_object(data: bytes) -> bool:
         return False
 
 
+GROUPS = ("neuron_runtime_data", "system_data", "instance_info", "neuron_hardware_info", "neuron_k8s_info")
+FIRST_GROUP = re.compile(rb'\{\s*"(?:' + "|".join(GROUPS).encode() + rb')"\s*:\s*[\[{]')
+
+
+def is_report(body: bytes) -> bool:
+    """A report has one of neuron-monitor's top-level groups, an object or a list. One that starts with it is
+    taken without parsing (as the index does, for speed); any other is parsed."""
+    if FIRST_GROUP.match(body):
+        return True
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and any(isinstance(obj.get(g), dict | list) for g in GROUPS)
+
+
 def naive(data: bytes) -> tuple[list[bytes], int, int]:
     lines = data.split(b"\n")
     if lines[-1] == b"":
@@ -55,7 +72,7 @@ def naive(data: bytes) -> tuple[list[bytes], int, int]:
         if not body:
             blank += 1
         elif body[:1] == b"{" and body[-1:] == b"}" and len(body) >= 2:
-            if not last_open or is_object(body):
+            if (not last_open or is_object(body)) and is_report(body):
                 reports.append(body)
             else:
                 skipped += 1
@@ -71,7 +88,10 @@ def naive(data: bytes) -> tuple[list[bytes], int, int]:
                         found = doc, j + 1
                     break
             if found:
-                reports.append(found[0])
+                if is_report(found[0]):
+                    reports.append(found[0])
+                else:
+                    skipped += 1
                 i = found[1]
             else:
                 skipped += 1
@@ -84,8 +104,13 @@ ascii_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126)
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | ascii_text,
                            lambda kids: st.lists(kids, max_size=3) | st.dictionaries(ascii_text, kids, max_size=3),
                            max_leaves=6)
-report_lines = st.dictionaries(ascii_text, json_values, max_size=4).map(
-    lambda d: json.dumps(d, separators=(",", ":")).encode())
+objects = st.dictionaries(ascii_text, json_values, max_size=4)
+groups = st.dictionaries(st.sampled_from(GROUPS), st.dictionaries(ascii_text, json_values, max_size=2)
+                         | st.lists(json_values, max_size=2) | json_values, min_size=1, max_size=2)
+report_dicts = st.one_of(st.tuples(groups, objects).map(lambda t: {**t[0], **t[1]}),
+                         st.tuples(objects, groups).map(lambda t: {**t[0], **t[1]}), objects)
+report_lines = report_dicts.map(lambda d: json.dumps(d, separators=(",", ":")).encode())
+"""Reports (a group first or later, of any shape) and JSON objects that are not reports."""
 
 
 @st.composite
@@ -94,7 +119,7 @@ def lines(draw: st.DrawFn) -> bytes:
     if kind == "report":
         line = draw(report_lines)
     elif kind == "pretty":
-        return json.dumps(draw(st.dictionaries(ascii_text, json_values, max_size=3)), indent=2).encode()
+        return json.dumps(draw(report_dicts), indent=2).encode()
     elif kind == "cut":
         full = draw(report_lines)
         line = full[: draw(st.integers(1, max(1, len(full) - 1)))]

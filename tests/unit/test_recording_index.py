@@ -99,7 +99,7 @@ def test_corrupt_gzip_keeps_what_was_read(tmp_path: Path) -> None:
 
 
 def test_pretty_printed_reports_one_after_another(tmp_path: Path) -> None:
-    docs = [{"a": i, "nested": {"x": [1, 2, {"y": "}"}]}, "period": 2.0} for i in range(3)]
+    docs = [{"system_data": {}, "a": i, "nested": {"x": [1, 2, {"y": "}"}]}, "period": 2.0} for i in range(3)]
     text = "".join(json.dumps(d, indent=2) + "\n" for d in docs)  # what `jq .` writes
     path = tmp_path / "pretty.json"
     path.write_text(text)
@@ -112,9 +112,9 @@ def test_pretty_printed_reports_one_after_another(tmp_path: Path) -> None:
 
 def test_single_pretty_report_without_trailing_newline(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
-    path.write_text(json.dumps({"a": 1, "b": {"c": 2}}, indent=4))
+    path.write_text(json.dumps({"system_data": {}, "b": {"c": 2}}, indent=4))
     with index_of(path) as ix:
-        assert len(ix) == 1 and json.loads(ix.get(0)) == {"a": 1, "b": {"c": 2}}
+        assert len(ix) == 1 and json.loads(ix.get(0)) == {"system_data": {}, "b": {"c": 2}}
 
 
 def test_last_report_without_newline_is_complete(tmp_path: Path) -> None:
@@ -161,13 +161,13 @@ def test_follow_truncated_last_line_grows_into_a_complete_one(tmp_path: Path) ->
 
 def test_follow_pretty_report_written_in_pieces(tmp_path: Path) -> None:
     path = tmp_path / "grow.json"
-    text = json.dumps({"a": 1, "b": [1, 2]}, indent=2) + "\n"
+    text = json.dumps({"system_data": {}, "b": [1, 2]}, indent=2) + "\n"
     path.write_text(text[:9])
     with index_of(path, follow=True) as ix:
         assert len(ix) == 0 and ix.skipped == 0
         with path.open("a") as f:
             f.write(text[9:])
-        assert ix.refresh() == 1 and json.loads(ix.get(0)) == {"a": 1, "b": [1, 2]}
+        assert ix.refresh() == 1 and json.loads(ix.get(0)) == {"system_data": {}, "b": [1, 2]}
 
 
 def test_follow_gzip_recording_being_written(tmp_path: Path) -> None:
@@ -236,8 +236,9 @@ def test_seek_within_10000_reports(tmp_path: Path) -> None:
 
 def test_timestamps_synthesized_from_periods(tmp_path: Path) -> None:
     path = tmp_path / "p.ndjson"
-    path.write_bytes(b"\n".join([report(0, 5.0), report(1, 2.0), b'{"no":"period"}', report(3, -1),
-                                 b'{"x":1,"neuron_top":{"ts":100.0}}', b'{"x":2,"neuron_top": {"ts": 50}}',
+    path.write_bytes(b"\n".join([report(0, 5.0), report(1, 2.0), b'{"system_data":{}}', report(3, -1),
+                                 b'{"system_data":{},"neuron_top":{"ts":100.0}}',
+                                 b'{"system_data":{},"neuron_top": {"ts": 50}}',
                                  report(6, 3.0)]) + b"\n")
     with index_of(path) as ix:
         # first: 0; then + own period; no/invalid period: the previous one; ts key wins (and moves the reports
@@ -300,14 +301,14 @@ def test_spooled_index_from_a_stream(pack) -> None:  # type: ignore[no-untyped-d
 
 def test_write_range_copies_reports_byte_exact(tmp_path: Path) -> None:
     src = tmp_path / "src.ndjson"
-    src.write_bytes(b"".join(report(i) + b"\r\n" for i in range(10)) + json.dumps({"z": 1}, indent=2).encode())
+    src.write_bytes(b"".join(report(i) + b"\r\n" for i in range(10)) + json.dumps({"system_data": {"z": 1}}, indent=2).encode())
     with index_of(src) as ix:
         for name in ("out.ndjson", "out.gz", "out.zst"):
             assert write_range(ix, 2, 5, tmp_path / name) == 3
             with index_of(tmp_path / name) as out:
                 assert all_reports(out) == [report(2), report(3), report(4)]
         assert write_range(ix, 8, 99, tmp_path / "tail.ndjson") == 3
-        assert (tmp_path / "tail.ndjson").read_bytes() == report(8) + b"\n" + report(9) + b'\n{   "z": 1 }\n'
+        assert (tmp_path / "tail.ndjson").read_bytes() == report(8) + b"\n" + report(9) + b'\n{   "system_data": {     "z": 1   } }\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["src.ndjson", "out.ndjson", "out.gz", "out.zst", "tail.ndjson"])
 

@@ -88,7 +88,7 @@ def test_fsync_at_most_per_interval(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_disk_full_leaves_whole_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     path = tmp_path / name
     w = RecordingWriter(path)
-    w.write(b'{"a":1}')
+    w.write(b'{"system_data":{},"a":1}')
     real = os.write
 
     def short_write(fd: int, data: bytes) -> int:
@@ -98,10 +98,10 @@ def test_disk_full_leaves_whole_lines(tmp_path: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(recording.os, "write", short_write)
     with pytest.raises(OSError):
-        w.write(b'{"b":"' + b"x" * 1000 + b'"}')
+        w.write(b'{"system_data":{},"b":"' + b"x" * 1000 + b'"}')
     monkeypatch.setattr(recording.os, "write", real)
     with pytest.raises(OSError):
-        w.write(b'{"c":1}')  # a failed writer stays failed
+        w.write(b'{"system_data":{},"c":1}')  # a failed writer stays failed
     w.close()
     ix = RecordingIndex(path)
     ix.wait(30)
@@ -117,7 +117,7 @@ from neuron_top.recording.writer import RecordingWriter, install_signal_handlers
 stop = threading.Event()
 w = RecordingWriter(sys.argv[1])
 install_signal_handlers(w, stop)
-big = b'{"pad":"' + b"x" * 300000 + b'","i":%d}'
+big = b'{"system_data":{},"pad":"' + b"x" * 300000 + b'","i":%d}'
 i = 0
 while not stop.is_set():
     w.write(big % i)
@@ -238,7 +238,7 @@ class Forever:
     def items(self, stop):
         i = 0
         while True:  # ignores stop, like a source blocked on a pipe
-            yield RawReport(b'{"i":%d}' % i)
+            yield RawReport(b'{"system_data":{},"i":%d}' % i)
             i += 1
             time.sleep(0.01)
     def close(self):
@@ -291,14 +291,14 @@ def test_a_second_recorder_on_a_file_being_written_is_refused(tmp_path: Path, na
 
     path = tmp_path / name
     with RecordingWriter(path) as first:
-        first.write(b'{"a":1}', ts=1.0)
+        first.write(b'{"system_data":{},"a":1}', ts=1.0)
         with pytest.raises(RecordingBusy, match="another process is recording to it"):
             RecordingWriter(path)
         with pytest.raises(RecordingBusy):
             RecordingWriter(path, append=False)  # and never truncates it
-        first.write(b'{"a":2}', ts=2.0)
+        first.write(b'{"system_data":{},"a":2}', ts=2.0)
     with RecordingWriter(path) as again:  # free once the first one is closed
-        again.write(b'{"a":3}', ts=3.0)
+        again.write(b'{"system_data":{},"a":3}', ts=3.0)
     with RecordingIndex(path) as ix:
         ix.wait()
         assert len(ix) == 3
@@ -317,7 +317,7 @@ def test_the_lock_is_refused_across_processes_with_a_clear_message(tmp_path: Pat
     assert "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize(("name", "content"), [("x.gz", b'{"a":1}\n'), ("x.jsonl", b"\x1f\x8b\x08\x00junk"),
+@pytest.mark.parametrize(("name", "content"), [("x.gz", b'{"system_data":{},"a":1}\n'), ("x.jsonl", b"\x1f\x8b\x08\x00junk"),
                                                ("x.zst", b"\x1f\x8b\x08\x00junk")])
 def test_appending_another_format_than_the_file_holds_is_refused(tmp_path: Path, name: str, content: bytes) -> None:
     """gzip members after plain lines would never be read back (the reader goes by the first bytes)."""
@@ -343,12 +343,12 @@ def test_copytruncate_under_a_running_recorder_loses_nothing(tmp_path: Path, nam
     rotated = tmp_path / (name + ".1")
     with RecordingWriter(path) as w:
         for i in range(3):
-            w.write(b'{"i":%d}' % i, 1767225600.0 + i)
+            w.write(b'{"system_data":{},"i":%d}' % i, 1767225600.0 + i)
         rotated.write_bytes(path.read_bytes())
         os.truncate(path, 0)
         assert _reports_in(rotated) == ([0, 1, 2], 0)
         for i in range(3, 6):
-            w.write(b'{"i":%d}' % i, 1767225600.0 + i)
+            w.write(b'{"system_data":{},"i":%d}' % i, 1767225600.0 + i)
         rotated.write_bytes(path.read_bytes())
         os.truncate(path, 0)  # and once more right before it stops: no stray end of a stream in the new file
     assert _reports_in(rotated) == ([3, 4, 5], 0)
@@ -359,10 +359,10 @@ def test_another_program_appending_between_reports_loses_nothing(tmp_path: Path)
     """``neuron-monitor | gzip >> night.jsonl.gz`` beside a recorder (the lock cannot stop a shell)."""
     path = tmp_path / "two.jsonl.gz"
     with RecordingWriter(path) as w:
-        w.write(b'{"i":0}', 1767225600.0)
+        w.write(b'{"system_data":{},"i":0}', 1767225600.0)
         with path.open("ab") as f:
-            f.write(gzip.compress(b'{"i":1}\n'))
-        w.write(b'{"i":2}', 1767225602.0)
+            f.write(gzip.compress(b'{"system_data":{},"i":1}\n'))
+        w.write(b'{"system_data":{},"i":2}', 1767225602.0)
     assert _reports_in(path) == ([0, 1, 2], 0)
 
 

@@ -83,17 +83,48 @@ def test_stale_needs_at_least_the_minimum_and_the_default_period_before_the_pace
     assert abs(fast.expected_period() - 0.2) < 1e-9 and fast.stale_after() == MIN_STALE_SECONDS
 
 
-def test_a_slow_source_is_judged_by_its_own_pace() -> None:
+def test_a_slow_source_is_judged_by_its_own_period() -> None:
     clock = Clock()
     s = live(clock)
-    for _ in range(4):  # every 60 s, as a "period": "1m" config
-        s.apply(Report(snap(), REPORT))
+    doc = json.loads(REPORT)
+    doc["system_data"]["neuron_hw_counters"]["period"] = 60.0  # a "period": "1m" config
+    slow = json.dumps(doc).encode()
+    for _ in range(4):
+        s.apply(Report(snap(data=slow), slow))
         clock.t += 60.0
     clock.t -= 60.0
     clock.t += 170.0
     assert s.shown().state == "live"
     clock.t += 11.0
     assert s.shown().state == "stale"
+
+
+def test_stale_follows_the_reports_period_not_the_observed_cadence() -> None:
+    """Reports that say "period 1.0" but come every 30 s: STALE 3 s after each one, every time (it was STALE
+    once, then LIVE with 28-second-old data for good once the 30 s cadence was learned)."""
+    clock = Clock()
+    s = live(clock)
+    assert snap().period() == 1.0
+    s.apply(Report(snap(), REPORT))  # the first waits the default period (see below)
+    clock.t += 30.0
+    for _ in range(12):
+        s.apply(Report(snap(), REPORT))
+        assert s.shown().state == "live"
+        clock.t += 3.5
+        assert s.shown().state == "stale"
+        clock.t += 26.5
+    assert s.expected_period() == 1.0 and s.stale_after() == MIN_STALE_SECONDS
+
+
+def test_the_first_report_s_start_up_period_waits_the_default() -> None:
+    clock = Clock()
+    s = live(clock)
+    doc = json.loads(REPORT)
+    doc["system_data"]["neuron_hw_counters"]["period"] = 0.0007  # neuron-monitor's first report
+    first = json.dumps(doc).encode()
+    s.apply(Report(snap(data=first), first))
+    clock.t += 4.0
+    assert s.shown().state == "live" and s.expected_period() == DEFAULT_PERIOD
 
 
 def test_replay_and_ended_sources_are_never_stale() -> None:

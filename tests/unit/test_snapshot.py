@@ -121,10 +121,10 @@ def test_absurd_core_indices_are_dropped() -> None:
 def test_snapshot_from_prefers_the_recorded_time() -> None:
     from neuron_top.snapshot import snapshot_from
 
-    assert snapshot_from(b'{"neuron_top": {"ts": 12.5}}', 99.0, 3).ts == 12.5
+    assert snapshot_from(b'{"system_data": {}, "neuron_top": {"ts": 12.5}}', 99.0, 3).ts == 12.5
     assert snapshot_from(b'{"neuron_runtime_data": []}', 99.0, 3).ts == 99.0
-    assert snapshot_from(b'{"neuron_top": {"ts": null}}', 99.0).ts == 99.0
-    s = snapshot_from(b'{"neuron_top": {"ts": 1e400}}', 99.0, 7)  # out of range: dropped, not used
+    assert snapshot_from(b'{"system_data": {}, "neuron_top": {"ts": null}}', 99.0).ts == 99.0
+    s = snapshot_from(b'{"system_data": {}, "neuron_top": {"ts": 1e400}}', 99.0, 7)  # out of range: dropped, not used
     assert (s.ts, s.seq) == (99.0, 7)
 
 

@@ -13,7 +13,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
+from textual.widgets import Static
 
+from neuron_top.procinfo import process_info
 from neuron_top.tui.screens.detail import ROOT, CoreScreen, DrillScreen
 from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.widgets.app_cores import AppCoresPanel
@@ -49,6 +51,7 @@ class AppScreen(DrillScreen):
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(classes="drill-body"):
+            yield Static(id="app-process", markup=False)
             yield AppCoresPanel(id="app-cores")
             yield ModelsPanel(id="app-models")
             yield MemorySummary(id="app-memory")
@@ -74,6 +77,16 @@ class AppScreen(DrillScreen):
             for panel in self.query(Panel):
                 panel.view = self._shown
         self._update_crumb()
+        self._update_process(present)
+
+    def _update_process(self, present: bool) -> None:
+        """The runtime's process (``procinfo``) when its pid is on this machine: command line, user, start time,
+        RSS, as nvitop shows them; nothing for a remote source, a replay or a pid not visible here."""
+        line = self.query_one("#app-process", Static)
+        info = process_info(self.pid) if present and getattr(self.app, "local_pids", False) else None
+        line.display = info is not None
+        if info is not None:
+            line.update(" process: " + info.describe())
 
     def _update_crumb(self) -> None:
         shown = self._shown

@@ -37,6 +37,8 @@ LEGEND = [
     ("-", "not reported: the report has no value here (not the same as 0)"),
     ("0%, 0.0/s", "reported, and zero"),
     ("·····", "a bar or history with no data at that point"),
+    ("[   ·]", "core grid under a / filter: a core only filtered-out apps use"),
+    ("[bad!]", "an absurd value in the report (utilization below 0 or far above 100): not averaged"),
     ("err", "reported as failed: the runtime or its metric group sent an error (E says which and why)"),
     ("idle", "latency: the app ran nothing in the period"),
     ("1.2ms*", "device latency (time on the device only), shown where the report has no total latency"),
@@ -51,7 +53,7 @@ LEGEND = [
     ("ECC c/u", "corrected / uncorrected ECC events: since start, and in the last report"),
     ("TF, GB", "teraFLOPS (10^12 per second); bytes in powers of 1024"),
     ("LIVE, DEMO, REPLAY", "reports are arriving (or replayed)"),
-    ("STALE", "no report for 3 periods: the data on screen is old"),
+    ("STALE", "no report for 3 of the reports' own periods: the data on screen is old"),
     ("NO DATA", "input arrives but none of it is a valid report (see E)"),
     ("ENDED, FAILED exit N", "the source stopped; its exit status (E lists its stderr)"),
     ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
@@ -63,6 +65,9 @@ LEGEND = [
     ("idle (pods)", "cores allocated to a pod that no runtime uses, or that ran at most 1%"),
 ]
 """What the symbols and units on screen mean: the help's last section."""
+
+KEYS_MAX = 24
+"""The help's key column at most: a longer key (a legend's symbols) wraps within it."""
 
 FLEET_EXTRA = [("click a title", "sort by that column (again: reverse)"), ("double click a host", "open it")]
 FLEET_APPS = [("a / --apps", "one row per runtime tag across hosts: hosts, cores, util, exec/s, bad/s, p99"),
@@ -155,20 +160,23 @@ class HelpScreen(ModalScreen[None]):
     """q and ? close it too."""
 
     def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column()
         stack = self.app.screen_stack
         below = stack[-2] if len(stack) > 1 and stack[-1] is self else stack[-1] if stack else None
         self.sections = help_sections(list(type(self.app).BINDINGS), below)
-        for title, rows in self.sections:
-            table.add_row(Text(title, style="bold underline"), "")
-            for keys, desc in rows:
-                table.add_row(Text(keys), Text(desc))
-            table.add_row("", "")
+        # The key column is as wide as the longest key (at most KEYS_MAX), the same in every section; the section
+        # titles stand on lines of their own (in the key column, "Fleet replay (neuron-top replay FLEET.jsonl)"
+        # made it 46 wide).
+        keys_w = min(max((len(k) for _, rows in self.sections for k, _ in rows), default=4), KEYS_MAX)
         with VerticalScroll():
             yield Static(Text("neuron-top keys  (Esc closes)", style="bold"))
-            yield Static(table)
+            for i, (title, rows) in enumerate(self.sections):
+                table = Table.grid(padding=(0, 2))
+                table.add_column(style="bold", width=keys_w)
+                table.add_column()
+                for keys, desc in rows:
+                    table.add_row(Text(keys), Text(desc))
+                yield Static(Text(f"\n{title}" if i else title, style="bold underline"))
+                yield Static(table)
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.app.pop_screen()

@@ -54,6 +54,8 @@ def problems_text(session: Session, now: float) -> Text:
 
     head("Source")
     row(f"{clean(st.name, 120) or '-'}: {st.state.upper()}" + (f" ({st.exit_text})" if st.exit_text else ""))
+    if st.command:
+        row(f"command: {clean(st.command, 4000)}")
     if st.message:
         row(clean(st.message, 300))
     row(f"{fmt.plural(st.reports, 'report')} received"

@@ -96,6 +96,8 @@ class AppCoresPanel(Panel[None]):
         self._grid = (per_line, cw, len(lines))
         cursor = min(self.cursor, len(cores) - 1) if self.has_focus else -1
         peak = stats.flops_peak
+        # " ND10 NC0" and a space: a label never runs into its bar, whatever the device numbers
+        label_w = max(len(f" ND{i // cpd} NC{i % cpd}") for i in cores) + 1
         for start in range(0, len(cores), per_line):
             segs: list[Segment] = []
             for k, i in enumerate(cores[start:start + per_line], start):
@@ -107,8 +109,8 @@ class AppCoresPanel(Panel[None]):
                 else:
                     value, pct = fmt.pct(util), util
                 label = f" ND{d} NC{c}"
-                segs += [cell(label, 9, self.style("cursor" if k == cursor else "label")),
-                         *self.bar(pct, max(cw - 9 - 9, 3)),
+                segs += [cell(label, label_w, self.style("cursor" if k == cursor else "label")),
+                         *self.bar(pct, max(cw - label_w - 9, 3)),
                          num(value, 9, self.load_style(util))]
             lines.append(Strip(segs))
         return lines

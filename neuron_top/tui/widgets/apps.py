@@ -19,7 +19,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells
+from neuron_top.fmt import plural
+from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, sorted_apps
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
@@ -89,36 +90,41 @@ class AppsPanel(Panel[None]):
         self.refresh()
         self.scroll_to_region(Region(0, self.cursor + 2, self.size.width, 1), animate=False)
 
+    def _apps(self) -> tuple[AppView, ...]:
+        """The apps in the order shown (``s``/``S`` sort them)."""
+        view = self.view
+        return sorted_apps(view.snapshot, view.snapshot.apps, *view.sort) if view is not None else ()
+
     def on_focus(self) -> None:
         view = self.view
         if view is not None and view.pid is not None:  # start on the selected app
-            for i, a in enumerate(view.snapshot.apps):
+            for i, a in enumerate(self._apps()):
                 if a.pid == view.pid:
                     self.cursor = i
         super().on_focus()
 
     def action_cursor(self, step: int) -> None:
-        n = len(self.view.snapshot.apps) if self.view is not None else 0
+        n = len(self._apps())
         if n:
             self.cursor = max(0, min(self.cursor + step, n - 1))
 
     def action_open(self) -> None:
-        apps = self.view.snapshot.apps if self.view is not None else ()
+        apps = self._apps()
         if 0 <= self.cursor < len(apps):
             self.post_message(self.OpenApp(apps[self.cursor].pid))
 
     def on_click(self, event: Click) -> None:
-        apps = self.view.snapshot.apps if self.view is not None else ()
+        apps = self._apps()
         if 0 <= event.y - 2 < len(apps):
             self.cursor = event.y - 2
             self.action_open()
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
-        apps = snap.apps
+        apps = self._apps()
         errors = sum(a.rates.error_count for a in apps)
         bad = sum(a.rates.bad_count or 0 for a in apps)
-        right = f"{len(apps)} apps · {errors} errors · {bad} bad" if apps else ""
+        right = f"{plural(len(apps), 'app')} · {plural(errors, 'error')} · {bad} bad" if apps else ""
         title = "Apps: throughput, latency, errors" if width >= 90 else "Apps"
         lines = [self.title_strip(title, width, right)]
         cols = columns_for(width)
@@ -132,8 +138,8 @@ class AppsPanel(Panel[None]):
             pod_w = pod_w if pod_w >= POD_MIN else 0
         room -= pod_w + 1 if pod_w else 0
         spark_w = room - 1 if room - 1 >= SPARK_MIN else 0
-        lines.append(self.memo(("head", label_w, cols, spark_w, pod_w),
-                               lambda: self._head(label_w, cols, spark_w, pod_w)))
+        lines.append(self.memo(("head", label_w, cols, spark_w, pod_w, view.sort),
+                               lambda: self._head(label_w, cols, spark_w, pod_w, view.sort)))
         if not apps:
             lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
             return lines
@@ -154,9 +160,13 @@ class AppsPanel(Panel[None]):
             lines.append(LightStrip(segs))
         return lines
 
-    def _head(self, label_w: int, cols: tuple[Column, ...], spark_w: int, pod_w: int = 0) -> Strip:
+    def _head(self, label_w: int, cols: tuple[Column, ...], spark_w: int, pod_w: int = 0,
+              sort: tuple[str, bool] = ("pid", False)) -> Strip:
         label = self.style("label")
-        segs = [cell(" App", label_w, label), *(num(c.head, c.width, label) for c in cols)]
+        key, descending = sort
+        mark = "▼" if descending else "▲"
+        segs = [cell(" App" + (mark if key == "app" else ""), label_w, label),
+                *(num(c.head + (mark if c.key == key else ""), c.width, label) for c in cols)]
         if pod_w:
             segs += [Segment(" "), cell("pod", pod_w, label)]
         if spark_w:

@@ -27,12 +27,12 @@ class CoreDetail(Panel[None]):
         u = snap.all.core_stats.util.get(i)  # the core's utilization by the one rule (summed share)
         f = snap.all.core_stats.flops.get(i)
         lines = [self.title_strip(f"NeuronCore {i} (ND{dev} NC{nc})", width,
-                                  f"now {fmt.pct(u)} · {fmt.tflops(f)}")]
+                                  f"now {fmt.pct(u, digits=2)} · {fmt.tflops(f)}")]
         ref = snap.pods.cores.get(i)
         if ref is not None:
             lines.append(Strip([Segment(f" pod {ref.describe()}", self.style("label"))]))
         if c is not None and c.v3d:
-            phys = "  ".join(f"{clean(k, 12)} {fmt.pct(finite(v.neuroncore_utilization) if v else None)}"
+            phys = "  ".join(f"{clean(k, 12)} {fmt.pct(finite(v.neuroncore_utilization) if v else None, digits=2)}"
                              for k, v in c.v3d.items())
             lines.append(Strip([Segment(f" physical cores: {phys}", self.style("value"))]))
         w = max(width - 8, 10)
@@ -57,7 +57,7 @@ class CoreDetail(Panel[None]):
                                     self.style("value"))]))
         lines.append(Strip([Segment(f" apps using it ({len(users)})", self.style("label"))]))
         for a, mem, au in users:
-            lines.append(Strip([Segment(f"   {clean(a.label, 40)} (pid {a.pid})  util {fmt.pct(au)}  "
+            lines.append(Strip([Segment(f"   {clean(a.label, 40)} (pid {a.pid})  util {fmt.pct(au, digits=2)}  "
                                         f"device memory {fmt.human_bytes(sum(mem.values()))}", self.style("value"))]))
         models = [(a, m) for a in snap.apps for m in a.models if i in m.cores(snap.cores_per_device)]
         lines.append(Strip([Segment(f" models on it ({len(models)})", self.style("label"))]))

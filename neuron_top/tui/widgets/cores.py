@@ -242,9 +242,8 @@ class CoreGrid(Panel[None]):
         snap, app = view.snapshot, view.app
         if not snap.has_neuron:
             return [self.title_strip("NeuronCores", width),
-                    LightStrip([Segment(" No Neuron devices reported: neuron-monitor / the Neuron driver was not found."
-                                        " Showing host metrics only.", self.style("dim"))])]
-        cells = core_cells(snap, app, view.flops, view.physical)
+                    LightStrip([Segment(f" {snap.no_devices}. Showing host metrics only.", self.style("dim"))])]
+        cells = core_cells(snap, app, view.flops, view.physical, 2 if view.precise else 0)
         phys = cells.phys
         cpd, devices = snap.cores_per_device, snap.device_count
         pods = snap.pods

@@ -7,7 +7,7 @@ like ``[red]boom`` shows literally.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -46,6 +46,43 @@ def fit_left(text: str, width: int) -> str:
             break
         out = ch + out
     return fit("…" + out, width)
+
+
+def common_ends(texts: Sequence[str]) -> tuple[str, str]:
+    """The prefix and the suffix all of ``texts`` share (empty for fewer than two different texts); they never
+    overlap in the shortest text."""
+    distinct = sorted(set(texts))
+    if len(distinct) < 2:
+        return "", ""
+    prefix = _shared_start(distinct)
+    suffix = _shared_start([t[::-1] for t in distinct])[::-1]
+    room = min(len(t) for t in distinct) - len(prefix)
+    return prefix, suffix[len(suffix) - max(room, 0):] if len(suffix) > room else suffix
+
+
+def _shared_start(texts: Sequence[str]) -> str:
+    """The characters every one of ``texts`` starts with (the first and last in sorted order bound the rest)."""
+    lo, hi = min(texts), max(texts)
+    n = next((i for i, (a, b) in enumerate(zip(lo, hi, strict=False)) if a != b), min(len(lo), len(hi)))
+    return lo[:n]
+
+
+def fit_distinct(text: str, width: int, ends: tuple[str, str]) -> str:
+    """``fit_left`` for one of several names that share a beginning and an end (``common_ends``): the part that
+    tells it from the others is kept, then as much of the shared end as fits. Model paths such as
+    ``/tmp/neuroncc_compile_workdir/<hash>/model.MODULE_12+c7db2df4.neff`` all ended ``…7db2df4.neff`` when only
+    their end was kept."""
+    if cell_len(text) <= width:
+        return fit(text, width)
+    prefix, suffix = ends
+    if not (prefix or suffix) or not text.startswith(prefix) or not text.endswith(suffix):
+        return fit_left(text, width)
+    middle = text[len(prefix):len(text) - len(suffix)]
+    if cell_len(middle) + cell_len(suffix) + 1 <= width:
+        return fit_left(text, width)  # the end kept holds the whole of what differs
+    if cell_len(middle) + 2 <= width:
+        return fit("…" + middle + "…", width)
+    return fit("…" + middle, width)
 
 
 def cell(text: str, width: int, style: Style | None = None, align: str = "left") -> Segment:

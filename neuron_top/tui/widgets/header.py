@@ -101,25 +101,54 @@ class HeaderBar(LineDiff):
         if snap is None:
             waiting = Strip([Segment(" waiting for the first report…", self._style("dim"))])
             return waiting.crop_extend(0, w, self._style("base"))
-        inst, hw = snap.instance, snap.hardware
-        parts = [clean(x, 40) for x in (inst.instance_name, inst.instance_id, inst.instance_type) if x]
-        az = inst.instance_availability_zone or inst.instance_region
-        if az:
-            parts.append(clean(az, 30))
-        if snap.has_neuron:
-            lnc = f" LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
-            dev = clean(hw.neuron_device_type or "neuron", 20)
-            ver = f" {clean(hw.neuroncore_version, 8)}" if hw.neuroncore_version else ""
-            mem = (f" · {fmt.human_bytes(hw.neuron_device_memory_size)}/device"
-                   if hw.neuron_device_memory_size else "")
-            parts.append(f"{snap.device_count}x {dev} · {snap.core_count} NeuronCores{ver}{lnc}{mem}")
-        else:
-            parts.append("no Neuron devices: neuron-monitor / the Neuron driver was not found")
-        pods = snap.pods.status()
-        if pods:
-            parts.append(pods)
-        line = ellipsize(" " + " · ".join(parts), w)
+        line = machine_line(snap, w)
         return Strip([Segment(line, self._style("dim"))]).crop_extend(0, w, self._style("base"))
+
+
+def machine_line(snap: Snapshot, width: int) -> str:
+    """The header's second line: the instance, then the hardware, as fields joined by " · ". Too long, it is cut
+    at field boundaries, never inside a number: the least needed fields go first (the instance id, the AZ, the
+    name, the device memory), each run of dropped fields shown as "…"; the layout itself goes last."""
+    inst, hw = snap.instance, snap.hardware
+    fields: list[tuple[str, int]] = [(clean(inst.instance_name or "", 40), 5), (clean(inst.instance_id or "", 40), 2),
+                                     (clean(inst.instance_type or "", 40), 8)]
+    az = inst.instance_availability_zone or inst.instance_region
+    if az:
+        fields.append((clean(az, 30), 3))
+    if snap.has_neuron:
+        lnc = f" LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
+        ver = f" {clean(hw.neuroncore_version, 8)}" if hw.neuroncore_version else ""
+        fields.append((f"{snap.layout_text()}{ver}{lnc}", 9))
+        if hw.neuron_device_memory_size:
+            fields.append((f"{fmt.human_bytes(hw.neuron_device_memory_size)}/device", 4))
+    else:
+        fields.append((snap.no_devices, 9))
+    pods = snap.pods.status()
+    if pods:
+        fields.append((pods, 6))
+    return fit_fields([(t, p) for t, p in fields if t], width)
+
+
+def fit_fields(fields: list[tuple[str, int]], width: int) -> str:
+    """`` a · b · c`` in ``width`` cells: the lowest-priority fields are left out (a run of them shows as "…")
+    until the rest fits; the last one standing is cut with "…" if it alone is too long."""
+    keep = [True] * len(fields)
+
+    def line() -> str:
+        out: list[str] = []
+        for (text, _), k in zip(fields, keep, strict=True):
+            if k:
+                out.append(text)
+            elif not out or out[-1] != "…":
+                out.append("…")
+        return " " + " · ".join(out)
+
+    text = line()
+    while cell_len(text) > width and sum(keep) > 1:
+        drop = min((i for i in range(len(fields)) if keep[i]), key=lambda i: (fields[i][1], -i))
+        keep[drop] = False
+        text = line()
+    return ellipsize(text, width)
 
 
 STATE_STYLE = {"live": "state-ok", "replay": "state-ok", "demo": "state-ok", "starting": "state-warn",

@@ -24,7 +24,7 @@ from neuron_top.memtree import Key, ModelCache, Node, build_tree, category_label
 from neuron_top.output.cells import memory_values
 from neuron_top.snapshot import DEVICE_CATEGORIES, HOST_CATEGORIES, Snapshot
 from neuron_top.tui.render.light import LightStrip
-from neuron_top.tui.widgets.fixedwidth import app_title, cell, fit, fit_left, num
+from neuron_top.tui.widgets.fixedwidth import app_title, cell, common_ends, fit, fit_distinct, num
 from neuron_top.tui.widgets.panel import Panel, bar_fill, load_band
 from neuron_top.view import View
 
@@ -451,7 +451,8 @@ class MemoryTree(Panel[TreeContent]):
             return lines
         cur = self.cursor_row() if self.has_focus else -1
         styles = {n: self.style(n) for n in ("cursor", "label", "dim", "value")}
-        context = (width, size, self.app.theme)
+        ends = common_ends([n.label for n, _ in rows if n.kind == "model"])
+        context = (width, size, self.app.theme, ends)
         if context != self._row_context or len(self._row_strips) > 4 * len(rows) + 64:
             self._row_strips.clear()
             self._row_context = context
@@ -464,18 +465,18 @@ class MemoryTree(Panel[TreeContent]):
             key = (node.key, node.label, node.model_id, node.device, node.host, depth, mark, i == cur)
             strip = cache.get(key)
             if strip is None:
-                strip = cache[key] = self._row(node, depth, mark, i == cur, styles, widths, size)
+                strip = cache[key] = self._row(node, depth, mark, i == cur, styles, widths, size, ends)
             return strip
 
         return LazyStrips(lines, len(rows), row)  # type: ignore[return-value]  # a Sequence, as Panel uses it
 
     def _row(self, node: Node, depth: int, mark: str, sel: bool, styles: dict[str, Style],
-             widths: tuple[int, int, int, int, int], size: int | None) -> Strip:
+             widths: tuple[int, int, int, int, int], size: int | None, ends: tuple[str, str] = ("", "")) -> Strip:
         name_w, id_w, mem_w, pct_w, width = widths
         cursor = styles["cursor"]
         base = styles["label" if node.kind == "cat" else "value"]
         indent = " " + "  " * depth + mark
-        name = fit_left(node.label, name_w - len(indent) - 1) if node.kind == "model" else node.label
+        name = fit_distinct(node.label, name_w - len(indent) - 1, ends) if node.kind == "model" else node.label
         pct = f"{node.device / size * 100:.1f}%" if size and node.kind != "cat" else ""
 
         def mem(n: int) -> Style:

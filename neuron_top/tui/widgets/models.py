@@ -9,7 +9,7 @@ from textual.strip import Strip
 from neuron_top import fmt
 from neuron_top.memtree import global_core
 from neuron_top.textsafe import clean
-from neuron_top.tui.widgets.fixedwidth import app_title, cell, fit, fit_left, num
+from neuron_top.tui.widgets.fixedwidth import app_title, cell, common_ends, fit, fit_distinct, num
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
@@ -36,12 +36,13 @@ class ModelsPanel(Panel[None]):
         label = self.style("label")
         lines.append(Strip([cell(" Name", name_w, label), num("ID", id_w, label), num("run", run_w, label),
                             cell(" ND:NC", cores_w, label), num("Device", mem_w, label), num("Host", mem_w, label)]))
+        ends = common_ends([clean(m.name) for m in models])
         for m in models[:self.MAX_MODELS]:
             where = sorted({c for s in m.subgraphs if (c := global_core(s, cpd)) is not None})
             cores = ",".join(f"{c // cpd}:{c % cpd}" for c in where) or "-"
             run = "-" if m.is_running is None else "yes" if m.is_running else "no"
             lines.append(Strip([
-                Segment(" " + fit_left(clean(m.name), name_w - 1), self.style("value")),
+                Segment(" " + fit_distinct(clean(m.name), name_w - 1, ends), self.style("value")),
                 num("-" if m.model_id is None else str(m.model_id), id_w, self.style("dim")),
                 num(run, run_w, self.style("low" if m.is_running else "dim")),
                 cell(" " + cores, cores_w, self.style("label")),

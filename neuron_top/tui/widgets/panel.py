@@ -67,6 +67,10 @@ def bar_fill(pct: float, width: int) -> tuple[int, int]:
     return full, int((frac - full) * 8)
 
 
+PAUSED = "· PAUSED"
+"""What a panel's title says while the screen is paused (``p``)."""
+
+
 def title_text(text: str, right: str, width: int) -> str:
     """A title line exactly ``width`` cells: `` text`` on the left, ``right `` on the right. What does not fit is
     cut with "…", the right part first (the left names what the panel shows), and never without a mark."""
@@ -231,8 +235,11 @@ class Panel(Widget, Generic[C], can_focus=True):
         return self.style(LOAD_BANDS[load_band(pct)])
 
     def title_strip(self, text: str, width: int, right: str = "") -> Strip:
-        """The title line; the same Strip while it reads the same (the diff then skips it at once)."""
+        """The title line; the same Strip while it reads the same (the diff then skips it at once). Paused, it
+        says so after the title: new reports (an ECC mark in the header) are not in what the panel shows."""
         style = self.style("title-focus" if self.has_focus else "title")
+        if self._view is not None and self._view.frozen:
+            text = f"{text} {PAUSED}"
         return self.part(("title", text, width, right, style), lambda: LightStrip(
             [Segment(title_text(text, right, width), style)]))
 
@@ -259,7 +266,7 @@ class Panel(Widget, Generic[C], can_focus=True):
         view = self.view
         if view is None:
             return []
-        shape = (view.pid, view.flops, view.physical, width, *self.cache_extra())
+        shape = (view.pid, view.flops, view.physical, view.frozen, width, *self.cache_extra())
         content = self.content(view, width)
         key = (view.tick if content is None else content, self.app.theme, self.has_focus, *shape)
         if key != self._cache_key:
@@ -270,7 +277,7 @@ class Panel(Widget, Generic[C], can_focus=True):
             if "base" not in self._styles:  # once per theme: computing it walks the DOM (~0.1 ms)
                 self._styles["base"] = self.rich_style
             self._base_style = self._styles["base"]
-            context = (width, self.app.theme, self.has_focus)
+            context = (width, self.app.theme, self.has_focus, view.frozen)  # frozen: the titles say PAUSED
             if context != self._memo_context:
                 self._memo, self._memo_context = {}, context
                 self._parts = {}

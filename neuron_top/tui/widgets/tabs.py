@@ -49,6 +49,8 @@ class AppTabs(LineDiff, can_focus=True):
     selected: reactive[int | None] = reactive(None)
     """The selected pid, None for "all"."""
     filter_text: reactive[str] = reactive("")
+    layout_name: reactive[str] = reactive("")
+    """The layout shown (``l`` cycles them), said at the bar's right end."""
     _shown: tuple[tuple[str, int, bool, str], ...] | None
     """What the tabs showed of ``apps`` when last drawn for a new tuple."""
 
@@ -92,7 +94,8 @@ class AppTabs(LineDiff, can_focus=True):
             sel = pid == self.selected
             pod = self.pods.get(pid) if sel and pid is not None else None
             texts.append(f" {key}{'>' if sel else ' '}{label}{'<' if sel else ' '}" + (f"{_cut(pod)} " if pod else ""))
-        right = f" {plural(len(self.apps), 'app')}" + (f" · filter /{self.filter_text}/" if self.filter_text else "")
+        right = (f" {plural(len(self.apps), 'app')}" + (f" · filter /{self.filter_text}/" if self.filter_text else "")
+                 + (f" · {self.layout_name} layout" if self.layout_name else ""))
         right = fmt.cut(right, width // 2, cell_len)  # the filter is typed text: any width
         room = max(width - LABEL_W - cell_len(right), 0)
         first, last = self._window(texts, room)
@@ -155,8 +158,8 @@ class AppTabs(LineDiff, can_focus=True):
         self.post_message(self.Selected(pids[(i + step) % len(pids)]))
 
     def action_open(self) -> None:
-        if self.selected is not None:
-            self.post_message(self.Selected(self.selected, open_detail=True))
+        """Enter: the selected app's screen; on "all", the app picker, to open the one chosen."""
+        self.post_message(self.Selected(self.selected, open_detail=True))
 
     def on_click(self, event: Click) -> None:
         for start, end, pid in self._spans:

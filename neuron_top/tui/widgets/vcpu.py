@@ -19,7 +19,7 @@ from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
-from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks
+from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks, spark_text
 from neuron_top.view import View
 
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
@@ -145,7 +145,11 @@ class VcpuPanel(Panel[None]):
         history = view.history
         label, dim = self.style("label"), self.style("dim")
         keys = _keys(cpu, self._numbers, self._keys)
-        drawn = self._sparks.many(history, keys)
+        drawn: list[tuple[object, str, float | None]]
+        if len(history) < STEP:  # one report (--once, a replay's first): no pair to average yet, the report itself
+            drawn = [(None, spark_text([u], 1), u) for _, u in cpu.per_cpu]
+        else:
+            drawn = list(self._sparks.many(history, keys))
         per_row = max(width - STRIP_LABEL - 1, 1)
         bands = [self.style(b) for b in LOAD_BANDS]
         rows: list[Strip] = []
