@@ -687,6 +687,11 @@ class Snapshot:
             key = f"_cores_of_{a.pid}"
             if key in self.__dict__:
                 out.__dict__[key] = self.__dict__[key]
+        # pods: those of the apps shown, their figures from the whole report (a pod's cores that only hidden
+        # apps use are busy, not "allocated but idle", and must not read so under a filter)
+        kept = {a.pid for a in apps}
+        out.__dict__["pod_usage"] = tuple(u for u in self.pod_usage
+                                          if kept.intersection(u.pids) or shown.intersection(u.cores))
         return out
 
     def app(self, pid: int | None) -> AppView:

@@ -71,3 +71,18 @@ def test_flops_title_has_the_average_beside_the_total() -> None:
     own = [snap.all.core_stats.flops[i] for i in snap.cores_of(app)]
     mine = core_cells(snap, app, flops=True)
     assert f"avg {mine.scale.total(sum(own) / len(own))}" in mine.title
+
+
+def test_pods_under_a_filter_are_the_shown_apps_with_the_whole_reports_figures() -> None:
+    """``--tag serve`` listed every pod, and the pods of filtered-out apps as "allocated but idle" (their cores
+    are left out of the narrowed "all"): a 91%-busy pod read idle. Now only the shown apps' pods, figures as
+    unfiltered."""
+    snap = demo_snapshots("trn2.48xlarge", 7, 3)[-1]
+    assert snap.pod_usage, "the demo attaches pods"
+    n = narrow_by_tag(snap, "serve")
+    serve = {a.pid for a in n.apps}
+    whole = {u.ref.name: u for u in snap.pod_usage}
+    assert n.pod_usage and all(serve.intersection(u.pids) for u in n.pod_usage)
+    assert {u.ref.name for u in n.pod_usage} == {u.ref.name for u in snap.pod_usage if serve.intersection(u.pids)}
+    for u in n.pod_usage:
+        assert (u.util, u.idle) == (whole[u.ref.name].util, whole[u.ref.name].idle)
