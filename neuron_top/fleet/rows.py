@@ -235,9 +235,10 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
         if a.present and a.source_up == 0:
             a.notes.append("the exporter answers but its source is down (neurontop_source_up 0): "
                            "neuron-monitor stopped?")
-        if seen_ok and scraped is None:
+        if seen_ok and scraped is None and not a.scrape_down:
             # in other answers but not in "seen": its presence series are missing or younger than the
-            # subquery's step; not down (it has data), not known to be up
+            # subquery's step; not down (it has data), not known to be up. A host whose scrape fails (up == 0)
+            # is down with why even when "gone" (slow, or failed this refresh) has no age for it
             status = STALE
             a.notes.append("no instance_info, neuron_hardware_info or system_vcpu_count sample seen")
         elif seen_ok:

@@ -129,9 +129,8 @@ def test_eight_exporters_in_prometheus(term, exporters: Exporters, tmp_path: Pat
     victim = "inf2.48xlarge-31"
     vid = want[victim][0]
     exporters.kill_exporter(victim)
-    # Why ("scrape fails: ...") is checked against a real Prometheus in tests/e2e/test_fleet_prometheus.py; here,
-    # with both cores busy, the row can be down (--down-after) before the refresh that joins up == 0 to it.
-    t.wait_for(lambda s: "down" in rows_on(s).get(vid, ""), timeout=20)
+    t.wait_for(lambda s: "down" in rows_on(s).get(vid, "") and "scrape fails" in rows_on(s).get(vid, ""),
+               timeout=30)
     screen = t.screen()
     assert all(" up " in line for iid, line in rows_on(screen).items() if iid != vid)
     t.keys("q")

@@ -127,6 +127,15 @@ def test_without_the_seen_answer_the_status_is_unknown() -> None:
     assert r.status == STALE and "status unknown" in r.note
 
 
+@pytest.mark.parametrize("gone", [PromError("timeout", "slow", "gone"), []])
+def test_a_failing_scrape_is_down_with_why_without_the_gone_answer(gone: object) -> None:
+    # up == 0 joined to the host in "seen", but "gone" (slow: kept, or failed this refresh) has no age for it:
+    # the row said "no instance_info ... sample seen" and dropped why
+    r = rows_of({"seen": [s(1, instance_id="i-1", instance="h1", job="neuron", **{PART: "scrape_down"})],
+                 "info": [s(1, instance_id="i-1", instance_type="trn2.48xlarge")], "gone": gone})["i-1"]
+    assert r.status == DOWN and r.note.startswith("scrape fails: h1 (neuron): up == 0"), r.note
+
+
 def test_colliding_labels_are_noted_and_the_majority_shown() -> None:
     rows = rows_of({"info": [s(1, instance_id="i-1", instance_type="trn1.32xlarge"),
                              s(2, instance_id="i-1", instance_type="trn2.48xlarge")]})
