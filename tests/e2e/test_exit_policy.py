@@ -36,20 +36,13 @@ import pytest
 
 from neuron_top.cli.signals import WATCHDOG
 from tests.conftest import ROOT
+from tests.e2e.test_clean_exits import EMITTER, gone_soon
+from tests.unit.test_clean_exits import wait_file
 
 pytestmark = [pytest.mark.e2e]
 
 PY = sys.executable
 
-EMITTER = r"""
-import json, os, sys, time
-open(sys.argv[1], "w").write(str(os.getpid()))
-i = 0
-while True:
-    print(json.dumps({"system_data": {"vcpu_usage": {"period": 0.2, "error": ""}}, "i": i}), flush=True)
-    i += 1
-    time.sleep(0.2)
-"""
 
 HANG = """
 import sys, time
@@ -67,21 +60,6 @@ sys.exit(main(sys.argv[2:]))
 """The program with its exit made to hang (argv: the file it writes when it hangs, then neuron-top's arguments)."""
 
 
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def gone_soon(pid: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _take_terminal() -> None:
@@ -160,14 +138,6 @@ class Terminal:
             os.close(self.master)
 
 
-def wait_file(path: Path, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        text = path.read_text().strip() if path.exists() else ""
-        if text:
-            return text
-        time.sleep(0.05)
-    pytest.fail(f"{path} never written")
 
 
 def start(view: str, render: str, tmp_path: Path, *, hang: bool = False) -> tuple[Terminal, int, Path]:
@@ -228,7 +198,7 @@ def test_a_signal_ends_it_as_q_does(tmp_path: Path, sig: str, view: str, render:
         assert t.proc.wait(timeout=WATCHDOG + 20) == 128 + signum
         if signum != signal.SIGHUP:
             t.restored(since)
-        assert gone_soon(kid), "the child outlived neuron-top"
+        assert gone_soon(kid, 10.0), "the child outlived neuron-top"
         gzip.decompress(rec.read_bytes())  # closed, its trailer written: the clean way, not the watchdog's
     finally:
         t.close()
@@ -246,7 +216,7 @@ def test_an_exit_that_hangs_is_forced_after_the_watchdog(tmp_path: Path, view: s
         assert (tmp_path / "hanging").exists()  # it did hang: the exit was the watchdog's
         assert took >= WATCHDOG - 0.5
         t.restored(since)  # reset by hand
-        assert gone_soon(kid)
+        assert gone_soon(kid, 10.0)
     finally:
         t.close()
 
@@ -260,6 +230,6 @@ def test_a_second_signal_ends_a_hanging_exit_at_once(tmp_path: Path) -> None:
         os.kill(t.proc.pid, signal.SIGTERM)
         assert t.proc.wait(timeout=WATCHDOG + 20) == 128 + signal.SIGTERM  # the second's status, not the watchdog's
         t.restored(since)
-        assert gone_soon(kid)
+        assert gone_soon(kid, 10.0)
     finally:
         t.close()
