@@ -78,6 +78,11 @@ class SourceStatus:
     command: str = ""
     """The whole command line of a ``--command`` source (``name`` is cut to fit a header): the problems screen
     shows it in full."""
+    last_end: str = ""
+    """How the source's process last ended ("... exited with status 3 after 4 reports; restarting in 2 s"): kept
+    once it runs again, so the problems screen still says why it restarted."""
+    last_end_at: float | None = None
+    """The session clock's time of ``last_end``."""
 
     @property
     def exit_text(self) -> str:
@@ -159,6 +164,7 @@ class Session:
             self.set_status(state=state, message=st.message, detail=st.detail,
                             exit_status=st.exit_status)
             if value in ("ended", "restarting", "failed"):
+                self.set_status(last_end=st.message, last_end_at=self.clock())
                 text = st.message + (f"\n{st.detail}" if st.detail else "")
                 return Update(status=True, notice=text, severity="error" if value == "failed" else "warning",
                               title=value)

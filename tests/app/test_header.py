@@ -153,3 +153,22 @@ async def test_a_flood_of_skipped_input_says_so_and_draws_the_header_a_few_times
         assert len(calls) == 2
         text = header.render_line(0).text
         assert " NO DATA " in text and "no valid report yet, 30,000 lines skipped" in text
+
+
+def test_the_problems_screen_still_says_why_a_restarted_command_ended() -> None:
+    """Once a failed ``--command`` runs again (STARTING, then LIVE) its status says only "started ...": the
+    problems screen lost the exit status and the report count it restarted for (CI caught it when the back-off
+    ran out before the screen was drawn)."""
+    from neuron_top.tui.screens.problems import problems_text
+
+    now = [1000.0]
+    s = Session(name="stalls", clock=lambda: now[0])
+    ended = "stalls exited with status 3 after 4 reports; restarting in 2 s"
+    s.apply(StatusChanged(Status(State.RESTARTING, ended, exit_status=3)))
+    now[0] = 1004.0
+    s.apply(StatusChanged(Status(State.STARTING, "started stalls (pid 4242)")))
+    text = problems_text(s, 1004.0).plain
+    assert "STARTING" in text and f"last ended 4s ago: {ended}" in text
+    assert text.count(ended) == 1  # while it says so itself, once
+    s.apply(StatusChanged(Status(State.RESTARTING, ended, exit_status=3)))
+    assert problems_text(s, 1004.0).plain.count(ended) == 1
