@@ -55,12 +55,17 @@ RULES = {
     "busy": "instance_id:neuroncore_utilization_ratio:count_busy",
     "allocated": "instance_id:neuroncore_memory_usage_model_code:count_loaded",
     "executions": "instance_id:execution_status:rate1m",
+    "p99": "instance_id:execution_latency_seconds:max_active1m",
+    "ecc": "instance_id:hardware_ecc_events:sum_max_increase15m",
+    "presence": "instance_id:neuron_presence:max_timestamp",
 }
 """The series of ``deploy/prometheus/neuron-top.recording.yml`` each query reads instead of the raw ones. Each
 keeps every label of its source but the runtime and the core (``without``), so ``--match``, ``--by`` and a shard's
 matchers select them as they select the raw series."""
 RULE_RATE_WINDOW = "1m"
 """The window the rules' rates were recorded with: another ``--rate-window`` reads the raw series."""
+RULE_ECC_WINDOW = "15m"
+"""The window of the rules' ECC increase: another ``--ecc-window`` reads the raw series."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +187,9 @@ class QuerySet:
         return ", ".join(label(n) for n in names)
 
     def rules_probe(self) -> str:
-        """How many hosts the recording rules have a figure for (none: they are not loaded, read the raw series)."""
-        return f"count({self.sel(RULES['util'])})"
+        """Whether the recording rules have series for this fleet: the first and the last the fleet reads (none, or a
+        rules file older than the fleet: read the raw series)."""
+        return f"count({self.sel(RULES['util'])}) and count({self.sel(RULES['presence'])})"
 
     @property
     def info_labels(self) -> tuple[str, ...]:
@@ -205,11 +211,23 @@ class QuerySet:
         k = label(self.by)
         util = core_utilization(self.sel("neuroncore_utilization_ratio"), self.by_("neuroncore"))
         rates = self.rules and self.rate_window == RULE_RATE_WINDOW
+        ecc = f"max by ({self.by_('event_type')}) ({self.sel(RULES['ecc'])})" \
+            if self.rules and self.ecc_window == RULE_ECC_WINDOW else \
+            (f"sum by ({self.by_('event_type')}) (max by ({self.by_('event_type', 'neuron_device_index')}) "
+             f"({self.sel('hardware_ecc_events_total')} or "
+             f"increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}])))")
+        p99 = f"max by ({k}) ({self.sel(RULES['p99'])})" if rates else \
+            (f"max by ({k}) ({self.sel('execution_latency_seconds', P99)} and on (instance, job, "
+             f"runtime_tag) increase({self.sel('execution_status_total')}[{self.rate_window}]) > 0)")
         code = f"max by ({self.by_('neuroncore')}) ({self.sel('neuroncore_memory_usage_model_code')})"
         per_runtime = self.sel("neuron_runtime_memory_used_bytes", ON_DEVICE)
         # timestamp() drops the metric name: one family's series at a time, joined with "or" (a regex over
         # __name__ would give two series with the same labels, which Prometheus refuses)
         presence = " or ".join(f"timestamp({self.sel(f)})" for f in PRESENCE)
+        # with the rules: the last value of the host's recorded last-scrape time within the window (a series a
+        # target); without, a subquery over every presence series of the window at 10 s steps
+        gone = f"time() - max by ({k}) (last_over_time({self.sel(RULES['presence'])}[{self.seen_window}]))" \
+            if self.rules else f"time() - max by ({k}) (max_over_time(({presence})[{self.seen_window}:10s]))"
         return (
             FleetQuery("seen", _tagged([
                 ("now", f"time() - max by ({k}) ({presence})"),
@@ -241,14 +259,12 @@ class QuerySet:
                             f"(rate({self.sel('execution_status_total')}[{self.rate_window}]))",
                        ("exec_rate", "err_rate"), slow=True),
             # per device and event, the counter's value (events since the exporter started: what the alert fires
-            # on, and an event older than the counter's first scrape still counts) or its increase over the ECC
-            # window when larger (the exporter restarted since); a max over copies: two scrape jobs count once.
-            # Events are whole: rounded (Prometheus's increase() extrapolates 1 event to 1.05, VictoriaMetrics's
-            # does not)
-            FleetQuery("ecc", f"round(sum by ({self.by_('event_type')}) "
-                              f"(max by ({self.by_('event_type', 'neuron_device_index')}) "
-                              f"({self.sel('hardware_ecc_events_total')} or "
-                              f"increase({self.sel('hardware_ecc_events_total')}[{self.ecc_window}]))))",
+            # on, and an event older than the counter's first scrape still counts), or, for a counter that went
+            # away within the ECC window (its exporter stopped), its increase in it ("or" keeps the counter's
+            # series where both have the labels); a max over copies: two scrape jobs count once. Events are
+            # whole: rounded (Prometheus's increase() extrapolates 1 event to 1.05, VictoriaMetrics's does not).
+            # With the rules: the same per device, summed over devices by the rule, the max over copies
+            FleetQuery("ecc", f"round({ecc})",
                        ("ecc_corrected", "ecc_uncorrected"), slow=True),
             FleetQuery("allocated", f"max by ({k}) ({self.sel(RULES['allocated'])})" if self.rules
                        else f"sum by ({k}) ({code} > bool 0)", ("idle",), slow=True),
@@ -263,12 +279,11 @@ class QuerySet:
                 ("vcpus", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
                 # only runtimes that executed within the rate window: AWS's exporter keeps a stopped runtime's
                 # last p99 for ever (neuron-monitor's latency turns null), which is not today's latency
-                ("p99", f"max by ({k}) ({self.sel('execution_latency_seconds', P99)} and on (instance, job, "
-                        f"runtime_tag) increase({self.sel('execution_status_total')}[{self.rate_window}]) > 0)"),
+                ("p99", p99),
             ]), ("mem_used", "apps", "vcpu", "vcpus", "p99"), slow=True),
             # hosts whose series went away: the last sample of each, within the seen window (a subquery at 10 s
             # steps; between two asks the fleet ages what it knows itself)
-            FleetQuery("gone", f"time() - max by ({k}) (max_over_time(({presence})[{self.seen_window}:10s]))",
+            FleetQuery("gone", gone,
                        ("status", "age"), slow=True),
             FleetQuery("info", f"count by ({', '.join(map(label, self.info_labels))}) ({self.sel('instance_info')})",
                        ("name", "instance_id", "instance_type", "zone", "region", "labels", "targets"), slow=True),

@@ -101,7 +101,7 @@ class Engines:
         # the per-host rules have evaluated at least twice (their rate needs two), the last time after the event
         self.prom.wait_for('count_over_time(instance_id:execution_status:rate1m{group="small"}[1m])',
                            lambda r: bool(r) and min(float(x["value"][1]) for x in r) >= 2)
-        self.prom.wait_for('instance_id:hardware_ecc_events:increase15m{group="small",'
+        self.prom.wait_for('instance_id:hardware_ecc_events:sum_max_increase15m{group="small",'
                            'event_type="mem_ecc_corrected"} > 0.5', bool)
 
     def fleet(self, url: str, group: str = "small", **kw) -> PromFleet:  # type: ignore[no-untyped-def]
