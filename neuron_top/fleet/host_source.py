@@ -8,7 +8,10 @@ without it.
 
 Two queries per refresh, whatever the host: every gauge of the host as it is, and the counters' increase over the
 rate window. neuron-monitor reports per-period counts, so the counters become counts over a period as long as the
-window (the dashboard divides by the period: its rates are the window's average rate).
+window (the dashboard divides by the period: its rates are the window's average rate). On a server that caps an
+answer's series (CloudWatch: 500; a trn1.32xlarge with its runtimes has ~600 gauges, a 128-core trn2 more), once the
+gauges' answer reaches the cap they are asked family by family, a family still at the cap split by runtime, then
+by core (``answer_in_parts``, the fleet's split). The counters are a few per runtime and device (~150 series).
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import msgspec
 
-from neuron_top.fleet.promql import PromClient, PromError, Sample
+from neuron_top.fleet.promql import Answer, PromClient, PromError, Sample, answer_in_parts
 from neuron_top.fleet.queries import CORE_MEMORY as _CORE_MEMORY
-from neuron_top.fleet.queries import PART, QuerySet, host_queries
+from neuron_top.fleet.queries import HOST_GAUGES, PART, QuerySet, host_family, host_queries, label, matcher
 from neuron_top.sources.base import Item, RawReport, State, Status, pause
 from neuron_top.textsafe import clean
 
@@ -192,10 +196,15 @@ class PromHostSource:
     """
 
     def __init__(self, client: PromClient, qs: QuerySet, key: str, *, interval: float = 2.0,
-                 sleep: Callable[[float], object] | None = None, clock: Callable[[], float] = time.time) -> None:
+                 sleep: Callable[[float], object] | None = None, clock: Callable[[], float] = time.time,
+                 limit: int | None = None) -> None:
         self.client = client
         self.qs = qs
         self.key = key
+        self.limit = limit
+        """The server's cap on an answer's series (``--series-limit``; CloudWatch: 500), None: no cap."""
+        self._by_family = False
+        """The gauges' answer reached the cap: asked family by family from then on."""
         self.interval = interval
         self.name = clean(f"{qs.by}={key} via prometheus", 80)
         self._queries = host_queries(qs, key)
@@ -213,7 +222,7 @@ class PromHostSource:
         while not (stop.is_set() or self._closed.is_set()):
             started = time.monotonic()
             try:
-                gauges = self.client.query(self._queries[0])
+                gauges = self._gauges()
                 counters = self.client.query(self._queries[1])
             except PromError as exc:
                 live = False
@@ -237,6 +246,30 @@ class PromHostSource:
                     yield Status(State.LIVE, self.client.display)
                 yield RawReport(_ENCODE(report), ts=now)
             pause(max(0.0, self.interval - (time.monotonic() - started)), self._sleep, stop, self._closed)
+
+    def _gauges(self) -> list[Sample]:
+        """Every gauge of the host: one query, or family by family once an answer reached the server's cap."""
+        if not self._by_family:
+            got = self.client.query(self._queries[0])
+            if self.limit is None or len(got) < self.limit:
+                return got
+            self._by_family = True
+        assert self.limit is not None
+        out: list[Sample] = []
+        for family in HOST_GAUGES:
+            def make(shard: str, family: str = family) -> str:
+                return host_family(replace(self.qs, shard=shard), self.key, family)
+
+            def values(shard: str, by: str, family: str = family) -> tuple[Answer, int]:
+                inside = replace(self.qs, shard=shard).sel(family, matcher(self.qs.by, self.key))
+                return self.client.answer(f"count by ({label(by)}) ({inside})"), 1
+
+            part = self.client.answer(make(self.qs.shard))
+            if len(part.samples) >= self.limit:
+                part, _ = answer_in_parts(self.client, self.limit, make, values, ("runtime_tag", "neuroncore"),
+                                          f"split by runtime_tag, then neuroncore ({family})", shard=self.qs.shard)
+            out.extend(part.samples)
+        return out
 
     def close(self) -> None:
         self._closed.set()

@@ -40,8 +40,8 @@ import msgspec
 
 from neuron_top.fleet.apps import apps_from_answer, apps_query
 from neuron_top.fleet.frame import FleetFrame, Problem
-from neuron_top.fleet.promql import Answer, PromClient, PromError, Sample
-from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet, label, matcher
+from neuron_top.fleet.promql import Answer, PromClient, PromError, Sample, answer_in_parts
+from neuron_top.fleet.queries import PART, SLOW_EVERY, FleetQuery, QuerySet, label
 from neuron_top.fleet.rows import (
     DOWN,
     SCRAPE_FAILS,
@@ -282,34 +282,27 @@ class PromFleet:
 
     def _in_parts(self, qs: QuerySet, name: str, by: tuple[str, ...], parts: list[int]) -> tuple[Answer, int]:
         """Query ``name`` of ``qs`` asked once per value of ``by[0]`` (each part still at the cap split by the next
-        label), the answers merged: every host is in one part, so no series is in two. Returns the answer and the
-        requests it took; ``parts`` gets each part's depth (how many labels split it)."""
-        expr = next(q.expr for q in qs.queries() if q.name == name)
-        if not by:
-            raise PromError("query", f"the answer reaches the server's cap of {self.limit} series even split by "
-                            f"{', '.join(self.shard_by)}: give --shard-by LABEL (a label that splits the fleet "
-                            "finer)", expr)
-        values = self._values.get((qs.shard, by[0]))
-        requests = 0
-        if values is None:  # two queries splitting at once may both ask: the same answer twice, no harm
-            values = self._values[qs.shard, by[0]] = self.client.answer(
-                f"count by ({label(by[0])}) ({qs.sel('instance_info')})")
-            requests = 1
-        samples: list[Sample] = []
-        warnings = list(values.warnings)
-        for s in values.samples:
-            part = matcher(by[0], s.metric.get(by[0], ""))
-            sub = replace(qs, shard=f"{qs.shard},{part}" if qs.shard else part)
-            got = self.client.answer(next(q.expr for q in sub.queries() if q.name == name))
-            requests += 1
-            if self.limit is not None and len(got.samples) >= self.limit:
-                got, more = self._in_parts(sub, name, by[1:], parts)
-                requests += more
-            else:
-                parts.append(len(self.shard_by) - len(by) + 1)
-            samples.extend(got.samples)
-            warnings.extend(got.warnings)
-        return Answer(samples, warnings), requests
+        label), the answers merged (``answer_in_parts``): every host is in one part, so no series is in two.
+        Returns the answer and the requests it took; ``parts`` gets each part's depth (how many labels split
+        it). The values of a label come from ``instance_info``, asked once a refresh for all the queries."""
+
+        def make(shard: str) -> str:
+            return next(q.expr for q in replace(qs, shard=shard).queries() if q.name == name)
+
+        def values(shard: str, by: str) -> tuple[Answer, int]:
+            got = self._values.get((shard, by))
+            if got is not None:
+                return got, 0
+            # two queries splitting at once may both ask: the same answer twice, no harm
+            got = self._values[shard, by] = self.client.answer(
+                f"count by ({label(by)}) ({replace(qs, shard=shard).sel('instance_info')})")
+            return got, 1
+
+        assert self.limit is not None
+        return answer_in_parts(self.client, self.limit, make, values, by,
+                               f"split by {', '.join(self.shard_by)}: give --shard-by LABEL (a label that "
+                               "splits the fleet finer)", shard=qs.shard,
+                               depth=parts)
 
     def run(self, emit: Callable[[FleetFrame], object], stop: threading.Event, interval: float = 2.0) -> None:
         """Refresh until ``stop``: the worker thread's body."""

@@ -27,13 +27,14 @@ import threading
 import time
 import urllib.parse
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
 
 import msgspec
 
+from neuron_top.fleet.queries import matcher
 from neuron_top.textsafe import clean
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "Request",
     "Sample",
     "StaticBearer",
+    "answer_in_parts",
 ]
 
 MAX_RESPONSE = 64 << 20
@@ -440,6 +442,39 @@ def _said(body: bytes) -> str:
 def _peek(body: bytes) -> str:
     text = body[:160].decode("utf-8", "replace").strip()
     return clean(" ".join(text.split()), 160) or "(empty)"
+
+
+def answer_in_parts(client: PromClient, limit: int, make: Callable[[str], str],
+                    values: Callable[[str, str], tuple[Answer, int]], by: Sequence[str], hint: str, *,
+                    shard: str = "", depth: list[int] | None = None, _level: int = 1) -> tuple[Answer, int]:
+    """A query whose answer reaches the server's cap on series (CloudWatch: 500), asked in parts and merged.
+
+    ``make(shard)`` is the query with the label matchers ``shard`` added to its selectors; it is asked once per
+    value of ``by[0]`` (``values(shard, label)``: an answer whose series carry the label's values, and the
+    requests it took: 0 when known already), each part still at the cap split by the next label in turn. Every
+    series is in one part, so none is counted twice. Returns the merged answer (the parts' warnings too) and the
+    requests it took; ``depth`` gets each part's depth (how many labels split it). With no label left, a
+    ``PromError`` says "... even " ``hint`` (how it was split, what to do).
+    """
+    if not by:
+        raise PromError("query", f"the answer reaches the server's cap of {limit} series even {hint}", make(shard))
+    listed, requests = values(shard, by[0])
+    samples: list[Sample] = []
+    warnings = list(listed.warnings)
+    for s in listed.samples:
+        part = matcher(by[0], s.metric.get(by[0], ""))
+        sub = f"{shard},{part}" if shard else part
+        got = client.answer(make(sub))
+        requests += 1
+        if len(got.samples) >= limit:
+            got, more = answer_in_parts(client, limit, make, values, by[1:], hint, shard=sub, depth=depth,
+                                        _level=_level + 1)
+            requests += more
+        elif depth is not None:
+            depth.append(_level)
+        samples.extend(got.samples)
+        warnings.extend(got.warnings)
+    return Answer(samples, warnings), requests
 
 
 def env_password(name: str) -> str | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from neuron_top.derived import BUSY_PERCENT
 
 __all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
-           "host_queries", "label", "matcher", "parse_match"]
+           "host_family", "host_queries", "label", "matcher", "parse_match"]
 
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
 """A classic label name, written bare; any other (OpenTelemetry's ``@resource.k8s.pod.name`` in CloudWatch's and
@@ -305,6 +305,13 @@ HOST_GAUGES = ("neuroncore_utilization_ratio", *(f"neuroncore_memory_usage_{c}" 
                "neurontop_execution_device_latency_seconds", "system_vcpu_count", "system_vcpu_usage_ratio", "system_memory_total_bytes", "system_memory_used_bytes",
                "system_swap_total_bytes", "system_swap_used_bytes", "instance_info", "neuron_hardware_info")
 """The gauge families a host's dashboard is made of."""
+
+
+def host_family(qs: QuerySet, key: str, family: str) -> str:
+    """One gauge family of one host, tagged as ``host_queries`` tags it: what a host's dashboard asks family by
+    family when the whole answer is more than the server's cap (CloudWatch: 500 series; a trn1.32xlarge with
+    several runtimes has more)."""
+    return _tagged([(family, qs.sel(family, matcher(qs.by, key)))])
 
 
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:

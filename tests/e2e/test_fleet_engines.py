@@ -19,16 +19,20 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from neuron_top.cli.fleet_cmd import print_frame
 from neuron_top.cli.main import main as cli_main
 from neuron_top.export import exposition
+from neuron_top.feed import Feed, Report
+from neuron_top.fleet.host_source import PromHostSource
 from neuron_top.fleet.prom import PromFleet
 from neuron_top.fleet.promql import PromClient, PromError
 from neuron_top.fleet.queries import QuerySet, parse_match
 from neuron_top.fleet.record import decode_frame
-from neuron_top.fleet.rows import FleetRow
+from neuron_top.fleet.rows import FleetRow, from_snapshot
+from neuron_top.snapshot import Snapshot
 from neuron_top.sources.demo import generate
 from tests.conftest import ROOT
 from tests.engine_support import VICTORIA, CloudWatchStandIn, VictoriaMetrics
@@ -201,6 +205,36 @@ def test_cloudwatch_caps_answers_at_500_series_and_the_view_shows_all_1200_hosts
         assert "split by availability_zone, then instance_type" in head[0] and head[1].startswith("1200 hosts")
     finally:
         cw.stop()
+
+
+def host_snapshot(url: str, key: str, limit: int | None = None) -> Snapshot:
+    """The first report of one host's dashboard (``PromHostSource``, as the fleet's drill-down makes it)."""
+    client = PromClient(url, timeout=10)
+    feed = Feed(PromHostSource(client, QuerySet(match=parse_match('group="small"')), key, interval=0.2,
+                               limit=limit))
+    try:
+        return next(ev.snapshot for ev in feed.events() if isinstance(ev, Report))
+    finally:
+        feed.close()
+        client.close()
+
+
+def test_a_host_dashboard_over_cloudwatch_past_500_series_is_asked_family_by_family(engines: Engines) -> None:
+    key = engines.ids[0]  # the trn1.32xlarge demo: ~620 gauge series (its runtimes on 32 cores)
+    cw = CloudWatchStandIn(engines.prom.url)
+    try:
+        capped = host_snapshot(cw.url, key, limit=500)
+    finally:
+        cw.stop()
+    whole = host_snapshot(engines.prom.url, key)
+    assert cw.cut >= 1 and not cw.refused  # the whole answer was cut once, then asked in parts under the cap
+    assert capped.core_count == whole.core_count == 32
+    assert sorted(a.tag for a in capped.apps) == sorted(a.tag for a in whole.apps)
+    mine = {a.tag: a for a in capped.apps}
+    for a in whole.apps:
+        assert mine[a.tag].core_memory == a.core_memory and mine[a.tag].cores == a.cores, a.tag
+    got, want = from_snapshot(key, capped), from_snapshot(key, whole)
+    assert msgspec.structs.asdict(got) == msgspec.structs.asdict(want)
 
 
 # --- SigV4: Amazon Managed Prometheus and CloudWatch, keys from the environment and from a web identity ----------

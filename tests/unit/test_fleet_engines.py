@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import sys
 import urllib.parse
 from pathlib import Path
@@ -224,3 +225,69 @@ def test_every_query_names_a_metric_as_cloudwatch_requires() -> None:
         for expr in host_queries(qs, "i-1"):
             assert "__name__" not in expr and names_a_metric(expr), expr
     assert not names_a_metric('{__name__=~"neuroncore_.+",instance_id="i-1"}')
+
+
+class Series:
+    """A server holding one host's gauge series, cutting every answer to ``cap`` series: it answers the host
+    dashboard's selectors (``family{matchers}``, tagged or not, "or"-ed) and ``count by (label) (...)``."""
+
+    SELECTOR = re.compile(r'([a-z_]+)\{([^}]*)\}')
+
+    def __init__(self, series: list[dict[str, str]], cap: int) -> None:
+        self.series, self.cap = series, cap
+        self.asked: list[str] = []
+
+    def _selected(self, expr: str) -> list[tuple[str, dict[str, str]]]:
+        out = []
+        for family, inside in self.SELECTOR.findall(expr):
+            want = dict(re.findall(r'([a-z_]+)="([^"]*)"', inside))
+            out += [(family, m) for m in self.series if m["__name__"] == family
+                    and all(m.get(k, "") == v for k, v in want.items())]
+        return out
+
+    def answer(self, expr: str):  # type: ignore[no-untyped-def]
+        from neuron_top.fleet.promql import Answer, Sample
+        from neuron_top.fleet.queries import PART
+
+        self.asked.append(expr)
+        if expr.startswith("increase(") or "increase(" in expr:
+            return Answer([])
+        if m := re.match(r"count by \((\w+)\)", expr):
+            values = sorted({s.get(m[1], "") for _, s in self._selected(expr)})
+            return Answer([Sample({m[1]: v}, (0.0, "1")) for v in values])
+        got = [Sample({**s, PART: family}, (0.0, "1")) for family, s in self._selected(expr)]
+        return Answer(got[:self.cap])
+
+    def query(self, expr: str):  # type: ignore[no-untyped-def]
+        return self.answer(expr).samples
+
+
+def test_a_host_dashboard_past_the_cap_asks_family_by_family_then_by_runtime_then_by_core() -> None:
+    from neuron_top.fleet.host_source import PromHostSource
+
+    host = {"instance_id": "i-1"}
+    series = [{"__name__": "instance_info", **host}]
+    for tag, cores in (("a", 60), ("b", 30)):  # 90 utilization series: runtime a alone is over the cap of 50
+        series += [{"__name__": "neuroncore_utilization_ratio", **host, "runtime_tag": tag, "neuroncore": str(c)}
+                   for c in range(cores)]
+    for tag in ("a", "b"):  # 80 model-code series: each runtime's 40 under the cap
+        series += [{"__name__": "neuroncore_memory_usage_model_code", **host, "runtime_tag": tag,
+                    "neuroncore": str(c)} for c in range(40)]
+    server = Series(series, cap=50)
+    source = PromHostSource(server, QuerySet(), "i-1", limit=50)  # type: ignore[arg-type]
+    got = source._gauges()
+    key = sorted((s.metric["__name__"], s.metric.get("runtime_tag", ""), s.metric.get("neuroncore", ""))
+                 for s in got)
+    assert key == sorted((m["__name__"], m.get("runtime_tag", ""), m.get("neuroncore", "")) for m in series)
+    # runtime a's utilization by core; runtime b's, and each runtime's model code, whole
+    asked = server.asked
+    assert any('runtime_tag="a",neuroncore="59"' in q for q in asked)
+    assert not any('runtime_tag="b",neuroncore=' in q for q in asked)
+    assert any('neuroncore_memory_usage_model_code{instance_id="i-1",runtime_tag="b"}' in q for q in asked)
+    # from then on straight to the families (no whole answer cut first)
+    before = len(server.asked)
+    assert len(source._gauges()) == len(series)
+    assert not any(" or " in q for q in server.asked[before:])
+    # no cap: one query
+    whole = PromHostSource(Series(series, cap=10_000), QuerySet(), "i-1")  # type: ignore[arg-type]
+    assert len(whole._gauges()) == len(series)

@@ -54,7 +54,8 @@ class PromFleetScreen(FleetScreen):
         self.fleet.apps = on  # one more query a refresh while the apps view is shown
 
     def host_session(self, key: str) -> Session | None:
-        return self.feed_host(key, PromHostSource(self.fleet.client, self.fleet.qs, key, interval=self.interval))
+        return self.feed_host(key, PromHostSource(self.fleet.client, self.fleet.qs, key, interval=self.interval,
+                                                  limit=self.fleet.limit))
 
     def live_command(self, row: FleetRow) -> Source | None:
         if not self.ssh_template:
