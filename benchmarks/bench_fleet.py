@@ -25,9 +25,11 @@ Values do not move between scrapes (counters stand still, so rates are 0): the c
    Prometheus spent meanwhile, and the render: ``FleetScreen.apply_frame`` in ``App.run_test(size=(200, 60))``
    until ``pilot.pause()`` returns, with ``App._display`` replaced by one that renders each update to a string for
    a 256-colour terminal (what the real driver would write; the headless driver writes nothing). A refresh asks
-   the 3 queries of status and utilization and one or two of the 8 slow ones in turns (each once in
-   ``SLOW_EVERY`` refreshes); the first refresh (and the one after a new host) asks all 11: the two kinds are
-   reported apart. Medians and p90 over ``--refreshes``.
+   the 3 queries of status and utilization and waits for them; one or two of the 8 slow ones in turns (each once
+   in ``SLOW_EVERY`` refreshes) are asked after them in the background, their answers used from the next refresh
+   on; the first refresh (and the one after a new host) asks all 11 (12 with the rules probe) and waits for them:
+   the two kinds are reported apart. Refreshes are paced every ``--interval`` seconds as the view paces them (the
+   background's queries run in the pause). Medians and p90 over ``--refreshes``.
 3. CPU in a real terminal: ``neuron-top fleet --prometheus URL --match 'fleet="all"'`` and the same with
    ``--match 'part="16"'`` run side by side in tmux at 200x60 with the default 2 s refresh; after ``--warm-up``
    their CPU time (every thread: the scheduler's count from /proc, ``bench_ui.cpu_seconds``) over ``--seconds``,
@@ -101,15 +103,18 @@ def queries_per_refresh(url: str, rules: str = "auto") -> dict[str, tuple[int, i
     return out
 
 
-async def refresh_times(url: str, match: str, n: int, server_pid: int, rules: str = "auto"
-                        ) -> dict[str, list[float]]:
+async def refresh_times(url: str, match: str, n: int, server_pid: int, rules: str = "auto", interval: float = 2.0,
+                        background: bool = True) -> dict[str, list[float]]:
     """Per refresh, in ms: the queries (wall), the render (wall, terminal bytes included: ``terminal_bytes``),
     both, and the CPU time Prometheus spent answering (its process's, all threads: what the queries cost the
-    server, whatever else runs beside)."""
+    server, whatever else runs beside). Refreshes are paced as the view paces them (``PromFleet.next_delay``:
+    ``interval`` from the start of one to the next), so the slow queries asked in the background run in the
+    pause between two, as they do in the view; ``interval`` 0: back to back."""
     from neuron_top.tui.app import NeuronTopApp
     from neuron_top.tui.screens.fleet import FleetScreen
 
-    fleet = PromFleet(PromClient(url, timeout=30), QuerySet(match=parse_match(match)), rules=rules)
+    fleet = PromFleet(PromClient(url, timeout=30), QuerySet(match=parse_match(match)), rules=rules,
+                      background=background)
     screen = FleetScreen()
     out: dict[str, list[float]] = {"queries": [], "render": [], "total": [], "server cpu": [], "asked": []}
     try:
@@ -132,6 +137,7 @@ async def refresh_times(url: str, match: str, n: int, server_pid: int, rules: st
                     out["queries"].append((t1 - t0) * 1000)
                     out["render"].append((t2 - t1) * 1000)
                     out["total"].append((t2 - t0) * 1000)
+                    await asyncio.sleep(max(0.0, fleet.next_delay(interval, frame) - (t2 - t1)))
     finally:
         fleet.close()
     return {k: v[2:] for k, v in out.items()}
@@ -169,6 +175,11 @@ def main() -> int:
                     help="load deploy/prometheus/neuron-top.recording.yml (evaluated every scrape interval) and "
                     "measure the refreshes with and without them")
     ap.add_argument("--skip-tmux", action="store_true", help="leave out part 3 (CPU in tmux)")
+    ap.add_argument("--waited", action="store_true",
+                    help="with --rules: also the refreshes that wait for every query they ask (no background)")
+    ap.add_argument("--interval", type=float, default=2.0,
+                    help="part 2: seconds from one refresh's start to the next, as the view's refresh (2); 0: back "
+                    "to back (the slow queries asked in the background then overlap the next refresh)")
     args = ap.parse_args()
     if PROMETHEUS is None:
         print("prometheus is not installed (Debian: apt-get install prometheus)", file=sys.stderr)
@@ -207,13 +218,20 @@ def main() -> int:
             t = engine_times(prom.url, mode == "auto")
             print(f"   {'rules' if mode == 'auto' else 'raw':5} " + "  ".join(f"{k} {v:.0f}" for k, v in t.items()))
 
-        for mode in modes:
-            how = "with the recording rules" if mode == "auto" else "raw series"
+        # with the rules, the same refreshes waiting for every query they ask too (before the background)
+        runs = [(m, True) for m in modes] + ([("auto", False)] if args.rules and args.waited else [])
+        for mode, background in runs:
+            how = ("with the recording rules" if mode == "auto" else "raw series") + \
+                ("" if background else ", every query waited for (no background)")
             print(f"\n2. one refresh, {how}, in process at {W}x{H} ({args.refreshes} refreshes after 2 to warm up)")
-            small = asyncio.run(refresh_times(prom.url, SIXTEEN, args.refreshes, prom.proc.pid, mode))
-            big = asyncio.run(refresh_times(prom.url, ALL, args.refreshes, prom.proc.pid, mode))
+            small = asyncio.run(refresh_times(prom.url, SIXTEEN, args.refreshes, prom.proc.pid, mode, args.interval,
+                                              background))
+            big = asyncio.run(refresh_times(prom.url, ALL, args.refreshes, prom.proc.pid, mode, args.interval,
+                                            background))
             full_n = max(big["asked"])
-            for kind, full in (("steady: status and utilization, and the slow ones in turns (4-5 queries)", False),
+            steady = "status and utilization waited for, 1-2 slow ones in the background" if background else \
+                "status and utilization and 1-2 slow ones, all waited for"
+            for kind, full in ((f"steady: {steady}", False),
                                (f"whole (all {full_n:.0f}: the first refresh, and after a new host)", True)):
                 print(f"   {kind}:")
                 for part in ("queries", "server cpu", "render", "total"):

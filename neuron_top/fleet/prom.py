@@ -33,7 +33,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import msgspec
@@ -63,6 +63,8 @@ _FIGURES = tuple(f for f in FleetRow.__struct_fields__
 WORKERS = 4
 """Queries in flight at once: every query of a fast refresh at once (a Prometheus with the cores to spare answers
 them side by side), few enough not to crowd it."""
+BACKGROUND_WORKERS = 2
+"""Slow queries in flight at once in the background (one or two are due a refresh)."""
 KEEP = 3600.0
 """Seconds a host that vanished from every answer stays listed (as down)."""
 PROBE_EVERY = 60
@@ -95,8 +97,15 @@ class PromFleet:
 
     def __init__(self, client: PromClient, queries: QuerySet, *, thresholds: Thresholds | None = None,
                  clock: Callable[[], float] = time.time, keep: float = KEEP, rules: str = "auto",
-                 limit: int | None = None, shard_by: tuple[str, ...] = SHARD_BY) -> None:
+                 limit: int | None = None, shard_by: tuple[str, ...] = SHARD_BY, background: bool = True) -> None:
         self.client = client
+        self.background = background
+        """Slow queries after the first refresh are asked once the fast ones have answered, without waiting for
+        them: their answers are used from the next refresh on (they are kept for ``SLOW_EVERY`` refreshes anyway).
+        A refresh then costs the server status and utilization only; the slow work runs in the pause between
+        refreshes. False: every query due is waited for (tests that count what each refresh asks)."""
+        self._pending: dict[str, tuple[float, Future[_Asked]]] = {}
+        """Slow queries asked in the background and not yet used: when asked, and the answer to come."""
         self.raw = replace(queries, rules=False)
         self.qs = self.raw
         self.queries = self.qs.queries()
@@ -119,7 +128,11 @@ class PromFleet:
         self._ok_names: set[str] = set()
         """The queries that answered in the refresh under way."""
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="promql")
+        self._later = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS, thread_name_prefix="promql-later")
+        """The background's own workers: slow answers still under way never hold up status and utilization."""
         self._closed = threading.Event()
+        self._new_hosts = False
+        """"seen" named a host the kept answers do not know: the next refresh asks everything."""
         self.start_over()
 
     def due(self) -> list[FleetQuery]:
@@ -139,10 +152,19 @@ class PromFleet:
         t0 = time.perf_counter()
         probed = self._probe_rules() if self._count % PROBE_EVERY == 0 and self.rules == "auto" else None
         self._values = {}
-        due = self.due()
+        everything = self._count == 0 or self._new_hosts
+        later = [q for q in self.due() if q.slow and self.background and not everything]
+        due = [q for q in self.due() if q not in later]
+        # the background answers that came in since the last refresh (one still under way stays pending)
+        landed = {name: (when, f.result()) for name, (when, f) in self._pending.items() if f.done()}
+        for name in landed:
+            del self._pending[name]
         futures = {q.name: self._pool.submit(self._ask, q) for q in due}
         apps_asked = self._pool.submit(self._ask, FleetQuery("apps", apps_query(self.qs), ())) if self.apps else None
         asked = {name: f.result() for name, f in futures.items()}
+        for q in later:  # now that status and utilization have answered; not twice at once
+            if q.name not in self._pending:
+                self._pending[q.name] = (start, self._later.submit(self._ask, q))
         answers: dict[str, object] = {
             n: a.result.samples if isinstance(a.result, Answer) else a.result for n, a in asked.items()}
         apps_result = apps_asked.result().result if apps_asked is not None else None
@@ -151,11 +173,16 @@ class PromFleet:
         failures = {n: a for n, a in answers.items() if isinstance(a, PromError)}
         self._ok_names = {n for n in answers if n not in failures}
         problems = [Problem(message=e.message, name=n, query=e.query) for n, e in failures.items()]
-        warned = [Problem(message=w, name=n, query=q.expr, warning=True) for q in due
-                  if isinstance(r := asked[q.name].result, Answer) for n, w in ((q.name, w) for w in r.warnings)]
+        problems += [Problem(message=a.result.message, name=n, query=a.result.query) for n, (_, a) in landed.items()
+                     if isinstance(a.result, PromError)]
+        exprs = {q.name: q.expr for q in self.queries}
+        warned = [Problem(message=w, name=n, query=exprs.get(n, ""), warning=True)
+                  for n, a in [*asked.items(), *((n, a) for n, (_, a) in landed.items())]
+                  if isinstance(a.result, Answer) for w in a.result.warnings]
         if isinstance(apps_answer, PromError):
             problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
-        n = sum(a.requests for a in asked.values()) + (probed is not None)
+        n = sum(a.requests for a in asked.values()) + sum(a.requests for _, a in landed.values()) + \
+            (probed is not None)
         if len(failures) == len(due) and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
         if len(failures) == len(due) and all(e.kind in ("http", "response") for e in failures.values()):
@@ -167,10 +194,15 @@ class PromFleet:
                                         "--prometheus takes the server's base URL, e.g. http://prometheus:9090")]
             return self._unreachable(start, elapsed, problems)
         notes = ["recording rules" if self.qs.rules else "raw series"]
-        splits = sorted({a.split for a in asked.values() if a.split})
+        splits = sorted({a.split for a in [*asked.values(), *(a for _, a in landed.values())] if a.split})
         if splits:
             notes.append(f"answers over {self.limit} series split by " + "; ".join(splits))
         self._count += 1
+        for name, (when, a) in landed.items():  # kept from when they were asked, as the others
+            if isinstance(a.result, Answer):
+                self._kept[name] = (when, a.result.samples)
+            else:
+                self._kept.pop(name, None)
         for q in self.queries:  # slow answers: kept from when they were asked, and used until asked again
             if not q.slow:
                 continue
@@ -211,6 +243,7 @@ class PromFleet:
         """Slow queries' last answers and when they were asked."""
         self._new_hosts = False
         self._split = set()
+        self._pending = {}  # answers still to come are not used (the next refresh asks everything)
 
     def _probe_rules(self) -> bool:
         """Whether the recording rules have series for this fleet (then the queries read them); a failed probe
@@ -314,6 +347,7 @@ class PromFleet:
     def close(self) -> None:
         self._closed.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._later.shutdown(wait=False, cancel_futures=True)
         self.client.close()
 
 

@@ -4,6 +4,9 @@ server is down."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 from neuron_top.fleet.prom import PromFleet
 from neuron_top.fleet.promql import Answer, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, QuerySet
@@ -55,7 +58,7 @@ def poller(clock: list[float] | None = None) -> tuple[PromFleet, Client]:
     client = Client(qs)
     t = clock if clock is not None else [1000.0]
     fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: t[0],  # type: ignore[arg-type]
-                      rules="off")
+                      rules="off", background=False)  # each refresh waits for what it asks: countable
     return fleet, client
 
 
@@ -171,7 +174,8 @@ def test_the_recording_rules_are_used_when_they_have_series_and_asked_about_agai
         return plain(expr)
 
     client.query = query  # type: ignore[method-assign]
-    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: 1000.0)  # type: ignore[arg-type]
+    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: 1000.0,  # type: ignore[arg-type]
+                      background=False)
     frame = refresh(fleet, client)
     assert frame.notes == ["raw series"] and client.asked[0].count("probe") == 1 and frame.queries == 12
     loaded[0] = True  # the rules are loaded while the view runs: seen at the next probe
@@ -182,3 +186,95 @@ def test_the_recording_rules_are_used_when_they_have_series_and_asked_about_agai
     assert frame.notes == ["recording rules"] and "probe" in client.asked[-1]
     frame = refresh(fleet, client)
     assert RULES["util"] in next(q.expr for q in fleet.queries if q.name == "util")
+
+
+class Held(Client):
+    """A client whose slow queries wait for ``release`` (a slow server); the fast ones answer at once."""
+
+    def __init__(self, qs: QuerySet) -> None:
+        super().__init__(qs)
+        self.slow = {q.name for q in qs.queries() if q.slow}
+        self.release = threading.Event()
+        self.started: list[str] = []
+        self.lock = threading.Lock()
+        self.instance_type = "inf2.xlarge"
+
+    def query(self, expr: str) -> list[Sample]:
+        name = self.names[expr]
+        if name in self.slow:
+            with self.lock:
+                self.started.append(name)
+            assert self.release.wait(10)
+            with self.lock:  # not counted in the refresh under way (another thread): the background's own
+                if name in self.fail:
+                    raise PromError("query", "bad_data: boom", expr)
+                return [s(1, instance_id=h, instance_type=self.instance_type) for h in self.hosts] \
+                    if name == "info" else []
+        return super().query(expr)
+
+
+def wait_until(test, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + 10
+    while not test():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
+def test_slow_queries_after_the_first_refresh_do_not_hold_a_refresh_up() -> None:
+    t = [1000.0]
+    qs = QuerySet()
+    client = Held(qs)
+    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: t[0],  # type: ignore[arg-type]
+                      rules="off")
+    client.release.set()  # the first refresh waits for everything (the rows are whole at once)
+    client.asked.append([])
+    first = fleet.refresh()
+    assert first.rows[0].instance_type == "inf2.xlarge" and len(client.started) == 8
+    client.release.clear()
+    client.started.clear()
+    # the slow ones are asked after the fast ones, and not waited for: the rows keep the kept answers
+    for _ in range(SLOW_EVERY):
+        client.asked.append([])
+        frame = fleet.refresh()
+        assert set(client.asked[-1]) == FAST and frame.rows[0].instance_type == "inf2.xlarge"
+        t[0] += 2
+    wait_until(lambda: len(client.started) >= 1, "a slow query asked in the background")
+    assert set(client.started) <= {q.name for q in fleet.queries if q.slow}
+    asked_while_held = list(client.started)
+    assert len(asked_while_held) == len(set(asked_while_held))  # one still under way is not asked again
+    pending = len(fleet._pending)
+    assert pending == 8  # each slow query once in SLOW_EVERY refreshes, none asked twice
+    # once answered, used by the next refresh (the host's type changed meanwhile: the new answer shows)
+    client.instance_type = "trn1.2xlarge"
+    client.release.set()
+    wait_until(lambda: not any(not f.done() for _, f in fleet._pending.values()), "the background answers")
+    client.asked.append([])
+    frame = fleet.refresh()
+    assert frame.state == "ok" and frame.rows[0].instance_type == "trn1.2xlarge"
+    assert frame.queries == 3 + pending  # the background's requests counted where they are used
+    fleet.close()
+
+
+def test_a_background_answer_that_failed_is_shown_and_asked_again() -> None:
+    qs = QuerySet()
+    client = Held(qs)
+    fleet = PromFleet(client, qs, thresholds=Thresholds(30, 120), clock=lambda: 1000.0,  # type: ignore[arg-type]
+                      rules="off")
+    client.release.set()
+    client.asked.append([])
+    fleet.refresh()
+    client.fail = {"info"}
+    for _ in range(SLOW_EVERY):  # info's turn comes: asked in the background, fails
+        client.asked.append([])
+        fleet.refresh()
+    wait_until(lambda: all(f.done() for _, f in fleet._pending.values()), "the background answers")
+    client.asked.append([])
+    frame = fleet.refresh()
+    assert frame.state == "partial" and [p.name for p in frame.problems] == ["info"]
+    assert frame.rows[0].instance_type == ""  # blank, not the old answer made up
+    client.fail = set()
+    client.started.clear()
+    client.asked.append([])
+    fleet.refresh()  # asked again at once (in the background)
+    wait_until(lambda: "info" in client.started, "info asked again")
+    fleet.close()
