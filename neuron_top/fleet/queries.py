@@ -56,6 +56,8 @@ RULES = {
     "allocated": "instance_id:neuroncore_memory_usage_model_code:count_loaded",
     "executions": "instance_id:execution_status:rate1m",
     "p99": "instance_id:execution_latency_seconds:max_active1m",
+    "mem_used": "instance_id:neuron_runtime_memory_used_bytes:sum",
+    "apps": "instance_id:neuron_runtime_memory_used_bytes:count",
     "ecc": "instance_id:hardware_ecc_events:sum_max_increase15m",
     "presence": "instance_id:neuron_presence:max_timestamp",
 }
@@ -273,8 +275,11 @@ class QuerySet:
             # the host's own figures, each cheap (a series per runtime or per host), in one round trip; memory,
             # runtimes, vCPU and a p99 that is itself a figure over time: asked with the slow ones
             FleetQuery("host", _tagged([
-                ("mem_used", f"sum by ({k}) ({per_runtime})"),
-                ("apps", f"count by ({k}) ({per_runtime})"),  # one series per runtime: cheaper than the cores'
+                # with the rules: their per-host sum and count over runtimes (a sum over copies, as the raw one)
+                ("mem_used", f"sum by ({k}) ({self.sel(RULES['mem_used'])})" if self.rules
+                 else f"sum by ({k}) ({per_runtime})"),
+                ("apps", f"sum by ({k}) ({self.sel(RULES['apps'])})" if self.rules
+                 else f"count by ({k}) ({per_runtime})"),  # one series per runtime: cheaper than the cores'
                 ("vcpu", f"sum by ({k}) ({self.sel('system_vcpu_usage_ratio')})"),
                 ("vcpus", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
                 # only runtimes that executed within the rate window: AWS's exporter keeps a stopped runtime's
