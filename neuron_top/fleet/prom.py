@@ -10,9 +10,11 @@ Faults and what the user sees:
 * what changes slowly (labels, hardware, memory and runtimes, vCPU, one-minute execution rates, a p99, the ECC
   window, hosts long gone) is asked once every ``SLOW_EVERY`` refreshes, in turns (one or two a refresh), and all
   of it when a new host shows up, its last answer used in between; status and the NeuronCores' utilization are
-  asked every refresh. Prometheus's cost is per
-  series read (a few microseconds each, one core per query): at 256 trn2 hosts a full refresh costs it ~0.9 s of
-  CPU, one of status and utilization ~0.3 s;
+  asked every refresh. After the first refresh the slow ones are asked once status and utilization have answered,
+  in the background (``background``): a refresh does not wait for them, the next one uses their answers.
+  Prometheus's cost is per series read (a few microseconds each, one core per query): at 256 trn2 hosts a full
+  refresh of the raw series costs it ~0.9 s of CPU, one of status and utilization ~0.3 s; the recording rules
+  leave a few series per host;
 * a host vanishes from every answer: its last row stays, as down, for ``keep`` seconds;
 * the server warns (Thanos's ``partial_response``: a store did not answer): the answer is used, the warning shown
   with the query's name, and the frame is "partial".
