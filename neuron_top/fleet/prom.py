@@ -245,6 +245,8 @@ class PromFleet:
         """Slow queries' last answers and when they were asked."""
         self._new_hosts = False
         self._split = set()
+        for _, f in self._pending.values():  # not started yet: not asked at all
+            f.cancel()
         self._pending = {}  # answers still to come are not used (the next refresh asks everything)
 
     def _probe_rules(self) -> bool:

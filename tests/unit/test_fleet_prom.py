@@ -278,3 +278,23 @@ def test_a_background_answer_that_failed_is_shown_and_asked_again() -> None:
     fleet.refresh()  # asked again at once (in the background)
     wait_until(lambda: "info" in client.started, "info asked again")
     fleet.close()
+
+
+def test_starting_over_drops_the_background_queries_not_asked_yet() -> None:
+    qs = QuerySet()
+    client = Held(qs)
+    fleet = PromFleet(client, qs, clock=lambda: 1000.0, rules="off")  # type: ignore[arg-type]
+    client.release.set()
+    client.asked.append([])
+    fleet.refresh()
+    client.release.clear()
+    client.started.clear()
+    for _ in range(SLOW_EVERY):  # every slow query waiting in the background, two of them under way
+        client.asked.append([])
+        fleet.refresh()
+    waiting = [f for _, f in fleet._pending.values()]
+    wait_until(lambda: len(client.started) == 2, "two under way")
+    fleet.start_over()  # the server was unreachable: the next refresh asks everything, waited for
+    client.release.set()
+    assert len(waiting) == 8 and sum(f.cancelled() for f in waiting) == 6
+    fleet.close()
