@@ -64,7 +64,7 @@ class Phases:
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             label = name if isinstance(name, str) else name(args[0])
-            frame = [label, 0.0]
+            frame: list[Any] = [label, 0.0]
             stack.append(frame)
             t = clock()
             try:
