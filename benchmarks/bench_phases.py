@@ -60,6 +60,12 @@ class Phases:
 
     def wrap(self, owner: Any, attr: str, name: str | Callable[[Any], str]) -> None:
         original = getattr(owner, attr)
+        if isinstance(original, property):  # a property's setter (``view``)
+            holder = type("Setter", (), {"fset": original.fset})
+            self.wrap(holder, "fset", name)
+            setattr(owner, attr, property(original.fget, holder.fset, original.fdel, original.__doc__))
+            self._undo.append(lambda: setattr(owner, attr, original))
+            return
         stack, own, clock = self._stack, self.own, time.thread_time
 
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -92,6 +98,7 @@ def instrument(p: Phases) -> None:
     from neuron_top.tui.app import NeuronTopApp
     from neuron_top.tui.render import paint
     from neuron_top.tui.render.engine import RenderEngine
+    from neuron_top.tui.screens.dashboard import DashboardScreen
     from neuron_top.tui.widgets.header import HeaderBar
     from neuron_top.tui.widgets.panel import Panel
     from neuron_top.tui.widgets.tabs import AppTabs
@@ -109,6 +116,12 @@ def instrument(p: Phases) -> None:
     p.wrap(Screen, "_on_timer_update", "Textual: screen refresh (compositor)")
     p.wrap(Screen, "_refresh_layout", "Textual: layout")
     p.wrap(RenderEngine, "render", "write (engine writer)")
+    # the glue between them, each its own time: what is left of "other" is Textual's and asyncio's
+    p.wrap(NeuronTopApp, "on_report_arrived", "glue: report message, session status, header call")
+    p.wrap(NeuronTopApp, "publish", "glue: publish (tabs, pods, header call)")
+    p.wrap(NeuronTopApp, "_update_header", "glue: header lookup and session.shown")
+    p.wrap(DashboardScreen, "view", "glue: screen and panel view setters, widget sizes")
+    p.wrap(Panel, "_view_changed", "glue: screen and panel view setters, widget sizes")
 
 
 async def one_pass(size: tuple[int, int], updates: int, profile: int) -> tuple[Acc, str]:
