@@ -132,3 +132,35 @@ def test_every_served_family_is_in_the_readme_table(served: dict) -> None:
     # prometheus_client's parser names a counter's family without _total; its sample carries it
     ours = {n for n in ours if f"{n}_total" not in served}
     assert not ours - listed.keys(), f"served, but not in the README's exporter table: {sorted(ours - listed.keys())}"
+
+
+# --- files and folders ---------------------------------------------------------------------------------------------
+
+DOCS = ("README.md", "docs/ARCHITECTURE.md")
+PLACES = ("", "neuron_top", "neuron_top/tui", *(f"neuron_top/{p}" for p in (
+    "tui/screens", "tui/widgets", "tui/render", "sources", "recording", "trace", "fleet", "k8s", "export", "cli",
+    "output")), "examples", "tests/unit")
+"""Where a name the docs give may be: ARCHITECTURE's table names files relative to their folder's row."""
+NOT_OURS = {"neuron-monitor-prometheus.py": "AWS's exporter", "system_profile.json": "neuron-explorer's output",
+            "config.toml": "the user's settings file"}
+
+
+def named_paths(text: str) -> set[str]:
+    """`code` spans that name a file (an extension) or a folder (a slash inside or at the end), not rates
+    (`err/s`), resources (`aws.amazon.com/neuron`), absolute or home paths."""
+    out = set()
+    for tok in re.findall(r"`([^`\s]+)`", text):
+        if not re.fullmatch(r"[\w.+-]+(/[\w.+-]*)*", tok) or ("." in tok.split("/")[0].lstrip(".") and "/" in tok):
+            continue  # placeholders (<pid>, *), paths from / or ~, and domains (aws.amazon.com/neuron)
+        if re.search(r"\.(py|ya?ml|json|toml|md|proto|svg)$", tok) or tok.endswith("/") or (
+                "/" in tok and not re.search(r"/(s|u|pod)$", tok)):
+            out.add(tok)
+    return out
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_file_and_folder_the_docs_name_exists(doc: str) -> None:
+    named = named_paths((ROOT / doc).read_text()) - NOT_OURS.keys()
+    assert len(named) > 20
+    missing = {p for p in named if not any((ROOT / place / p).exists() for place in PLACES)}
+    assert not missing, f"{doc} names files that are not there: {sorted(missing)}"
