@@ -25,7 +25,8 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "export": export_parser, "health": health_parser, "fleet": fleet_parser,
 }
 
-FOREIGN = {"--port": "AWS's neuron-monitor-prometheus.py", "--path": "node_exporter's --path.rootfs"}
+FOREIGN = {"--port": "AWS's neuron-monitor-prometheus.py", "--path": "node_exporter's --path.rootfs",
+           "--ignore": "pytest's"}
 """Options the README names that belong to other programs."""
 
 SCRIPTS = {"--list", "--only"}
