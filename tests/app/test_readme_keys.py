@@ -74,3 +74,19 @@ def test_the_help_and_the_readme_name_the_same_keys(readme_section: str, section
     allowed = bound | set().union(*(sections[t] for t in may))
     assert not documented - allowed, (
         f"README's {readme_section!r} table names keys the help does not list: {sorted(documented - allowed)}")
+
+
+def test_every_symbol_the_readme_says_the_legend_explains_is_in_it() -> None:
+    """README: "`?` ends with a legend of the symbols and units: ..." names each symbol; the help's legend has each."""
+    from neuron_top.tui.screens.help import LEGEND
+    from tests.readme import README
+
+    text = README.read_text()
+    start = text.index("`?` ends with a legend")
+    said = re.findall(r"`([^`]+)`", text[start:text.index("\n\n", start)])[1:]  # [0] is `?` itself
+    assert len(said) >= 12, said
+    keys = set()
+    for key, _ in LEGEND:
+        for part in key.split(", "):
+            keys |= {part, *part.split()}
+    assert not set(said) - keys, f"the README says the legend explains {sorted(set(said) - keys)}; it does not"
