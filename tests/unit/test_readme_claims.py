@@ -165,3 +165,19 @@ def test_every_file_and_folder_the_docs_name_exists(doc: str) -> None:
     assert len(named) > 20
     missing = {p for p in named if not any((ROOT / place / p).exists() for place in PLACES)}
     assert not missing, f"{doc} names files that are not there: {sorted(missing)}"
+
+
+# --- panels ----------------------------------------------------------------------------------------------------------
+
+
+def test_every_panel_has_its_key_and_a_row_in_the_readme() -> None:
+    """"Each panel has a key that hides or shows it: `C` NeuronCores, ..." names every panel of ``layouts.PANELS``
+    by its key, and each name so given has a row in the panel table (ARCHITECTURE: add a row for a new panel)."""
+    from neuron_top.layouts import PANELS
+
+    text = section("Layouts and panels")
+    said = " ".join(text[text.index("Each panel has a key"):text.index("cycles the layouts")].split())
+    named = dict(re.findall(r"`([A-Z])` ([\w ]+?)(?= \(|,|\. |$)", said))
+    assert named.keys() == {p.key for p in PANELS}, named
+    rows = {row[0] for head, rows in tables(section("What you see")) if head[:1] == ["panel"] for row in rows}
+    assert not set(named.values()) - rows, f"panels the key list names with no row: {set(named.values()) - rows}"
