@@ -181,3 +181,20 @@ def test_every_panel_has_its_key_and_a_row_in_the_readme() -> None:
     assert named.keys() == {p.key for p in PANELS}, named
     rows = {row[0] for head, rows in tables(section("What you see")) if head[:1] == ["panel"] for row in rows}
     assert not set(named.values()) - rows, f"panels the key list names with no row: {set(named.values()) - rows}"
+
+
+DEFAULTS = [
+    # (command, option's dest, what the README says, the parser's default)
+    ("demo", "instance", "the built-in simulator of a trn2.48xlarge", "trn2.48xlarge"),
+    ("export", "listen", "it serves `/metrics` on `:8000` by default", ":8000"),
+    ("health", "seconds", "it reads reports for `--for` seconds (12)", 12.0),
+    ("fleet", "ecc_window", "their increase over `--ecc-window` (15 min)", "15m"),
+    ("fleet", "rate_window", "one-minute rates", "1m"),
+]
+
+
+@pytest.mark.parametrize(("command", "dest", "said", "default"), DEFAULTS)
+def test_the_defaults_the_readme_gives_are_the_parsers(command: str, dest: str, said: str, default: object) -> None:
+    assert said in " ".join(README.read_text().split()), f"the README no longer says {said!r}: update this test"
+    parser = PARSERS[command]()
+    assert parser.get_default(dest) == default, f"neuron-top {command}: {dest} defaults to {parser.get_default(dest)}"
