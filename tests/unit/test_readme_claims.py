@@ -198,3 +198,19 @@ def test_the_defaults_the_readme_gives_are_the_parsers(command: str, dest: str, 
     assert said in " ".join(README.read_text().split()), f"the README no longer says {said!r}: update this test"
     parser = PARSERS[command]()
     assert parser.get_default(dest) == default, f"neuron-top {command}: {dest} defaults to {parser.get_default(dest)}"
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_command_written_out_in_the_docs_parses(doc: str) -> None:
+    """A `neuron-top CMD ... --option` span in the prose (`neuron-top trace FILE --check`,
+    `neuron-top demo --emit | neuron-top`) names only options of CMD's parser."""
+    spans = [seg.strip() for span in re.findall(r"`(neuron-top[^`]*)`", (ROOT / doc).read_text())
+             for seg in span.split("|")]
+    checked = 0
+    for seg in spans:
+        m = re.match(r"neuron-top(?: (\w+))?", seg)
+        command = m.group(1) if m and m.group(1) in PARSERS else ""
+        if m and options(seg):
+            assert options(seg) <= parser_options(PARSERS[command]), f"{doc}: {seg!r}"
+            checked += 1
+    assert checked or doc != "README.md"
