@@ -85,9 +85,7 @@ def usage_lines() -> dict[str, list[str]]:
             for part in line.split("  /  "):
                 m = re.match(r"\s*neuron-top(?: (\w+))?(?= |$)", part)
                 if m:
-                    command = m.group(1) or ""
-                    if command in {"", "..."} or not command.isidentifier() or command not in _COMMANDS:
-                        command = ""
+                    command = m.group(1) if m.group(1) in _COMMANDS else ""  # `neuron-top ... --export`: any
                 assert command is not None, f"README: a usage line before any command: {line!r}"
                 out.setdefault(command, []).append(part)
     return out

@@ -1,6 +1,8 @@
-"""The README's checkable claims held to the code, class by class: every `--option` it gives a command exists in
-that command's parser, every option it names exists somewhere, and its exporter table is what the exporter serves
-(each family, with the labels the table gives it, and no served family left out of the table)."""
+"""The README's (and ARCHITECTURE's) checkable claims held to the code, class by class: every `--option` a usage line
+or a written-out command gives a command exists in that command's parser, every option named exists somewhere, the
+defaults it states are the parsers'; its exporter table is what the exporter serves (each family, with the labels
+the table gives it, and no served family left out); every file and folder named exists; every panel has its key and
+a row. The key tables against the help screen are in tests/app/test_readme_keys.py (they need Textual)."""
 
 from __future__ import annotations
 
