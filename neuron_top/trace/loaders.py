@@ -446,7 +446,7 @@ def load_explorer_parquet(paths: list[Path], origin: Path | None = None) -> Trac
             _parquet_schema_version(b, pf, path)
     readers = {"events": _parquet_events, "cpu": _parquet_cpu, "host-memory": _parquet_host_memory}
     for kind, pf, path in tables:
-        if kind == "events" and not _EVENT_COLS <= set(pf.schema_arrow.names):
+        if kind == "events" and not set(pf.schema_arrow.names) >= _EVENT_COLS:
             # Named SystemProfileEvents but without the fields read (a schema that renamed them): one line naming
             # what is missing and what it has, rather than every row counted as "without a valid timestamp".
             have = sorted(pf.schema_arrow.names)
