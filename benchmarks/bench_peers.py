@@ -13,8 +13,9 @@ in-process demo (``neuron-top demo --instance trn2.48xlarge --seed 7``: simulato
 each program's CPU over the same window (all its threads, the scheduler's nanosecond count, ``bench_ui.
 cpu_seconds``) as % of one core, its bytes/s to the terminal, and for each run the ratio of the dashboard to btop.
 Sizes run one after the other (fourteen programs at once on two CPUs would measure the contention). Each run
-prints the load average before the warm-up and after the window and the machine's steal time over the window
-(CPU the hypervisor gave to others). The summary gives medians over ``--runs``; each ratio comes from one run.
+prints the load average before the warm-up, before the window and after it, and the machine's steal time over
+the warm-up and over the window (CPU the hypervisor gave to others). The summary gives medians over ``--runs``
+(each ratio from one run) and repeats each run's load and steal.
 
 glances is not installed with the project: ``--glances`` installs it with pip into a venv of its own
 (``/tmp/neuron-top-bench-glances``) when it is not on PATH or there already; without the flag and without an
@@ -110,6 +111,7 @@ def one_size(tmux: Tmux, progs: dict[str, tuple[str, str, str]], size: tuple[int
     """Every program in a pane of ``size``, warmed up, measured over one window, stopped. Also the lines that say
     the conditions (load, steal, programs that did not start)."""
     notes = [f"load average before the warm-up: {load()}"]
+    start = cpu_ticks()
     for name, (_, command, _) in progs.items():
         tmux.new(name, command, size)
     names = []
@@ -119,6 +121,7 @@ def one_size(tmux: Tmux, progs: dict[str, tuple[str, str, str]], size: tuple[int
         else:
             notes.append(f"{label}: {text!r} not on its screen after 60 s, left out:\n{tmux.screen(name)}")
     time.sleep(warm_up)
+    notes.append(f"steal over start-up and warm-up: {steal_since(start)}; load average before the window: {load()}")
     ticks = cpu_ticks()
     measured = measure_window(tmux, names, seconds, tmp)
     notes.append(f"steal over the window: {steal_since(ticks)}; load average after it: {load()}")
@@ -128,7 +131,7 @@ def one_size(tmux: Tmux, progs: dict[str, tuple[str, str, str]], size: tuple[int
 
 
 def main() -> int:
-    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]  # progress shows when piped to a file
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress shows when piped to a file
     compile_bytecode(ROOT)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3, help="runs per size (3); the summary gives medians")
@@ -151,6 +154,7 @@ def main() -> int:
     if note:
         print(note)
     results: dict[tuple[int, int], list[dict[str, Measured]]] = {s: [] for s in sizes}
+    conditions: dict[tuple[int, int], list[str]] = {s: [] for s in sizes}
     with tempfile.TemporaryDirectory(prefix="neuron-top-peers-") as tmpdir:
         tmp = Path(tmpdir)
         config = tmp / "config"  # btop's update_ms, and the dashboard's default layout whatever the user chose
@@ -167,6 +171,7 @@ def main() -> int:
                 for size in sizes:
                     measured, notes = one_size(tmux, progs, size, ns.warm_up, ns.seconds, tmp)
                     results[size].append(measured)
+                    conditions[size].append("; ".join(n for n in notes if "\n" not in n))
                     print(f"\n[{size[0]}x{size[1]}, run {run + 1}/{ns.runs}] {ns.seconds:.0f} s window")
                     for line in notes:
                         print(line)
@@ -198,6 +203,8 @@ def main() -> int:
             over = [r[DASHBOARD].cpu_pct - r["minimal"].cpu_pct for r in runs if "minimal" in r]
             if over:
                 print(f"  dashboard - minimal Textual app: {statistics.median(over):+.2f} points of a core")
+        for i, line in enumerate(conditions[size], 1):
+            print(f"  run {i}: {line}")
     print(f"\nload average at the end: {load()}")
     return 0
 
