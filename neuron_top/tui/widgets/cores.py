@@ -288,7 +288,7 @@ class CoreGrid(Panel[None]):
                 style = self._pod_style(_pod_colour(colours, refs[0] if refs else None)) if colours else self.style(
                     "dim")
                 segs.append(Segment(" " + fit(label, k8s_w - 1), style))
-            lines.append(LightStrip(segs))
+            lines.append(self.padded(segs, width))
         if colours is not None:
             lines.extend(self._legend(view, width, colours))
         return lines

@@ -19,7 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from neuron_top.history import History
-from neuron_top.tui.render.light import LightStrip, pieces
+from neuron_top.tui.render.light import LightStrip, pieces, segment_text
 from neuron_top.tui.render.paint import paint
 from neuron_top.tui.render.spans import changed_lines
 from neuron_top.tui.widgets.fixedwidth import fit, num
@@ -247,6 +247,17 @@ class Panel(Widget, Generic[C], can_focus=True):
             text = f"{text} {PAUSED}"
         return self.part(("title", text, width, right, style), lambda: LightStrip(
             [Segment(title_text(text, right, width), style)]))
+
+    def padded(self, segments: list[Segment], width: int) -> Strip:
+        """``LightStrip(segments)`` reaching the panel's edge: the rest of the line in the panel's style, as
+        ``_line`` pads it each time it is drawn. For rows that change on most reports and stop short of the edge
+        (the core grid's, the vCPU grid's): padded here, the line drawn is the strip the diff has taken apart
+        already, not a copy made on every draw. Counted in characters, not cells: with a wide character from the
+        data the line comes out longer than the panel, and ``_line`` cuts it at the edge, as it was drawn before."""
+        n = sum(map(len, map(segment_text, segments)))
+        if n < width:
+            segments.append(Segment(" " * (width - n), self._base_style))
+        return LightStrip(segments)
 
     def bar(self, pct: float | None, width: int) -> list[Segment]:
         """A horizontal bar with eighth-cell resolution, coloured by load; a gap when there is no data."""
