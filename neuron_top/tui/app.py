@@ -31,7 +31,7 @@ from neuron_top.tui.collector import Collector, FeedSink
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged, WallTime
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
-from neuron_top.tui.screens.problems import ProblemsScreen
+from neuron_top.tui.screens.problems import ProblemsBody
 from neuron_top.tui.themes import DEFAULT_THEME, load_themes
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.tabs import AppTabs
@@ -336,11 +336,8 @@ class NeuronTopApp(TerminalApp):
         shown = self.session.shown(now)
         for h in self._on_screen(HeaderBar):
             h.show(self.latest, shown, now)
-        screen = self.screen
-        if isinstance(screen, ProblemsScreen) and screen.body.is_attached:
-            # not ``_on_screen(ProblemsBody)``: that finds none on every other screen, and an empty answer is not
-            # kept, so the dashboard walked its ~30 widgets for one on every report (~0.3 ms)
-            screen.body.show(self.session, now)
+        for body in self._on_screen(ProblemsBody):
+            body.show(self.session, now)
 
     def refresh_status(self) -> None:
         self._update_header()
