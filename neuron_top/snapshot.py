@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter, itemgetter
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 import msgspec
 
@@ -37,7 +37,7 @@ from neuron_top.derived import (
     owned_cores,
     physical_stats,
 )
-from neuron_top.k8s.model import Attribution, PodMap, PodRef, PodUsage, resolve
+from neuron_top.k8s.model import Attribution, PodMap, PodRef, PodUsage, attribution_from_record, resolve
 from neuron_top.textsafe import clean
 
 __all__ = [
@@ -596,6 +596,28 @@ class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
 _DEVICE = attrgetter("device")
 
 
+class _DeviceCounters(Protocol):
+    """What ``device_ecc`` reads: the report's ``neuron_hw_counters`` or the recording index's slim decode of it."""
+
+    @property
+    def neuron_devices(self) -> Sequence[schema.DeviceCounters | None] | None: ...
+
+
+def device_ecc(counters: _DeviceCounters | None) -> tuple[DeviceEcc, ...]:
+    """The ECC counts of a report's ``neuron_hw_counters``, by device: devices with a valid index only, a negative
+    or missing count read as 0, in device order. The one rule for the snapshot and the recording's markers."""
+    out = []
+    for d in (counters.neuron_devices if counters is not None else None) or ():
+        if d is None or not isinstance(i := d.neuron_device_index, int) or not 0 <= i < MAX_CORES:
+            continue
+        # decoded counts are int or None (inline: 64 calls a frame)
+        mc, mu, sc, su = d.mem_ecc_corrected, d.mem_ecc_uncorrected, d.sram_ecc_corrected, d.sram_ecc_uncorrected
+        out.append(DeviceEcc(i, mc if mc is not None and mc > 0 else 0, mu if mu is not None and mu > 0 else 0,
+                             sc if sc is not None and sc > 0 else 0, su if su is not None and su > 0 else 0))
+    out.sort(key=_DEVICE)
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class AppFilter:
     """The tag filter (``/``, ``--tag``) a snapshot was narrowed by (``Snapshot.narrowed``): every output says it."""
@@ -824,17 +846,7 @@ class Snapshot:
 
     @cached
     def ecc(self) -> tuple[DeviceEcc, ...]:
-        g = self.system.neuron_hw_counters
-        out = []
-        for d in (g.neuron_devices if g is not None else None) or ():
-            if d is None or not isinstance(i := d.neuron_device_index, int) or not 0 <= i < MAX_CORES:
-                continue
-            # decoded counts are int or None: negative and missing counts are 0 (inline: 64 calls a frame)
-            mc, mu, sc, su = d.mem_ecc_corrected, d.mem_ecc_uncorrected, d.sram_ecc_corrected, d.sram_ecc_uncorrected
-            out.append(DeviceEcc(i, mc if mc is not None and mc > 0 else 0, mu if mu is not None and mu > 0 else 0,
-                                 sc if sc is not None and sc > 0 else 0, su if su is not None and su > 0 else 0))
-        out.sort(key=_DEVICE)
-        return tuple(out)
+        return device_ecc(self.system.neuron_hw_counters)
 
     @cached
     def vcpu(self) -> schema.VcpuUsage | None:
@@ -957,7 +969,10 @@ def snapshot_from(data: bytes, fallback_ts: float, seq: int = 0) -> Snapshot:
     report, problems = decode_report(data)
     meta = report.neuron_top
     ts = meta.ts if meta is not None and meta.ts is not None and finite(meta.ts) is not None else fallback_ts
-    return Snapshot(report, ts, seq, problems)
+    snap = Snapshot(report, ts, seq, problems)
+    if report.neuron_top_pods is not None:  # a recording kept who held each core (a live feed sets its own)
+        snap.attribution = attribution_from_record(bytes(report.neuron_top_pods))
+    return snap
 
 
 def _k8s_map(d: Mapping[str, schema.K8sEntry | None] | None) -> dict[int, schema.K8sEntry]:
