@@ -31,6 +31,7 @@ __all__ = [
     "CPU_KINDS",
     "ERROR_TYPES",
     "EXEC_TYPES",
+    "NO_EXECUTIONS",
     "RATED",
     "UNCLEAN",
     "AppRates",
@@ -38,6 +39,7 @@ __all__ = [
     "CpuSummary",
     "Latency",
     "PhysicalStats",
+    "add_executions",
     "app_rates",
     "best_flops",
     "core_stats",
@@ -69,6 +71,8 @@ COUNTED = ("timed_out", "incorrect_input", "failed_to_queue")
 UNCLEAN = ("completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input", "failed_to_queue")
 """Execution outcomes that are not a clean completion: what ``bad/s`` counts (``unclean_count``). Not the same as
 the error summary (``err/s``): that counts errors by type, and one execution can raise several, or none."""
+NO_EXECUTIONS: tuple[int | None, ...] = (None,) * len(EXEC_TYPES)
+"""Counts per ``EXEC_TYPES`` outcome when none was reported (``AppRates.outcomes``, ``add_executions``)."""
 CPU_KINDS = ("user", "nice", "system", "io_wait", "irq", "soft_irq")
 """``CpuTimes`` fields that make up a busy vCPU, in the order htop stacks them."""
 
@@ -142,6 +146,16 @@ def unclean_count(outcomes: Mapping[str, int | None] | None) -> int | None:
         if isinstance(v, int) and v > 0:
             n += v
     return n
+
+
+def add_executions(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """Two counts per ``EXEC_TYPES`` outcome (``AppRates.outcomes``) added: an outcome stays None (not reported)
+    only when neither reports it; a count since start is the sum of the periods' counts.
+
+    >>> add_executions((5, None, None, 0, None, None), (7, 1, None, None, None, None))
+    (12, 1, None, 0, None, None)
+    """
+    return tuple(y if x is None else x if y is None else x + y for x, y in zip(a, b, strict=True))
 
 
 def per_second(n: int | None, period: float | None) -> float | None:
@@ -256,6 +270,11 @@ class AppRates:
     def bad_per_second(self) -> float | None:
         """``bad/s``: executions that did not complete cleanly, per second (None without a period or counts)."""
         return per_second(self.bad_count, self.period)
+
+    @property
+    def outcomes(self) -> tuple[int | None, ...]:
+        """The count of each ``EXEC_TYPES`` outcome in the period, in that order (None: not reported)."""
+        return tuple(self.executions.get(k) for k in EXEC_TYPES)
 
     @property
     def ran(self) -> int | None:

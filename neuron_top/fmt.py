@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from neuron_top.derived import sane_util
 
-__all__ = ["cells", "core_ranges", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
+__all__ = ["cells", "core_ranges", "count", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -117,6 +117,18 @@ def core_ranges(values: Iterable[int]) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 error``, ``2 errors``, ``1,234 lines`` (``many`` for irregular plurals)."""
     return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
+def count(n: int | None) -> str:
+    """A count that grows without bound (since start), in at most 7 characters: ``999,999``, then ``1.23M``,
+    ``4.56G``; ``-`` when not reported."""
+    if n is None:
+        return "-"
+    if n < 1_000_000:
+        return f"{n:,}"
+    if n < 1_000_000_000:
+        return f"{n / 1e6:.2f}M"
+    return f"{n / 1e9:.2f}G"
 
 
 def per_period(n: int | None, period: float | None) -> str:
