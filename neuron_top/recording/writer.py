@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import msgspec
 
 from neuron_top.feed import Feed, RecordingError, SkippedInput, StatusChanged
-from neuron_top.sources.base import Source, State
+from neuron_top.fmt import plural
+from neuron_top.sources.base import Backoff, Source, State
 from neuron_top.sources.framing import split_concatenated
 from neuron_top.textsafe import clean
 
@@ -97,17 +98,30 @@ class RecordingState:
     skipped: int = 0
     """Inputs refused because they were not a JSON object."""
     failed: str = ""
-    """Why recording stopped (a full disk), or empty while it goes on."""
+    """Why recording stopped (a write failed for good), or empty while it goes on."""
+    lost: int = 0
+    """Reports not recorded while writes failed for a while (a full disk) and were retried."""
+    paused: str = ""
+    """Why recording is paused (``RETRIED``: "disk full"), or empty while writes succeed."""
+    retry_in: float = 0.0
+    """Seconds until the next try, while paused."""
 
     @property
     def text(self) -> str:
         """What the header's indicator says: "REC night.jsonl.zst 1234" ("· 2 refused" when inputs were not
-        reports), or "REC STOPPED (No space left on device) night.jsonl.zst 1234" once a write failed; the most
-        important first, as the header cuts it to 40 columns."""
+        reports), "REC PAUSED: disk full, 12 reports not recorded, retrying in 8s · night.jsonl.zst 1234" while a
+        full disk is retried, "REC night.jsonl.zst 1300 (12 reports lost while the disk was full)" once it
+        resumed, or "REC STOPPED (Permission denied) night.jsonl.zst 1234" once a write failed for good; the most
+        important first, as the header cuts it."""
         if self.failed:
-            return f"REC STOPPED ({self.failed}) {self.name} {self.written}"
+            lost = f" ({plural(self.lost, 'report')} lost while the disk was full)" if self.lost else ""
+            return f"REC STOPPED ({self.failed}) {self.name} {self.written}{lost}"
+        if self.paused:
+            return (f"REC PAUSED: {self.paused}, {plural(self.lost, 'report')} not recorded, retrying in "
+                    f"{math.ceil(self.retry_in):.0f}s · {self.name} {self.written}")
         refused = f" · {self.skipped} refused" if self.skipped else ""
-        return f"REC {self.name} {self.written}{refused}"
+        lost = f" ({plural(self.lost, 'report')} lost while the disk was full)" if self.lost else ""
+        return f"REC {self.name} {self.written}{lost}{refused}"
 
 
 class RecordingWriter:
@@ -125,11 +139,17 @@ class RecordingWriter:
         clock: Unix time for reports written without one.
         fsync_interval: seconds between fsyncs, so a crash loses at most that much.
         level: the compression level (default: the codec's fast one).
+        retry: after a write fails for want of space (``RETRIED``: a full disk, a quota), drop the reports that
+            come (counted in ``lost``) and try again after a back-off (``sources.base.Backoff``), appending to the
+            same file once there is room (a new gzip member / zstd frame: what was compressed for the failed write
+            never reached the file); without it (or for any other error) a failed write stops the recording.
+        monotonic: seconds for the back-off (tests drive it).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, append: bool = True, compression: str | None = "auto",
                  lock: bool = True, clock: Callable[[], float] = time.time, fsync_interval: float = 1.0,
-                 level: int | None = None) -> None:
+                 level: int | None = None, retry: bool = False,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.path = Path(path)
         self.compression = compression_for(path) if compression == "auto" else compression
         self.clock = clock
@@ -145,6 +165,13 @@ class RecordingWriter:
         self._lock = threading.Lock()
         self._closed = False
         self._failed: OSError | None = None
+        self.lost = 0
+        """Reports not recorded while a full disk was retried (``retry``)."""
+        self._retry = Backoff(first=RETRY_FIRST, cap=RETRY_CAP) if retry else None
+        self._monotonic = monotonic
+        self._paused: OSError | None = None
+        """The write failure being retried (``retry``); None while writes succeed."""
+        self._retry_at = 0.0
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if not append:
             flags |= os.O_TRUNC
@@ -218,9 +245,11 @@ class RecordingWriter:
 
     def state(self) -> RecordingState:
         """A snapshot of the counts for the screen (read from the UI thread while the feed thread writes)."""
-        failed = self._failed
+        failed, paused = self._failed, self._paused
         why = "" if failed is None else clean(failed.strerror or str(failed), 60)
-        return RecordingState(clean(self.path.name, 60), self.written, self.skipped, why)
+        return RecordingState(clean(self.path.name, 60), self.written, self.skipped, why, self.lost,
+                              _pause_reason(paused) if paused is not None else "",
+                              max(0.0, self._retry_at - self._monotonic()) if paused is not None else 0.0)
 
     def write(self, data: bytes, ts: float | None = None) -> bool:
         """Record one report at time ``ts`` (default: now), or each of several run together on one line. Returns
@@ -248,29 +277,48 @@ class RecordingWriter:
                 raise self._failed
             if self._closed:
                 return False
-            out = line + b"\n"
-            if os.fstat(self._fd).st_size != self._size:
-                # Someone else changed the file: logrotate's copytruncate emptied it (the rest of our gzip member
-                # or zstd frame would begin mid-stream, unreadable to the end of the session), or a shell's >>
-                # added to it. Go on in a member/frame (or on a line) of our own.
-                self._start(self._level)
-            if self._compressor is not None:
-                out = self._compressor.compress(out) + self._compressor.flush(self._flush_mode)
-            self._emit(out)
-            self.written += 1
-            now = time.monotonic()
-            if now - self._last_sync >= self.fsync_interval:
-                self._last_sync = now
-                os.fsync(self._fd)
+            if self._paused is not None and self._monotonic() < self._retry_at:
+                self.lost += 1  # the disk is still full, as far as we know: not recorded, counted
+                return True
+            try:
+                self._append(line + b"\n", fresh=self._paused is not None)
+            except OSError as exc:
+                if self._retry is None or exc.errno not in RETRIED:
+                    self._failed = exc
+                    raise
+                self._paused = exc
+                self._retry_at = self._monotonic() + self._retry.next()
+                self.lost += 1
+                return True
+            if self._paused is not None:  # room again: recording goes on in the same file
+                self._paused = None
+                self._retry.reset()  # type: ignore[union-attr]
             return True
+
+    def _append(self, out: bytes, fresh: bool) -> None:
+        """One report's line, as one write, and the fsync when one is due. ``fresh``: after failed writes, a new
+        member/frame first (the compressor holds what never reached the file; a plain file was cut back to its
+        last whole line)."""
+        if fresh or os.fstat(self._fd).st_size != self._size:
+            # Someone else changed the file: logrotate's copytruncate emptied it (the rest of our gzip member
+            # or zstd frame would begin mid-stream, unreadable to the end of the session), or a shell's >>
+            # added to it. Go on in a member/frame (or on a line) of our own.
+            self._start(self._level)
+        if self._compressor is not None:
+            out = self._compressor.compress(out) + self._compressor.flush(self._flush_mode)
+        self._emit(out)
+        self.written += 1
+        now = time.monotonic()
+        if now - self._last_sync >= self.fsync_interval:
+            self._last_sync = now
+            os.fsync(self._fd)
 
     def _emit(self, out: bytes) -> None:
         try:
             n = os.write(self._fd, out)
             while n < len(out):  # short write: only on a full disk or a quota, where the next one raises
                 n += os.write(self._fd, out[n:])
-        except OSError as exc:
-            self._failed = exc
+        except OSError:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, self._size)  # no partial line, no half a compressed block
             raise
@@ -283,7 +331,7 @@ class RecordingWriter:
                 return
             self._closed = True
             try:
-                if (self._compressor is not None and self._failed is None
+                if (self._compressor is not None and self._failed is None and self._paused is None
                         and os.fstat(self._fd).st_size == self._size):  # not the end of a stream cut away
                     self._emit(self._compressor.flush())
                 os.fsync(self._fd)
@@ -295,6 +343,18 @@ class RecordingWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+RETRIED = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+"""Write failures that pass once space is freed: a full disk, a quota. Others (a removed device, permissions)
+stop the recording."""
+RETRY_FIRST = 1.0
+RETRY_CAP = 30.0
+"""Seconds of the back-off between tries on a full disk (doubling from ``RETRY_FIRST``)."""
+
+
+def _pause_reason(exc: OSError) -> str:
+    return "disk full" if exc.errno == errno.ENOSPC else clean(exc.strerror or str(exc), 40).lower()
 
 
 class RecordingBusy(OSError):

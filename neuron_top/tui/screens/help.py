@@ -58,7 +58,8 @@ LEGEND = [
     ("NO DATA", "input arrives but none of it is a valid report (see E)"),
     ("ENDED, FAILED exit N", "the source stopped; its exit status (E lists its stderr)"),
     ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
-    ("● REC FILE N", "recording to FILE (--record), N reports written; REC STOPPED and why when a write failed"),
+    ("● REC FILE N", "recording to FILE (--record), N reports written; REC PAUSED on a full disk (retried; "
+                     "the reports lost are counted), REC STOPPED and why when a write failed otherwise"),
     ("[n], ‹12, 40›", "tab keys 1-9; tabs scrolled off the bar (a/d or o reach them)"),
     ("pods: kubelet|cgroup|…", "how each core's Kubernetes pod was found (the kubelet's PodResources API, the "
                                "runtime's cgroup, neuron-monitor's neuron_k8s_info), or why not"),
