@@ -45,6 +45,7 @@ __all__ = [
     "core_stats",
     "core_utilization",
     "cpu_summary",
+    "device_memory",
     "error_types",
     "latency_state",
     "mean_util",
@@ -359,6 +360,22 @@ def cpu_summary(g: schema.VcpuUsage | None, cpus: tuple[tuple[int, schema.CpuTim
     ctx = per_second(g.context_switch_count, _finite(g.period)) if g is not None else None
     return CpuSummary(len(cpus), _busy(avg.idle) if avg is not None else None, kinds, ctx,
                       tuple((i, _busy(c.idle)) for i, c in cpus))
+
+
+def device_memory(core_memory: Mapping[int, Mapping[str, int]], cores_per_device: int) -> dict[int, int]:
+    """Device index -> device memory used (bytes), the sum of every category of the cores on it (neuron-monitor
+    reports device memory per NeuronCore, ``memory_used``); a device none of whose cores is reported is absent
+    (not reported, not zero). What the core grid's memory column and the device view show.
+
+    >>> device_memory({0: {"tensors": 5, "code": 1}, 1: {"tensors": 2}, 5: {}}, 2)
+    {0: 8, 2: 0}
+    """
+    out: dict[int, int] = {}
+    per = max(cores_per_device, 1)
+    for i, cats in core_memory.items():
+        d = i // per
+        out[d] = out.get(d, 0) + sum(cats.values())
+    return out
 
 
 def owned_cores(core_memory: Mapping[int, Mapping[str, int]], models: Callable[[], Iterable[_Model]],

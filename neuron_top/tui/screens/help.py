@@ -39,6 +39,7 @@ LEGEND = [
     ("0%, 0.0/s", "reported, and zero"),
     ("·····", "a bar or history with no data at that point"),
     ("[   ·]", "core grid under a / filter: a core only filtered-out apps use"),
+    ("MEM 58.7/96G", "core grid: the device's memory used (by the shown apps) of its size; - not reported"),
     ("[bad!]", "an absurd value in the report (utilization below 0 or far above 100): not averaged"),
     ("err", "reported as failed: the runtime or its metric group sent an error (E says which and why)"),
     ("idle", "latency: the app ran nothing in the period"),
