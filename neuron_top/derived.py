@@ -46,6 +46,7 @@ __all__ = [
     "core_utilization",
     "cpu_summary",
     "device_memory",
+    "device_utils",
     "error_types",
     "latency_state",
     "mean_util",
@@ -360,6 +361,27 @@ def cpu_summary(g: schema.VcpuUsage | None, cpus: tuple[tuple[int, schema.CpuTim
     ctx = per_second(g.context_switch_count, _finite(g.period)) if g is not None else None
     return CpuSummary(len(cpus), _busy(avg.idle) if avg is not None else None, kinds, ctx,
                       tuple((i, _busy(c.idle)) for i, c in cpus))
+
+
+def device_utils(stats: CoreStats, cores_per_device: int) -> dict[int, float]:
+    """Device index -> the mean utilization of its cores that report a plausible one (``mean_util``'s rule:
+    absurd values left out); a device none of whose cores reports one is absent. The core utilization history's
+    per-device lines (``History``: ``("dev_util", d)``).
+
+    >>> device_utils(CoreStats({0: 50.0, 1: 70.0, 2: None, 3: 1e9, 4: 0.0}, {}, None, 0.0, 0.0, False), 2)
+    {0: 60.0, 2: 0.0}
+    """
+    sums: dict[int, list[float]] = {}
+    per = max(cores_per_device, 1)
+    for i, u in stats.util.items():
+        if u is not None and 0.0 <= u <= UTIL_MAX:
+            acc = sums.get(i // per)
+            if acc is None:
+                sums[i // per] = [u, 1.0]
+            else:
+                acc[0] += u
+                acc[1] += 1.0
+    return {d: total / n for d, (total, n) in sums.items()}
 
 
 def device_memory(core_memory: Mapping[int, Mapping[str, int]], cores_per_device: int) -> dict[int, int]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
 
+from neuron_top.derived import device_utils
 from neuron_top.snapshot import DeviceEcc, Snapshot
 
 __all__ = ["ExecTotals", "History", "Key"]
@@ -196,6 +197,12 @@ class History:
             out["vcpu", "avg"] = cpu.busy
             if cpu.ctxsw is not None:
                 out["ctxsw"] = cpu.ctxsw
+        # NeuronCore utilization over time, per device and for all (the core history panel; the grid title's avg)
+        stats = snap.all.core_stats
+        if stats.util:
+            out["dev_util", "all"] = stats.util_avg
+            for d, u in device_utils(stats, snap.cores_per_device).items():
+                out["dev_util", d] = u
         mem = snap.host_memory
         if mem is not None and mem.memory_used_bytes is not None:
             out["host_mem"] = float(mem.memory_used_bytes)
