@@ -18,7 +18,7 @@ from textual.widgets import Static
 from neuron_top.tui.keys import binding_keys
 
 EXTRA = [
-    ("Keys everywhere", [("tab / shift+tab", "move between panels"), ("^p", "command palette (themes, keys)"),
+    ("Keys everywhere", [("tab / shift+tab", "move between panels"), ("^p", "command palette (Theme: neuron-top's themes first, then Textual's; keys)"),
                          ("esc", "back / close"), ("mouse", "click a core, device, tab, tree row or breadcrumb step")]),
     ("Replay scrubber", [
         ("E", "uncorrected ECC (most severe first: a cell shows its worst marker)"),
