@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -111,6 +111,27 @@ def test_disk_full_leaves_whole_lines(tmp_path: Path, monkeypatch: pytest.Monkey
         assert path.read_bytes().endswith(b"}\n")
 
 
+def run_dashboard(monkeypatch: pytest.MonkeyPatch, rec: RecordingWriter, during: Callable[[], object]) -> int:
+    """``run_tui`` with ``rec`` as its ``--record`` and a stand-in for the screen, which runs ``during()``."""
+    import argparse
+
+    from neuron_top.cli import common
+
+    class FakeApp:
+        return_code = None
+        collector = None
+
+        def __init__(self, *a: object, **kw: object) -> None:
+            pass
+
+        def run(self) -> None:
+            during()
+
+    monkeypatch.setattr("neuron_top.tui.app.NeuronTopApp", FakeApp)
+    monkeypatch.setattr("neuron_top.settings.SettingsStore.open", staticmethod(lambda: None))
+    return common.run_tui(None, argparse.Namespace(), recorder=rec)
+
+
 class Disk:
     """``os.write`` on a disk that is full while ``full`` is set (the first write of a report may be cut short)."""
 
@@ -187,26 +208,13 @@ def test_without_retry_or_on_another_error_a_failed_write_stops_the_recording(
 def test_the_dashboards_exit_line_counts_the_reports_lost_on_a_full_disk(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Exit 1 and the count in the final line, also once recording resumed (the file has a hole)."""
-    import argparse
-
-    from neuron_top.cli import common
-
     rec = RecordingWriter(tmp_path / "full.jsonl", retry=True)
     rec.write(b'{"system_data":{}}', 1767225600.0)
 
-    class FakeApp:
-        return_code = None
-        collector = None
+    def lose() -> None:
+        rec.lost = 4
 
-        def __init__(self, *a: object, **kw: object) -> None:
-            pass
-
-        def run(self) -> None:
-            rec.lost = 4
-
-    monkeypatch.setattr("neuron_top.tui.app.NeuronTopApp", FakeApp)
-    monkeypatch.setattr("neuron_top.settings.SettingsStore.open", staticmethod(lambda: None))
-    assert common.run_tui(None, argparse.Namespace(), recorder=rec) == 1
+    assert run_dashboard(monkeypatch, rec, lose) == 1
     err = capsys.readouterr().err
     assert "--record full.jsonl: 1 report written, 4 reports not recorded while the disk was full (resumed)" in err
 
@@ -511,26 +519,12 @@ def test_a_whole_compressed_file_is_left_as_it_is(tmp_path: Path) -> None:
 
 def test_a_dashboard_whose_recording_stopped_on_a_full_disk_says_so_and_exits_1(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import argparse
-    import errno
-
-    from neuron_top.cli import common
-
     rec = RecordingWriter(tmp_path / "full.jsonl")
     rec.write(b'{"system_data":{}}', 1767225600.0)
 
-    class FakeApp:
-        return_code = None
-        collector = None
+    def fail() -> None:
+        rec._failed = OSError(errno.ENOSPC, "No space left on device")
 
-        def __init__(self, *a: object, **kw: object) -> None:
-            pass
-
-        def run(self) -> None:
-            rec._failed = OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr("neuron_top.tui.app.NeuronTopApp", FakeApp)
-    monkeypatch.setattr("neuron_top.settings.SettingsStore.open", staticmethod(lambda: None))
-    assert common.run_tui(None, argparse.Namespace(), recorder=rec) == 1
+    assert run_dashboard(monkeypatch, rec, fail) == 1
     err = capsys.readouterr().err
     assert "--record full.jsonl stopped: No space left on device (1 report written before it)" in err
