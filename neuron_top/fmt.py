@@ -64,9 +64,14 @@ def tflops(x: float | None) -> str:
 
 
 def latency(seconds: float | None) -> str:
-    """Seconds -> "11.0ms" / "850us" / "1.20s"."""
+    """Seconds -> "11.0ms" / "850us" / "1.20s", or ``-`` for no value (whether an app with no latency is idle is
+    ``derived.latency_state``'s to say, not the formatter's).
+
+    >>> [latency(s) for s in (0.0081, 0.00085, 1.2, None)]
+    ['8.10ms', '850us', '1.20s', '-']
+    """
     if seconds is None:
-        return "idle"
+        return "-"
     if seconds >= 1:
         return f"{seconds:.2f}s"
     ms = seconds * 1e3

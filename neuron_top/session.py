@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from neuron_top.alerts import new_uncorrected
-from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, StatusChanged
+from neuron_top.feed import FeedEvent, RecordingError, Report, SkippedInput, SourceTally, StatusChanged
 from neuron_top.history import History
 from neuron_top.snapshot import Snapshot
 
-__all__ = ["Session", "SourceStatus", "Update"]
+__all__ = ["Pace", "Session", "SourceStatus", "Update"]
 
 
 STALE_PERIODS = 3
@@ -36,6 +36,61 @@ LEARN = 8
 """Arrival intervals kept to learn a source's pace (their median, so one late report does not move it)."""
 WATCHED = ("live", "demo")
 """States in which reports are expected to keep coming (and can therefore be late)."""
+
+
+class Pace:
+    """When the next report is due: the one staleness rule of the dashboard, ``--once`` and the exporter.
+
+    The expected period is the report's own (its metric groups' period), whatever the observed cadence (reports
+    that say "period 1.0" and come every 30 s are late each time, not a slow source); the median of the last
+    arrival intervals only for reports that give no period; neuron-monitor's default before either is known. The
+    first report's period is not a pace: neuron-monitor's first covers only its start-up (milliseconds), so it
+    waits at least the default. A source is stale ``STALE_PERIODS`` periods after its last report (never sooner
+    than ``MIN_STALE_SECONDS``).
+
+    >>> p = Pace()
+    >>> for t in (0.0, 1.0, 2.0):
+    ...     p.arrived(t, period=1.0)
+    >>> p.expected(), p.stale(4.9), p.stale(5.1)
+    (1.0, False, True)
+    """
+
+    def __init__(self) -> None:
+        self.reports = 0
+        self.period: float | None = None
+        """The latest report's own period, if it gave one."""
+        self.last: float | None = None
+        """Clock time of the last report."""
+        self._arrivals: deque[float] = deque(maxlen=LEARN + 1)
+
+    def arrived(self, now: float, period: float | None) -> None:
+        """A report came at ``now`` (any clock, the same every call) saying ``period``."""
+        self.reports += 1
+        self.period = period
+        self.last = now
+        self._arrivals.append(now)
+
+    def expected(self) -> float:
+        """Seconds between reports the source is expected to keep to."""
+        own = self.period
+        if own is not None and own > 0:
+            return max(own, DEFAULT_PERIOD) if self.reports <= 1 else own
+        learned = self._learned()
+        return learned if learned is not None and learned > 0 else DEFAULT_PERIOD
+
+    def _learned(self) -> float | None:
+        a = self._arrivals
+        if len(a) < 2:
+            return None
+        return statistics.median(b - x for x, b in zip(a, list(a)[1:], strict=False))
+
+    def stale_after(self) -> float:
+        """Seconds without a report after which a live source is STALE."""
+        return max(STALE_PERIODS * self.expected(), MIN_STALE_SECONDS)
+
+    def stale(self, now: float) -> bool:
+        """No report for longer than ``stale_after`` at ``now`` (False before the first report)."""
+        return self.last is not None and now - self.last > self.stale_after()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +138,8 @@ class SourceStatus:
     once it runs again, so the problems screen still says why it restarted."""
     last_end_at: float | None = None
     """The session clock's time of ``last_end``."""
+    restarts: int = 0
+    """Times the source was started again (neuron-monitor, a ``--command``): ``SourceTally``'s count."""
 
     @property
     def exit_text(self) -> str:
@@ -139,8 +196,10 @@ class Session:
         """Snapshots accepted since the session began (a replay counts what it showed)."""
         self.skip_reasons: dict[str, tuple[int, str]] = {}
         """Skipped input by reason: how many items and the latest sample (the problems screen lists them)."""
-        self._arrivals: deque[float] = deque(maxlen=LEARN + 1)
-        """Clock times of the last reports, to learn the source's pace."""
+        self.pace = Pace()
+        """When the next report is due (live only: a replay is never late)."""
+        self.tally = SourceTally()
+        """The source's state, skipped input and restarts, counted as the exporter and ``health`` count them."""
 
     # --- fed ---
     def apply(self, event: FeedEvent) -> Update:
@@ -151,18 +210,19 @@ class Session:
         """
         if isinstance(event, Report):
             return self.accept(event.snapshot)
+        self.tally.apply(event)
         if isinstance(event, SkippedInput):
             item = event.skipped
             seen, _ = self.skip_reasons.get(item.reason, (0, ""))
             self.skip_reasons[item.reason] = (seen + item.count, item.sample)
-            self.set_status(skipped=event.total)
+            self.set_status(skipped=self.tally.skipped)
             return Update(status=True)
         if isinstance(event, StatusChanged):
             st = event.status
             value = st.state.value
             state = "demo" if self.demo and value == "demo" else value
             self.set_status(state=state, message=st.message, detail=st.detail,
-                            exit_status=st.exit_status)
+                            exit_status=st.exit_status, restarts=self.tally.restarts)
             if value in ("ended", "restarting", "failed"):
                 self.set_status(last_end=st.message, last_end_at=self.clock())
                 text = st.message + (f"\n{st.detail}" if st.detail else "")
@@ -180,7 +240,7 @@ class Session:
         self.reports += 1
         if not self.replaying:
             now = self.clock()
-            self._arrivals.append(now)
+            self.pace.arrived(now, snap.period())
             self.set_status(last_report=now)
         devices = tuple(new_uncorrected(snap))
         if devices:
@@ -212,26 +272,15 @@ class Session:
 
     # --- read ---
     def expected_period(self) -> float:
-        """Seconds between reports this source is expected to keep to: the report's own period (its metric
-        groups'), whatever the observed cadence (reports that say "period 1.0" and come every 30 s are late each
-        time, not a slow source); the median of the last arrival intervals only for reports that give no period;
-        neuron-monitor's default before either is known. The first report's period is not a pace: neuron-monitor's
-        first covers only its start-up (milliseconds), so it waits at least the default."""
-        own = self.latest.period() if self.latest is not None else None
-        if own is not None and own > 0:
-            return max(own, DEFAULT_PERIOD) if self.reports <= 1 else own
-        learned = self._learned()
-        return learned if learned is not None and learned > 0 else DEFAULT_PERIOD
-
-    def _learned(self) -> float | None:
-        a = self._arrivals
-        if len(a) < 2:
-            return None
-        return statistics.median(b - x for x, b in zip(a, list(a)[1:], strict=False))
+        """Seconds between reports this source is expected to keep to (``Pace.expected``)."""
+        if self.replaying:  # not paced by arrivals: the shown report's own period
+            own = self.latest.period() if self.latest is not None else None
+            return own if own is not None and own > 0 else DEFAULT_PERIOD
+        return self.pace.expected()
 
     def stale_after(self) -> float:
-        """Seconds without a report after which a live source is STALE."""
-        return max(STALE_PERIODS * self.expected_period(), MIN_STALE_SECONDS)
+        """Seconds without a report after which a live source is STALE (``Pace.stale_after``)."""
+        return self.pace.stale_after()
 
     def shown(self, now: float | None = None) -> SourceStatus:
         """The status as the header should say it at ``now`` (the session's clock by default).
@@ -242,8 +291,7 @@ class Session:
         st = self.status
         state = st.state
         if state in WATCHED and st.last_report is not None and not self.replaying:
-            at = self.clock() if now is None else now
-            if at - st.last_report > self.stale_after():
+            if self.pace.stale(self.clock() if now is None else now):
                 state = "stale"
         elif state == "starting" and self.reports == 0 and st.skipped:
             state = "no data"

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter, itemgetter
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 import msgspec
 
@@ -602,6 +602,28 @@ class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
 _DEVICE = attrgetter("device")
 
 
+class _DeviceCounters(Protocol):
+    """What ``device_ecc`` reads: the report's ``neuron_hw_counters`` or the recording index's slim decode of it."""
+
+    @property
+    def neuron_devices(self) -> Sequence[schema.DeviceCounters | None] | None: ...
+
+
+def device_ecc(counters: _DeviceCounters | None) -> tuple[DeviceEcc, ...]:
+    """The ECC counts of a report's ``neuron_hw_counters``, by device: devices with a valid index only, a negative
+    or missing count read as 0, in device order. The one rule for the snapshot and the recording's markers."""
+    out = []
+    for d in (counters.neuron_devices if counters is not None else None) or ():
+        if d is None or not isinstance(i := d.neuron_device_index, int) or not 0 <= i < MAX_CORES:
+            continue
+        # decoded counts are int or None (inline: 64 calls a frame)
+        mc, mu, sc, su = d.mem_ecc_corrected, d.mem_ecc_uncorrected, d.sram_ecc_corrected, d.sram_ecc_uncorrected
+        out.append(DeviceEcc(i, mc if mc is not None and mc > 0 else 0, mu if mu is not None and mu > 0 else 0,
+                             sc if sc is not None and sc > 0 else 0, su if su is not None and su > 0 else 0))
+    out.sort(key=_DEVICE)
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class AppFilter:
     """The tag filter (``/``, ``--tag``) a snapshot was narrowed by (``Snapshot.narrowed``): every output says it."""
@@ -830,17 +852,7 @@ class Snapshot:
 
     @cached
     def ecc(self) -> tuple[DeviceEcc, ...]:
-        g = self.system.neuron_hw_counters
-        out = []
-        for d in (g.neuron_devices if g is not None else None) or ():
-            if d is None or not isinstance(i := d.neuron_device_index, int) or not 0 <= i < MAX_CORES:
-                continue
-            # decoded counts are int or None: negative and missing counts are 0 (inline: 64 calls a frame)
-            mc, mu, sc, su = d.mem_ecc_corrected, d.mem_ecc_uncorrected, d.sram_ecc_corrected, d.sram_ecc_uncorrected
-            out.append(DeviceEcc(i, mc if mc is not None and mc > 0 else 0, mu if mu is not None and mu > 0 else 0,
-                                 sc if sc is not None and sc > 0 else 0, su if su is not None and su > 0 else 0))
-        out.sort(key=_DEVICE)
-        return tuple(out)
+        return device_ecc(self.system.neuron_hw_counters)
 
     @cached
     def vcpu(self) -> schema.VcpuUsage | None:

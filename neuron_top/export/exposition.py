@@ -42,6 +42,7 @@ from prometheus_client.utils import floatToGoString
 from neuron_top import __version__, schema
 from neuron_top.feed import FeedEvent, Report, SourceTally
 from neuron_top.k8s.model import PodMap, PodRef
+from neuron_top.session import Pace
 from neuron_top.snapshot import Snapshot, pid_not_visible, snapshot_from
 from neuron_top.sources.base import State
 from neuron_top.textsafe import escape_label_value
@@ -252,6 +253,8 @@ class Exporter:
         """The source's state, skipped input, restarts, recording failures: counted as the dashboard counts them."""
         self.reports = 0
         self.last_report: float | None = None
+        self.pace = Pace()
+        """When the next report is due: ``state="stale"`` by the dashboard's rule."""
         self._created = clock()
         """When the ``neurontop_*`` counters began (their ``_created``)."""
         self._version = 0
@@ -274,6 +277,7 @@ class Exporter:
         with self.lock:
             self.reports += 1
             self.last_report = snap.ts
+            self.pace.arrived(self.clock(), snap.period())
             if self.tally.state not in _UP_STATES:
                 self.tally.state = State.LIVE  # a report says the source is up, whatever it said before
             if self._instance is None and report.instance_info is not None:
@@ -606,12 +610,15 @@ class Exporter:
         out: list[str] = []
         now = self.clock()
         up = 1.0 if self.tally.state in _UP_STATES and self.last_report is not None else 0.0
+        state = self.tally.state.value
+        if self.tally.state is State.LIVE and self.pace.stale(now):
+            state = "stale"  # the dashboard's STALE: no report for three of the reports' own periods
         gauges: list[tuple[str, str, list[tuple[str, float]]]] = [
             ("neurontop_info", "neuron-top exporter version", [(f'version="{__version__}"', 1.0)]),
             ("neurontop_source_up", "1 while the report source is live and has sent a report, else 0",
              [("", up)]),
             ("neurontop_source_info", "The report source and its state",
-             [(_label_text((("source", self.source), ("state", self.tally.state.value))), 1.0)]),
+             [(_label_text((("source", self.source), ("state", state))), 1.0)]),
         ]
         if self.last_report is not None:
             gauges.append(("neurontop_last_report_timestamp_seconds", "Unix time of the last report",

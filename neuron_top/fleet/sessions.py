@@ -15,6 +15,7 @@ from neuron_top.feed import FeedEvent, Report, StatusChanged
 from neuron_top.fleet.apps import apps_from_snapshots
 from neuron_top.fleet.frame import FleetFrame
 from neuron_top.fleet.rows import DOWN, STALE, UP, EccTotals, FleetRow, from_snapshot
+from neuron_top.fmt import plural
 from neuron_top.session import Session, Update
 from neuron_top.sources.base import State
 from neuron_top.textsafe import clean
@@ -40,7 +41,7 @@ class SessionFleet:
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
                  first_report_within: float = FIRST_REPORT_WITHIN) -> None:
         self.hosts = list(hosts)
-        self.source = source or f"ssh {len(self.hosts)} hosts"
+        self.source = source or f"ssh {plural(len(self.hosts), 'host')}"
         self.clock = clock
         self.wall = wall
         self.first_report_within = first_report_within

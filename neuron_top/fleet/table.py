@@ -271,7 +271,7 @@ class Summary:
     troubled: int
 
     def text(self) -> str:
-        parts = [f"{self.hosts} hosts: {self.up} up, {self.stale} stale, {self.down} down",
+        parts = [f"{fmt.plural(self.hosts, 'host')}: {self.up} up, {self.stale} stale, {self.down} down",
                  f"util avg {_pct(self.util) or '-'} p10 {_pct(self.util_p10) or '-'}",
                  f"bad {_rate(self.err_rate) or '-'}/s", f"exec {_rate(self.exec_rate) or '-'}/s"]
         # bad executions before executions: at 80 columns the line is cut after the errors, and trouble matters more
@@ -346,7 +346,7 @@ def text_table(lines: Sequence[Line], width: int = 200) -> list[str]:
     out = ["  " + " ".join(pad(c.title, c.width, c.numeric) for c in cols).rstrip()]
     for line in lines:
         if isinstance(line, Group):
-            out.append(f"[{line.name} {clean(line.value, 60) or '(none)'}: {line.hosts} hosts, util "
+            out.append(f"[{line.name} {clean(line.value, 60) or '(none)'}: {fmt.plural(line.hosts, 'host')}, util "
                        f"{_pct(line.util) or '-'}" + (f", {line.troubled} need a look" if line.troubled else "") + "]")
             continue
         mark = "! " if trouble(line) else "  "

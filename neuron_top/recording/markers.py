@@ -31,13 +31,13 @@ from neuron_top.derived import EXEC_TYPES, NO_EXECUTIONS, add_executions, unclea
 from neuron_top.fmt import plural
 from neuron_top.recording.pacing import Hole
 from neuron_top.snapshot import (
-    MAX_CORES,
     AppView,
     DeviceEcc,
     GroupStatus,
     Snapshot,
     _counts,
     _int_keyed,
+    device_ecc,
     snapshot_from,
 )
 from neuron_top.textsafe import clean
@@ -310,17 +310,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return Facts(snapshot_from(data, 0.0, seq))  # the tolerant decoder keeps the groups that fit
     f = Facts()
-    # ECC, as Snapshot.ecc: devices with a valid index, missing or negative counts as 0, in device order
-    hw = r.system_data.neuron_hw_counters if r.system_data is not None else None
-    ecc = []
-    for d in (hw.neuron_devices if hw is not None else None) or ():
-        if d is None or not isinstance(i := d.neuron_device_index, int) or not 0 <= i < MAX_CORES:
-            continue
-        mc, mu, sc, su = d.mem_ecc_corrected, d.mem_ecc_uncorrected, d.sram_ecc_corrected, d.sram_ecc_uncorrected
-        ecc.append(DeviceEcc(i, mc if mc is not None and mc > 0 else 0, mu if mu is not None and mu > 0 else 0,
-                             sc if sc is not None and sc > 0 else 0, su if su is not None and su > 0 else 0))
-    ecc.sort(key=_DEVICE)
-    f.ecc = tuple(ecc)
+    f.ecc = device_ecc(r.system_data.neuron_hw_counters if r.system_data is not None else None)  # Snapshot.ecc's
     # apps, as Snapshot's: labels (the tag, with the pid when tags repeat), in pid order (unknown pids last)
     runtimes = [(rt, clean(rt.neuron_runtime_tag or "", 64)) for rt in (r.neuron_runtime_data or ()) if rt is not None]
     tags: dict[str, int] = {}

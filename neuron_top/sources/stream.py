@@ -21,6 +21,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from neuron_top.decode import has_report_group
 from neuron_top.fmt import plural
 from neuron_top.sources.base import Backoff, Item, RawReport, Skipped, State, Status, pause
 from neuron_top.sources.framing import ReportFramer
@@ -267,7 +268,11 @@ class StreamSource(PipeLifecycle):
 
 
 class ReportCounter:
-    """Counts reports passing through and announces LIVE at the first one."""
+    """Counts reports passing through and announces LIVE at the first one.
+
+    A JSON object with none of neuron-monitor's groups (``{"a": 1}`` from a command that is not neuron-monitor)
+    passes through, for the feed to skip as "not a report", but is not counted and does not make the source LIVE:
+    the header then says NO DATA, and "after N reports" counts what every other output counts."""
 
     def __init__(self) -> None:
         self.reports = 0
@@ -280,7 +285,7 @@ class ReportCounter:
                 item = next(reader)
             except StopIteration as end:
                 return str(end.value)
-            if isinstance(item, RawReport):
+            if isinstance(item, RawReport) and has_report_group(item.data):
                 self.reports += 1
                 if self.reports == 1:
                     yield Status(State.LIVE, live_message)

@@ -445,7 +445,15 @@ def load_explorer_parquet(paths: list[Path], origin: Path | None = None) -> Trac
         if kind == "metadata":
             _parquet_schema_version(b, pf, path)
     readers = {"events": _parquet_events, "cpu": _parquet_cpu, "host-memory": _parquet_host_memory}
-    for kind, pf, _path in tables:
+    for kind, pf, path in tables:
+        if kind == "events" and not set(pf.schema_arrow.names) >= _EVENT_COLS:
+            # Named SystemProfileEvents but without the fields read (a schema that renamed them): one line naming
+            # what is missing and what it has, rather than every row counted as "without a valid timestamp".
+            have = sorted(pf.schema_arrow.names)
+            version = b.metadata.get("profile_schema_version", "not stated")
+            raise TraceError(f"{path}: SystemProfileEvents without {', '.join(sorted(_EVENT_COLS - set(have)))} "
+                             f"(profile schema {version}; it has {', '.join(have[:8])}"
+                             f"{' ...' if len(have) > 8 else ''}): this release reads the fields of schema 7.4.0")
         if kind in readers:
             readers[kind](b, pf)
         elif kind == "hbm":

@@ -1,6 +1,7 @@
 """Theme files (TOML) turned into Textual ``Theme`` objects.
 
-Looked up in order: ``$NEURON_TOP_THEMES``, ``~/.config/neuron-top/themes``, the repository's top-level
+Looked up in order: ``$NEURON_TOP_THEMES``, ``$XDG_CONFIG_HOME/neuron-top/themes`` (``~/.config/...`` when it is
+unset: beside ``config.toml``), the repository's top-level
 ``themes/`` (a clone or editable install) and ``<prefix>/share/neuron-top/themes`` (a wheel install). A theme file
 that cannot be read or has bad colours is reported once and skipped; it never stops the app.
 """
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING
 from textual.color import Color, ColorParseError
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.theme import Theme
+
+from neuron_top.settings import config_path
 
 _THEME_HAS_ANSI = "ansi" in getattr(Theme, "__dataclass_fields__", {})
 """Textual 8.2.5 added ``Theme(ansi=True)``: the theme's ANSI colours reach the terminal as they are. Before it,
@@ -43,7 +46,7 @@ def theme_dirs() -> list[Path]:
     dirs = []
     if os.environ.get("NEURON_TOP_THEMES"):
         dirs.append(Path(os.environ["NEURON_TOP_THEMES"]))
-    dirs.append(Path.home() / ".config" / "neuron-top" / "themes")
+    dirs.append(config_path().parent / "themes")  # beside config.toml: the same XDG rule
     dirs.append(Path(__file__).resolve().parents[2] / "themes")
     dirs.append(Path(sys.prefix) / "share" / "neuron-top" / "themes")
     return dirs

@@ -121,6 +121,16 @@ def test_the_app_uses_it_only_in_place_of_linux_driver(monkeypatch) -> None:
     assert driver_for(LinuxDriver) is LinuxDriver
 
 
+def test_the_automatic_fallback_to_textuals_drawing_keeps_the_safe_driver(monkeypatch) -> None:
+    """A Textual without a private name the engine needs switches to Textual's own drawing by itself; the driver's
+    protections (a closed terminal ends the app, SIGTSTP/SIGCONT from the loop) stay, as with ``--render
+    textual`` (it fell back to Textual's bare LinuxDriver)."""
+    monkeypatch.setattr("neuron_top.tui.render.terminal.missing", lambda app: "a name")
+    app = NeuronTopApp(None)
+    assert app.render_engine is None and any("fast terminal path off" in n for n in app.render_notes)
+    assert app.driver_class is SafeLinuxDriver
+
+
 class Recorder:
     """The writer thread's ``write``: what would go to the terminal, one entry per queued write."""
 

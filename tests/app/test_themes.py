@@ -47,3 +47,16 @@ def test_ansi_themes_define_what_textual_reads_in_ansi_mode(tmp_path: Path) -> N
     assert ts.themes["neuron-16"].variables["ansi-background"] == "ansi_black"
     assert ts.themes["mine"].variables["ansi-background"] == "ansi_white"
     assert "ansi-background" not in ts.themes["neuron-dark"].variables
+
+
+def test_own_themes_are_found_beside_config_toml_under_xdg_config_home(tmp_path, monkeypatch) -> None:
+    """config.toml follows $XDG_CONFIG_HOME but themes were looked up in ~/.config literally: a user with
+    XDG_CONFIG_HOME set had settings in one place and themes ignored in it."""
+    from neuron_top.settings import config_path
+    from neuron_top.tui.themes import theme_dirs
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert tmp_path / "xdg" / "neuron-top" / "themes" in theme_dirs()
+    assert config_path().parent / "themes" in theme_dirs()
+    assert not any(str(d).startswith(str(tmp_path / "home")) for d in theme_dirs())

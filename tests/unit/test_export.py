@@ -15,7 +15,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families
 
 from neuron_top.export import Exporter, ExportOptions, exposition
-from neuron_top.feed import SkippedInput, StatusChanged
+from neuron_top.feed import Report, SkippedInput, StatusChanged
 from neuron_top.snapshot import snapshot_from
 from neuron_top.sources.base import Skipped, State, Status
 from neuron_top.sources.demo import generate
@@ -441,6 +441,32 @@ def test_source_health_families() -> None:
     assert value(exp, "neurontop_input_skipped_total") == 3.0
     assert value(exp, "neurontop_reports_total") == 1.0
     assert value(exp, "neurontop_source_info", source="neuron-monitor", state="restarting") == 1.0
+
+
+def test_source_state_is_stale_by_the_dashboards_rule_and_the_same_word() -> None:
+    """The exporter said ``state="live"`` for a neuron-monitor that had stopped reporting while the dashboard on the
+    same feed said STALE: both now keep one ``Pace`` (three of the reports' own periods, at least 3 s)."""
+    from neuron_top.session import Session
+
+    now = [5000.0]
+    exp = Exporter(ExportOptions(process_metrics=False), clock=lambda: now[0], source="neuron-monitor")
+    session = Session("neuron-monitor", clock=lambda: now[0])
+    for e in (StatusChanged(Status(State.LIVE, "started")),):
+        exp.apply(e)
+        session.apply(e)
+    for i in range(4):  # one report a second, each saying period 1.0
+        now[0] = 5000.0 + i
+        rt = _runtime("7")
+        rt["report"]["execution_stats"]["period"] = 1.0
+        doc = json.dumps(_report(rt)).encode()
+        snap = snapshot_from(doc, now[0], i + 1)
+        exp.apply(Report(snap, doc))
+        session.apply(Report(snap, doc))
+    assert snap.period() == 1.0
+    for at, word in ((5005.9, "live"), (5006.1, "stale")):
+        now[0] = at
+        assert session.shown(at).state == word
+        assert value(exp, "neurontop_source_info", source="neuron-monitor", state=word) == 1.0, at
 
 
 # --- bad input ------------------------------------------------------------------------------------------------

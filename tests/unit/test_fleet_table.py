@@ -83,6 +83,7 @@ def test_summary_line() -> None:
     assert s.text().startswith("5 hosts: 3 up, 1 stale, 1 down · util avg 46.7% p10 18.0% · bad 2.5/s")
     big = summarize([*ROWS] * 20)  # 100 hosts: what the issue asks of the line fits an 80-column terminal
     assert " · bad 50.0/s" in big.text()[:79] and big.text().index("bad") < big.text().index("exec")
+    assert summarize(ROWS[:1]).text().startswith("1 host: ")  # not "1 hosts"
 
 
 def test_percentile() -> None:

@@ -46,11 +46,15 @@ def test_a_live_stream_of_objects_is_no_data_not_live(tmp_path: Path) -> None:
     feed = Feed(StreamSource(path.open("rb"), name="cmd"))
     session = Session("cmd", "starting")
     events = list(feed.events())
+    said = set()
     for e in events:
         session.apply(e)
+        said.add(session.shown().state)
     assert not [e for e in events if isinstance(e, Report)]
     assert feed.skipped == 33 and feed.skip_reasons == {NOT_A_REPORT: 33}
-    assert session.latest is None and session.status.state != "live"
+    # while they come the header says NO DATA, never LIVE; at the end, "after 0 reports" as every output counts
+    assert session.latest is None and "live" not in said and "no data" in said, said
+    assert session.status.state == "ended" and "after 0 reports" in session.status.message
 
 
 def test_every_output_counts_them_the_same_way(tmp_path: Path, capfdbinary) -> None:

@@ -140,6 +140,21 @@ def test_an_unknown_major_is_one_line_naming_the_versions_known(tmp_path: Path) 
     assert code == 2 and len(lines) == 1 and "13.0.0" in lines[0]
 
 
+def test_an_events_table_whose_fields_were_renamed_is_one_line_naming_them(tmp_path: Path) -> None:
+    """12.x is read with 7.4.0's field names (the 12.0.1 field list could not be had: see the README). Should 12.x
+    have renamed ``start_ts``, every row was counted as "without a valid timestamp" and the timeline was empty;
+    now one line names the missing fields and those the table has."""
+    folder = write_profile(tmp_path / "profile", "12.0.1")
+    events = pq.read_table(folder / "SystemProfileEvents.parquet")
+    pq.write_table(events.rename_columns(["start_timestamp_ns" if n == "start_ts" else n
+                                          for n in events.column_names]), folder / "SystemProfileEvents.parquet")
+    with pytest.raises(TraceError) as e:
+        load_trace(folder)
+    msg = str(e.value)
+    assert "\n" not in msg and "SystemProfileEvents without start_ts (profile schema 12.0.1; it has " in msg
+    assert msg.endswith("this release reads the fields of schema 7.4.0")
+
+
 def test_without_a_metadata_table_the_summary_says_the_version_is_not_stated(tmp_path: Path) -> None:
     st = load_trace(write_profile(tmp_path / "profile", None))
     assert st.format_label == "neuron-explorer-parquet, profile schema not stated (no Metadata table)"

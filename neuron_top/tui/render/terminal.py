@@ -64,7 +64,7 @@ class TerminalApp(App):
                 self.render_notes.append(f"fast terminal path off: {why} in this Textual; drawing with Textual's "
                                          "own (--render textual hides this note)")
                 self._fast_wanted = False
-                self.driver_class = super().get_driver_class()
+                self.driver_class = self.get_driver_class()  # the safe driver, as --render textual has
             else:
                 self.render_engine = RenderEngine(report=self._engine_failed)
                 quicken_filters(self._filters)
