@@ -771,4 +771,7 @@ async def test_executions_since_start_in_the_panel_after_any_move(tmp_path: Path
             want = [f"{brute(i, k):,}" for k in ("completed", "completed_with_err", "completed_with_num_err",
                                                  "timed_out", "incorrect_input", "failed_to_queue")]
             assert row.split()[2:8] == want, (keys, i, row)
+            narrow = [s.text for s in app.screen.query_one(ExecPanel).build(app.screen.view, 58)]
+            row = next(line for line in narrow if line.startswith(" so far"))  # 120x40's left column
+            assert row.split()[2:8] == want, (keys, i, row)
     ctl(app).index.close()

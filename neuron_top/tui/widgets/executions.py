@@ -145,7 +145,8 @@ class ExecPanel(Panel[None]):
         Counts of every app, also under a filter (the label says so then)."""
         t = view.history.exec_totals
         assert t is not None
-        segs = [cell(" since start", label_w, self.style("label"))]
+        label = " since start" if label_w > len(" since start") else " so far"  # 120x40's left column: 12
+        segs = [cell(label, label_w, self.style("label"))]
         for key, _, _ in (*RATES, *COUNTS):
             n = t.executions[EXEC_TYPES.index(key)]
             segs.append(self.num(fmt.count(n), val_w, self._style(n, key != "completed" and bool(n))))
