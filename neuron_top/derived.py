@@ -384,14 +384,21 @@ def device_utils(stats: CoreStats, cores_per_device: int) -> dict[int, float]:
     return {d: total / n for d, (total, n) in sums.items()}
 
 
-def device_memory(core_memory: Mapping[int, Mapping[str, int]], cores_per_device: int) -> dict[int, int]:
+def device_memory(core_memory: Mapping[int, Mapping[str, int]], cores_per_device: int, devices: int = 0,
+                  total: int | None = None) -> dict[int, int]:
     """Device index -> device memory used (bytes), the sum of every category of the cores on it (neuron-monitor
     reports device memory per NeuronCore, ``memory_used``); a device none of whose cores is reported is absent
-    (not reported, not zero). What the core grid's memory column and the device view show.
+    (not reported, not zero). Output without the per-core breakdown gives only the runtimes' ``total``: on a
+    machine of one device (``devices``) that is the device's. What the core grid's memory column and the device
+    view show.
 
     >>> device_memory({0: {"tensors": 5, "code": 1}, 1: {"tensors": 2}, 5: {}}, 2)
     {0: 8, 2: 0}
+    >>> device_memory({}, 2, devices=1, total=141649980), device_memory({}, 2, devices=2, total=5)
+    ({0: 141649980}, {})
     """
+    if not core_memory:
+        return {0: total} if devices == 1 and total is not None else {}
     out: dict[int, int] = {}
     per = max(cores_per_device, 1)
     for i, cats in core_memory.items():

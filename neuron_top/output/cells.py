@@ -163,7 +163,9 @@ class CoreCells:
 
     @cached_property
     def _memory(self) -> dict[int, int]:
-        return device_memory(self.app.core_memory, self.snap.cores_per_device)
+        app = self.app
+        return device_memory(app.core_memory, self.snap.cores_per_device, self.snap.device_count,
+                             app.used_bytes[1] if app.memory_reported else None)
 
     def memory(self, dev: int) -> tuple[str, float | None]:
         """Device ``dev``'s memory used by the app (every app for "all") of the device's memory

@@ -90,3 +90,21 @@ async def test_between_two_steps_it_hands_out_the_same_rows() -> None:
         await feed(pilot, snaps[11:12])
         after = panel.build(panel.view, 98)[1:]
         assert not any(a is b for a, b in zip(before, after, strict=True))
+
+
+async def test_one_report_shows_its_value_not_a_dash() -> None:
+    """A single report (a replayed fixture) has no whole cell of two reports yet: the line gives the report's own
+    mean, as the grid's title does, not "-" (issue 32 item 7's kind: one report must not hide data)."""
+    from neuron_top.tui.widgets.cores import CoreGrid
+    from tests.app.test_main_screen import FIXTURES
+    from tests.helpers import file_snapshots
+
+    snaps = file_snapshots(FIXTURES / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json")
+    app = make_app(snaps)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.pause()
+        text = lines_of(app.screen.query_one(CoreHistory))
+        want = snaps[0].all.core_stats.util_avg
+        assert text[1].rstrip().endswith(f"{want:.0f}%")
+        assert f"avg {want:.1f}%" in app.screen.query_one(CoreGrid)._strips[0].text

@@ -452,3 +452,17 @@ async def test_each_device_shows_its_memory_beside_its_cores(size: tuple[int, in
                 assert "MEM" in lines[1] and len(shown) == snaps[-1].device_count
                 if snaps[-1] is snap:
                     assert shown == {d: want.get(d, "-") for d in range(snap.device_count)}
+
+
+def test_device_memory_without_a_per_core_breakdown_on_one_device() -> None:
+    """The inf2.xlarge fixture (runtime 2.30) gives only the runtime's device total, no per-core breakdown: on a
+    machine of one device that total is the device's (MEM 0.1/32G), not "-"."""
+    from neuron_top.output.cells import core_cells
+
+    doc = json.loads((FIXTURES / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json").read_text())
+    snap = snap_of(doc)
+    used = sum(rt["report"]["memory_used"]["neuron_runtime_used_bytes"]["neuron_device"]
+               for rt in doc["neuron_runtime_data"])
+    size = doc["neuron_hardware_info"]["neuron_device_memory_size"]
+    assert snap.device_count == 1 and used > 0
+    assert core_cells(snap, snap.all).memory(0)[0] == f"{used / 2**30:.1f}/{size / 2**30:.0f}G"

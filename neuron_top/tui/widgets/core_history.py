@@ -12,6 +12,7 @@ from rich.segment import Segment
 from textual.strip import Strip
 
 from neuron_top import fmt
+from neuron_top.derived import device_utils
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
 from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks
@@ -89,14 +90,20 @@ class CoreHistory(Panel[None]):
         if self._all is None or self._all.cells != spark_w:
             self._all = SteppedSparks(spark_w)
 
-        def line(name: str, drawn: tuple[object, str, float | None]) -> list[Segment]:
+        stats = view.snapshot.all.core_stats
+        now = device_utils(stats, view.snapshot.cores_per_device)
+
+        def line(name: str, drawn: tuple[object, str, float | None], current: float | None) -> list[Segment]:
             _, text, newest = drawn
+            if newest is None:  # no whole cell yet (a single report): the report's own value, not "-"
+                newest = current
             style = dim if newest is None else bands[load_band(newest)]
             value = "-" if newest is None else f"{newest:.0f}%"
             return [Segment(f" {name:<{LABEL_W - 2}} ", label), Segment(text, style),
                     Segment(f"{value:>{VALUE_W}}", style)]
 
-        rows: list[Strip] = [LightStrip(line("all", self._all.many(history, [("dev_util", "all")])[0]))]
+        rows: list[Strip] = [LightStrip(line("all", self._all.many(history, [("dev_util", "all")])[0],
+                                             stats.util_avg))]
         if devices <= 1 or not self._devices_shown():  # one device: its line is the "all" line
             return rows
         k, cells = layout(devices, width)
@@ -108,6 +115,6 @@ class CoreHistory(Panel[None]):
         for first in range(0, devices, k):
             segs: list[Segment] = []
             for d in range(first, min(first + k, devices)):
-                segs += line(f"ND{d}", drawn[d])
+                segs += line(f"ND{d}", drawn[d], now.get(d))
             rows.append(LightStrip(segs))
         return rows

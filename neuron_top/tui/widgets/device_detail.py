@@ -75,7 +75,8 @@ class DeviceDetail(Panel[None]):
                 lines.append(Strip([Segment(f"   {name:<18} since start {t:>8}   in the last report {v:>6}", st)]))
         lines.append(Strip([Segment(" NeuronCores (Enter opens one)", self.style("label"))]))
         cpd = snap.cores_per_device
-        used_total = device_memory(snap.all.core_memory, cpd).get(d, 0)  # the grid's MEM, by the same rule
+        used_total = device_memory(snap.all.core_memory, cpd, snap.device_count,  # the grid's MEM, the same rule
+                                   snap.all.used_bytes[1] if snap.all.memory_reported else None).get(d, 0)
         self._rows = {}
         for nc in range(cpd):
             i = d * cpd + nc
