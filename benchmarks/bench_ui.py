@@ -135,10 +135,12 @@ class Tmux:
         return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True,
                               text=True, check=check, timeout=15).stdout
 
-    def new(self, name: str, command: str) -> None:
-        """A detached W x H session running ``command`` with exec, so the pane's pid is the program's."""
+    def new(self, name: str, command: str, size: tuple[int, int] | None = None) -> None:
+        """A detached session (``size``, default W x H) running ``command`` with exec, so the pane's pid is the
+        program's."""
+        w, h = size or (W, H)
         line = f"unset COLUMNS LINES; cd {shlex.quote(str(ROOT))} && exec {command}"
-        self("new-session", "-d", "-s", name, "-x", str(W), "-y", str(H), "-e", "TERM=xterm-256color", line)
+        self("new-session", "-d", "-s", name, "-x", str(w), "-y", str(h), "-e", "TERM=xterm-256color", line)
 
     def pid(self, name: str) -> int:
         return int(self("display-message", "-p", "-t", pane(name), "#{pane_pid}").strip())

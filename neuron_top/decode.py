@@ -211,9 +211,11 @@ def _lenient(obj: dict[str, Any]) -> tuple[schema.Report, tuple[str, ...]]:
             runtimes.append(msgspec.structs.replace(runtime, report=rt_report))
     elif raw_runtimes is not None:
         problems.append("neuron_runtime_data: expected a list")
+    pods = obj.get("neuron_top_pods")
     report = schema.Report(
         neuron_runtime_data=runtimes,
         system_data=schema.SystemData(**system) if system else None,
+        neuron_top_pods=msgspec.Raw(msgspec.json.encode(pods)) if isinstance(pods, dict) else None,
         **fields,
     )
     return report, tuple(problems)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from neuron_top.decode import DecodeError
-from neuron_top.k8s.model import Attribution
+from neuron_top.k8s.model import Attribution, attribution_record
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.sources.base import RawReport, Skipped, Source, State, Status
 from neuron_top.sources.framing import split_concatenated
@@ -41,7 +41,7 @@ __all__ = [
 class Recorder(Protocol):
     """Where raw reports are teed (``neuron_top.recording.writer.RecordingWriter``)."""
 
-    def write(self, data: bytes, ts: float | None = None) -> object: ...
+    def write(self, data: bytes, ts: float | None = None, pods: bytes = b"") -> object: ...
     def close(self) -> None: ...
 
 
@@ -148,6 +148,7 @@ class Feed:
                  clock: Callable[[], float] = time.time, decode: bool = True, pods: PodSource | None = None) -> None:
         self.source = source
         self.pods = pods
+        self._pods_kept: tuple[Attribution, bytes] | None = None
         self.recorder = recorder
         self.clock = clock
         self.decode = decode
@@ -199,7 +200,7 @@ class Feed:
         ts = item.ts if item.ts is not None else self.clock()
         if self.recorder is not None and item.index is None:
             try:
-                written = self.recorder.write(item.data, ts)
+                written = self.recorder.write(item.data, ts, self._pods_record())
             except OSError as exc:
                 self.recorder = None
                 yield RecordingError(clean(exc.strerror or str(exc)))
@@ -211,6 +212,19 @@ class Feed:
             self.reports += 1
             return
         yield from self._decode(item.data, ts, split=True)
+
+    def _pods_record(self) -> bytes:
+        """What the node says about pods now, to record beside the report (empty without attribution): replay
+        then shows who held each core as the live screen did. Encoded once per answer of the watcher."""
+        if self.pods is None:
+            return b""
+        att = self.pods.current()
+        if not att.source:
+            return b""
+        kept = self._pods_kept
+        if kept is None or kept[0] is not att:
+            kept = self._pods_kept = (att, attribution_record(att))
+        return kept[1]
 
     def _decode(self, data: bytes, ts: float, split: bool = False) -> Iterator[FeedEvent]:
         try:

@@ -292,6 +292,8 @@ class Report(_S, frozen=True, kw_only=True):
     instance_info: InstanceInfo | None = None
     neuron_hardware_info: HardwareInfo | None = None
     neuron_k8s_info: K8sInfo | None = None
+    neuron_top_pods: msgspec.Raw | None = None
+    """Who held each core, as a recording kept it (``k8s.model.attribution_record``)."""
     neuron_top: NeuronTopMeta | None = None
 
 

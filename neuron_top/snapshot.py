@@ -37,7 +37,7 @@ from neuron_top.derived import (
     owned_cores,
     physical_stats,
 )
-from neuron_top.k8s.model import Attribution, PodMap, PodRef, PodUsage, resolve
+from neuron_top.k8s.model import Attribution, PodMap, PodRef, PodUsage, attribution_from_record, resolve
 from neuron_top.textsafe import clean
 
 __all__ = [
@@ -975,7 +975,10 @@ def snapshot_from(data: bytes, fallback_ts: float, seq: int = 0) -> Snapshot:
     report, problems = decode_report(data)
     meta = report.neuron_top
     ts = meta.ts if meta is not None and meta.ts is not None and finite(meta.ts) is not None else fallback_ts
-    return Snapshot(report, ts, seq, problems)
+    snap = Snapshot(report, ts, seq, problems)
+    if report.neuron_top_pods is not None:  # a recording kept who held each core (a live feed sets its own)
+        snap.attribution = attribution_from_record(bytes(report.neuron_top_pods))
+    return snap
 
 
 def _k8s_map(d: Mapping[str, schema.K8sEntry | None] | None) -> dict[int, schema.K8sEntry]:

@@ -149,7 +149,9 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
     from neuron_top.session import Session
 
     session = Session(source.name, "live", history=1)  # the source's state as the dashboard keeps it
-    feed = Feed(source, recorder)  # closes the recorder when closed
+    if pods is not None and recorder is not None:
+        pods.settle()  # asked before the report comes, so that the recording keeps who held each core too
+    feed = Feed(source, recorder, pods=pods if recorder is not None else None)  # closes the recorder when closed
     try:
         for event in feed.events():
             session.apply(event)

@@ -154,6 +154,7 @@ def record_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config", metavar="FILE")
     p.add_argument("--command", metavar="CMD")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector")
+    k8s_options(p)  # each report is recorded with who held each core then: replay shows the pods
     return p
 
 
@@ -323,8 +324,10 @@ def run_record(ns: argparse.Namespace) -> int:
     # The exit policy of every mode (cli/signals.py): the first signal stops the recording between two reports and
     # closes the file; a second one, or a close still running WATCHDOG seconds later, ends the process at once.
     signals = Signals(lambda _signum: stop.set()).install()
+    pods = pod_source(ns)
     try:
-        return record_main(source, ns.file, stop, handle_signals=False, signalled=lambda: signals.received)
+        return record_main(source, ns.file, stop, handle_signals=False, signalled=lambda: signals.received,
+                           pods=pods)
     finally:
         signals.restore()
 

@@ -13,14 +13,23 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
 
 from neuron_top.derived import BUSY_PERCENT
 from neuron_top.textsafe import clean
 
 __all__ = [
-    "CORE_RESOURCES", "DEVICE_RESOURCES", "DRA_DRIVER", "Attribution", "Claim", "Container", "Pod", "PodMap",
-    "PodRef", "PodUsage", "attribute", "resolve",
+    "CORE_RESOURCES", "DEVICE_RESOURCES", "DRA_DRIVER", "RECORD_KEY", "Attribution", "Claim", "Container", "Pod",
+    "PodMap", "PodRef", "PodUsage", "attribute", "attribution_from_record", "attribution_record", "resolve",
 ]
+
+RECORD_KEY = "neuron_top_pods"
+"""The key a recording adds to each report for the pods the node named when it arrived (``attribution_record``):
+replay, ``--once`` and the exporter then see who held each core, as the live dashboard did."""
+RECORDED = "as recorded"
+"""The note an attribution read back from a recording carries (the header: "pods: kubelet, 3 ... (as recorded)")."""
 
 CORE_RESOURCES = frozenset({"aws.amazon.com/neuroncore"})
 """Device plugin resources whose ids are NeuronCore indexes."""
@@ -293,3 +302,77 @@ def resolve(att: Attribution | None, cores_per_device: int, app_cores: Mapping[i
             if held:
                 apps[pid] = held.most_common(1)[0][0]
     return PodMap(cores, apps, source, note, offered)
+
+
+def _ref_out(r: PodRef) -> list[str]:
+    return [r.namespace, r.pod, r.container, r.source]
+
+
+def attribution_record(att: Attribution) -> bytes:
+    """``att`` as the JSON object a recording keeps under ``RECORD_KEY``: refs as [namespace, pod, container,
+    source], maps keyed by index, offered sets as sorted lists (null when unknown).
+
+    >>> a = Attribution("kubelet", "", {0: PodRef("ml", "serve-0", "main", "kubelet")}, pods=1)
+    >>> attribution_record(a)
+    b'{"source":"kubelet","note":"","ts":0.0,"pods":1,"cores":{"0":["ml","serve-0","main","kubelet"]},"devices":{},"pids":{},"offered_cores":null,"offered_devices":null}'
+    >>> attribution_from_record(attribution_record(a)).cores[0].describe()
+    'ml/serve-0 [main] (via kubelet)'
+    """
+    doc = {
+        "source": att.source, "note": att.note, "ts": att.ts, "pods": att.pods,
+        "cores": {str(k): _ref_out(v) for k, v in sorted(att.cores.items())},
+        "devices": {str(k): _ref_out(v) for k, v in sorted(att.devices.items())},
+        "pids": {str(k): _ref_out(v) for k, v in sorted(att.pids.items())},
+        "offered_cores": None if att.offered_cores is None else sorted(att.offered_cores),
+        "offered_devices": None if att.offered_devices is None else sorted(att.offered_devices),
+    }
+    return msgspec.json.encode(doc)
+
+
+def _refs_in(obj: Any) -> dict[int, PodRef]:
+    out: dict[int, PodRef] = {}
+    if not isinstance(obj, dict):
+        return out
+    for k, v in obj.items():
+        i = _index(k) if isinstance(k, str) else None
+        if i is None or not isinstance(v, list) or not 2 <= len(v) <= 4 or not all(isinstance(x, str) for x in v):
+            continue
+        out[i] = PodRef.of(*v)  # names from a file: cleaned again, as the kubelet's are
+    return out
+
+
+def _indexes_in(obj: Any) -> frozenset[int] | None:
+    if not isinstance(obj, list):
+        return None
+    return frozenset(x for x in obj if isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 10_000)
+
+
+_last_read: tuple[bytes, Attribution | None] = (b"", None)
+"""The last record read and its answer: a recording repeats one record for many reports in a row."""
+
+
+def attribution_from_record(raw: bytes) -> Attribution | None:
+    """An ``Attribution`` back from ``attribution_record``'s JSON (its note says "as recorded"); None when it is not
+    one. Every field is checked: a recording is a file anyone can edit."""
+    global _last_read
+    if raw == _last_read[0]:
+        return _last_read[1]
+    try:
+        doc = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        doc = None
+    att = None
+    if isinstance(doc, dict):
+        def text(key: str, limit: int) -> str:
+            v = doc.get(key)
+            return clean(v, limit) if isinstance(v, str) else ""
+
+        ts, pods = doc.get("ts"), doc.get("pods")
+        att = Attribution(
+            text("source", 20), RECORDED if not text("note", 200) else f"{RECORDED}; {text('note', 200)}",
+            _refs_in(doc.get("cores")), _refs_in(doc.get("devices")), _refs_in(doc.get("pids")),
+            _indexes_in(doc.get("offered_cores")), _indexes_in(doc.get("offered_devices")),
+            pods if isinstance(pods, int) and not isinstance(pods, bool) and pods >= 0 else 0,
+            float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0)
+    _last_read = (raw, att)
+    return att

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
-from neuron_top.feed import Feed, RecordingError, SkippedInput, StatusChanged
+from neuron_top.feed import Feed, PodSource, RecordingError, SkippedInput, StatusChanged
 from neuron_top.fmt import plural
 from neuron_top.sources.base import Backoff, Source, State
 from neuron_top.sources.framing import split_concatenated
@@ -71,8 +71,11 @@ def _one_line(data: bytes) -> bytes:
     return data
 
 
-def stamp(data: bytes, ts: float) -> bytes | None:
-    """``data`` with ``"neuron_top": {"ts": ts}`` spliced in as its last key; None if it is not a JSON object."""
+def stamp(data: bytes, ts: float, pods: bytes = b"") -> bytes | None:
+    """``data`` with ``"neuron_top": {"ts": ts}`` spliced in as its last key; None if it is not a JSON object.
+
+    ``pods``: an ``attribution_record`` to keep beside it under ``"neuron_top_pods"`` (before ``neuron_top``; not
+    when the report already has one, as a recording played into ``record`` does)."""
     body = data.strip().removeprefix(b"\xef\xbb\xbf").strip()
     if not body.startswith(b"{"):
         return None
@@ -86,6 +89,8 @@ def stamp(data: bytes, ts: float) -> bytes | None:
         body = body[: m.start()] + body[m.end() :]
     inner = body[:-1].rstrip()
     sep = b"" if inner.endswith(b"{") else b","
+    if pods and b'"neuron_top_pods"' not in inner:
+        inner, sep = b'%s%s"neuron_top_pods":%s' % (inner, sep, pods), b","
     return b'%s%s"neuron_top":{"ts":%.6f}}' % (inner, sep, ts)
 
 
@@ -251,17 +256,17 @@ class RecordingWriter:
                               _pause_reason(paused) if paused is not None else "",
                               max(0.0, self._retry_at - self._monotonic()) if paused is not None else 0.0)
 
-    def write(self, data: bytes, ts: float | None = None) -> bool:
-        """Record one report at time ``ts`` (default: now), or each of several run together on one line. Returns
-        False (and counts it) if it is not a report."""
+    def write(self, data: bytes, ts: float | None = None, pods: bytes = b"") -> bool:
+        """Record one report at time ``ts`` (default: now), or each of several run together on one line, with the
+        pods the node named (``stamp``). Returns False (and counts it) if it is not a report."""
         if ts is None or not math.isfinite(ts):
             ts = self.clock()
-        line = stamp(data, ts)
+        line = stamp(data, ts, pods)
         if line is not None:
             return self.write_line(line)
         # Several reports run together on one line (``cat`` of files without a final newline): one line each.
         parts = split_concatenated(data)
-        lines = [stamp(p, ts) for p in parts] if len(parts) > 1 else [None]
+        lines = [stamp(p, ts, pods) for p in parts] if len(parts) > 1 else [None]
         good = [ln for ln in lines if ln is not None]
         if len(good) < len(lines):
             with self._lock:
@@ -435,7 +440,7 @@ _END = object()
 
 def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Event, *,
                 err: TextIO | None = None, handle_signals: bool = True,
-                signalled: Callable[[], int | None] | None = None) -> int:
+                signalled: Callable[[], int | None] | None = None, pods: PodSource | None = None) -> int:
     """``neuron-top record``: drain ``source`` into a recording at ``path`` until it ends or ``stop`` is set.
 
     The source runs in a thread so that a signal stops the recording at once even while the source waits for
@@ -443,6 +448,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     because the source or the file failed; 128+signal after SIGINT, SIGTERM or SIGHUP, once the file is closed).
     With ``handle_signals`` it takes the signals itself (``install_signal_handlers``); the command line owns them
     instead (``cli/signals.py``) and passes ``signalled``, which says which signal set ``stop``, if one did.
+    With ``pods`` (the kubelet's answer, ``k8s.PodWatcher``) each report is recorded with who held each core.
     """
     err = err if err is not None else sys.stderr
     try:
@@ -455,7 +461,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     restore = install_signal_handlers(writer, stop) if handle_signals else (lambda: None)
     # The feed runs in a thread (it writes each report as it comes), so a signal stops the recording at once
     # even while the source waits for its next report; this thread only reports what happened.
-    feed = Feed(source, writer, decode=False)
+    feed = Feed(source, writer, decode=False, pods=pods)
     events: queue.Queue[object] = queue.Queue(maxsize=64)
 
     def pump() -> None:

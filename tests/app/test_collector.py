@@ -81,7 +81,7 @@ def test_a_failing_source_is_a_status_not_a_crash() -> None:
 
 def test_a_failing_recorder_stops_recording_but_not_the_data() -> None:
     class Full:
-        def write(self, data: bytes, ts: float) -> bool:
+        def write(self, data: bytes, ts: float, pods: bytes = b"") -> bool:
             raise OSError(28, "No space left on device")
 
         def close(self) -> None:

@@ -131,3 +131,29 @@ def test_random_lines_against_a_cell_by_cell_comparison() -> None:
             assert got == want, (a, b, gap)
             exact += 1
     assert exact > 1000
+
+
+async def test_grid_rows_are_drawn_as_the_strips_the_diff_read() -> None:
+    """The core grid's and vCPU grid's rows, which change on most reports, reach the panel's edge on the panel's
+    background as built (``Panel.padded``, ``Panel.ground``): drawing a changed one hands the writer that strip,
+    not a copy made to pad it or to put its spacers on the background (a copy per changed line per report,
+    taken apart again by the writer)."""
+    from neuron_top.tui.widgets.core_history import CoreHistory
+    from neuron_top.tui.widgets.cores import CoreGrid
+    from neuron_top.tui.widgets.vcpu import VcpuGrid
+    from tests.helpers import demo_snapshots, feed, make_app
+
+    app = make_app(demo_snapshots("trn2.48xlarge", 7, 20))
+    # 250x80: the overview shows the vCPU grid there (at 200x60 the NeuronCore history takes its place)
+    async with app.run_test(size=(250, 80)) as pilot:
+        await feed(pilot)
+        for kind, first_row, least in ((CoreGrid, 2, 8), (VcpuGrid, 1, 8), (CoreHistory, 1, 5)):
+            panel = app.screen.query_one(kind)
+            rows = range(first_row, len(panel._strips))
+            assert len(rows) >= least, kind
+            width = panel.size.width
+            for y in rows:
+                built = panel._strips[y]
+                assert panel._line(y) is built, (kind, y)
+                assert built.cell_length == width
+                assert all(seg.style is not None for seg in built), (kind, y)  # the default theme has a background

@@ -55,7 +55,7 @@ def test_a_source_that_raises_ends_in_a_failed_status_not_a_crash() -> None:
 
 def test_the_recorder_sees_every_line_first_and_a_failing_disk_stops_only_the_recording(tmp_path: Path) -> None:
     class Full:
-        def write(self, data: bytes, ts: float | None = None) -> bool:
+        def write(self, data: bytes, ts: float | None = None, pods: bytes = b"") -> bool:
             raise OSError(28, "No space left on device")
 
         def close(self) -> None:

@@ -134,3 +134,31 @@ def test_demo_pods_on_the_command_line(capsysbinary) -> None:
     assert all(a["pod"] is not None and a["pod"]["source"] == "demo" for a in doc["apps"])
     assert main(["demo", "--once", "--seed", "1", "--instance", "trn1.32xlarge"]) == 0
     assert b"pods:" not in capsysbinary.readouterr().out  # no pods without --pods on a profile without k8s
+
+
+def test_a_recording_keeps_who_held_each_core_and_replay_shows_it(tmp_path) -> None:
+    """A recording kept the reports but not the node's answer about pods: replay, ``--once`` on the file and a
+    post-mortem could not say which pod held a core at 03:40. Each recorded report now carries the attribution
+    of its moment (``neuron_top_pods``), read back by the one decoder with names cleaned again."""
+    from neuron_top.recording.index import open_recording
+    from neuron_top.recording.writer import RecordingWriter
+
+    src = DemoSource("trn2.48xlarge", 2, clock=lambda: 0.0, sleep=lambda s: None, count=3)
+    path = tmp_path / "pods.jsonl.gz"
+    with RecordingWriter(path) as rec:
+        live = [e.snapshot for e in Feed(src, pods=DemoPods(src), recorder=rec).events() if isinstance(e, Report)]
+    with open_recording(path) as index:
+        index.wait()
+        replayed = [snapshot_from(index.get(i), index.timestamp(i), i + 1) for i in range(len(index))]
+    assert len(replayed) == len(live) == 3
+    for a, b in zip(live, replayed, strict=True):
+        assert b.attribution is not None and b.pods.cores == a.pods.cores and b.pods.free == a.pods.free
+        assert b.pods.status() == a.pods.status() + " (as recorded)"
+    # a file anyone can edit: names cleaned again, a broken record ignored
+    from neuron_top.k8s.model import attribution_from_record, attribution_record
+
+    hostile = Attribution("kubelet", cores={0: PodRef(HOSTILE, HOSTILE, HOSTILE, "kubelet")}, pods=1)
+    back = attribution_from_record(attribution_record(hostile))
+    assert back is not None and "\x1b" not in back.cores[0].pod and len(back.cores[0].pod) <= 253
+    assert attribution_from_record(b'{"cores": {"x": 1, "2": ["a"]}, "pods": true}').cores == {}
+    assert attribution_from_record(b"[1, 2]") is None

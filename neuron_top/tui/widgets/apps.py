@@ -194,4 +194,5 @@ class AppsPanel(Panel[None]):
     def _spark(self, view: View, pid: int, kind: str, spark_w: int) -> list[Segment]:
         key = ("lat", pid, kind, "p99")
         values = self._cells.values(view.history, key, spark_w)
-        return [Segment(" "), Segment(self._cells.text(key, spark_w, peak(values)), self.component("apps--spark"))]
+        return [Segment(" ", self.ground),
+                Segment(self._cells.text(key, spark_w, peak(values)), self.component("apps--spark"))]

@@ -102,8 +102,9 @@ class CoreHistory(Panel[None]):
             return [Segment(f" {name:<{LABEL_W - 2}} ", label), Segment(text, style),
                     Segment(f"{value:>{VALUE_W}}", style)]
 
-        rows: list[Strip] = [LightStrip(line("all", self._all.many(history, [("dev_util", "all")])[0],
-                                             stats.util_avg))]
+        # rows padded to the edge as built (Panel.padded): drawn as the strips the diff read, not copies
+        rows: list[Strip] = [self.padded(line("all", self._all.many(history, [("dev_util", "all")])[0],
+                                              stats.util_avg), width)]
         if devices <= 1 or not self._devices_shown():  # one device: its line is the "all" line
             return rows
         k, cells = layout(devices, width)
@@ -116,5 +117,5 @@ class CoreHistory(Panel[None]):
             segs: list[Segment] = []
             for d in range(first, min(first + k, devices)):
                 segs += line(f"ND{d}", drawn[d], now.get(d))
-            rows.append(LightStrip(segs))
+            rows.append(self.padded(segs, width))
         return rows

@@ -286,7 +286,7 @@ class CoreGrid(Panel[None]):
         lines.append(self.memo(("head", shape, phys), lambda: self._heads(shape, cpd, phys)))
         cur_dev, cur_core = self.cursor if self.has_focus else (-1, -9)
         bar_w, label_w = shape.bar, shape.label
-        gap = Segment(" " * GAP)
+        gap = Segment(" " * GAP, self.ground)
         for first in range(0, devices, shape.per_row):
             segs: list[Segment] = []
             for dev in range(first, min(first + shape.per_row, devices)):
@@ -310,7 +310,7 @@ class CoreGrid(Panel[None]):
                 style = self._pod_style(_pod_colour(colours, refs[0] if refs else None)) if colours else self.style(
                     "dim")
                 segs.append(Segment(" " + fit(label, k8s_w - 1), style))
-            lines.append(LightStrip(segs))
+            lines.append(self.padded(segs, width))
         if colours is not None:
             lines.extend(self._legend(view, width, colours))
         return lines
@@ -371,6 +371,6 @@ class CoreGrid(Panel[None]):
                   else self.load_style(colour))
         segs = [*self.bar(pct, bar_w), Segment(f"[{value}]", vstyle)]
         if not last:
-            segs.append(Segment(" "))
+            segs.append(Segment(" ", self.ground))
         return segs
 

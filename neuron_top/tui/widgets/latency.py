@@ -101,7 +101,8 @@ class LatencyPanel(Panel[None]):
              widths: tuple[int, int, int, int], first: bool) -> Strip:
         label_w, kind_w, val_w, spark_w = widths
         texts = latency_row(a, kind, cols)
-        segs = [cell(" " + clean(a.label, 40) if first else "", label_w - 1, self.style("value")), Segment(" "),
+        segs = [cell(" " + clean(a.label, 40) if first else "", label_w - 1, self.style("value")),
+                Segment(" ", self.ground),
                 cell(kind_label, kind_w, self.style("label"))]
         if len(texts) < len(cols):  # one word for the row: idle, not reported, failed
             style = self.style("high") if texts[0] == FAILED else self.style("dim")
@@ -120,5 +121,6 @@ class LatencyPanel(Panel[None]):
         k50, k99 = ("lat", pid, kind, "p50"), ("lat", pid, kind, "p99")
         p50, p99 = cells.values(view.history, k50, spark_w), cells.values(view.history, k99, spark_w)
         top = peak(p50, p99)
-        return [Segment(" "), Segment(cells.text(k50, spark_w, top), self.component("latency--p50")),
-                Segment(" "), Segment(cells.text(k99, spark_w, top), self.component("latency--p99"))]
+        ground = self.ground
+        return [Segment(" ", ground), Segment(cells.text(k50, spark_w, top), self.component("latency--p50")),
+                Segment(" ", ground), Segment(cells.text(k99, spark_w, top), self.component("latency--p99"))]

@@ -19,7 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from neuron_top.history import History
-from neuron_top.tui.render.light import LightStrip, pieces
+from neuron_top.tui.render.light import LightStrip, pieces, segment_text
 from neuron_top.tui.render.paint import paint
 from neuron_top.tui.render.spans import changed_lines
 from neuron_top.tui.widgets.fixedwidth import fit, num
@@ -125,6 +125,11 @@ class Panel(Widget, Generic[C], can_focus=True):
         self._strips: list[Strip] = []
         self._base_style = Style()
         """``rich_style`` as of the last build: reading it walks the DOM, too slow once per line."""
+        self.ground: Style | None = None
+        """The style to draw spacers and other unstyled cells in during ``build``: the panel's own (its background)
+        where it has a background colour, else None (an ANSI theme: the terminal's). What ``_grounded`` would
+        give such a segment when the line is drawn; drawn so from the start, a changed line is not copied segment
+        by segment on every report to put it on the background (~28 lines a trn2 report)."""
         self._styles: dict[str, Style] = {}
         self._styles_theme = ""
         self._width = 0
@@ -264,6 +269,17 @@ class Panel(Widget, Generic[C], can_focus=True):
         return self.part(("title", text, width, right, style), lambda: LightStrip(
             [Segment(title_text(text, right, width), style)]))
 
+    def padded(self, segments: list[Segment], width: int) -> Strip:
+        """``LightStrip(segments)`` reaching the panel's edge: the rest of the line in the panel's style, as
+        ``_line`` pads it each time it is drawn. For rows that change on most reports and stop short of the edge
+        (the core grid's, the vCPU grid's): padded here, the line drawn is the strip the diff has taken apart
+        already, not a copy made on every draw. Counted in characters, not cells: with a wide character from the
+        data the line comes out longer than the panel, and ``_line`` cuts it at the edge, as it was drawn before."""
+        n = sum(map(len, map(segment_text, segments)))
+        if n < width:
+            segments.append(Segment(" " * (width - n), self._base_style))
+        return LightStrip(segments)
+
     def bar(self, pct: float | None, width: int) -> list[Segment]:
         """A horizontal bar with eighth-cell resolution, coloured by load; a gap when there is no data."""
         if width <= 0:
@@ -298,6 +314,7 @@ class Panel(Widget, Generic[C], can_focus=True):
             if "base" not in self._styles:  # once per theme: computing it walks the DOM (~0.1 ms)
                 self._styles["base"] = self.rich_style
             self._base_style = self._styles["base"]
+            self.ground = self._base_style if self._base_style.bgcolor is not None else None
             context = (width, self.app.theme, self.has_focus, view.frozen)  # frozen: the titles say PAUSED
             if context != self._memo_context:
                 self._memo, self._memo_context = {}, context

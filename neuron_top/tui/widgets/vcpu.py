@@ -231,5 +231,5 @@ class VcpuGrid(Panel[None]):
                     tag = labels[i] = Segment(f" {i:>3} ", label)
                 segs.append(tag)
                 segs.append(Segment(text, dim if newest is None else bands[load_band(newest)]))  # load_style
-            rows.append(LightStrip(segs))
+            rows.append(self.padded(segs, width))
         return rows
