@@ -122,8 +122,10 @@ class RecordingState:
             lost = f" ({plural(self.lost, 'report')} lost while the disk was full)" if self.lost else ""
             return f"REC STOPPED ({self.failed}) {self.name} {self.written}{lost}"
         if self.paused:
-            return (f"REC PAUSED: {self.paused}, {plural(self.lost, 'report')} not recorded, retrying in "
-                    f"{math.ceil(self.retry_in):.0f}s · {self.name} {self.written}")
+            wait = math.ceil(self.retry_in)
+            when = f"retrying in {wait}s" if wait else "retrying with the next report"  # the back-off is over
+            return (f"REC PAUSED: {self.paused}, {plural(self.lost, 'report')} not recorded, {when} · {self.name} "
+                    f"{self.written}")
         refused = f" · {self.skipped} refused" if self.skipped else ""
         lost = f" ({plural(self.lost, 'report')} lost while the disk was full)" if self.lost else ""
         return f"REC {self.name} {self.written}{lost}{refused}"

@@ -172,6 +172,9 @@ def test_a_full_disk_pauses_the_recording_and_it_resumes_in_the_same_file(
     w.write(report(5), 1005.0)  # tried, still full: the back-off doubles
     assert w.state().retry_in == 2.0 and w.lost == 3
     now[0] += 2.0
+    assert "retrying with the next report" in w.state().text  # the back-off is over: the next report tries
+    now[0] -= 2.0
+    now[0] += 2.0
     disk.full = False  # space freed
     w.write(report(6), 1006.0)
     w.write(report(7), 1007.0)
