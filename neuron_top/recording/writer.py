@@ -27,6 +27,7 @@ import os
 import queue
 import re
 import signal
+import stat
 import sys
 import threading
 import time
@@ -227,7 +228,7 @@ class RecordingWriter:
         os.ftruncate(fd, last.start)
         if keep:
             os.write(fd, member)
-        os.fsync(fd)
+        _sync(fd)
         tail = f"{dropped:,} bytes of a cut report dropped" if dropped else "nothing else lost"
         return (f"{clean(self.path.name, 60)}: its last {'member' if self.compression == 'gzip' else 'frame'} was "
                 f"cut ({len(cut):,} compressed bytes): {reports:,} whole reports kept in a closed one, {tail}")
@@ -318,7 +319,7 @@ class RecordingWriter:
         now = time.monotonic()
         if now - self._last_sync >= self.fsync_interval:
             self._last_sync = now
-            os.fsync(self._fd)
+            _sync(self._fd)
 
     def _emit(self, out: bytes) -> None:
         try:
@@ -341,7 +342,7 @@ class RecordingWriter:
                 if (self._compressor is not None and self._failed is None and self._paused is None
                         and os.fstat(self._fd).st_size == self._size):  # not the end of a stream cut away
                     self._emit(self._compressor.flush())
-                os.fsync(self._fd)
+                _sync(self._fd)
             finally:
                 os.close(self._fd)
 
@@ -368,16 +369,30 @@ class RecordingBusy(OSError):
     """Another process holds the recording's lock: it is recording to that file now."""
 
 
+def _sync(fd: int) -> None:
+    """``os.fsync``, except where there is nothing to sync: a pipe or a device (``/dev/null``, a FIFO) answers
+    EINVAL, which is not a failed recording."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EROFS) or stat.S_ISREG(os.fstat(fd).st_mode):
+            raise
+
+
 def _lock(fd: int) -> None:
     """An advisory lock for as long as the file is open (released by the kernel however we exit, even SIGKILL).
 
     Two recorders on one file would interleave their reports: in a plain file lines of both in turn, in a
-    compressed one blocks of each stream inside the other's, which no reader can take apart."""
+    compressed one blocks of each stream inside the other's, which no reader can take apart. Only a regular file:
+    a device or a pipe (``/dev/null``, ``/dev/stdout``, ``>(zstd > x)``) is one inode for every process on the
+    machine, so a lock there would refuse a second, unrelated recorder."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         return
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise RecordingBusy(errno.EWOULDBLOCK, "another process is recording to it (choose another file, or stop "

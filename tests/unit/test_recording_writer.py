@@ -395,6 +395,16 @@ def test_signal_handler_sets_the_writers_own_event_and_restores(tmp_path: Path) 
 # --- one recorder per file -------------------------------------------------------------------------------------
 
 
+def test_two_recorders_to_a_device_are_not_one_file(tmp_path: Path) -> None:
+    """The lock that keeps two recorders off one file was taken on devices too: /dev/null is one inode for the
+    whole machine, so ``--record /dev/null`` (or /dev/full, /dev/stdout) in one terminal refused it in another
+    (CI met it: two test runs recording to /dev/full)."""
+    if not Path("/dev/null").exists():
+        pytest.skip("no /dev/null")
+    with RecordingWriter("/dev/null") as first, RecordingWriter("/dev/null") as second:
+        assert first.write(b'{"system_data":{}}', ts=1.0) and second.write(b'{"system_data":{}}', ts=1.0)
+
+
 @pytest.mark.parametrize("name", ["busy.jsonl", "busy.jsonl.gz", "busy.jsonl.zst"])
 def test_a_second_recorder_on_a_file_being_written_is_refused(tmp_path: Path, name: str) -> None:
     """Two recorders on one .gz interleaved their blocks: the file became unreadable past the first report."""
