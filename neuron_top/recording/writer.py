@@ -469,7 +469,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     """
     err = err if err is not None else sys.stderr
     try:
-        writer = RecordingWriter(path)
+        writer = RecordingWriter(path, retry=True)  # a full disk pauses the recording until there is room again
     except OSError as exc:
         print(f"neuron-top: cannot record to {clean(str(path))}: {clean(exc.strerror or str(exc))}", file=err)
         return 1
@@ -498,8 +498,23 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     thread = threading.Thread(target=pump, name="record source", daemon=True)
     thread.start()
     skipped, failed, rc = 0, "", 0
+    paused = ""
+
+    def say_pause() -> None:
+        """A line when a full disk pauses the recording and one when it goes on (a daemon has no header)."""
+        nonlocal paused
+        st = writer.state()
+        if st.paused and not paused:
+            print(f"neuron-top: recording to {clean(str(path))} paused: {st.paused}; retrying (reports meanwhile "
+                  "are not recorded)", file=err)
+        elif paused and not st.paused and not st.failed:
+            print(f"neuron-top: recording to {clean(str(path))} goes on: {plural(st.lost, 'report')} lost while "
+                  f"{paused}", file=err)
+        paused = st.paused
+
     try:
         while not stop.is_set():  # never stop.wait() here: the signal handler sets it on this thread
+            say_pause()
             try:
                 event = events.get(timeout=0.2)
             except queue.Empty:
@@ -520,6 +535,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
         stop.set()
         source.close()
         thread.join(timeout=2.0)
+        say_pause()  # a pause the loop had no turn to see (the source ended at once)
         try:
             writer.close()
         except OSError as exc:
@@ -533,7 +549,11 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     if writer.interrupted:
         rc = 128 + writer.interrupted  # what shells expect of a process a signal ended, once the file is closed
     why = f", stopped by {signal.Signals(writer.interrupted).name}" if writer.interrupted else ""
-    print(f"neuron-top: {writer.written} reports written to {clean(str(path))}, {skipped} skipped{why}", file=err)
+    lost = f", {writer.lost} not recorded (disk full)" if writer.lost else ""
+    print(f"neuron-top: {writer.written} reports written to {clean(str(path))}, {skipped} skipped{lost}{why}",
+          file=err)
+    if writer.lost and rc == 0:
+        rc = 1  # data was lost: the status says so
     return rc
 
 

@@ -321,6 +321,32 @@ def test_record_main_drains_a_source(tmp_path: Path) -> None:
                                                     + ", 4 skipped")
 
 
+def test_record_main_pauses_on_a_full_disk_and_says_what_was_lost(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``neuron-top record``, the unattended recorder, stopped for good at the first failed write while the
+    dashboard's ``--record`` paused and went on: it pauses too, says so on stderr (it has no header), and the
+    final line and the exit status say that reports were not recorded."""
+    disk = Disk()
+    monkeypatch.setattr(recording.os, "write", disk.write)
+
+    class FillsUp(ListSource):
+        def items(self, stop: threading.Event):  # type: ignore[override]
+            for i, item in enumerate(super().items(stop)):
+                disk.full = i >= 2  # the disk fills after the first report
+                yield item
+
+    src = FillsUp([Status(State.LIVE, "live"), RawReport(b'{"a":1}', 5.0), RawReport(b'{"a":2}', 6.0),
+                   RawReport(b'{"a":3}', 7.0)])
+    err = io.StringIO()
+    rc = record_main(src, tmp_path / "out.jsonl", threading.Event(), err=err, handle_signals=False)
+    disk.full = False
+    lines = err.getvalue().splitlines()
+    assert rc == 1, lines
+    assert any("paused: disk full; retrying" in ln for ln in lines), lines
+    assert lines[-1].endswith(", 0 skipped, 2 not recorded (disk full)"), lines
+    assert (tmp_path / "out.jsonl").read_bytes() == b'{"a":1,"neuron_top":{"ts":5.000000}}\n'
+
+
 def test_record_main_failures(tmp_path: Path) -> None:
     err = io.StringIO()
     rc = record_main(ListSource([Status(State.FAILED, "neuron-monitor not found")]), tmp_path / "o.ndjson",
