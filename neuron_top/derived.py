@@ -31,6 +31,7 @@ __all__ = [
     "CPU_KINDS",
     "ERROR_TYPES",
     "EXEC_TYPES",
+    "NO_EXECUTIONS",
     "RATED",
     "UNCLEAN",
     "AppRates",
@@ -38,11 +39,14 @@ __all__ = [
     "CpuSummary",
     "Latency",
     "PhysicalStats",
+    "add_executions",
     "app_rates",
     "best_flops",
     "core_stats",
     "core_utilization",
     "cpu_summary",
+    "device_memory",
+    "device_utils",
     "error_types",
     "latency_state",
     "mean_util",
@@ -69,6 +73,8 @@ COUNTED = ("timed_out", "incorrect_input", "failed_to_queue")
 UNCLEAN = ("completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input", "failed_to_queue")
 """Execution outcomes that are not a clean completion: what ``bad/s`` counts (``unclean_count``). Not the same as
 the error summary (``err/s``): that counts errors by type, and one execution can raise several, or none."""
+NO_EXECUTIONS: tuple[int | None, ...] = (None,) * len(EXEC_TYPES)
+"""Counts per ``EXEC_TYPES`` outcome when none was reported (``AppRates.outcomes``, ``add_executions``)."""
 CPU_KINDS = ("user", "nice", "system", "io_wait", "irq", "soft_irq")
 """``CpuTimes`` fields that make up a busy vCPU, in the order htop stacks them."""
 
@@ -142,6 +148,16 @@ def unclean_count(outcomes: Mapping[str, int | None] | None) -> int | None:
         if isinstance(v, int) and v > 0:
             n += v
     return n
+
+
+def add_executions(a: tuple[int | None, ...], b: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """Two counts per ``EXEC_TYPES`` outcome (``AppRates.outcomes``) added: an outcome stays None (not reported)
+    only when neither reports it; a count since start is the sum of the periods' counts.
+
+    >>> add_executions((5, None, None, 0, None, None), (7, 1, None, None, None, None))
+    (12, 1, None, 0, None, None)
+    """
+    return tuple(y if x is None else x if y is None else x + y for x, y in zip(a, b, strict=True))
 
 
 def per_second(n: int | None, period: float | None) -> float | None:
@@ -258,6 +274,11 @@ class AppRates:
         return per_second(self.bad_count, self.period)
 
     @property
+    def outcomes(self) -> tuple[int | None, ...]:
+        """The count of each ``EXEC_TYPES`` outcome in the period, in that order (None: not reported)."""
+        return tuple(self.executions.get(k) for k in EXEC_TYPES)
+
+    @property
     def ran(self) -> int | None:
         """Executions of every outcome in the period; None when the report gives no outcome."""
         vals = [v for v in self.executions.values() if v is not None]
@@ -340,6 +361,50 @@ def cpu_summary(g: schema.VcpuUsage | None, cpus: tuple[tuple[int, schema.CpuTim
     ctx = per_second(g.context_switch_count, _finite(g.period)) if g is not None else None
     return CpuSummary(len(cpus), _busy(avg.idle) if avg is not None else None, kinds, ctx,
                       tuple((i, _busy(c.idle)) for i, c in cpus))
+
+
+def device_utils(stats: CoreStats, cores_per_device: int) -> dict[int, float]:
+    """Device index -> the mean utilization of its cores that report a plausible one (``mean_util``'s rule:
+    absurd values left out); a device none of whose cores reports one is absent. The core utilization history's
+    per-device lines (``History``: ``("dev_util", d)``).
+
+    >>> device_utils(CoreStats({0: 50.0, 1: 70.0, 2: None, 3: 1e9, 4: 0.0}, {}, None, 0.0, 0.0, False), 2)
+    {0: 60.0, 2: 0.0}
+    """
+    sums: dict[int, list[float]] = {}
+    per = max(cores_per_device, 1)
+    for i, u in stats.util.items():
+        if u is not None and 0.0 <= u <= UTIL_MAX:
+            acc = sums.get(i // per)
+            if acc is None:
+                sums[i // per] = [u, 1.0]
+            else:
+                acc[0] += u
+                acc[1] += 1.0
+    return {d: total / n for d, (total, n) in sums.items()}
+
+
+def device_memory(core_memory: Mapping[int, Mapping[str, int]], cores_per_device: int, devices: int = 0,
+                  total: int | None = None) -> dict[int, int]:
+    """Device index -> device memory used (bytes), the sum of every category of the cores on it (neuron-monitor
+    reports device memory per NeuronCore, ``memory_used``); a device none of whose cores is reported is absent
+    (not reported, not zero). Output without the per-core breakdown gives only the runtimes' ``total``: on a
+    machine of one device (``devices``) that is the device's. What the core grid's memory column and the device
+    view show.
+
+    >>> device_memory({0: {"tensors": 5, "code": 1}, 1: {"tensors": 2}, 5: {}}, 2)
+    {0: 8, 2: 0}
+    >>> device_memory({}, 2, devices=1, total=141649980), device_memory({}, 2, devices=2, total=5)
+    ({0: 141649980}, {})
+    """
+    if not core_memory:
+        return {0: total} if devices == 1 and total is not None else {}
+    out: dict[int, int] = {}
+    per = max(cores_per_device, 1)
+    for i, cats in core_memory.items():
+        d = i // per
+        out[d] = out.get(d, 0) + sum(cats.values())
+    return out
 
 
 def owned_cores(core_memory: Mapping[int, Mapping[str, int]], models: Callable[[], Iterable[_Model]],

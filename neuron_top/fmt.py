@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from neuron_top.derived import sane_util
 
-__all__ = ["cells", "core_ranges", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops"]
+__all__ = ["cells", "core_ranges", "count", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops", "used_of"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -24,6 +24,29 @@ def human_bytes(n: float | int | None) -> str:
             return f"{x:.0f}{unit}" if unit == "B" else f"{x:.1f}{unit}"
         x /= 1024
     return f"{x:.1f}PB"  # pragma: no cover
+
+
+def used_of(used: int | None, total: int | None) -> str:
+    """Memory used of a total, short, in the total's unit (powers of 1024, as ``human_bytes``): ``58.7/96G``;
+    ``58.7G`` without a total; ``-`` when not reported. At most 10 characters below 1000 of the unit.
+
+    >>> used_of(63 * 2**30, 96 * 2**30), used_of(512 * 2**20, 32 * 2**30), used_of(3 * 2**29, None), used_of(None, 8)
+    ('63.0/96G', '0.5/32G', '1.5G', '-')
+    """
+    if used is None:
+        return "-"
+    x, k = float(total or used), 0
+    while abs(x) >= 1024 and k < len(_UNITS) - 1:
+        x /= 1024
+        k += 1
+    unit = 1024 ** k
+    letter = _UNITS[k][0]
+    u = used / unit
+    head = f"{u:.1f}" if u < 100 else f"{u:.0f}"
+    if not total:
+        return head + letter
+    t = total / unit
+    return f"{head}/{t:.0f}{letter}" if t >= 10 or t == int(t) else f"{head}/{t:.1f}{letter}"
 
 
 def pct(x: float | None, width: int = 0, digits: int = 1) -> str:
@@ -122,6 +145,18 @@ def core_ranges(values: Iterable[int]) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 error``, ``2 errors``, ``1,234 lines`` (``many`` for irregular plurals)."""
     return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
+def count(n: int | None) -> str:
+    """A count that grows without bound (since start), in at most 7 characters: ``999,999``, then ``1.23M``,
+    ``4.56G``; ``-`` when not reported."""
+    if n is None:
+        return "-"
+    if n < 1_000_000:
+        return f"{n:,}"
+    if n < 1_000_000_000:
+        return f"{n / 1e6:.2f}M"
+    return f"{n / 1e9:.2f}G"
 
 
 def per_period(n: int | None, period: float | None) -> str:

@@ -10,17 +10,30 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from itertools import islice
 from operator import itemgetter
 
+from neuron_top.derived import device_utils
 from neuron_top.snapshot import DeviceEcc, Snapshot
 
-__all__ = ["History", "Key"]
+__all__ = ["ExecTotals", "History", "Key"]
 
 Key = tuple[object, ...] | str
 _PRUNE_EVERY = 64
 """Pushes between looks for series of things gone (an exited app's)."""
 _BUSY = itemgetter(1)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecTotals:
+    """Executions and errors of every app since the start of a recording, up to the shown report (replay keeps
+    them from the recording's index, ``recording.totals``)."""
+
+    executions: tuple[int | None, ...]
+    """Per ``derived.EXEC_TYPES`` outcome; None: no report so far gave it."""
+    errors: int
+    """Errors of every type."""
 
 
 def _columns(snap: Snapshot) -> list[float | None]:
@@ -53,6 +66,9 @@ class History:
         self.ecc_totals: dict[int, DeviceEcc] = {}
         """ECC events per device summed over every report pushed since the last clear. neuron-monitor reports
         the events of each period (its Prometheus exporter adds them to counters), so totals are sums."""
+        self.exec_totals: ExecTotals | None = None
+        """Executions since the start of the recording up to the shown report, when known: replay sets them from
+        the whole recording (the history holds only a window of it); None in a live view (not kept)."""
         self.clears = 0
         """How many times ``clear`` ran: with ``pushed``, it tells a widget that keeps something drawn from the
         history whether the history only moved on since (replay rebuilds it after a seek)."""
@@ -79,6 +95,7 @@ class History:
         self._last = None
         self.first = None
         self.ecc_totals = {}
+        self.exec_totals = None
         self._seen = {}
         self._shape, self._own, self._rest = None, [], {}
 
@@ -91,6 +108,7 @@ class History:
         out.first = self.first
         out.pushed, out.clears = self.pushed, self.clears
         out.ecc_totals = dict(self.ecc_totals)
+        out.exec_totals = self.exec_totals
         return out
 
     def series(self, key: Key) -> deque[float | None]:
@@ -116,9 +134,7 @@ class History:
     def push(self, snap: Snapshot) -> None:
         for e in snap.ecc:
             t = self.ecc_totals.get(e.device)
-            self.ecc_totals[e.device] = e if t is None else DeviceEcc(
-                e.device, t.mem_corrected + e.mem_corrected, t.mem_uncorrected + e.mem_uncorrected,
-                t.sram_corrected + e.sram_corrected, t.sram_uncorrected + e.sram_uncorrected)
+            self.ecc_totals[e.device] = e if t is None else t.plus(e)
         self._last = snap
         self.pushed += 1
         if self.first is None:
@@ -181,6 +197,12 @@ class History:
             out["vcpu", "avg"] = cpu.busy
             if cpu.ctxsw is not None:
                 out["ctxsw"] = cpu.ctxsw
+        # NeuronCore utilization over time, per device and for all (the core history panel; the grid title's avg)
+        stats = snap.all.core_stats
+        if stats.util:
+            out["dev_util", "all"] = stats.util_avg
+            for d, u in device_utils(stats, snap.cores_per_device).items():
+                out["dev_util", d] = u
         mem = snap.host_memory
         if mem is not None and mem.memory_used_bytes is not None:
             out["host_mem"] = float(mem.memory_used_bytes)

@@ -27,6 +27,7 @@ PANELS = (
     PanelInfo("vcpu-grid", "H", "vCPU history (a sparkline per vCPU)"),
     PanelInfo("memory", "M", "memory summary"),
     PanelInfo("ecc", "K", "ECC"),
+    PanelInfo("core-history", "U", "NeuronCore utilization history (all cores and each device)"),
     PanelInfo("apps", "A", "apps: throughput, latency, errors"),
     PanelInfo("latency", "L", "latency percentiles and history"),
     PanelInfo("executions", "X", "executions and every error type"),
@@ -37,14 +38,14 @@ PANEL_IDS = tuple(p.id for p in PANELS)
 PRESETS: dict[str, tuple[str, ...]] = {
     "overview": ("cores", "vcpu", "memory", "ecc", "apps"),
     "full": PANEL_IDS,
-    "cores": ("cores", "ecc", "apps"),
+    "cores": ("cores", "core-history", "ecc", "apps"),
     "apps": ("apps", "latency", "executions", "ecc"),
     "memory": ("memory", "memory-tree", "ecc"),
 }
 """Layout name -> the panels it shows. ``overview`` has everything that matters on one 120x40 screen; ``full`` is
 every panel (the screen scrolls); the others give one subject the room."""
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "overview": ("latency", "vcpu-grid", "executions"),
+    "overview": ("core-history", "latency", "vcpu-grid", "executions"),
 }
 """Layout name -> panels it adds, in this order, while they fit on the screen without scrolling (as nvitop's
 "auto" mode: a 200x60 terminal shows the latency percentiles too, a 250x80 one every vCPU's history)."""

@@ -592,6 +592,12 @@ class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
     def corrected(self) -> int:
         return self.mem_corrected + self.sram_corrected
 
+    def plus(self, other: DeviceEcc) -> DeviceEcc:
+        """These counts and ``other``'s (the same device's, a later period or part): a total is a sum."""
+        return DeviceEcc(self.device, self.mem_corrected + other.mem_corrected,
+                         self.mem_uncorrected + other.mem_uncorrected, self.sram_corrected + other.sram_corrected,
+                         self.sram_uncorrected + other.sram_uncorrected)
+
 
 _DEVICE = attrgetter("device")
 

@@ -9,6 +9,7 @@ varied: utilization and memory move with time, and a ``Plan`` plants what a test
 * ECC events, corrected and uncorrected, on any device at any time (``ecc``), and a steady trickle of corrected
   ECC across devices (``corrected_every``), as a busy machine has;
 * error bursts (``bursts``: failed executions in every report of a span);
+* executions of any outcome in a span (``executions``: completed with an error, timed out, ...);
 * a metric group failing for a span (``group_errors``);
 * time going back (``back``: the clock steps back at a time, or ``cat live.jsonl live.jsonl.1``).
 
@@ -90,6 +91,9 @@ class Plan:
     """(at, seconds): from ``at`` on, the recorded clock reads ``seconds`` less (a clock stepped back)."""
     completed: int = 100
     """Executions completed cleanly in each report."""
+    executions: list[tuple[float, float, str, int]] = field(default_factory=list)
+    """(from, to, outcome, count): every report in ``[from, to)`` has ``count`` more executions of ``outcome`` (a
+    key of neuron-monitor's ``execution_summary``: "completed", "timed_out", ...)."""
     seed: int = 1
 
 
@@ -129,7 +133,13 @@ def reports(plan: Plan) -> Iterator[tuple[float, dict]]:
         rep = rt["report"]
         ex = rep["execution_stats"]
         ex["period"] = plan.period
-        ex["execution_summary"]["completed"] = plan.completed
+        outcomes = ex["execution_summary"]
+        for key in outcomes:
+            outcomes[key] = 0
+        outcomes["completed"] = plan.completed
+        for a, b, key, n in plan.executions:
+            if a <= rel < b:
+                outcomes[key] = outcomes.get(key, 0) + n
         failed = sum(n for a, b, n in plan.bursts if a <= rel < b)
         util = 40.0 + 30.0 * ((k % 17) / 16.0)
         for c in (rep["neuroncore_counters"].get("neuroncores_in_use") or {}).values():

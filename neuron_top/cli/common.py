@@ -111,7 +111,7 @@ def _recorder(path: str | None) -> RecordingWriter | None:
     from neuron_top.recording.writer import RecordingWriter
 
     try:
-        writer = RecordingWriter(path)
+        writer = RecordingWriter(path, retry=True)  # a full disk pauses it; it goes on once there is room
     except OSError as exc:
         raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
     if writer.repaired:  # a cut .gz/.zst closed before appending: said where it stays visible
@@ -120,14 +120,20 @@ def _recorder(path: str | None) -> RecordingWriter | None:
 
 
 def recording_failed(recorder: RecordingWriter | None) -> str:
-    """Why ``--record`` stopped while the dashboard ran (a full disk), as the last line printed after the screen
-    closes; empty when it did not. The exit status is then 1: a recording that silently ended is data lost."""
+    """Why ``--record`` stopped while the dashboard ran, or how many reports it lost while the disk was full, as
+    the last line printed after the screen closes; empty when nothing was lost. The exit status is then 1: a
+    recording with a hole (or that silently ended) is data lost."""
     if recorder is None:
         return ""
     st = recorder.state()
-    if not st.failed:
-        return ""
-    return f"neuron-top: --record {st.name} stopped: {st.failed} ({plural(st.written, 'report')} written before it)"
+    lost = f", {plural(st.lost, 'report')} not recorded while the disk was full" if st.lost else ""
+    if st.failed:
+        return (f"neuron-top: --record {st.name} stopped: {st.failed} ({plural(st.written, 'report')} written "
+                f"before it{lost})")
+    if st.lost:  # paused on a full disk, maybe resumed: the file has a hole
+        state = f"still paused: {st.paused}" if st.paused else "resumed"
+        return f"neuron-top: --record {st.name}: {plural(st.written, 'report')} written{lost} ({state})"
+    return ""
 
 
 def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None = None,

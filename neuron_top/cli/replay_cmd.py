@@ -196,8 +196,8 @@ def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace)
         hi = position(index, ns.end, "--end", lo) + 1 if ns.end is not None else len(index)
         if hi <= lo:
             raise UsageError(f"--end ({hi}) is before --start ({lo + 1})")
-        markers, bad, rows = scan_incidents(index, lo=lo, hi=hi)
-        s = summarize(index, markers, bad, rows, lo, hi)
+        markers, bad, rows, totals = scan_incidents(index, lo=lo, hi=hi)
+        s = summarize(index, markers, bad, rows, lo, hi, totals)
     if ns.every and not _fleet(index):
         import msgspec
 

@@ -6,8 +6,10 @@ them). The values themselves come from the snapshot's derived values (``neuron_t
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from neuron_top import fmt
-from neuron_top.derived import Latency, latency_state, sane_util
+from neuron_top.derived import Latency, device_memory, latency_state, sane_util
 from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.textsafe import clean
 
@@ -158,6 +160,27 @@ class CoreCells:
             return (f"{head} utilization % (avg {avg}) · FLOPS are not reported on this machine",
                     f"{head} utilization % (avg {avg}) · no FLOPS reported")
         return (f"{head} utilization % (avg {avg})",)
+
+    @cached_property
+    def _memory(self) -> dict[int, int]:
+        app = self.app
+        return device_memory(app.core_memory, self.snap.cores_per_device, self.snap.device_count,
+                             app.used_bytes[1] if app.memory_reported else None)
+
+    def memory(self, dev: int) -> tuple[str, float | None]:
+        """Device ``dev``'s memory used by the app (every app for "all") of the device's memory
+        (``fmt.used_of``: ``58.7/96G``), and the percent used (None without a size): nvitop's MEM beside UTIL."""
+        used = self._memory.get(dev)
+        size = self.snap.hardware.neuron_device_memory_size
+        size = size if isinstance(size, int) and size > 0 else None
+        return fmt.used_of(used, size), (used / size * 100 if used is not None and size else None)
+
+    @cached_property
+    def memory_width(self) -> int:
+        """Characters of the widest device memory text; 0 when no device's memory is reported."""
+        if not self._memory:
+            return 0
+        return max(len(self.memory(d)[0]) for d in range(self.snap.device_count))
 
     @property
     def cells_per_device(self) -> int:

@@ -100,17 +100,19 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
 
 def core_lines(snap: Snapshot, app: AppView, flops: bool = False, physical: bool = False,
                digits: int = 0) -> list[str]:
-    """The core grid as the dashboard draws it: its title, then each device's cells (``output.cells``); ``digits``
-    decimals in the utilization cells (``--precise``: 2, as AWS neuron-top prints them)."""
+    """The core grid as the dashboard draws it: its title, then each device's cells and memory used of its size
+    (``output.cells``); ``digits`` decimals in the utilization cells (``--precise``: 2, as AWS neuron-top prints them)."""
     if not snap.has_neuron:
         return ["NeuronCores: none (no Neuron devices reported)"]
     cells = core_cells(snap, app, flops, physical, digits)
     out = [f"NeuronCores ({clean(app.label)}): {cells.title}"]
     cpd = snap.cores_per_device
     width = len(f"ND{max(snap.device_count - 1, 0)}")
+    mem_w = cells.memory_width
     for dev in range(snap.device_count):
         values = [f"[{text}]" for c in range(cpd) for text, _, _ in cells.core(dev * cpd + c)]
-        out.append(f"  {f'ND{dev}':<{width}}  " + " ".join(values))
+        mem = f"  mem {cells.memory(dev)[0]:>{mem_w}}" if mem_w else ""  # the grid's MEM column
+        out.append(f"  {f'ND{dev}':<{width}}  " + " ".join(values) + mem)
     return out
 
 

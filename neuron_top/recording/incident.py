@@ -4,6 +4,7 @@ What ``trace --check`` is for traces, for the post-mortem: the span, what was sk
 *interval* (start, end, duration, total count, peak rate), serious ones first, the zone on every time::
 
     night.jsonl: 8,641 reports, 2026-01-01 00:00:00 to 2026-01-02 00:00:00 UTC (1 d 00 h)
+    executions: completed 864,100, completed_with_err 180 (others 0 or not reported); errors 180
     serious:
       2026-01-01 03:40:00 to 03:49:50 UTC (10 m 00 s)  app bert: 180 execution errors in 60 reports, peak 0.30/s
       2026-01-01 05:00:20 UTC  ND5 uncorrected ECC (HBM) x1
@@ -36,10 +37,12 @@ from itertools import pairwise
 import msgspec
 
 from neuron_top import fmt
+from neuron_top.derived import EXEC_TYPES
 from neuron_top.fmt import plural
 from neuron_top.recording.index import Index
 from neuron_top.recording.markers import LABELS, MARKER_KINDS, Facts, Marker
 from neuron_top.recording.pacing import gap_text, zone
+from neuron_top.recording.totals import Totals
 from neuron_top.textsafe import clean
 
 __all__ = ["SERIOUS", "Incident", "Incidents", "Summary", "format_summary", "scan_all", "scan_incidents",
@@ -214,6 +217,8 @@ class Summary:
     skipped: dict[str, int] = field(default_factory=dict)
     """Skipped input by reason (garbage lines, damaged compressed data) and reports that did not decode."""
     incidents: list[Incident] = field(default_factory=list)
+    totals: Totals | None = None
+    """Executions by outcome and errors over the reports summarized (None: not counted, a fleet recording)."""
 
     @property
     def holes(self) -> list[Incident]:
@@ -251,17 +256,19 @@ def _row(i: int, f: Facts) -> Row | None:
     return (i, errors, ecc, groups) if errors or ecc or groups else None
 
 
-def _scan_rows(index: Index, start: int, stop: int) -> tuple[list[Marker], int, list[Row]]:
+def _scan_rows(index: Index, start: int, stop: int) -> tuple[list[Marker], int, list[Row], Totals]:
     from neuron_top.recording.player import scan_range
 
     rows: list[Row] = []
+    totals = [Totals()]
 
     def each(i: int, f: Facts | None) -> None:
+        totals[0] = totals[0].plus(f)  # the replay screen's counts since start, over this part
         if f is not None and (r := _row(i, f)) is not None:
             rows.append(r)
 
     markers, bad = scan_range(index, start, stop, each)
-    return markers, bad, rows
+    return markers, bad, rows, totals[0]
 
 
 def _parallel(index: Index, part: Callable[[int, int], tuple], workers: int | None, lo: int = 0,
@@ -318,18 +325,21 @@ def scan_all(index: Index, workers: int | None = None) -> tuple[list[Marker], in
 
 
 def scan_incidents(index: Index, workers: int | None = None, lo: int = 0,
-                   hi: int | None = None) -> tuple[list[Marker], int, list[Row]]:
-    """Markers, undecodable reports and the rows ``summarize`` reads, of reports ``[lo, hi)`` (default: all), as
-    ``scan_all`` (in parallel when long)."""
+                   hi: int | None = None) -> tuple[list[Marker], int, list[Row], Totals]:
+    """Markers, undecodable reports, the rows ``summarize`` reads and the counts over the reports (``Totals``: ECC,
+    executions by outcome, errors), of reports ``[lo, hi)`` (default: all), as ``scan_all`` (in parallel when
+    long)."""
     results = _parallel(index, lambda a, b: _scan_rows(index, a, b), workers, lo, hi)
     markers: list[Marker] = []
     rows: list[Row] = []
     bad = 0
-    for found, b, r in results:
+    totals = Totals()
+    for found, b, r, t in results:
         markers.extend(found)
         rows.extend(r)
         bad += b
-    return markers, bad, rows
+        totals = totals.joined(t)
+    return markers, bad, rows, totals
 
 
 def _worker_signals() -> None:
@@ -379,10 +389,10 @@ def incidents_from(index: Index, markers: Iterable[Marker], rows: Iterable[Row],
 
 
 def summarize(index: Index, markers: list[Marker], bad: int = 0, rows: Iterable[Row] = (), lo: int = 0,
-              hi: int | None = None) -> Summary:
+              hi: int | None = None, totals: Totals | None = None) -> Summary:
     """The summary of a scanned recording (or of its reports ``[lo, hi)``, a ``--start``/``--end`` window):
-    ``markers`` in report order (holes included), ``bad`` reports that did not decode, ``rows`` from
-    ``scan_incidents``. The span is from the earliest to the latest time (the clock may have gone back)."""
+    ``markers`` in report order (holes included), ``bad`` reports that did not decode, ``rows`` and ``totals``
+    from ``scan_incidents``. The span is from the earliest to the latest time (the clock may have gone back)."""
     hi = len(index) if hi is None else hi
     n = hi - lo
     times = [index.timestamp(i) for i in range(lo, hi)]
@@ -395,6 +405,7 @@ def summarize(index: Index, markers: list[Marker], bad: int = 0, rows: Iterable[
     if bad:
         s.skipped["report did not decode"] = bad
     s.incidents = incidents_from(index, markers, rows, lo, hi)
+    s.totals = totals
     return s
 
 
@@ -472,6 +483,8 @@ def format_summary(s: Summary) -> str:
     holes = s.holes
     if holes:
         out.append(f"holes: {len(holes)}, {gap_text(sum(h.seconds for h in holes))} without data in all")
+    if s.totals is not None:
+        out.append(_executions_line(s.totals))
     serious = [e for e in s.incidents if e.serious]
     folded = [e for e in s.incidents if e.kind in FOLDED]
     other = [e for e in s.incidents if not e.serious and e.kind not in FOLDED]
@@ -496,6 +509,17 @@ def format_summary(s: Summary) -> str:
     return "\n".join(out) + "\n"
 
 
+def _executions_line(t: Totals) -> str:
+    """``executions: completed 12,000, timed_out 70 (others 0 or not reported); errors 180``: the outcomes that
+    happened, as ``--once`` names them, summed over every app and report summarized (``--json`` has them all,
+    null for not reported)."""
+    pairs = list(zip(EXEC_TYPES, t.executions, strict=True))
+    said = [f"{k} {'-' if n is None else format(n, ',')}" for k, n in pairs if n or k == "completed"]
+    quiet = any(not n for k, n in pairs if k != "completed")
+    return f"executions: {', '.join(said)}" + (" (others 0 or not reported)" if quiet else "") + \
+        f"; errors {t.errors:,}"
+
+
 def summary_json(s: Summary) -> bytes:
     """The summary as one JSON document (``--summary --json``)."""
     doc = {
@@ -511,5 +535,7 @@ def summary_json(s: Summary) -> bytes:
                     "text": line(e, s).split("  ", 1)[-1] if e.kind not in FOLDED else line(e, s)}
                    for e in s.incidents],
         "serious": s.serious,
+        "executions": dict(zip(EXEC_TYPES, s.totals.executions, strict=True)) if s.totals is not None else None,
+        "errors": s.totals.errors if s.totals is not None else None,
     }
     return msgspec.json.encode(doc)

@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from neuron_top import schema
-from neuron_top.derived import unclean_count
+from neuron_top.derived import EXEC_TYPES, NO_EXECUTIONS, add_executions, unclean_count
 from neuron_top.fmt import plural
 from neuron_top.recording.pacing import Hole
 from neuron_top.snapshot import (
@@ -35,6 +35,7 @@ from neuron_top.snapshot import (
     DeviceEcc,
     GroupStatus,
     Snapshot,
+    _counts,
     _int_keyed,
     device_ecc,
     snapshot_from,
@@ -127,7 +128,7 @@ class Facts:
     the brief view (``brief_facts``), which applies the same rules without building a Snapshot (the Snapshot
     cost twice the decode). A test holds the two equal on every demo instance and the fixtures."""
 
-    __slots__ = ("apps", "ecc", "groups")
+    __slots__ = ("apps", "ecc", "executions", "groups")
 
     def __init__(self, snap: Snapshot | None = None) -> None:
         self.ecc: tuple[DeviceEcc, ...] = ()
@@ -136,15 +137,19 @@ class Facts:
         ``derived.unclean_count``), errors of every type (``err/s``)) in the period. Keyed by pid and tag: two runtimes
         can report one pid (seen in a real report), and a label changes when another runtime takes the same tag."""
         self.groups: Sequence[GroupStatus] = ()
+        self.executions: tuple[int | None, ...] = NO_EXECUTIONS
+        """Executions by ``derived.EXEC_TYPES`` outcome in the period, summed over apps (``AppRates.outcomes`` of
+        the "all" view; None: no app reported that outcome): what the counts since start add up."""
         if snap is not None:
             self.ecc = snap.ecc
+            self.executions = snap.all.rates.outcomes
             for a in snap.apps:
                 self.apps[a.pid, a.tag] = (a.label, _busy(a), *_errors(a))
             self.groups = snap.group_statuses
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Facts) and self.ecc == other.ecc and self.apps == other.apps
-                and tuple(self.groups) == tuple(other.groups))
+                and tuple(self.groups) == tuple(other.groups) and self.executions == other.executions)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -339,8 +344,12 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
                 best = float(u)
         ex = rep.execution_stats if rep is not None else None
         # as AppView.failure: a failed group (or runtime) says nothing
-        counts = _failed(ex.error_summary, ex.execution_summary) if ex is not None and not ex.error else (0, 0)
-        f.apps[pid, tag] = (label, best, *(counts if not rt.error else (0, 0)))
+        said = ex is not None and not ex.error and not rt.error
+        counts = _failed(ex.error_summary, ex.execution_summary) if said and ex is not None else (0, 0)
+        f.apps[pid, tag] = (label, best, *counts)
+        if said and ex is not None and ex.execution_summary:  # AppView.exec_summary's counts
+            outs = _counts(ex.execution_summary)
+            f.executions = add_executions(f.executions, tuple(outs.get(k) for k in EXEC_TYPES))
         err = clean(rt.error or "")
         if err:
             groups.append(GroupStatus(label, err))

@@ -1,4 +1,5 @@
-"""Counts "since start" at any report of a recording: ECC per device and failed executions (no UI imports).
+"""Counts "since start" at any report of a recording: ECC per device, executions by outcome, failed executions
+and errors (no UI imports).
 
 neuron-monitor reports the events of each period, so a count since the start of a recording at report ``i`` is a
 sum over reports ``0..i``. The replay screen's history holds only the reports around the position (a seek
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from neuron_top.derived import NO_EXECUTIONS, add_executions
 from neuron_top.recording.markers import Facts
 from neuron_top.snapshot import DeviceEcc
 
@@ -34,22 +36,35 @@ class Totals:
     """Executions that did not complete cleanly (``bad/s``'s count), summed over apps (``Facts.apps``)."""
     errors: int = 0
     """Errors of every type (``err/s``'s count), summed over apps (``Facts.apps``)."""
+    executions: tuple[int | None, ...] = NO_EXECUTIONS
+    """Executions per ``derived.EXEC_TYPES`` outcome, summed over apps (``Facts.executions``); None: no report
+    so far gave that outcome (not reported is not zero)."""
 
     def plus(self, facts: Facts | None) -> Totals:
         """These totals and one more report (``None``: a report that did not decode, counted as nothing)."""
         if facts is None:
-            return Totals(self.reports + 1, self.ecc, self.failed, self.errors)
+            return Totals(self.reports + 1, self.ecc, self.failed, self.errors, self.executions)
         ecc = self.ecc
         if any(e.corrected or e.uncorrected for e in facts.ecc) or len(ecc) < len(facts.ecc):
             ecc = dict(ecc)
             for e in facts.ecc:
                 t = ecc.get(e.device)
-                ecc[e.device] = e if t is None else DeviceEcc(
-                    e.device, t.mem_corrected + e.mem_corrected, t.mem_uncorrected + e.mem_uncorrected,
-                    t.sram_corrected + e.sram_corrected, t.sram_uncorrected + e.sram_uncorrected)
+                ecc[e.device] = e if t is None else t.plus(e)
         apps = facts.apps.values()
+        execs = self.executions if facts.executions is NO_EXECUTIONS else \
+            add_executions(self.executions, facts.executions)
         return Totals(self.reports + 1, ecc, self.failed + sum(a[2] for a in apps),
-                      self.errors + sum(a[3] for a in apps))
+                      self.errors + sum(a[3] for a in apps), execs)
+
+    def joined(self, later: Totals) -> Totals:
+        """These totals and those of the reports right after them (``later``: a scan of the next part, as
+        ``--summary`` splits a recording over worker processes)."""
+        ecc = dict(self.ecc)
+        for d, e in later.ecc.items():
+            t = ecc.get(d)
+            ecc[d] = e if t is None else t.plus(e)
+        return Totals(self.reports + later.reports, ecc, self.failed + later.failed, self.errors + later.errors,
+                      add_executions(self.executions, later.executions))
 
     @property
     def uncorrected_devices(self) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ import os
 import queue
 import re
 import signal
+import stat
 import sys
 import threading
 import time
@@ -39,7 +40,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import msgspec
 
 from neuron_top.feed import Feed, PodSource, RecordingError, SkippedInput, StatusChanged
-from neuron_top.sources.base import Source, State
+from neuron_top.fmt import plural
+from neuron_top.sources.base import Backoff, Source, State
 from neuron_top.sources.framing import split_concatenated
 from neuron_top.textsafe import clean
 
@@ -102,17 +104,32 @@ class RecordingState:
     skipped: int = 0
     """Inputs refused because they were not a JSON object."""
     failed: str = ""
-    """Why recording stopped (a full disk), or empty while it goes on."""
+    """Why recording stopped (a write failed for good), or empty while it goes on."""
+    lost: int = 0
+    """Reports not recorded while writes failed for a while (a full disk) and were retried."""
+    paused: str = ""
+    """Why recording is paused (``RETRIED``: "disk full"), or empty while writes succeed."""
+    retry_in: float = 0.0
+    """Seconds until the next try, while paused."""
 
     @property
     def text(self) -> str:
         """What the header's indicator says: "REC night.jsonl.zst 1234" ("· 2 refused" when inputs were not
-        reports), or "REC STOPPED (No space left on device) night.jsonl.zst 1234" once a write failed; the most
-        important first, as the header cuts it to 40 columns."""
+        reports), "REC PAUSED: disk full, 12 reports not recorded, retrying in 8s · night.jsonl.zst 1234" while a
+        full disk is retried, "REC night.jsonl.zst 1300 (12 reports lost while the disk was full)" once it
+        resumed, or "REC STOPPED (Permission denied) night.jsonl.zst 1234" once a write failed for good; the most
+        important first, as the header cuts it."""
         if self.failed:
-            return f"REC STOPPED ({self.failed}) {self.name} {self.written}"
+            lost = f" ({plural(self.lost, 'report')} lost while the disk was full)" if self.lost else ""
+            return f"REC STOPPED ({self.failed}) {self.name} {self.written}{lost}"
+        if self.paused:
+            wait = math.ceil(self.retry_in)
+            when = f"retrying in {wait}s" if wait else "retrying with the next report"  # the back-off is over
+            return (f"REC PAUSED: {self.paused}, {plural(self.lost, 'report')} not recorded, {when} · {self.name} "
+                    f"{self.written}")
         refused = f" · {self.skipped} refused" if self.skipped else ""
-        return f"REC {self.name} {self.written}{refused}"
+        lost = f" ({plural(self.lost, 'report')} lost while the disk was full)" if self.lost else ""
+        return f"REC {self.name} {self.written}{lost}{refused}"
 
 
 class RecordingWriter:
@@ -130,11 +147,17 @@ class RecordingWriter:
         clock: Unix time for reports written without one.
         fsync_interval: seconds between fsyncs, so a crash loses at most that much.
         level: the compression level (default: the codec's fast one).
+        retry: after a write fails for want of space (``RETRIED``: a full disk, a quota), drop the reports that
+            come (counted in ``lost``) and try again after a back-off (``sources.base.Backoff``), appending to the
+            same file once there is room (a new gzip member / zstd frame: what was compressed for the failed write
+            never reached the file); without it (or for any other error) a failed write stops the recording.
+        monotonic: seconds for the back-off (tests drive it).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, append: bool = True, compression: str | None = "auto",
                  lock: bool = True, clock: Callable[[], float] = time.time, fsync_interval: float = 1.0,
-                 level: int | None = None) -> None:
+                 level: int | None = None, retry: bool = False,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.path = Path(path)
         self.compression = compression_for(path) if compression == "auto" else compression
         self.clock = clock
@@ -150,6 +173,13 @@ class RecordingWriter:
         self._lock = threading.Lock()
         self._closed = False
         self._failed: OSError | None = None
+        self.lost = 0
+        """Reports not recorded while a full disk was retried (``retry``)."""
+        self._retry = Backoff(first=RETRY_FIRST, cap=RETRY_CAP) if retry else None
+        self._monotonic = monotonic
+        self._paused: OSError | None = None
+        """The write failure being retried (``retry``); None while writes succeed."""
+        self._retry_at = 0.0
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if not append:
             flags |= os.O_TRUNC
@@ -198,7 +228,7 @@ class RecordingWriter:
         os.ftruncate(fd, last.start)
         if keep:
             os.write(fd, member)
-        os.fsync(fd)
+        _sync(fd)
         tail = f"{dropped:,} bytes of a cut report dropped" if dropped else "nothing else lost"
         return (f"{clean(self.path.name, 60)}: its last {'member' if self.compression == 'gzip' else 'frame'} was "
                 f"cut ({len(cut):,} compressed bytes): {reports:,} whole reports kept in a closed one, {tail}")
@@ -223,9 +253,11 @@ class RecordingWriter:
 
     def state(self) -> RecordingState:
         """A snapshot of the counts for the screen (read from the UI thread while the feed thread writes)."""
-        failed = self._failed
+        failed, paused = self._failed, self._paused
         why = "" if failed is None else clean(failed.strerror or str(failed), 60)
-        return RecordingState(clean(self.path.name, 60), self.written, self.skipped, why)
+        return RecordingState(clean(self.path.name, 60), self.written, self.skipped, why, self.lost,
+                              _pause_reason(paused) if paused is not None else "",
+                              max(0.0, self._retry_at - self._monotonic()) if paused is not None else 0.0)
 
     def write(self, data: bytes, ts: float | None = None, pods: bytes = b"") -> bool:
         """Record one report at time ``ts`` (default: now), or each of several run together on one line, with the
@@ -253,29 +285,48 @@ class RecordingWriter:
                 raise self._failed
             if self._closed:
                 return False
-            out = line + b"\n"
-            if os.fstat(self._fd).st_size != self._size:
-                # Someone else changed the file: logrotate's copytruncate emptied it (the rest of our gzip member
-                # or zstd frame would begin mid-stream, unreadable to the end of the session), or a shell's >>
-                # added to it. Go on in a member/frame (or on a line) of our own.
-                self._start(self._level)
-            if self._compressor is not None:
-                out = self._compressor.compress(out) + self._compressor.flush(self._flush_mode)
-            self._emit(out)
-            self.written += 1
-            now = time.monotonic()
-            if now - self._last_sync >= self.fsync_interval:
-                self._last_sync = now
-                os.fsync(self._fd)
+            if self._paused is not None and self._monotonic() < self._retry_at:
+                self.lost += 1  # the disk is still full, as far as we know: not recorded, counted
+                return True
+            try:
+                self._append(line + b"\n", fresh=self._paused is not None)
+            except OSError as exc:
+                if self._retry is None or exc.errno not in RETRIED:
+                    self._failed = exc
+                    raise
+                self._paused = exc
+                self._retry_at = self._monotonic() + self._retry.next()
+                self.lost += 1
+                return True
+            if self._paused is not None:  # room again: recording goes on in the same file
+                self._paused = None
+                self._retry.reset()  # type: ignore[union-attr]
             return True
+
+    def _append(self, out: bytes, fresh: bool) -> None:
+        """One report's line, as one write, and the fsync when one is due. ``fresh``: after failed writes, a new
+        member/frame first (the compressor holds what never reached the file; a plain file was cut back to its
+        last whole line)."""
+        if fresh or os.fstat(self._fd).st_size != self._size:
+            # Someone else changed the file: logrotate's copytruncate emptied it (the rest of our gzip member
+            # or zstd frame would begin mid-stream, unreadable to the end of the session), or a shell's >>
+            # added to it. Go on in a member/frame (or on a line) of our own.
+            self._start(self._level)
+        if self._compressor is not None:
+            out = self._compressor.compress(out) + self._compressor.flush(self._flush_mode)
+        self._emit(out)
+        self.written += 1
+        now = time.monotonic()
+        if now - self._last_sync >= self.fsync_interval:
+            self._last_sync = now
+            _sync(self._fd)
 
     def _emit(self, out: bytes) -> None:
         try:
             n = os.write(self._fd, out)
             while n < len(out):  # short write: only on a full disk or a quota, where the next one raises
                 n += os.write(self._fd, out[n:])
-        except OSError as exc:
-            self._failed = exc
+        except OSError:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, self._size)  # no partial line, no half a compressed block
             raise
@@ -288,10 +339,10 @@ class RecordingWriter:
                 return
             self._closed = True
             try:
-                if (self._compressor is not None and self._failed is None
+                if (self._compressor is not None and self._failed is None and self._paused is None
                         and os.fstat(self._fd).st_size == self._size):  # not the end of a stream cut away
                     self._emit(self._compressor.flush())
-                os.fsync(self._fd)
+                _sync(self._fd)
             finally:
                 os.close(self._fd)
 
@@ -302,20 +353,46 @@ class RecordingWriter:
         self.close()
 
 
+RETRIED = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+"""Write failures that pass once space is freed: a full disk, a quota. Others (a removed device, permissions)
+stop the recording."""
+RETRY_FIRST = 1.0
+RETRY_CAP = 30.0
+"""Seconds of the back-off between tries on a full disk (doubling from ``RETRY_FIRST``)."""
+
+
+def _pause_reason(exc: OSError) -> str:
+    return "disk full" if exc.errno == errno.ENOSPC else clean(exc.strerror or str(exc), 40).lower()
+
+
 class RecordingBusy(OSError):
     """Another process holds the recording's lock: it is recording to that file now."""
+
+
+def _sync(fd: int) -> None:
+    """``os.fsync``, except where there is nothing to sync: a pipe or a device (``/dev/null``, a FIFO) answers
+    EINVAL, which is not a failed recording."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EROFS) or stat.S_ISREG(os.fstat(fd).st_mode):
+            raise
 
 
 def _lock(fd: int) -> None:
     """An advisory lock for as long as the file is open (released by the kernel however we exit, even SIGKILL).
 
     Two recorders on one file would interleave their reports: in a plain file lines of both in turn, in a
-    compressed one blocks of each stream inside the other's, which no reader can take apart."""
+    compressed one blocks of each stream inside the other's, which no reader can take apart. Only a regular file:
+    a device or a pipe (``/dev/null``, ``/dev/stdout``, ``>(zstd > x)``) is one inode for every process on the
+    machine, so a lock there would refuse a second, unrelated recorder."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         return
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise RecordingBusy(errno.EWOULDBLOCK, "another process is recording to it (choose another file, or stop "
@@ -392,7 +469,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     """
     err = err if err is not None else sys.stderr
     try:
-        writer = RecordingWriter(path)
+        writer = RecordingWriter(path, retry=True)  # a full disk pauses the recording until there is room again
     except OSError as exc:
         print(f"neuron-top: cannot record to {clean(str(path))}: {clean(exc.strerror or str(exc))}", file=err)
         return 1
@@ -421,8 +498,23 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     thread = threading.Thread(target=pump, name="record source", daemon=True)
     thread.start()
     skipped, failed, rc = 0, "", 0
+    paused = ""
+
+    def say_pause() -> None:
+        """A line when a full disk pauses the recording and one when it goes on (a daemon has no header)."""
+        nonlocal paused
+        st = writer.state()
+        if st.paused and not paused:
+            print(f"neuron-top: recording to {clean(str(path))} paused: {st.paused}; retrying (reports meanwhile "
+                  "are not recorded)", file=err)
+        elif paused and not st.paused and not st.failed:
+            print(f"neuron-top: recording to {clean(str(path))} goes on: {plural(st.lost, 'report')} lost while "
+                  f"{paused}", file=err)
+        paused = st.paused
+
     try:
         while not stop.is_set():  # never stop.wait() here: the signal handler sets it on this thread
+            say_pause()
             try:
                 event = events.get(timeout=0.2)
             except queue.Empty:
@@ -443,6 +535,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
         stop.set()
         source.close()
         thread.join(timeout=2.0)
+        say_pause()  # a pause the loop had no turn to see (the source ended at once)
         try:
             writer.close()
         except OSError as exc:
@@ -456,7 +549,11 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     if writer.interrupted:
         rc = 128 + writer.interrupted  # what shells expect of a process a signal ended, once the file is closed
     why = f", stopped by {signal.Signals(writer.interrupted).name}" if writer.interrupted else ""
-    print(f"neuron-top: {writer.written} reports written to {clean(str(path))}, {skipped} skipped{why}", file=err)
+    lost = f", {writer.lost} not recorded (disk full)" if writer.lost else ""
+    print(f"neuron-top: {writer.written} reports written to {clean(str(path))}, {skipped} skipped{lost}{why}",
+          file=err)
+    if writer.lost and rc == 0:
+        rc = 1  # data was lost: the status says so
     return rc
 
 

@@ -485,6 +485,12 @@ class NeuronTopApp(TerminalApp):
         self.publish()
         return error
 
+    def search_themes(self) -> None:
+        """The palette's "Theme" command: neuron-top's themes first, apart from Textual's stock ones."""
+        from textual.command import CommandPalette
+
+        self.push_screen(CommandPalette(providers=[self._themes.commands()], placeholder="Search for themes…"))
+
     def action_next_theme(self) -> None:
         self.theme = self._themes.after(self)
         self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file

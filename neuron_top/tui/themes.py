@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.color import Color, ColorParseError
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.theme import Theme
 
 from neuron_top.settings import config_path
@@ -32,6 +34,10 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_THEME = "neuron-dark"
+OURS = "neuron-top"
+STOCK = "Textual"
+"""The command palette's two groups of themes: the files of ``theme_dirs`` (shipped and the user's), and the ones
+Textual comes with."""
 _COLOUR_KEYS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
                 "surface", "panel", "boost")
 
@@ -73,6 +79,38 @@ class ThemeSet:
         else:
             app.notify(f"unknown theme {wanted!r}; using {DEFAULT_THEME}", severity="warning", markup=False)
             app.theme = DEFAULT_THEME if DEFAULT_THEME in app.available_themes else "textual-dark"
+
+    def groups(self, app: App) -> list[tuple[str, list[str]]]:
+        """The app's themes as the command palette lists them: ours (``OURS``), then Textual's stock ones
+        (``STOCK``), each in name order."""
+        names = sorted(app.available_themes)
+        return [(OURS, [n for n in names if n in self.themes]), (STOCK, [n for n in names if n not in self.themes])]
+
+    def commands(self) -> type[Provider]:
+        """A command palette provider of the themes, ours first and marked apart from Textual's stock ones (which
+        Textual's own provider mixes with ours in one alphabetical list of twenty)."""
+        themes = self
+
+        class ThemeCommands(Provider):
+            def _hits(self) -> list[tuple[str, str, str]]:
+                app = self.app
+                return [(f"{group}: {name}", name, f"{group} theme" + (" (in use)" if name == app.theme else ""))
+                        for group, names in themes.groups(app) for name in names]
+
+            def _set(self, name: str) -> None:
+                self.app.theme = name
+
+            async def discover(self) -> Hits:
+                for text, name, note in self._hits():
+                    yield DiscoveryHit(text, partial(self._set, name), text, note)
+
+            async def search(self, query: str) -> Hits:
+                matcher = self.matcher(query)
+                for text, name, note in self._hits():
+                    if (score := matcher.match(text)) > 0:
+                        yield Hit(score, matcher.highlight(text), partial(self._set, name), text, note)
+
+        return ThemeCommands
 
     def after(self, app: App) -> str:
         """The theme the ``t`` key switches to: the next of ours (of Textual's when none loaded), in name order."""

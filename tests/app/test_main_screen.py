@@ -409,3 +409,60 @@ async def test_the_apps_title_says_1_app() -> None:
         await feed(pilot)
         title = app.screen.query_one(AppsPanel).render_line(0).text
         assert "1 app · 0 errors" in title, title
+
+
+def _device_memory_by_hand(doc: dict, cores_per_device: int, size: int | None) -> dict[int, str]:
+    """Each device's memory used from the report's ``memory_used`` (every runtime's per-core categories), as the
+    grid should print it: brute force, not the core's code."""
+    used: dict[int, int] = {}
+    for rt in doc["neuron_runtime_data"]:
+        per_core = rt["report"]["memory_used"]["neuron_runtime_used_bytes"]["usage_breakdown"][
+            "neuroncore_memory_usage"]
+        for core, cats in per_core.items():
+            d = int(core) // cores_per_device
+            used[d] = used.get(d, 0) + sum(v for v in cats.values() if isinstance(v, int) and v >= 0)
+    gib = 2 ** 30
+    return {d: f"{u / gib:.1f}/{size // gib}G" if size else f"{u / gib:.1f}G" for d, u in used.items()}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_each_device_shows_its_memory_beside_its_cores(size: tuple[int, int]) -> None:
+    """nvitop's MEM beside UTIL: on the real trn1n.32xlarge report (32 runtimes, 16 devices x 2 cores), every
+    device's row ends with its memory used (of its size when the report gives one), at 120x40 and 200x60; at
+    80x24, where the bars are one cell already (trn1n and trn2), the column is left out whole, never cut."""
+    import re
+
+    from tests.helpers import demo_snapshots
+
+    doc = json.loads((FIXTURES / "trn1n_32xlarge_32runtimes_cwagent_test.json").read_text())
+    snap = snap_of(doc)
+    want = _device_memory_by_hand(doc, snap.cores_per_device, snap.hardware.neuron_device_memory_size)
+    assert len(want) > 1
+    mem = re.compile(r"ND(\d+) .*?\]\s+(\d[\d.]*(?:/\d+)?G|-)(?=\s+ND|\s*$)")
+    for snaps in ([snap], demo_snapshots("trn2.48xlarge", 7, 4)):
+        app = make_app(snaps)
+        async with app.run_test(size=size) as pilot:
+            await feed(pilot)
+            lines = [s.text for s in app.screen.query_one(CoreGrid)._strips]
+            assert all(len(line.rstrip()) <= size[0] - 2 for line in lines)
+            shown = {int(d): m for line in lines[2:] for d, m in mem.findall(line)}
+            if size == (80, 24):
+                assert "MEM" not in lines[1] and not shown
+            else:
+                assert "MEM" in lines[1] and len(shown) == snaps[-1].device_count
+                if snaps[-1] is snap:
+                    assert shown == {d: want.get(d, "-") for d in range(snap.device_count)}
+
+
+def test_device_memory_without_a_per_core_breakdown_on_one_device() -> None:
+    """The inf2.xlarge fixture (runtime 2.30) gives only the runtime's device total, no per-core breakdown: on a
+    machine of one device that total is the device's (MEM 0.1/32G), not "-"."""
+    from neuron_top.output.cells import core_cells
+
+    doc = json.loads((FIXTURES / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json").read_text())
+    snap = snap_of(doc)
+    used = sum(rt["report"]["memory_used"]["neuron_runtime_used_bytes"]["neuron_device"]
+               for rt in doc["neuron_runtime_data"])
+    size = doc["neuron_hardware_info"]["neuron_device_memory_size"]
+    assert snap.device_count == 1 and used > 0
+    assert core_cells(snap, snap.all).memory(0)[0] == f"{used / 2**30:.1f}/{size / 2**30:.0f}G"

@@ -58,6 +58,10 @@ async def test_once_text_says_what_the_panels_show(instance: str, keys: tuple[st
         cores = section(out, "NeuronCores (")
         assert cores[0].split("): ", 1)[1] == shown[0].strip()
         assert cells_by_device(cores[1:]) == cells_by_device(shown[2:])
+        # each device's memory (MEM beside the cells on screen, "mem" in the text): the same, in device order
+        mem = re.compile(r"\]\s+(\d[\d.]*/[\d.]+[BKMGTP]|-)(?=\s+ND|\s*$)")
+        assert [m for line in shown[2:] for m in mem.findall(line)] == \
+            [line.split(" mem ")[1].strip() for line in cores[1:]]
 
         # the apps panel: each app's row, column by column
         panel = app.screen.query_one(AppsPanel)

@@ -95,3 +95,58 @@ def test_write_range_never_overwrites(tmp_path: Path) -> None:
     (tmp_path / "x.jsonl.gz").write_bytes(b"")
     assert free_name(tmp_path / "x.jsonl.gz") == tmp_path / "x-2.jsonl.gz"
     assert sorted(os.listdir(tmp_path)) == ["out-2.jsonl", "out.jsonl", "src.jsonl", "x.jsonl.gz"]  # no leftovers
+
+
+async def test_the_header_says_recording_paused_on_a_full_disk_then_resumed(tmp_path: Path, monkeypatch) -> None:
+    """Issue 33 item 9: a full disk pauses --record (the header says why, how many reports were not recorded and
+    when it tries again), and once there is room it goes on in the same file and says how many were lost."""
+    import errno
+    import queue
+
+    from neuron_top.recording import writer as recording
+
+    full = threading.Event()
+    real = os.write
+
+    def write(fd: int, data: bytes) -> int:
+        if full.is_set():
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(recording.os, "write", write)
+    now = [0.0]
+    fed: queue.Queue[bytes] = queue.Queue()
+
+    class Fed:
+        name = "test source"
+
+        def items(self, stop: threading.Event) -> Iterator[Item]:
+            yield Status(State.LIVE, "reports from test")
+            while not stop.is_set():
+                try:
+                    yield RawReport(fed.get(timeout=0.05))
+                except queue.Empty:
+                    continue
+
+        def close(self) -> None:
+            pass
+
+    rec = RecordingWriter(tmp_path / "night.jsonl.gz", retry=True, monotonic=lambda: now[0])
+    app = NeuronTopApp(Fed(), recorder=rec, clock=lambda: 1000.0)
+    async with app.run_test(size=(120, 40)):
+        fed.put(REPORT)
+        await until(lambda: "REC night.jsonl.gz 1" in header(app))
+        full.set()
+        for _ in range(3):
+            fed.put(REPORT)
+        await until(lambda: "3 reports not recorded" in header(app))
+        assert "● REC PAUSED: disk full, 3 reports not recorded, retrying in 1s" in header(app)
+        full.clear()
+        now[0] += 5.0
+        fed.put(REPORT)
+        await until(lambda: "lost" in header(app))
+        assert "● REC night.jsonl.gz 2 (3 reports lost while the disk was full)" in header(app)
+    rec.close()
+    with RecordingIndex(tmp_path / "night.jsonl.gz") as ix:
+        ix.wait(30)
+        assert len(ix) == 2 and ix.skipped == 0

@@ -740,3 +740,38 @@ async def test_before_the_scan_reaches_a_jump_the_header_and_the_ecc_panel_agree
         assert app.history.ecc_totals[5].uncorrected == 0 and "ECC!" not in header(app)
         assert "ECC since start: counting" in header(app)  # and says these are not yet the whole recording's
     ctl(app).index.close()
+
+
+async def test_executions_since_start_in_the_panel_after_any_move(tmp_path: Path) -> None:
+    """Issue 33 Deliver 2: the executions panel in replay shows every outcome's count since the start of the
+    recording up to the position, exact after a jump, a step back and a seek (a brute-force sum of the JSON)."""
+    import json
+
+    from neuron_top.tui.widgets.executions import ExecPanel
+    from tests.recordings import Plan, lines, write
+
+    plan = Plan(seconds=300 * 60, period=60.0, completed=3,
+                executions=[(600, 6000, "completed_with_err", 2), (9000, 9600, "timed_out", 7)])
+    path = write(tmp_path / "exec.jsonl", plan)
+    docs = [json.loads(x) for x in lines(plan)]
+
+    def brute(upto: int, key: str) -> int:
+        return sum(d["neuron_runtime_data"][0]["report"]["execution_stats"]["execution_summary"][key]
+                   for d in docs[:upto + 1])
+
+    app, _ = replay_app(path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        for keys in (("space", "G"), ("comma",), ("colon", *"50%", "enter"), ("g",)):
+            await pilot.press(*keys)
+            await settle(pilot)
+            i = ctl(app).position
+            text = "\n".join(s.text for s in app.screen.query_one(ExecPanel).build(app.screen.view, 160))
+            row = next(line for line in text.splitlines() if line.startswith(" since start"))
+            want = [f"{brute(i, k):,}" for k in ("completed", "completed_with_err", "completed_with_num_err",
+                                                 "timed_out", "incorrect_input", "failed_to_queue")]
+            assert row.split()[2:8] == want, (keys, i, row)
+            narrow = [s.text for s in app.screen.query_one(ExecPanel).build(app.screen.view, 58)]
+            row = next(line for line in narrow if line.startswith(" so far"))  # 120x40's left column
+            assert row.split()[2:8] == want, (keys, i, row)
+    ctl(app).index.close()

@@ -202,7 +202,7 @@ def test_cloudwatch_caps_answers_at_500_series_and_the_view_shows_all_1200_hosts
         # the header says so (the same frame printed as --once prints it)
         print_frame(decode_frame(line), argparse.Namespace(json=False, width=200))
         head = capsys.readouterr().out.splitlines()[:2]
-        assert "split by availability_zone, then instance_type" in head[0] and head[1].startswith("1200 hosts")
+        assert "split by availability_zone, then instance_type" in head[0] and head[1].startswith("1,200 hosts")
     finally:
         cw.stop()
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from collections import deque
 
+import pytest
+
 from neuron_top.history import History
 from tests.conftest import DATA, load_snapshot
 
@@ -105,3 +107,23 @@ def test_series_of_an_app_gone_for_a_whole_history_are_forgotten() -> None:
     assert ("exec", 40) in exec_keys and ("exec", 1) not in exec_keys
     assert list(h.series(("exec", 40)))[-1] == 5.0
     assert h.series(("exec", 1)) == deque()  # read as never seen: drawn as no data, as before
+
+
+def test_history_keeps_each_devices_mean_utilization_and_all_cores() -> None:
+    """The core history panel's series: per report, the mean of each device's cores that report a sane value,
+    and the grid title's average for all (issue 32 item 10)."""
+    from neuron_top.history import History
+    from tests.helpers import demo_snapshots
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 6)
+    h = History(10)
+    for s in snaps:
+        h.push(s)
+    cpd = snaps[0].cores_per_device
+    for d in (0, 13, 15):
+        want = []
+        for s in snaps:
+            us = [u for i, u in s.all.core_stats.util.items() if i // cpd == d and u is not None and 0 <= u <= 110]
+            want.append(sum(us) / len(us) if us else None)
+        assert list(h.series(("dev_util", d))) == pytest.approx(want)
+    assert list(h.series(("dev_util", "all"))) == pytest.approx([s.all.core_stats.util_avg for s in snaps])

@@ -53,6 +53,7 @@ def test_the_incident_report(tmp_path: Path, capfd: pytest.CaptureFixture[str]) 
     assert lines == [
         f"night.jsonl: 730 reports, 2026-01-01 01:00:05 to 05:04:25 {z} (4 h 04 m)",
         "holes: 1, 2 h 03 m without data in all",
+        "executions: completed 12,700 (others 0 or not reported); errors 14",
         "serious:",
         f"  2026-01-01 02:13:05 {z}  ND3 uncorrected ECC (HBM) x1",
         f"  2026-01-01 05:03:25 to 05:04:25 {z} (1 m 10 s)  app app1: 14 execution errors in 7 reports, peak 0.20/s",
@@ -365,3 +366,42 @@ def test_corrected_ecc_on_both_memories_of_16_devices_is_one_line_per_memory(
     sram = sum(1 + k % 3 for k in range(16, 32))
     assert [x.split(",")[0] for x in folded] == [f"  16 devices (ND0-ND15) HBM x{hbm}",
                                                  f"  16 devices (ND0-ND15) SRAM x{sram}"]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_summary_counts_executions_by_outcome_exactly(tmp_path: Path, monkeypatch, capfd,
+                                                     workers: int) -> None:
+    """Issue 33 Deliver 2: ``--summary`` gives the executions of every outcome over the recording (or a
+    ``--start``/``--end`` window), equal to a brute-force sum of the JSON, also when split over workers."""
+    from neuron_top.derived import EXEC_TYPES
+    from neuron_top.recording import incident
+    from neuron_top.recording.index import RecordingIndex
+    from tests.recordings import Plan, lines, write
+
+    plan = Plan(seconds=500 * 10, period=10.0, completed=4,
+                executions=[(100, 900, "completed_with_err", 3), (2000, 2050, "timed_out", 9),
+                            (4000, 4500, "incorrect_input", 1)])
+    path = write(tmp_path / "x.jsonl", plan)
+    docs = [json.loads(x) for x in lines(plan)]
+
+    def brute(lo: int, hi: int) -> dict[str, int]:
+        return {k: sum(d["neuron_runtime_data"][0]["report"]["execution_stats"]["execution_summary"][k]
+                       for d in docs[lo:hi]) for k in EXEC_TYPES}
+
+    monkeypatch.setattr(incident, "PARALLEL_MIN", 10)
+    index = RecordingIndex(path)
+    index.wait()
+    try:
+        for lo, hi in ((0, len(docs)), (150, 420)):
+            *_, totals = incident.scan_incidents(index, workers=workers, lo=lo, hi=hi)
+            assert dict(zip(EXEC_TYPES, totals.executions, strict=True)) == brute(lo, hi), (lo, hi)
+    finally:
+        index.close()
+    assert main(["replay", str(path), "--summary", "--json"]) == 1  # bad executions are serious
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["executions"] == brute(0, len(docs)) and doc["errors"] == 0
+    assert main(["replay", str(path), "--summary"]) == 1
+    want = brute(0, len(docs))
+    assert (f"executions: completed {want['completed']:,}, completed_with_err {want['completed_with_err']:,}, "
+            f"timed_out {want['timed_out']}, incorrect_input {want['incorrect_input']} (others 0 or not reported); "
+            "errors 0") in capfd.readouterr().out

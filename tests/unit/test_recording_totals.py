@@ -35,3 +35,50 @@ def test_totals_at_every_position_equal_a_sum_from_the_start() -> None:
                 for d, e in got.ecc.items()} == ecc
     assert c.totals_at(len(data) - 1).errors == 40 * 3  # the burst plants errors by type
     assert c.totals_at(len(data) - 1).uncorrected_devices == (7,)
+
+
+def _brute_executions(data: list[bytes], upto: int) -> tuple[int | None, ...]:
+    """Executions by outcome summed over the reports ``0..upto``, straight from the JSON (no core code)."""
+    import json
+
+    from neuron_top.derived import EXEC_TYPES
+
+    sums: dict[str, int] = {}
+    for raw in data[:upto + 1]:
+        for rt in json.loads(raw)["neuron_runtime_data"]:
+            for k, v in rt["report"]["execution_stats"]["execution_summary"].items():
+                sums[k] = sums.get(k, 0) + v
+    return tuple(sums.get(k) for k in EXEC_TYPES)
+
+
+def test_executions_since_start_are_exact_after_seek_step_back_and_jump() -> None:
+    """Issue 33, Deliver 2: executions since start (every outcome) at the position after any move equal a
+    brute-force count over the reports up to it, not the history window's."""
+    plan = Plan(seconds=60 * 400, period=60.0, completed=7,
+                executions=[(3000, 9000, "completed_with_err", 2), (12000, 12600, "timed_out", 5),
+                            (20000, 20060, "failed_to_queue", 11), (600, 24000, "completed", 3)])
+    data = [x.rstrip(b"\n") for x in lines(plan)]
+    c = ReplayController(ListIndex(data, [float(i) for i in range(len(data))]))
+    c.scan_markers()
+    moves = [lambda: c.seek(len(data) // 2), lambda: c.step(-1), lambda: c.seek(EVERY * 3 + 5),
+             lambda: c.step(-1), lambda: c.seek(len(data) - 1), lambda: c.seek(0), lambda: c.seek(EVERY - 1)]
+    for move in moves:
+        move()
+        got = c.totals_at(c.position)
+        assert got is not None
+        assert got.executions == _brute_executions(data, c.position), c.position
+    end = c.totals_at(len(data) - 1)
+    assert end is not None
+    assert end.executions[1] == 2 * 100 and end.executions[3] == 5 * 10 and end.executions[5] == 11
+
+
+def test_executions_not_reported_stay_not_reported() -> None:
+    """An outcome no report gave is None since start, not 0 ("-" on screen)."""
+    from neuron_top.derived import EXEC_TYPES
+    from neuron_top.recording.markers import Facts
+    from neuron_top.recording.totals import Totals
+
+    f = Facts()
+    f.executions = (5, None, None, None, None, None)
+    t = Totals().plus(f).plus(None).plus(f)
+    assert t.executions == (10, None, None, None, None, None) and len(t.executions) == len(EXEC_TYPES)

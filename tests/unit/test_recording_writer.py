@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -109,6 +109,117 @@ def test_disk_full_leaves_whole_lines(tmp_path: Path, monkeypatch: pytest.Monkey
     ix.close()
     if name.endswith(".ndjson"):
         assert path.read_bytes().endswith(b"}\n")
+
+
+def run_dashboard(monkeypatch: pytest.MonkeyPatch, rec: RecordingWriter, during: Callable[[], object]) -> int:
+    """``run_tui`` with ``rec`` as its ``--record`` and a stand-in for the screen, which runs ``during()``."""
+    import argparse
+
+    from neuron_top.cli import common
+
+    class FakeApp:
+        return_code = None
+        collector = None
+
+        def __init__(self, *a: object, **kw: object) -> None:
+            pass
+
+        def run(self) -> None:
+            during()
+
+    monkeypatch.setattr("neuron_top.tui.app.NeuronTopApp", FakeApp)
+    monkeypatch.setattr("neuron_top.settings.SettingsStore.open", staticmethod(lambda: None))
+    return common.run_tui(None, argparse.Namespace(), recorder=rec)
+
+
+class Disk:
+    """``os.write`` on a disk that is full while ``full`` is set (the first write of a report may be cut short)."""
+
+    def __init__(self) -> None:
+        self.full = False
+        self.real = os.write
+
+    def write(self, fd: int, data: bytes) -> int:
+        if self.full:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return self.real(fd, data)
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "r.jsonl.gz", "r.jsonl.zst"])
+def test_a_full_disk_pauses_the_recording_and_it_resumes_in_the_same_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Issue 33 item 9: ``--record`` stopped for good on a full disk. With ``retry`` it drops the reports that
+    come while the disk is full (counted), tries again after the back-off, and appends to the same file once
+    there is room (a new member/frame when compressed): every report written before and after reads back."""
+    path = tmp_path / name
+    now = [100.0]
+    w = RecordingWriter(path, retry=True, monotonic=lambda: now[0])
+    disk = Disk()
+    monkeypatch.setattr(recording.os, "write", disk.write)
+
+    def report(i: int) -> bytes:
+        return b'{"system_data":{},"i":%d}' % i
+
+    for i in range(3):
+        assert w.write(report(i), 1000.0 + i)
+    disk.full = True
+    w.write(report(3), 1003.0)  # fails: paused, retry in 1 s (Backoff's first)
+    st = w.state()
+    assert (st.paused, st.lost, st.retry_in, st.failed) == ("disk full", 1, 1.0, "")
+    assert st.text == "REC PAUSED: disk full, 1 report not recorded, retrying in 1s · " + name + " 3"
+    w.write(report(4), 1004.0)  # before the retry: dropped without a try
+    now[0] += 1.0
+    w.write(report(5), 1005.0)  # tried, still full: the back-off doubles
+    assert w.state().retry_in == 2.0 and w.lost == 3
+    now[0] += 2.0
+    assert "retrying with the next report" in w.state().text  # the back-off is over: the next report tries
+    now[0] -= 2.0
+    now[0] += 2.0
+    disk.full = False  # space freed
+    w.write(report(6), 1006.0)
+    w.write(report(7), 1007.0)
+    st = w.state()
+    assert (st.paused, st.lost, st.written) == ("", 3, 5)
+    assert st.text == f"REC {name} 5 (3 reports lost while the disk was full)"
+    disk.full = True  # full again: the back-off starts from its first delay (reset on success)
+    w.write(report(8), 1008.0)
+    assert w.state().retry_in == 1.0
+    disk.full = False
+    now[0] += 1.0
+    w.write(report(9), 1009.0)
+    w.close()
+    with RecordingIndex(path) as ix:
+        ix.wait(30)
+        assert [json.loads(ix.get(k))["i"] for k in range(len(ix))] == [0, 1, 2, 6, 7, 9]
+        assert ix.skipped == 0
+
+
+def test_without_retry_or_on_another_error_a_failed_write_stops_the_recording(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    w = RecordingWriter(tmp_path / "r.jsonl", retry=True)
+
+    def denied(fd: int, data: bytes) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(recording.os, "write", denied)
+    with pytest.raises(OSError):
+        w.write(b'{"a":1}', 1.0)
+    assert w.state().failed == "Input/output error" and w.state().text.startswith("REC STOPPED")
+    w.close()
+
+
+def test_the_dashboards_exit_line_counts_the_reports_lost_on_a_full_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 and the count in the final line, also once recording resumed (the file has a hole)."""
+    rec = RecordingWriter(tmp_path / "full.jsonl", retry=True)
+    rec.write(b'{"system_data":{}}', 1767225600.0)
+
+    def lose() -> None:
+        rec.lost = 4
+
+    assert run_dashboard(monkeypatch, rec, lose) == 1
+    err = capsys.readouterr().err
+    assert "--record full.jsonl: 1 report written, 4 reports not recorded while the disk was full (resumed)" in err
 
 
 CHILD = r"""
@@ -210,6 +321,32 @@ def test_record_main_drains_a_source(tmp_path: Path) -> None:
                                                     + ", 4 skipped")
 
 
+def test_record_main_pauses_on_a_full_disk_and_says_what_was_lost(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``neuron-top record``, the unattended recorder, stopped for good at the first failed write while the
+    dashboard's ``--record`` paused and went on: it pauses too, says so on stderr (it has no header), and the
+    final line and the exit status say that reports were not recorded."""
+    disk = Disk()
+    monkeypatch.setattr(recording.os, "write", disk.write)
+
+    class FillsUp(ListSource):
+        def items(self, stop: threading.Event):  # type: ignore[override]
+            for i, item in enumerate(super().items(stop)):
+                disk.full = i >= 2  # the disk fills after the first report
+                yield item
+
+    src = FillsUp([Status(State.LIVE, "live"), RawReport(b'{"a":1}', 5.0), RawReport(b'{"a":2}', 6.0),
+                   RawReport(b'{"a":3}', 7.0)])
+    err = io.StringIO()
+    rc = record_main(src, tmp_path / "out.jsonl", threading.Event(), err=err, handle_signals=False)
+    disk.full = False
+    lines = err.getvalue().splitlines()
+    assert rc == 1, lines
+    assert any("paused: disk full; retrying" in ln for ln in lines), lines
+    assert lines[-1].endswith(", 0 skipped, 2 not recorded (disk full)"), lines
+    assert (tmp_path / "out.jsonl").read_bytes() == b'{"a":1,"neuron_top":{"ts":5.000000}}\n'
+
+
 def test_record_main_failures(tmp_path: Path) -> None:
     err = io.StringIO()
     rc = record_main(ListSource([Status(State.FAILED, "neuron-monitor not found")]), tmp_path / "o.ndjson",
@@ -282,6 +419,16 @@ def test_signal_handler_sets_the_writers_own_event_and_restores(tmp_path: Path) 
 
 
 # --- one recorder per file -------------------------------------------------------------------------------------
+
+
+def test_two_recorders_to_a_device_are_not_one_file(tmp_path: Path) -> None:
+    """The lock that keeps two recorders off one file was taken on devices too: /dev/null is one inode for the
+    whole machine, so ``--record /dev/null`` (or /dev/full, /dev/stdout) in one terminal refused it in another
+    (CI met it: two test runs recording to /dev/full)."""
+    if not Path("/dev/null").exists():
+        pytest.skip("no /dev/null")
+    with RecordingWriter("/dev/null") as first, RecordingWriter("/dev/null") as second:
+        assert first.write(b'{"system_data":{}}', ts=1.0) and second.write(b'{"system_data":{}}', ts=1.0)
 
 
 @pytest.mark.parametrize("name", ["busy.jsonl", "busy.jsonl.gz", "busy.jsonl.zst"])
@@ -411,26 +558,12 @@ def test_a_whole_compressed_file_is_left_as_it_is(tmp_path: Path) -> None:
 
 def test_a_dashboard_whose_recording_stopped_on_a_full_disk_says_so_and_exits_1(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import argparse
-    import errno
-
-    from neuron_top.cli import common
-
     rec = RecordingWriter(tmp_path / "full.jsonl")
     rec.write(b'{"system_data":{}}', 1767225600.0)
 
-    class FakeApp:
-        return_code = None
-        collector = None
+    def fail() -> None:
+        rec._failed = OSError(errno.ENOSPC, "No space left on device")
 
-        def __init__(self, *a: object, **kw: object) -> None:
-            pass
-
-        def run(self) -> None:
-            rec._failed = OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr("neuron_top.tui.app.NeuronTopApp", FakeApp)
-    monkeypatch.setattr("neuron_top.settings.SettingsStore.open", staticmethod(lambda: None))
-    assert common.run_tui(None, argparse.Namespace(), recorder=rec) == 1
+    assert run_dashboard(monkeypatch, rec, fail) == 1
     err = capsys.readouterr().err
     assert "--record full.jsonl stopped: No space left on device (1 report written before it)" in err

@@ -23,6 +23,7 @@ from textual.widgets import Footer, Input
 from neuron_top.layouts import LayoutState
 from neuron_top.tui.session_host import SessionHost
 from neuron_top.tui.widgets.apps import AppsPanel
+from neuron_top.tui.widgets.core_history import CoreHistory
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.ecc import EccPanel
 from neuron_top.tui.widgets.executions import ExecPanel
@@ -41,7 +42,7 @@ CORE_SHARE = {"cores": 0.75}
 """Layout -> the share of the body's rows the core grid may take before it puts more devices side by side (with
 shorter bars); the others give it a quarter (``DEFAULT_SHARE``): at 120x40 a trn2's 16 devices take 8 rows."""
 DEFAULT_SHARE = 0.25
-LEFT = ("vcpu", "vcpu-grid", "memory", "ecc", "executions")
+LEFT = ("vcpu", "vcpu-grid", "memory", "ecc", "core-history", "executions")
 RIGHT = ("apps", "latency", "memory-tree")
 """Which column each panel stands in (in this order); one column below ``NARROW``: left, then right."""
 
@@ -148,6 +149,7 @@ class DashboardScreen(Screen):
                     yield self._panel(VcpuGrid(id="vcpu-grid"))
                     yield self._panel(MemorySummary(id="memory"))
                     yield self._panel(EccPanel(id="ecc"))
+                    yield self._panel(CoreHistory(id="core-history"))
                     yield self._panel(ExecPanel(id="executions"))
                 with Columns(id="right", classes="column"):
                     yield self._panel(AppsPanel(id="apps"))
@@ -179,6 +181,8 @@ class DashboardScreen(Screen):
         """Show the panels of ``state`` (and those of its extras that fit: ``_fill``) and hide the others."""
         if state != self.layout_state:
             self._extras = frozenset()
+            for panel in self._panels:
+                panel.room = None  # a layout's own panels take what they need
         self.layout_state = state
         self._show()
         self.call_after_refresh(self._fill)
@@ -234,8 +238,9 @@ class DashboardScreen(Screen):
                                                      if i in state.panels)
                 for extra in state.extras:
                     if extra in ids:
-                        need = panels[extra].rows_needed(view, width)
-                        if need is not None and need + 1 <= free:
+                        need = panels[extra].rows_within(view, width, free)
+                        if need is not None:
+                            panels[extra].room = free
                             extras.add(extra)
                             free -= need + 1
         if frozenset(extras) != self._extras:

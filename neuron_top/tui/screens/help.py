@@ -18,7 +18,7 @@ from textual.widgets import Static
 from neuron_top.tui.keys import binding_keys
 
 EXTRA = [
-    ("Keys everywhere", [("tab / shift+tab", "move between panels"), ("^p", "command palette (themes, keys)"),
+    ("Keys everywhere", [("tab / shift+tab", "move between panels"), ("^p", "command palette (Theme: neuron-top's themes first, then Textual's; keys)"),
                          ("esc", "back / close"), ("mouse", "click a core, device, tab, tree row or breadcrumb step")]),
     ("Replay scrubber", [
         ("E", "uncorrected ECC (most severe first: a cell shows its worst marker)"),
@@ -29,7 +29,8 @@ EXTRA = [
         ("e", "corrected ECC (e hides them)"),
         (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%: the last report at or "
               "before the time; past an end: that end, said"),
-        ("since start", "ECC counts and ECC! are the whole recording's up to the position, after any move"),
+        ("since start", "ECC counts, ECC! and the executions panel's since start row ('so far' when narrow) "
+                        "are the whole recording's up to the position, after any move"),
     ]),
 ]
 
@@ -38,6 +39,7 @@ LEGEND = [
     ("0%, 0.0/s", "reported, and zero"),
     ("·····", "a bar or history with no data at that point"),
     ("[   ·]", "core grid under a / filter: a core only filtered-out apps use"),
+    ("MEM 58.7/96G", "core grid: the device's memory used (by the shown apps) of its size; - not reported"),
     ("[bad!]", "an absurd value in the report (utilization below 0 or far above 100): not averaged"),
     ("err", "reported as failed: the runtime or its metric group sent an error (E says which and why)"),
     ("idle", "latency: the app ran nothing in the period"),
@@ -57,7 +59,8 @@ LEGEND = [
     ("NO DATA", "input arrives but none of it is a valid report (see E)"),
     ("ENDED, FAILED exit N", "the source stopped; its exit status (E lists its stderr)"),
     ("ECC! NDn (E)", "an uncorrected ECC error not yet acknowledged (E, then a)"),
-    ("● REC FILE N", "recording to FILE (--record), N reports written; REC STOPPED and why when a write failed"),
+    ("● REC FILE N", "recording to FILE (--record), N reports written; REC PAUSED on a full disk (retried; "
+                     "the reports lost are counted), REC STOPPED and why when a write failed otherwise"),
     ("[n], ‹12, 40›", "tab keys 1-9; tabs scrolled off the bar (a/d or o reach them)"),
     ("pods: kubelet|cgroup|…", "how each core's Kubernetes pod was found (the kubelet's PodResources API, the "
                                "runtime's cgroup, neuron-monitor's neuron_k8s_info), or why not"),

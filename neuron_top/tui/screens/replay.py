@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from neuron_top.history import History
+from neuron_top.history import ExecTotals, History
 from neuron_top.recording.player import ReplayController
 from neuron_top.tui.messages import WallTime
 from neuron_top.tui.screens.dashboard import DashboardScreen
@@ -110,7 +110,7 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
 
     # --- counts since start: the recording's, not the history window's ---
     def _apply_totals(self, jumped: bool) -> None:
-        """The history's ECC sums become the recording's from its start to the position (the window after a
+        """The history's ECC sums (and its executions since start, which a live history does not keep) become the recording's from its start to the position (the window after a
         seek holds only the last reports). After a jump the header's ``ECC!`` names the devices with uncorrected
         events up to the position, so the two never disagree. Until the scan reaches the position the window's
         sums stand and this runs again when it does (``on_markers_found``)."""
@@ -126,6 +126,7 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
                 session.set_status(uncorrected=tuple(d for d, e in sorted(window.items()) if e.uncorrected))
             return
         session.history.ecc_totals = dict(t.ecc)
+        session.history.exec_totals = ExecTotals(t.executions, t.errors)
         if jumped or self._totals_jump:
             self._totals_jump = False
             session.set_status(uncorrected=t.uncorrected_devices)

@@ -41,7 +41,8 @@ POD_COLOURS = 6
 @dataclass(frozen=True, slots=True)
 class GridShape:
     """How a grid is laid out: ``per_row`` devices side by side, each a label then ``cells`` cells of a bar
-    ``bar`` long and a value ``value`` characters long in brackets."""
+    ``bar`` long and a value ``value`` characters long in brackets, then ``extra`` columns (the device's memory,
+    its space before it included; 0: none)."""
 
     devices: int
     cells: int
@@ -49,6 +50,7 @@ class GridShape:
     per_row: int
     bar: int
     label: int
+    extra: int = 0
 
     @property
     def cell(self) -> int:
@@ -57,8 +59,8 @@ class GridShape:
 
     @property
     def block(self) -> int:
-        """Columns of one device: its label and its cells (no space after the last)."""
-        return self.label + self.cells * self.cell - 1
+        """Columns of one device: its label, its cells (no space after the last) and its memory."""
+        return self.label + self.cells * self.cell - 1 + self.extra
 
     @property
     def rows(self) -> int:
@@ -74,8 +76,9 @@ def label_width(devices: int) -> int:
     return 2 + len(str(max(devices - 1, 0))) + 1
 
 
-def grid_shape(devices: int, cells: int, value: int, width: int, budget: int | None) -> GridShape:
-    """The layout of a grid of ``devices`` x ``cells`` values ``value`` characters long in ``width`` columns.
+def grid_shape(devices: int, cells: int, value: int, width: int, budget: int | None, extra: int = 0) -> GridShape:
+    """The layout of a grid of ``devices`` x ``cells`` values ``value`` characters long in ``width`` columns
+    (``extra`` more columns after each device's cells).
 
     The rule, in order: the fewest rows beyond ``budget`` (the rows the screen can spare; None: any), bars at
     least ``MIN_BAR`` long, bars at most ``MAX_BAR`` long, then the fewest devices per row (longer bars). Rows of
@@ -84,17 +87,29 @@ def grid_shape(devices: int, cells: int, value: int, width: int, budget: int | N
     label = label_width(devices)
     best: tuple[tuple[int, ...], GridShape] | None = None
     for k in range(1, max(devices, 1) + 1):
-        free = width - (k - 1) * GAP - k * (label + cells * (value + 3) - 1)
+        free = width - (k - 1) * GAP - k * (label + cells * (value + 3) - 1 + extra)
         bar = free // (k * cells)
         if bar < 0:
             break
-        shape = GridShape(devices, cells, value, k, bar, label)
+        shape = GridShape(devices, cells, value, k, bar, label, extra)
         rows = shape.rows
         score = (max(0, rows - budget) if budget is not None else 0, max(0, MIN_BAR - bar),
                  int(bar > MAX_BAR), int(devices % k != 0), k)
         if best is None or score < best[0]:
             best = (score, shape)
-    return best[1] if best is not None else GridShape(devices, cells, value, 1, 0, label)
+    return best[1] if best is not None else GridShape(devices, cells, value, 1, 0, label, extra)
+
+
+def with_memory(devices: int, cells: int, value: int, width: int, budget: int | None, memory: int) -> GridShape:
+    """``grid_shape`` with each device's memory (``memory`` characters and a space) after its cells: the same
+    devices in a row, shorter bars, when they stay at least ``MIN_BAR`` long; else without it (an 80-column trn2
+    grid: the bars are one cell already)."""
+    bare = grid_shape(devices, cells, value, width, budget)
+    if not memory or not bare.cells:
+        return bare
+    k, extra = bare.per_row, memory + 1
+    bar = (width - (k - 1) * GAP - k * (bare.label + cells * (value + 3) - 1 + extra)) // (k * cells)
+    return GridShape(devices, cells, value, k, bar, bare.label, extra) if bar >= MIN_BAR else bare
 
 
 def _pod_colour(colours: dict[tuple[str, str], int] | None, ref: PodRef | None) -> int | None:
@@ -232,8 +247,9 @@ class CoreGrid(Panel[None]):
         if col >= shape.per_row or x >= shape.block or dev >= view.snapshot.device_count:
             return
         phys = physical_columns(view.snapshot) if view.physical else 0
-        core = -1 if x < shape.label else min((x - shape.label) // (shape.cell * (phys or 1)),
-                                              view.snapshot.cores_per_device - 1)
+        in_cells = shape.label <= x < shape.block - shape.extra  # the label and the memory open the device
+        core = min((x - shape.label) // (shape.cell * (phys or 1)), view.snapshot.cores_per_device - 1) \
+            if in_cells else -1
         self.cursor = (dev, core)
         self.action_open()
 
@@ -249,10 +265,12 @@ class CoreGrid(Panel[None]):
         pods = snap.pods
         k8s = pods.by_device(cpd)
         colours = pods.colours() if view.by_pod else None
-        shape = grid_shape(devices, cells.cells_per_device, cells.value_width, width, self.budget)
+        shape = with_memory(devices, cells.cells_per_device, cells.value_width, width, self.budget,
+                            cells.memory_width)
         k8s_w = 0
         if k8s and shape.per_row == 1:  # the pod beside each device, when the bars can give up the room
-            with_k8s = grid_shape(devices, cells.cells_per_device, cells.value_width, width - K8S_W, self.budget)
+            with_k8s = grid_shape(devices, cells.cells_per_device, cells.value_width, width - K8S_W, self.budget,
+                                  shape.extra)
             if with_k8s.per_row == 1 and with_k8s.bar >= MIN_BAR:
                 shape, k8s_w = with_k8s, K8S_W
         self._shape = shape
@@ -282,6 +300,10 @@ class CoreGrid(Panel[None]):
                     for n, (text, pct, load) in enumerate(values):
                         segs += self._cell(pct, text, bar_w, selected, load, c == cpd - 1 and n == len(values) - 1,
                                            pod)
+                if shape.extra:
+                    text, used = cells.memory(dev)
+                    segs.append(self.part(("mem", text, shape.extra, None if used is None else load_band(used)),
+                                          Segment, " " + text.rjust(shape.extra - 1), self.load_style(used)))
             if k8s_w:
                 refs = k8s.get(first, ())
                 label = (refs[0].name + (f" +{len(refs) - 1}" if len(refs) > 1 else "")) if refs else ""
@@ -326,6 +348,8 @@ class CoreGrid(Panel[None]):
         label = self.style("label")
         names = [f"NC{c}.{p}" if phys else f"NC{c}" for c in range(cpd) for p in range(phys or 1)]
         block = " " * shape.label + " ".join(n.center(shape.cell - 1)[: shape.cell - 1] for n in names)
+        if shape.extra:
+            block += " " + "MEM".rjust(shape.extra - 1)
         row = (" " * GAP).join([block] * min(shape.per_row, shape.devices))
         return LightStrip([Segment(row, label)])
 

@@ -10,6 +10,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from neuron_top import fmt
+from neuron_top.derived import device_memory
 from neuron_top.tui.widgets.panel import Panel
 from neuron_top.view import View
 
@@ -74,14 +75,14 @@ class DeviceDetail(Panel[None]):
                 lines.append(Strip([Segment(f"   {name:<18} since start {t:>8}   in the last report {v:>6}", st)]))
         lines.append(Strip([Segment(" NeuronCores (Enter opens one)", self.style("label"))]))
         cpd = snap.cores_per_device
-        used_total = 0
+        used_total = device_memory(snap.all.core_memory, cpd, snap.device_count,  # the grid's MEM, the same rule
+                                   snap.all.used_bytes[1] if snap.all.memory_reported else None).get(d, 0)
         self._rows = {}
         for nc in range(cpd):
             i = d * cpd + nc
             u = snap.all.core_stats.util.get(i)  # the core's utilization by the one rule (summed share)
             mem = snap.all.core_memory.get(i, {})
             used = sum(mem.values())
-            used_total += used
             pct_mem = f" ({used / size * 100:.1f}% of device)" if size else ""
             here = nc == self.cursor and self.has_focus
             self._rows[len(lines)] = i

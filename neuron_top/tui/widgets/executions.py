@@ -11,7 +11,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.derived import COUNTED, RATED
+from neuron_top.derived import COUNTED, EXEC_TYPES, RATED
 from neuron_top.output.cells import FAILED
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
@@ -58,7 +58,12 @@ class ExecPanel(Panel[None]):
     def rows_needed(self, view: View, width: int) -> int:
         """The title, the heads, a row per app (two below ``WIDE``) and a line of idle apps."""
         apps = max(len(view.snapshot.apps) if view.app.is_all else 1, 1)
-        return (2 + apps if width >= WIDE else 3 + 2 * apps) + 1
+        return (2 + apps if width >= WIDE else 3 + 2 * apps) + 1 + self._since_rows(view)
+
+    @staticmethod
+    def _since_rows(view: View) -> int:
+        """The "since start" row: in replay (the history then holds the recording's totals), on the "all" tab."""
+        return 1 if view.history.exec_totals is not None and view.app.is_all else 0
 
     def build(self, view: View, width: int) -> list[Strip]:
         app = view.app
@@ -125,12 +130,31 @@ class ExecPanel(Panel[None]):
                     return LightStrip([cell("", label_w), *self._errors(a, types, period, val_w)])
 
                 lines.append(self.memo(("errors", label_w, val_w, shown), errors))
+        if self._since_rows(view):
+            lines.append(self._since_start(view, label_w, val_w, width))
         if quiet:
             style = self.style("dim")
             lines += [LightStrip([Segment(line, style)]) for line in
                       wrap_words(f" idle, no errors ({len(quiet)}): ", [clean(a.label, 40) for a in quiet],
                                  width)]
         return lines
+
+    def _since_start(self, view: View, label_w: int, val_w: int, width: int) -> Strip:
+        """Every outcome's count since the start of the recording up to the shown report, under its column, and
+        the errors: the recording's (``recording.totals``), exact after any seek, not the history window's.
+        Counts of every app, also under a filter (the label says so then)."""
+        t = view.history.exec_totals
+        assert t is not None
+        label = " since start" if label_w > len(" since start") else " so far"  # 120x40's left column: 12
+        segs = [cell(label, label_w, self.style("label"))]
+        for key, _, _ in (*RATES, *COUNTS):
+            n = t.executions[EXEC_TYPES.index(key)]
+            segs.append(self.num(fmt.count(n), val_w, self._style(n, key != "completed" and bool(n))))
+        used = label_w + val_w * (len(RATES) + len(COUNTS))
+        words = f" {fmt.plural(t.errors, 'error')}" + (" (all apps)" if view.snapshot.filter is not None else "")
+        if width - used >= len(words):
+            segs.append(Segment(words, self.style("high" if t.errors else "dim")))
+        return LightStrip(segs)
 
     def _heads(self, exec_heads: list[str], err_heads: list[str], label_w: int, val_w: int, wide: bool,
                spark_w: int) -> list[Strip]:

@@ -182,7 +182,8 @@ def status_line(snap: Snapshot | None, src: SourceStatus, now: float, width: int
         fixed.append((f" ECC! {devs} (E) ", "alarm"))
     if src.recording:
         fixed.append((" ", "base"))
-        fixed.append((f" ● {clean(src.recording, 40)} ", "rec"))
+        # a paused recording's why and count come first and need the room (the rest of the line can wait)
+        fixed.append((f" ● {clean(src.recording, max(40, width - 40))} ", "rec"))
     # what is said: (text, style, priority: the lowest goes first when the line is full)
     said: list[tuple[str, str, int]] = []
     message = clean(src.message, 160)

@@ -152,6 +152,7 @@ class Panel(Widget, Generic[C], can_focus=True):
         """``steady_key`` when the tallest height was drawn."""
         self._lower = 0
         """Builds in a row shorter than ``_tallest`` (see ``_steady``)."""
+        self._room: int | None = None
 
     # --- subclass API ---
     def build(self, view: View, width: int) -> list[Strip]:
@@ -165,6 +166,26 @@ class Panel(Widget, Generic[C], can_focus=True):
         """At most how many rows the panel takes for ``view`` at ``width``, whatever the apps are doing (the
         layout adds it only where that fits); None: unknown (never added for room)."""
         return None
+
+    def rows_within(self, view: View, width: int, free: int) -> int | None:
+        """The rows this panel takes when the screen has ``free`` rows left for it, the gap after it included (as a
+        layout's extra, ``DashboardScreen._fill``); None: it does not fit. ``rows_needed``, whole or not at all; a
+        panel that can draw less where room is short overrides this and reads ``room``."""
+        need = self.rows_needed(view, width)
+        return need if need is not None and need + 1 <= free else None
+
+    @property
+    def room(self) -> int | None:
+        """The rows the screen found for this panel as a layout extra (``rows_within``'s ``free``); None: shown by
+        the layout itself, as tall as it needs. Setting it draws the panel again when it changed."""
+        return self._room
+
+    @room.setter
+    def room(self, rows: int | None) -> None:
+        if rows != self._room:
+            self._room = rows
+            if self.is_mounted and self._view is not None:
+                self._view_changed()
 
     def content(self, view: View, width: int) -> C | None:
         """Everything ``build`` draws from ``view`` (besides the selection, view options and ``cache_extra``),
