@@ -33,7 +33,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="neuron-top fleet",
         description="Many Neuron hosts in one screen: read from the Prometheus your cluster already has "
-        "(server-side aggregated, about ten queries per refresh for any number of hosts), or one live stream "
+        "(server-side aggregated, a few queries per refresh for any number of hosts), or one live stream "
         "per host over ssh. Enter opens a host's dashboard.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--prometheus", metavar="URL", help="a Prometheus-compatible server, e.g. http://prom:9090")

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from neuron_top.derived import BUSY_PERCENT
+from neuron_top.textsafe import escape_label_value
 
 __all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
            "host_family", "host_queries", "label", "matcher", "parse_match"]
@@ -103,12 +104,16 @@ def label(name: str) -> str:
     UTF-8 label names, e.g. ``"@resource.k8s.pod.name"``)."""
     if LABEL_NAME.match(name):
         return name
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + escape_label_value(name) + '"'
 
 
 def matcher(name: str, value: str) -> str:
-    """``name="value"``, both escaped."""
-    return f'{label(name)}="' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    r"""``name="value"``, both escaped with the exporter's one escaper (``textsafe.escape_label_value``).
+
+    >>> print(matcher("@resource.k8s.pod.name", 'a "b"\n'))
+    "@resource.k8s.pod.name"="a \"b\"\n"
+    """
+    return f'{label(name)}="{escape_label_value(value)}"'
 
 
 def parse_match(text: str | None) -> str:

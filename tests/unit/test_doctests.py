@@ -9,7 +9,8 @@ import importlib
 import pytest
 
 MODULES = ("neuron_top", "neuron_top.derived", "neuron_top.output.cells", "neuron_top.fmt", "neuron_top.textsafe",
-           "neuron_top.recording.markers", "neuron_top.snapshot", "neuron_top.sources.base", "neuron_top.feed")
+           "neuron_top.recording.markers", "neuron_top.snapshot", "neuron_top.sources.base", "neuron_top.feed",
+           "neuron_top.session", "neuron_top.k8s.model", "neuron_top.fleet.queries")
 
 
 @pytest.mark.parametrize("name", MODULES)
