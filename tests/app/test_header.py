@@ -169,7 +169,7 @@ def test_the_problems_screen_still_says_why_a_restarted_command_ended() -> None:
     now[0] = 1004.0
     s.apply(StatusChanged(Status(State.STARTING, "started stalls (pid 4242)")))
     text = problems_text(s, 1004.0).plain
-    assert "STARTING" in text and f"last ended 4s ago: {ended}" in text
+    assert "STARTING" in text and f"last ended 4s ago:\n    {ended}\n" in text
     assert text.count(ended) == 1  # while it says so itself, once
     s.apply(StatusChanged(Status(State.RESTARTING, ended, exit_status=3)))
     text = problems_text(s, 1004.0).plain
