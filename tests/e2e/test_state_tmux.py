@@ -36,8 +36,11 @@ def test_live_then_stale_then_restarting_with_the_exit_status_in_the_header(term
     assert "ssh: connection to trn2-node" in failed and "updated" in failed  # stderr, cut with …
     t.keys("E")
     problems = t.wait_for("Metric-group errors")
-    # running again (STARTING) or still waiting (RESTARTING), the screen says how it ended; a long line may wrap
-    assert "exited with status 3 after 4 reports" in " ".join(problems.split()), problems
+    # Still waiting (RESTARTING) or running again (STARTING), the screen says how it ended: the Source line's exit
+    # status, or "last ended ... ago:" over the message. The message itself may sit under the toasts on the right
+    # (CI's long venv and temp paths put "exited with status 3" there); its text is checked headless in
+    # tests/app/test_header.py::test_the_problems_screen_still_says_why_a_restarted_command_ended.
+    assert "RESTARTING (exit 3)" in problems or "last ended" in problems, problems
     t.keys("q")
     assert t.wait_exit() == 0
 
