@@ -42,6 +42,18 @@ def make_app(snapshots=(), *, size_hint: str = "", **kw):
     return app
 
 
+def statics_text(screen, width: int) -> str:
+    """The plain text of every ``Static`` on ``screen`` (the help screen's tables), printed ``width`` wide."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=io.StringIO())
+    for w in screen.query("Static"):
+        console.print(w.content)
+    return console.export_text()
+
+
 async def feed(pilot, snapshots=None) -> None:
     """Push snapshots into the running app as the collector would, then let it render."""
     app = pilot.app

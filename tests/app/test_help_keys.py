@@ -9,7 +9,7 @@ from textual.binding import Binding
 from neuron_top.tui.app import NeuronTopApp
 from neuron_top.tui.keys import binding_keys, key_name
 from neuron_top.tui.screens.help import help_sections
-from tests.helpers import demo_snapshots, feed, make_app
+from tests.helpers import demo_snapshots, feed, make_app, statics_text
 
 RAW = re.compile(r"_sign|_mark|_bracket|^slash$|^comma$|full_stop|^escape$|^enter$|ctrl\+|^colon$")
 
@@ -50,14 +50,7 @@ async def test_the_help_screen_shows_human_names_and_the_legend() -> None:
     async with app.run_test(size=(100, 40)) as pilot:
         await feed(pilot)
         await pilot.press("question_mark")
-        import io
-
-        from rich.console import Console
-
-        console = Console(width=100, record=True, file=io.StringIO())
-        for w in app.screen.query("Static"):
-            console.print(w.content)
-        shown = console.export_text()
+        shown = statics_text(app.screen, 100)
         assert "equals_sign" not in shown and "question_mark" not in shown
         assert "Symbols and units" in shown and "noqueue" in shown
 

@@ -226,21 +226,14 @@ async def test_app_screen_core_labels_never_run_into_their_bars(size: tuple[int,
 
 async def test_help_key_column_is_narrow_at_200x60() -> None:
     """The key column was 46 wide at 200x60: a section title sat in it. Now the longest key, at most 24."""
-    import io
-
-    from rich.console import Console
-
     from neuron_top.tui.screens.help import KEYS_MAX
-    from tests.helpers import demo_snapshots
+    from tests.helpers import demo_snapshots, statics_text
 
     app = make_app(demo_snapshots("inf1.xlarge", 3, 5))
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(pilot)
         await pilot.press("question_mark")
-        console = Console(width=88, record=True, file=io.StringIO())
-        for w in app.screen.query("Static"):
-            console.print(w.content)
-        lines = console.export_text().splitlines()
+        lines = statics_text(app.screen, 88).splitlines()
         row = next(ln for ln in lines if ln.startswith("q ") or ln.startswith("q  "))
         assert row.index("quit") <= KEYS_MAX + 2, row
         assert any(ln.strip() == "Fleet replay (neuron-top replay FLEET.jsonl)" for ln in lines)
