@@ -221,10 +221,11 @@ class Session:
             st = event.status
             value = st.state.value
             state = "demo" if self.demo and value == "demo" else value
+            ended = value in ("ended", "restarting", "failed")
+            kept = {"last_end": st.message, "last_end_at": self.clock()} if ended else {}
             self.set_status(state=state, message=st.message, detail=st.detail,
-                            exit_status=st.exit_status, restarts=self.tally.restarts)
-            if value in ("ended", "restarting", "failed"):
-                self.set_status(last_end=st.message, last_end_at=self.clock())
+                            exit_status=st.exit_status, restarts=self.tally.restarts, **kept)
+            if ended:
                 text = st.message + (f"\n{st.detail}" if st.detail else "")
                 return Update(status=True, notice=text, severity="error" if value == "failed" else "warning",
                               title=value)
