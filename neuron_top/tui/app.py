@@ -31,7 +31,7 @@ from neuron_top.tui.collector import Collector, FeedSink
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged, WallTime
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
-from neuron_top.tui.screens.problems import ProblemsBody
+from neuron_top.tui.screens.problems import ProblemsScreen
 from neuron_top.tui.themes import DEFAULT_THEME, load_themes
 from neuron_top.tui.widgets.header import HeaderBar
 from neuron_top.tui.widgets.tabs import AppTabs
@@ -336,8 +336,9 @@ class NeuronTopApp(TerminalApp):
         shown = self.session.shown(now)
         for h in self._on_screen(HeaderBar):
             h.show(self.latest, shown, now)
-        for body in self._on_screen(ProblemsBody):
-            body.show(self.session, now)
+        screen = self.screen  # the problems list is only on its own screen: no DOM query per report for it
+        if isinstance(screen, ProblemsScreen) and screen.body.is_attached:
+            screen.body.show(self.session, now)
 
     def refresh_status(self) -> None:
         self._update_header()
