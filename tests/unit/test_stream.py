@@ -323,3 +323,34 @@ def test_a_big_read_of_nothing_but_garbage_makes_the_reader_wait_and_a_report_do
     assert sum(isinstance(x, RawReport) for x in got) == reports.count(b"\n")
     assert 1 <= closed.waits.count(FLOOD_PAUSE) <= len(noise) // (READ_SIZE // 2) + 1
     assert stream.FLOOD_PAUSE > 0
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+def test_a_report_bigger_than_a_read_is_not_held_back(indent: int | None) -> None:
+    """A trn2 report (~110 KB) takes two reads: the first holds no whole report, but it is the head of one, not
+    garbage, so the reader does not wait ``FLOOD_PAUSE`` (it did, every report: 20 ms late and a wake-up more).
+    One-line and pretty-printed alike."""
+    from neuron_top.sources.stream import FLOOD_PAUSE, READ_SIZE, Waker, pump
+
+    class Recording(threading.Event):
+        def __init__(self) -> None:
+            super().__init__()
+            self.waits: list[float | None] = []
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.waits.append(timeout)
+            return False
+
+    big = json.dumps({"system_data": {"vcpu_usage": {"usage_data": {str(i): {"idle": 1.5} for i in range(8000)}}}},
+                     indent=indent).encode() + b"\n"
+    assert len(big) > 2 * READ_SIZE
+    r, w = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(w, big * 3) and None, os.close(w)))
+    writer.start()
+    closed, waker = Recording(), Waker()
+    got = list(pump(r, threading.Event(), closed, waker, lambda: 0.0))
+    writer.join()
+    os.close(r)
+    waker.close()
+    assert sum(isinstance(x, RawReport) for x in got) == 3
+    assert FLOOD_PAUSE not in closed.waits
