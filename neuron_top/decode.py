@@ -54,30 +54,86 @@ _GENERIC = msgspec.json.Decoder()
 # The fast path decodes ``neuron_k8s_info`` on its own: it is ~8% of a trn2 report's decode time, and
 # neuron-monitor refreshes it every 15 s by default (pods do not move between reports), so consecutive reports
 # carry the same bytes and the last decoded value is reused (a byte comparison instead of ~150 structs).
-_WireReport = msgspec.defstruct(
-    "_WireReport",
-    [(f.name, msgspec.Raw, msgspec.Raw()) if f.name == "neuron_k8s_info" else (f.name, f.type, f.default)
-     for f in msgspec.structs.fields(schema.Report)],
-    frozen=True, kw_only=True, gc=False,
-)
+# Each runtime's memory in use (``memory_used.neuron_runtime_used_bytes``) likewise: over half of a trn2 report's
+# bytes (every core's memory by category: ~450 dicts and ~2,200 ints a report), and the same as the runtime's
+# previous report's in most reports (memory moves when models load). It is kept as raw JSON, compared with the
+# last one of the same pid, and decoded only when it changed: a report then allocates a third less memory,
+# which at one report a second is memory the caches no longer hold (``benchmarks/bench_cold.py``). The value is
+# shared between snapshots (structs are frozen; nothing modifies the dicts in them), and the memory aggregates
+# (``snapshot.across``) then find it equal at once, by identity.
+def _wire(cls: type, name: str, raw: frozenset[str] = frozenset(), **types: Any) -> Any:
+    """``cls`` for the fast path's decoder: the fields named in ``raw`` kept as raw JSON, ``types`` retyped."""
+    return msgspec.defstruct(
+        name,
+        [(f.name, msgspec.Raw, msgspec.Raw()) if f.name in raw else (f.name, types.get(f.name, f.type), f.default)
+         for f in msgspec.structs.fields(cls)],
+        frozen=True, kw_only=True, gc=False,
+    )
+
+
+_WireMemoryUsed = _wire(schema.MemoryUsed, "_WireMemoryUsed", frozenset({"neuron_runtime_used_bytes"}))
+_WireRuntimeReport = _wire(schema.RuntimeReport, "_WireRuntimeReport", memory_used=_WireMemoryUsed | None)
+_WireRuntime = _wire(schema.Runtime, "_WireRuntime", report=_WireRuntimeReport | None)
+_WireReport = _wire(schema.Report, "_WireReport", frozenset({"neuron_k8s_info"}),
+                    neuron_runtime_data=list[_WireRuntime | None] | None)  # type: ignore[valid-type]
 _DECODER = msgspec.json.Decoder(_WireReport, strict=False)
 _K8S = msgspec.json.Decoder(schema.K8sInfo | None, strict=False)
+_USED = msgspec.json.Decoder(schema.UsedBytes | None, strict=False)
 _k8s_last: tuple[msgspec.Raw, schema.K8sInfo | None] = (msgspec.Raw(), None)
 """The last ``neuron_k8s_info`` bytes seen and their decoded value (one tuple: swapped atomically)."""
+_used_last: dict[int | None, tuple[msgspec.Raw, schema.UsedBytes | None]] = {}
+"""Pid -> the last report's ``neuron_runtime_used_bytes`` of that runtime, raw and decoded (the whole dict is
+replaced after each report: only the last report's pids are kept). Several threads may decode at once (the
+fleet's hosts): a value is used only when its bytes are equal, so sharing the table is safe."""
+
+
+def _runtimes(wires: list[Any] | None) -> list[schema.Runtime | None] | None:
+    """The runtimes, each one's memory in use decoded, or taken from its previous report when unchanged."""
+    global _used_last
+    if wires is None:
+        return None
+    last: dict[int | None, tuple[msgspec.Raw, schema.UsedBytes | None]] = _used_last
+    seen: dict[int | None, tuple[msgspec.Raw, schema.UsedBytes | None]] = {}
+    out: list[schema.Runtime | None] = []
+    for wire in wires:
+        if wire is None:
+            out.append(None)
+            continue
+        report = wire.report
+        if report is not None:
+            memory = report.memory_used
+            if memory is not None:
+                raw: msgspec.Raw = memory.neuron_runtime_used_bytes
+                kept = last.get(wire.pid)
+                if kept is None or kept[0] != raw:
+                    raw = msgspec.Raw(bytes(raw))  # a copy: the Raw would otherwise keep the whole report alive
+                    kept = (raw, _USED.decode(raw) if raw else None)
+                seen[wire.pid] = kept
+                memory = schema.MemoryUsed(period=memory.period, error=memory.error,
+                                           neuron_runtime_used_bytes=kept[1], loaded_models=memory.loaded_models)
+            report = schema.RuntimeReport(
+                neuroncore_counters=report.neuroncore_counters, execution_stats=report.execution_stats,
+                memory_used=memory, neuron_runtime_vcpu_usage=report.neuron_runtime_vcpu_usage)
+        out.append(schema.Runtime(pid=wire.pid, address=wire.address, neuron_runtime_tag=wire.neuron_runtime_tag,
+                                  error=wire.error, report=report))
+    _used_last = seen
+    return out
 
 
 def _fast(data: bytes | str) -> schema.Report:
-    """One typed decode; raises msgspec's errors. The k8s group comes from the last report when unchanged."""
+    """One typed decode; raises msgspec's errors. The k8s group comes from the last report when unchanged, and
+    each runtime's memory in use from its last report when unchanged."""
     global _k8s_last
     wire = _DECODER.decode(data)
     fields = msgspec.structs.asdict(wire)
-    raw: msgspec.Raw = wire.neuron_k8s_info  # type: ignore[attr-defined]  # a field of the defstruct
+    raw: msgspec.Raw = wire.neuron_k8s_info
     last_raw, k8s = _k8s_last
     if raw != last_raw:
         raw = msgspec.Raw(bytes(raw))  # a copy: the Raw would otherwise keep the whole report alive
         k8s = _K8S.decode(raw) if raw else None
         _k8s_last = (raw, k8s)
     fields["neuron_k8s_info"] = k8s
+    fields["neuron_runtime_data"] = _runtimes(wire.neuron_runtime_data)
     return schema.Report(**fields)
 
 

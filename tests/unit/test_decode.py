@@ -193,3 +193,39 @@ def test_bad_k8s_info_after_good_is_an_error_group_and_not_remembered() -> None:
     report, problems = decode_report(_k8s_doc({"neurondevices_k8s_info": 5}))
     assert report.neuron_k8s_info.error.startswith("invalid data") and problems
     assert decode_report(_k8s_doc(pod))[0].neuron_k8s_info.neurondevices_k8s_info["0"].pod_name == "a"
+
+
+def _memory_doc(apps: dict[int, object], period: float = 1.0) -> bytes:
+    return msgspec.json.encode({"neuron_runtime_data": [
+        {"pid": pid, "report": {"memory_used": {"period": period, "neuron_runtime_used_bytes": used,
+                                                "loaded_models": [{"name": f"m{pid}"}]}}}
+        for pid, used in apps.items()]})
+
+
+def test_an_app_s_unchanged_memory_is_reused_and_changed_memory_is_not() -> None:
+    """Each runtime's memory in use (most of a trn2 report) is decoded only when its bytes changed since the same
+    pid's last report; the decode equals a plain one, whatever is reused."""
+    plain = msgspec.json.Decoder(schema.Report, strict=False)
+    cores = {"0": {"tensors": 5, "constants": 7}, "1": {"tensors": 2}}
+    used = {"host": 10, "neuron_device": 14, "usage_breakdown": {"host": {"tensors": 10},
+                                                                 "neuroncore_memory_usage": cores}}
+    grown = {**used, "neuron_device": 20}
+
+    def memory(report: schema.Report, i: int) -> schema.UsedBytes | None:
+        return report.neuron_runtime_data[i].report.memory_used.neuron_runtime_used_bytes
+
+    first, _ = decode_report(_memory_doc({7: used, 8: used}, 1.0))
+    again, problems = decode_report(_memory_doc({7: used, 8: grown}, 2.0))
+    assert not problems and again == plain.decode(_memory_doc({7: used, 8: grown}, 2.0))
+    assert memory(again, 0) is memory(first, 0)  # same bytes for pid 7: decoded once
+    assert memory(again, 1).neuron_device == 20 and memory(again, 1) is not memory(first, 1)
+    assert again.neuron_runtime_data[0].report.memory_used.period == 2.0  # the rest is this report's
+    moved, _ = decode_report(_memory_doc({8: used, 7: used}))  # the pids, not the places, are compared
+    assert memory(moved, 0).neuron_device == 14 and memory(moved, 0) is not memory(first, 1)
+    for apps in ({7: None}, {7: grown}, {9: used}):
+        doc = _memory_doc(apps)
+        assert decode_report(doc)[0] == plain.decode(doc)
+        assert decode_report(doc.decode())[0] == plain.decode(doc)
+    bad, problems = decode_report(_memory_doc({7: {"host": "lots"}}))  # the wrong shape costs that group only
+    assert bad.neuron_runtime_data[0].report.memory_used.error.startswith("invalid data") and problems
+    assert decode_report(_memory_doc({7: used}))[0] == plain.decode(_memory_doc({7: used}))
