@@ -7,7 +7,8 @@ tree's code, both as ``neuron-top demo --instance trn2.48xlarge --seed 7`` at 20
 at once. ``--pipe`` runs each as ``bench_peers.py`` does, fed by a pipe (``neuron-top --command "neuron-top demo ...
 --emit"``: the reader thread, framing and decoding counted, the simulator's CPU not). Why: this shared 2-core
 machine's speed drifts within the hour, so runs of ``bench_ui.py`` minutes apart do not compare; two programs
-measured in the same seconds do. Per run: CPU % of one core of the whole process and of its UI (main) thread, and bytes/s written to the terminal, from 6 s after start (``--warm-up``).
+measured in the same seconds do. Per run: CPU % of one core of the whole process and of its UI (main) thread,
+and bytes/s written to the terminal, from 6 s after start (``--warm-up``).
 ``--memory-hog`` runs ``bench_ui.py``'s memory hog (a ``nice 19`` copy loop over 64 MB) during each window: a change
 that makes an update touch less memory shows more there (the dashboard costs more beside it).
 """

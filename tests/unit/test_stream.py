@@ -295,33 +295,44 @@ def test_a_flood_of_garbage_is_read_and_skipped_in_bulk() -> None:
     assert isinstance(events[-2], Report)
 
 
-def test_a_big_read_of_nothing_but_garbage_makes_the_reader_wait_and_a_report_does_not() -> None:
-    """Backpressure on a flood: after a big read with no report in it the reader waits ``FLOOD_PAUSE`` (the
-    writer then blocks on a full pipe); reads with a report are never held back."""
-    from neuron_top.sources import stream
-    from neuron_top.sources.stream import FLOOD_PAUSE, READ_SIZE, Waker, pump
+class WaitsRecorded(threading.Event):
+    """A ``closed`` event for ``pump`` that records the waits asked of it instead of waiting."""
 
-    class Recording(threading.Event):
-        def __init__(self) -> None:
-            super().__init__()
-            self.waits: list[float | None] = []
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float | None] = []
 
-        def wait(self, timeout: float | None = None) -> bool:
-            self.waits.append(timeout)
-            return False
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(timeout)
+        return False
 
-    noise = b"WARN nrt: not ready\n" * (READ_SIZE // 20 * 4)  # four full reads of garbage
-    reports = (REPORT + b"\n") * (READ_SIZE // len(REPORT) * 2)  # two full reads of reports
+
+def pumped(data: bytes) -> tuple[list[RawReport | Skipped], list[float | None]]:
+    """What ``pump`` yields for ``data`` written to a pipe at once, and the waits it asked for."""
+    from neuron_top.sources.stream import Waker, pump
+
     r, w = os.pipe()
-    writer = threading.Thread(target=lambda: (os.write(w, noise + reports) and None, os.close(w)))
+    writer = threading.Thread(target=lambda: (os.write(w, data) and None, os.close(w)))
     writer.start()
-    closed, waker = Recording(), Waker()
+    closed, waker = WaitsRecorded(), Waker()
     got = list(pump(r, threading.Event(), closed, waker, lambda: 0.0))
     writer.join()
     os.close(r)
     waker.close()
+    return got, closed.waits
+
+
+def test_a_big_read_of_nothing_but_garbage_makes_the_reader_wait_and_a_report_does_not() -> None:
+    """Backpressure on a flood: after a big read with no report in it the reader waits ``FLOOD_PAUSE`` (the
+    writer then blocks on a full pipe); reads with a report are never held back."""
+    from neuron_top.sources import stream
+    from neuron_top.sources.stream import FLOOD_PAUSE, READ_SIZE
+
+    noise = b"WARN nrt: not ready\n" * (READ_SIZE // 20 * 4)  # four full reads of garbage
+    reports = (REPORT + b"\n") * (READ_SIZE // len(REPORT) * 2)  # two full reads of reports
+    got, waits = pumped(noise + reports)
     assert sum(isinstance(x, RawReport) for x in got) == reports.count(b"\n")
-    assert 1 <= closed.waits.count(FLOOD_PAUSE) <= len(noise) // (READ_SIZE // 2) + 1
+    assert 1 <= waits.count(FLOOD_PAUSE) <= len(noise) // (READ_SIZE // 2) + 1
     assert stream.FLOOD_PAUSE > 0
 
 
@@ -330,27 +341,11 @@ def test_a_report_bigger_than_a_read_is_not_held_back(indent: int | None) -> Non
     """A trn2 report (~110 KB) takes two reads: the first holds no whole report, but it is the head of one, not
     garbage, so the reader does not wait ``FLOOD_PAUSE`` (it did, every report: 20 ms late and a wake-up more).
     One-line and pretty-printed alike."""
-    from neuron_top.sources.stream import FLOOD_PAUSE, READ_SIZE, Waker, pump
-
-    class Recording(threading.Event):
-        def __init__(self) -> None:
-            super().__init__()
-            self.waits: list[float | None] = []
-
-        def wait(self, timeout: float | None = None) -> bool:
-            self.waits.append(timeout)
-            return False
+    from neuron_top.sources.stream import FLOOD_PAUSE, READ_SIZE
 
     big = json.dumps({"system_data": {"vcpu_usage": {"usage_data": {str(i): {"idle": 1.5} for i in range(8000)}}}},
                      indent=indent).encode() + b"\n"
     assert len(big) > 2 * READ_SIZE
-    r, w = os.pipe()
-    writer = threading.Thread(target=lambda: (os.write(w, big * 3) and None, os.close(w)))
-    writer.start()
-    closed, waker = Recording(), Waker()
-    got = list(pump(r, threading.Event(), closed, waker, lambda: 0.0))
-    writer.join()
-    os.close(r)
-    waker.close()
+    got, waits = pumped(big * 3)
     assert sum(isinstance(x, RawReport) for x in got) == 3
-    assert FLOOD_PAUSE not in closed.waits
+    assert FLOOD_PAUSE not in waits
