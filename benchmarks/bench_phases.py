@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ui import terminal_bytes  # it puts its own tree first on sys.path: imported before ROOT goes first
+
 ROOT = Path(os.environ.get("BENCH_PHASES_ROOT", Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(ROOT))
 
@@ -125,14 +127,15 @@ def instrument(p: Phases) -> None:
 
 
 async def one_pass(size: tuple[int, int], updates: int, profile: int) -> tuple[Acc, str]:
-    from bench_ui import terminal_bytes
-
+    import neuron_top
     from neuron_top.decode import decode_report
     from neuron_top.snapshot import Snapshot
     from neuron_top.sources.demo import generate
     from neuron_top.tui.messages import ReportArrived
     from tests.helpers import T0, feed, make_app
 
+    # --other compared this tree with itself until bench_ui was imported before ROOT went first on sys.path
+    assert Path(neuron_top.__file__).resolve().is_relative_to(ROOT.resolve()), (neuron_top.__file__, ROOT)
     raw = list(generate("trn2.48xlarge", 7, 40 + updates))
     snaps = []
     t = time.perf_counter()
