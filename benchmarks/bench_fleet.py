@@ -160,6 +160,19 @@ def engine_times(url: str, rules: bool, n: int = 5) -> dict[str, float]:
     return out
 
 
+def rule_times(prom: Prometheus) -> str:
+    """What the rules cost the server at their last evaluation (``/api/v1/rules``): the group's time and each
+    rule's, ms: the work it does every evaluation interval beside ingestion and the queries."""
+    groups = json.loads(prom._get("/api/v1/rules") or b"{}").get("data", {}).get("groups", [])
+    out = []
+    for g in groups:
+        rules = "  ".join(f"{r['name'].split(':')[1]}:{r['name'].split(':')[-1]} {r['evaluationTime'] * 1000:.0f}"
+                          for r in g.get("rules", []))
+        out.append(f"rules' last evaluation: group {g.get('evaluationTime', 0) * 1000:.0f} ms every "
+                   f"{g.get('interval', '?')} s ({rules})")
+    return "\n   ".join(out) or "no rule groups"
+
+
 def p90(xs: list[float]) -> float:
     return sorted(xs)[max(0, int(len(xs) * 0.9) - 1)]
 
@@ -217,6 +230,8 @@ def main() -> int:
         for mode in modes:
             t = engine_times(prom.url, mode == "auto")
             print(f"   {'rules' if mode == 'auto' else 'raw':5} " + "  ".join(f"{k} {v:.0f}" for k, v in t.items()))
+        if args.rules:
+            print("   " + rule_times(prom))
 
         # with the rules, the same refreshes waiting for every query they ask too (before the background), right
         # after them (the machine's load moves: the two compare best side by side)

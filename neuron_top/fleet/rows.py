@@ -137,7 +137,8 @@ def _pct(x: float | None) -> float | None:
 class _Acc:
     """Everything known about one host while the answers are read."""
 
-    __slots__ = ("fields", "gone_age", "notes", "present", "report_age", "scrape_down", "seen_age", "source_up")
+    __slots__ = ("fields", "gone_age", "notes", "present", "report_age", "scrape_down", "seen_age", "source_up",
+                 "targets")
 
     def __init__(self) -> None:
         self.fields: dict[str, object] = {}
@@ -150,6 +151,8 @@ class _Acc:
         self.source_up: float | None = None
         self.scrape_down: list[tuple[str, str]] = []
         """(instance, job) of its targets whose scrape fails (``up == 0``)."""
+        self.targets: set[tuple[str, str]] = set()
+        """(instance, job) of its targets seen, when "now" says (with the rules: as of their last evaluation)."""
 
 
 def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[str, object],
@@ -178,9 +181,11 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
         a = acc(s)
         age = s.number
         part = s.metric.get(PART)
-        if part == "now":
+        if part == "now":  # raw: one a host; with the rules, one a target (the newest counts)
             a.present = True
-            a.seen_age = age
+            a.seen_age = age if a.seen_age is None or age is None else min(a.seen_age, age)
+            if "instance" in s.metric:
+                a.targets.add((s.metric["instance"], s.metric.get("job", "")))
         elif part == "report":
             a.report_age = age
         elif part == "source_up":
@@ -229,6 +234,10 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
                 f[k] = int(f[k])  # type: ignore[call-overload]
         if not key:
             a.notes.insert(0, f"series without the {by} label (check --by)")
+        if a.present and a.targets and a.targets <= set(a.scrape_down):
+            # seen as of the rules' last evaluation, but every target of it fails its scrape now: gone now, as the
+            # raw presence series would say
+            a.present, a.seen_age = False, None
         scraped = a.seen_age if a.present else a.gone_age
         age = scraped
         if a.present and a.report_age is not None:  # our exporter says how old its data really is

@@ -180,17 +180,26 @@ class RecordingWriter:
         self._paused: OSError | None = None
         """The write failure being retried (``retry``); None while writes succeed."""
         self._retry_at = 0.0
+        self.stream = _is_stream(self.path)
+        """A named pipe, a pipe (``/dev/stdout`` into ``| zstd``), a terminal: written as it comes, nothing read
+        back (no format check, no repair, no size kept: they cannot seek)."""
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if not append:
             flags |= os.O_TRUNC
-        self._fd = os.open(self.path, flags & ~os.O_TRUNC, 0o644)  # O_RDWR: to read what an earlier writer left
+        if self.stream:
+            # write-only: a pipe opened for reading too never says its reader left (EPIPE): it fills and blocks.
+            # Like a shell's redirection, this waits for a reader to open a named pipe
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+        else:
+            self._fd = os.open(self.path, flags & ~os.O_TRUNC, 0o644)  # O_RDWR: to read what an earlier writer left
         try:
             if lock:
                 _lock(self._fd)
-            if flags & os.O_TRUNC:
+            if flags & os.O_TRUNC and not self.stream:
                 os.ftruncate(self._fd, 0)  # only once the lock is ours: never cut a file another recorder writes
-            _check_format(self._fd, self.compression)
-            self.repaired = self._close_cut_member()
+            if not self.stream:
+                _check_format(self._fd, self.compression)
+            self.repaired = "" if self.stream else self._close_cut_member()
             """What was done to a compressed file whose last member was cut (empty when it was whole)."""
             self._level = level
             self._start(level)
@@ -236,7 +245,7 @@ class RecordingWriter:
     def _start(self, level: int | None) -> None:
         """A recording session: a new gzip member / zstd frame of its own (the reader reads them all, and one cut
         short by a killed recorder costs nothing of the others), or a fresh line of a plain file."""
-        self._size = os.fstat(self._fd).st_size
+        self._size = 0 if self.stream else os.fstat(self._fd).st_size
         self._last_sync = time.monotonic()
         self._compressor: Any = None
         self._flush_mode = 0
@@ -307,7 +316,7 @@ class RecordingWriter:
         """One report's line, as one write, and the fsync when one is due. ``fresh``: after failed writes, a new
         member/frame first (the compressor holds what never reached the file; a plain file was cut back to its
         last whole line)."""
-        if fresh or os.fstat(self._fd).st_size != self._size:
+        if fresh or (not self.stream and os.fstat(self._fd).st_size != self._size):
             # Someone else changed the file: logrotate's copytruncate emptied it (the rest of our gzip member
             # or zstd frame would begin mid-stream, unreadable to the end of the session), or a shell's >>
             # added to it. Go on in a member/frame (or on a line) of our own.
@@ -327,8 +336,9 @@ class RecordingWriter:
             while n < len(out):  # short write: only on a full disk or a quota, where the next one raises
                 n += os.write(self._fd, out[n:])
         except OSError:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, self._size)  # no partial line, no half a compressed block
+            if not self.stream:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, self._size)  # no partial line, no half a compressed block
             raise
         self._size += len(out)
 
@@ -340,7 +350,7 @@ class RecordingWriter:
             self._closed = True
             try:
                 if (self._compressor is not None and self._failed is None and self._paused is None
-                        and os.fstat(self._fd).st_size == self._size):  # not the end of a stream cut away
+                        and (self.stream or os.fstat(self._fd).st_size == self._size)):  # not a stream cut away
                     self._emit(self._compressor.flush())
                 _sync(self._fd)
             finally:
@@ -367,6 +377,15 @@ def _pause_reason(exc: OSError) -> str:
 
 class RecordingBusy(OSError):
     """Another process holds the recording's lock: it is recording to that file now."""
+
+
+def _is_stream(path: Path) -> bool:
+    """Whether ``path`` exists and is not a regular file (a named pipe, ``/dev/stdout`` on a pipe, a terminal, a
+    device): what cannot seek is written as a stream."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _sync(fd: int) -> None:

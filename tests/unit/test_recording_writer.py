@@ -431,6 +431,43 @@ def test_two_recorders_to_a_device_are_not_one_file(tmp_path: Path) -> None:
         assert first.write(b'{"system_data":{}}', ts=1.0) and second.write(b'{"system_data":{}}', ts=1.0)
 
 
+@pytest.mark.parametrize("name", ["pipe.jsonl", "pipe.jsonl.zst"])
+def test_a_named_pipe_is_recorded_to_as_a_stream_and_its_reader_leaving_is_said(tmp_path: Path, name: str) -> None:
+    """``record pipe`` (a FIFO another program reads) was refused: "Illegal seek" (the format check reads the file's
+    head back). A stream is written as it comes; a reader that goes away is EPIPE, not a writer blocked for ever
+    on a pipe it holds open for reading itself."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes")
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    with RecordingWriter(fifo) as w:  # opens once the reader has
+        assert w.stream and w.repaired == ""
+        for i in range(3):
+            assert w.write(b'{"system_data":{},"i":%d}' % i, ts=10.0 + i)
+    reader.join(10)
+    data = got[0]
+    if name.endswith(".zst"):
+        import zstandard
+
+        data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    assert [json.loads(ln)["i"] for ln in data.splitlines()] == [0, 1, 2]
+
+    def leave() -> None:
+        with fifo.open("rb") as f:
+            f.read(10)
+
+    quitter = threading.Thread(target=leave, daemon=True)
+    quitter.start()
+    with RecordingWriter(fifo) as w:
+        quitter.join(10)
+        with pytest.raises(BrokenPipeError):
+            for _ in range(200):  # more than a pipe's buffer
+                w.write(b'{"system_data":{},"pad":"%s"}' % (b"x" * 4096), ts=1.0)
+
+
 @pytest.mark.parametrize("name", ["busy.jsonl", "busy.jsonl.gz", "busy.jsonl.zst"])
 def test_a_second_recorder_on_a_file_being_written_is_refused(tmp_path: Path, name: str) -> None:
     """Two recorders on one .gz interleaved their blocks: the file became unreadable past the first report."""
