@@ -28,8 +28,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from neuron_top.tui.render.light import pieces
 from neuron_top.tui.render.light import segment_style as _style
+from neuron_top.tui.render.light import styles
 from neuron_top.tui.render.private import ChopsUpdate
 
 __all__ = ["HIDDEN", "ExactChops", "QuickTruecolor", "Spans", "WidgetChops", "flush", "merged", "paint",
@@ -272,11 +272,11 @@ WeakKeyDictionary makes a weak reference on every lookup, and this runs for ever
 
 
 def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], background: Color,
-               styles: list[Style | None] | None = None) -> bool:
+               known: list[Style | None] | None = None) -> bool:
     """True when ANSI colours to truecolor changes nothing on these segments: each of their few distinct
     styles maps to itself (every style a theme gives is truecolor already). A line whose style objects are all
     known to map to themselves costs one set comparison of their ids, in C (hashing a Style is a Python call).
-    ``styles``: the segments' styles when known already (a strip's kept ``pieces``, which the diff made)."""
+    ``known``: the segments' styles when known already (``light.styles``: those the diff kept)."""
     entry = _kept.get(id(line_filter))
     if entry is None or entry[0] is not line_filter:
         if len(_kept) >= 64:  # a new filter comes with each terminal theme change: bound the old ones
@@ -285,7 +285,7 @@ def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], backgr
     kept = entry[1].get(background)
     if kept is None:
         kept = entry[1][background] = {id(None): None}
-    found = list(map(_style, segments)) if styles is None else styles
+    found = list(map(_style, segments)) if known is None else known
     if kept.keys() >= set(map(id, found)):
         return True
     under = background.rich_color
@@ -306,7 +306,7 @@ def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color | N
     truecolor where it changes nothing (instead of rebuilding every segment and the strip)."""
     for line_filter in filters:
         if isinstance(line_filter, ANSIToTruecolor) and background is not None \
-                and _unchanged(line_filter, strip, background, pieces(strip)[2]):
+                and _unchanged(line_filter, strip, background, styles(strip)):
             continue
         strip = strip.apply_filter(line_filter, background)  # type: ignore[arg-type]
     return strip
