@@ -95,7 +95,9 @@ class CoreCells:
         self.digits = digits
         """Decimals of the utilization cells (0: whole percents; 2: AWS neuron-top's "56.81%")."""
         self.phys = physical_columns(snap) if physical else 0
-        stats = app.core_stats
+        stats = self._stats = app.core_stats
+        """(``core`` reads these for every core: looked up once per grid)"""
+        self._hidden = snap.filter.hidden_cores if snap.filter is not None else None
         reported = any(f is not None for f in stats.flops.values())
         self.scale = fmt.FlopsScale(stats.flops_peak) if flops and not self.phys and reported else None
         self.value_width = fmt.pct_width(digits)
@@ -170,17 +172,25 @@ class CoreCells:
     def memory(self, dev: int) -> tuple[str, float | None]:
         """Device ``dev``'s memory used by the app (every app for "all") of the device's memory
         (``fmt.used_of``: ``58.7/96G``), and the percent used (None without a size): nvitop's MEM beside UTIL."""
+        return self._memories[dev] if dev in self._memories else self._memory_of(dev)
+
+    def _memory_of(self, dev: int) -> tuple[str, float | None]:
         used = self._memory.get(dev)
         size = self.snap.hardware.neuron_device_memory_size
         size = size if isinstance(size, int) and size > 0 else None
         return fmt.used_of(used, size), (used / size * 100 if used is not None and size else None)
 
     @cached_property
+    def _memories(self) -> dict[int, tuple[str, float | None]]:
+        """``memory`` of every device, made once: the grid measures them all (``memory_width``), then draws each."""
+        return {d: self._memory_of(d) for d in range(self.snap.device_count)}
+
+    @cached_property
     def memory_width(self) -> int:
         """Characters of the widest device memory text; 0 when no device's memory is reported."""
         if not self._memory:
             return 0
-        return max(len(self.memory(d)[0]) for d in range(self.snap.device_count))
+        return max(len(text) for text, _ in self._memories.values())
 
     @property
     def cells_per_device(self) -> int:
@@ -192,9 +202,9 @@ class CoreCells:
         core counters failed: "err"."""
         if self.failed:
             return [(FAILED.rjust(self.value_width), None, None)] * max(self.phys, 1)
-        stats = self.app.core_stats
-        narrowed = self.snap.filter
-        if narrowed is not None and index in narrowed.hidden_cores:
+        stats = self._stats
+        narrowed = self._hidden
+        if narrowed is not None and index in narrowed:
             return [(HIDDEN.rjust(self.value_width), None, None)] * (self.phys or 1)
         if self.phys:
             subs = self.app.physical_stats.util.get(index, ())

@@ -106,3 +106,12 @@ def characters(strip: Strip) -> int:
     if type(strip) is LightStrip and strip._pieces is not None:
         return len(strip._pieces[1])
     return sum(map(len, map(segment_text, strip)))
+
+
+def styles(strip: Strip) -> list[Style | None]:
+    """The styles of a strip's segments: the kept ``pieces``' when the diff has taken the strip apart already (every
+    panel line ``paint`` sends), else made now (without the texts ``pieces`` would make and keep). Shared: not to
+    be changed."""
+    if type(strip) is LightStrip and strip._pieces is not None:
+        return strip._pieces[2]
+    return list(map(segment_style, strip))

@@ -29,6 +29,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from neuron_top.tui.render.light import segment_style as _style
+from neuron_top.tui.render.light import styles
 from neuron_top.tui.render.private import ChopsUpdate
 
 __all__ = ["HIDDEN", "ExactChops", "QuickTruecolor", "Spans", "WidgetChops", "flush", "merged", "paint",
@@ -82,9 +83,9 @@ def paint(widget: Widget, spans: Spans, line: Line | None = None) -> None:
     else:  # painted again before the flush (reports arriving together on a busy machine)
         pending[widget] = (merged(known[0], spans), known[1])
     # Whichever way the cells reach the screen, the lines the StylesCache holds for them are stale now (it
-    # keeps whole lines: one region per line says as much as one per span).
-    width = widget.size.width
-    widget._styles_cache.set_dirty(*[Region(0, y, width, 1) for y, _ in spans])
+    # keeps whole lines: one region per line says as much as one per span, and a region one cell wide as much as
+    # one the widget's width, which ``widget.size`` finds by walking up to the screen: ~6 us a panel a report).
+    widget._styles_cache.set_dirty(*[Region(0, y, 1, 1) for y, _ in spans])
 
 
 def merged(a: Spans, b: Spans) -> Spans:
@@ -270,10 +271,12 @@ ANSI-to-truecolor unchanged, by id (each kept beside its id, so the id stays its
 WeakKeyDictionary makes a weak reference on every lookup, and this runs for every line Textual or a panel draws."""
 
 
-def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], background: Color) -> bool:
+def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], background: Color,
+               known: list[Style | None] | None = None) -> bool:
     """True when ANSI colours to truecolor changes nothing on these segments: each of their few distinct
     styles maps to itself (every style a theme gives is truecolor already). A line whose style objects are all
-    known to map to themselves costs one set comparison of their ids, in C (hashing a Style is a Python call)."""
+    known to map to themselves costs one set comparison of their ids, in C (hashing a Style is a Python call).
+    ``known``: the segments' styles when known already (``light.styles``: those the diff kept)."""
     entry = _kept.get(id(line_filter))
     if entry is None or entry[0] is not line_filter:
         if len(_kept) >= 64:  # a new filter comes with each terminal theme change: bound the old ones
@@ -282,7 +285,7 @@ def _unchanged(line_filter: ANSIToTruecolor, segments: Iterable[Segment], backgr
     kept = entry[1].get(background)
     if kept is None:
         kept = entry[1][background] = {id(None): None}
-    found = list(map(_style, segments))
+    found = list(map(_style, segments)) if known is None else known
     if kept.keys() >= set(map(id, found)):
         return True
     under = background.rich_color
@@ -303,7 +306,7 @@ def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color | N
     truecolor where it changes nothing (instead of rebuilding every segment and the strip)."""
     for line_filter in filters:
         if isinstance(line_filter, ANSIToTruecolor) and background is not None \
-                and _unchanged(line_filter, strip, background):
+                and _unchanged(line_filter, strip, background, styles(strip)):
             continue
         strip = strip.apply_filter(line_filter, background)  # type: ignore[arg-type]
     return strip

@@ -138,7 +138,9 @@ class AppsPanel(Panel[None]):
             pod_w = pod_w if pod_w >= POD_MIN else 0
         room -= pod_w + 1 if pod_w else 0
         spark_w = room - 1 if room - 1 >= SPARK_MIN else 0
-        lines.append(self.memo(("head", label_w, cols, spark_w, pod_w, view.sort),
+        # (``cols`` is not in the memo keys: it follows from the width, which starts the memo afresh, and each of
+        # its columns hashed in Python, ~100 times a report)
+        lines.append(self.memo(("head", label_w, spark_w, pod_w, view.sort),
                                lambda: self._head(label_w, cols, spark_w, pod_w, view.sort)))
         if not apps:
             lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
@@ -147,7 +149,7 @@ class AppsPanel(Panel[None]):
         for i, a in enumerate(apps):
             values = app_cells(snap, a)
             selected = a.pid == view.pid
-            segs = self.memo(("row", a.pid, tuple(values.items()), label_w, cols, i == cur, selected),
+            segs = self.memo(("row", a.pid, tuple(values.items()), label_w, i == cur, selected),
                              partial(self._row, a, values, label_w, cols, i == cur, selected))
             if pod_w:
                 ref = pods.get(a.pid)

@@ -263,12 +263,13 @@ class CoreGrid(Panel[None]):
         phys = cells.phys
         cpd, devices = snap.cores_per_device, snap.device_count
         pods = snap.pods
-        k8s = pods.by_device(cpd)
         colours = pods.colours() if view.by_pod else None
         shape = with_memory(devices, cells.cells_per_device, cells.value_width, width, self.budget,
                             cells.memory_width)
         k8s_w = 0
-        if k8s and shape.per_row == 1:  # the pod beside each device, when the bars can give up the room
+        # the pod beside each device, when the bars can give up the room (the pods by device found only then)
+        k8s = pods.by_device(cpd) if shape.per_row == 1 and pods.cores else {}
+        if k8s and shape.per_row == 1:
             with_k8s = grid_shape(devices, cells.cells_per_device, cells.value_width, width - K8S_W, self.budget,
                                   shape.extra)
             if with_k8s.per_row == 1 and with_k8s.bar >= MIN_BAR:
@@ -296,7 +297,7 @@ class CoreGrid(Panel[None]):
                 for c in range(cpd):
                     selected = dev == cur_dev and c == cur_core
                     values = cells.core(dev * cpd + c)
-                    pod = _pod_colour(colours, pods.cores.get(dev * cpd + c))
+                    pod = None if colours is None else _pod_colour(colours, pods.cores.get(dev * cpd + c))
                     for n, (text, pct, load) in enumerate(values):
                         segs += self._cell(pct, text, bar_w, selected, load, c == cpd - 1 and n == len(values) - 1,
                                            pod)
