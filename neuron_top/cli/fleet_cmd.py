@@ -79,7 +79,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     prom.add_argument("--timeout", type=float, default=None, metavar="S",
                       help="seconds per query (5); with ssh and --once, for every host's first report (15)")
     prom.add_argument("--rate-window", default="1m", metavar="DUR", help="range of rate() for exec/errors (1m)")
-    prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC columns: the counters' value, or the increase within this long of counters that went away (15m)")
+    prom.add_argument("--ecc-window", default="15m", metavar="DUR", help="ECC columns: the counters' value, kept this long after a counter went away (15m)")
     prom.add_argument("--stale-after", type=float, default=60.0, metavar="S",
                       help="a host still scraped whose data is older is stale (60)")
     prom.add_argument("--down-after", type=float, default=180.0, metavar="S",

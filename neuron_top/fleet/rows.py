@@ -66,8 +66,7 @@ class FleetRow(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, gc
     """Seconds: the worst runtime's p99 total latency."""
     ecc_corrected: float | None = None
     """Corrected ECC events (DRAM + SRAM): the counters' value (since the exporter started; since the stream
-    started over ssh), or, for counters that went away within the ECC window (the exporter stopped), their
-    increase in it."""
+    started over ssh), kept (their last value) for the ECC window after they went away (the exporter stopped)."""
     ecc_uncorrected: float | None = None
     status: str = "up"
     """"up", "stale", "down" or "starting"."""

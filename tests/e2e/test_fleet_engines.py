@@ -105,7 +105,7 @@ class Engines:
         # the per-host rules have evaluated at least twice (their rate needs two), the last time after the event
         self.prom.wait_for('count_over_time(instance_id:execution_status:rate1m{group="small"}[1m])',
                            lambda r: bool(r) and min(float(x["value"][1]) for x in r) >= 2)
-        self.prom.wait_for('instance_id:hardware_ecc_events:sum_max_increase15m{group="small",'
+        self.prom.wait_for('instance_id:hardware_ecc_events:sum_last15m{group="small",'
                            'event_type="mem_ecc_corrected"} > 0.5', bool)
 
     def fleet(self, url: str, group: str = "small", **kw) -> PromFleet:  # type: ignore[no-untyped-def]
@@ -147,6 +147,31 @@ def test_promtool_checks_and_unit_tests_the_recording_rules() -> None:
                  ["test", "rules", str(RECORDING.with_name("neuron-top.recording.test.yml"))]):
         out = subprocess.run(["promtool", *args], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed")
+def test_the_rules_probe_reads_raw_with_an_older_rules_file_and_rules_without_ecc_counters(tmp_path: Path) -> None:
+    """The ECC rule was renamed when its meaning changed (a vanished counter's last value, not its increase): a
+    server still running the older file has the first and the presence rules but not it, and would have left the
+    ECC columns empty. The probe, evaluated by promtool's real engine: rules only when the ECC rule is there, or
+    there is no ECC counter to read at all."""
+    probe = QuerySet(match=parse_match('job="neuron"')).rules_probe()
+    host = 'job="neuron",instance="n1:8000",instance_id="i-1"'
+    util = f"{{__name__=\"instance_id:neuroncore_utilization_ratio:avg_sum\",{host}}}"
+    presence = f"{{__name__=\"instance_id:neuron_presence:max_timestamp\",{host}}}"
+    ecc_rule = f"{{__name__=\"instance_id:hardware_ecc_events:sum_last15m\",{host},event_type=\"mem_ecc_corrected\"}}"
+    raw_ecc = f"{{__name__=\"hardware_ecc_events_total\",{host},neuron_device_index=\"0\",event_type=\"mem_ecc_corrected\"}}"
+    cases = {"older file, ECC counters": ([util, presence, raw_ecc], []),
+             "no ECC counters": ([util, presence], [{"labels": "{}", "value": 1}]),
+             "this file": ([util, presence, ecc_rule, raw_ecc], [{"labels": "{}", "value": 1}])}
+    (tmp_path / "none.yml").write_text("groups: []\n")
+    tests = [{"interval": "1m", "input_series": [{"series": x, "values": "1x5"} for x in series],
+              "promql_expr_test": [{"expr": f"count({probe})", "eval_time": "3m", "exp_samples": want}]}
+             for series, want in cases.values()]
+    (tmp_path / "probe.test.yml").write_text(json.dumps({"rule_files": ["none.yml"], "tests": tests}))
+    out = subprocess.run(["promtool", "test", "rules", str(tmp_path / "probe.test.yml")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_recording_rules_are_read_when_loaded_and_give_the_raw_figures(engines: Engines) -> None:

@@ -190,7 +190,7 @@ DEFAULTS = [
     ("demo", "instance", "the built-in simulator of a trn2.48xlarge", "trn2.48xlarge"),
     ("export", "listen", "it serves `/metrics` on `:8000` by default", ":8000"),
     ("health", "seconds", "it reads reports for `--for` seconds (12)", 12.0),
-    ("fleet", "ecc_window", "within `--ecc-window` (15 min", "15m"),
+    ("fleet", "ecc_window", "for `--ecc-window` (15 min)", "15m"),
     ("fleet", "rate_window", "one-minute rates", "1m"),
 ]
 
