@@ -215,14 +215,13 @@ class QuerySet:
         presence series (one a target, a few labels fewer: at 1,000 hosts a join through it costs a fifth)."""
         return self.sel(RULES["presence"] if self.rules else "instance_info")
 
-    def _per_target(self, family: str, inner: str = "") -> str:
-        """``family`` (one series per scrape target, no instance labels; or an expression of such, in brackets) with
-        the host's ``by`` label, taken from that target's ``_labelled`` series (``inner``: a function around it,
-        ``last_over_time({}[15m])``)."""
-        left = family if family.startswith("(") else self.sel(family, shard=False)
-        labelled = inner.replace("{}", self._labelled) if inner else self._labelled
+    def _per_target(self, series: str, within: str = "") -> str:
+        """``series`` (an expression of one series per scrape target, no instance labels) with the host's ``by``
+        label, taken from that target's ``_labelled`` series (``within``: its last value within this range, for
+        targets whose series went away)."""
+        labelled = f"last_over_time({self._labelled}[{within}])" if within else self._labelled
         # "+ 0 *": the labelled series' value is 1 (instance_info) or a time (the rules' presence)
-        return (f"{left} + on (instance, job) group_left ({label(self.by)}) 0 * "
+        return (f"{series} + on (instance, job) group_left ({label(self.by)}) 0 * "
                 f"max by (instance, job, {label(self.by)}) ({labelled})")
 
     def queries(self) -> tuple[FleetQuery, ...]:
@@ -254,16 +253,18 @@ class QuerySet:
         # fails its scrape now (up == 0, below, raw) is gone at once, as without them (``rows.from_answers``)
         now = f"time() - max by ({k}, instance, job) ({self.sel(RULES['presence'])})" if self.rules \
             else f"time() - max by ({k}) ({presence})"
+        report = self._per_target(self.sel("neurontop_last_report_age_seconds", shard=False))
+        source_up = self._per_target(self.sel("neurontop_source_up", shard=False))
         return (
             FleetQuery("seen", _tagged([
                 ("now", now),
                 # neuron-top export's own health (no instance labels: joined through the scrape target)
-                ("report", f"max by ({k}) ({self._per_target('neurontop_last_report_age_seconds')})"),
-                ("source_up", f"min by ({k}) ({self._per_target('neurontop_source_up')})"),
+                ("report", f"max by ({k}) ({report})"),
+                ("source_up", f"min by ({k}) ({source_up})"),
                 # targets whose scrape fails now (up == 0), named by the host they served within the seen window:
                 # its series went stale at once, and Prometheus knows why (the fleet asks /api/v1/targets then)
                 ("scrape_down", f"max by ({k}, instance, job) ("
-                                + self._per_target("(up == 0)", f"last_over_time({{}}[{self.seen_window}])") + ")"),
+                                + self._per_target("(up == 0)", self.seen_window) + ")"),
             ]), ("status", "age")),
             # Prometheus's cost is per series read (~16,000 core series at 256 trn2 hosts, a few microseconds
             # each), and one query is answered on one core: the three reads of the core series are three queries,

@@ -182,7 +182,8 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
         part = s.metric.get(PART)
         if part == "now":  # raw: one a host; with the rules, one a target (the newest counts)
             a.present = True
-            a.seen_age = age if a.seen_age is None or age is None else min(a.seen_age, age)
+            if age is not None and (a.seen_age is None or age < a.seen_age):
+                a.seen_age = age
             if "instance" in s.metric:
                 a.targets.add((s.metric["instance"], s.metric.get("job", "")))
         elif part == "report":

@@ -152,6 +152,11 @@ def test_with_the_rules_presence_is_read_by_target_and_a_host_whose_targets_all_
     rows = rows_of({"seen": [*now, s(1, instance_id="i-2", instance="h2:9000", job="neuron",
                                     **{PART: "scrape_down"})], "gone": [s(20, instance_id="i-2")]}, RULED)
     assert rows["i-1"].status == UP and rows["i-1"].age == 4.0  # the newest of its targets
+    # a target whose age is not a number (NaN) leaves the others' age as it is, in either order
+    for nan_first in (True, False):
+        odd = s("NaN", instance_id="i-1", instance="h1:9200", job="other", **{PART: "now"})
+        seen = [odd, *now] if nan_first else [*now, odd]
+        assert rows_of({"seen": seen}, RULED)["i-1"].age == 4.0
     assert rows["i-2"].status == DOWN and rows["i-2"].note.startswith("scrape fails: h2:9000 (neuron)")
     assert rows["i-2"].scraped == 20.0
     # one of two targets failing: still seen (its other target is scraped), the failure said
