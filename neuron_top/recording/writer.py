@@ -183,24 +183,21 @@ class RecordingWriter:
         self.stream = _is_stream(self.path)
         """A named pipe, a pipe (``/dev/stdout`` into ``| zstd``), a terminal: written as it comes, nothing read
         back (no format check, no repair, no size kept: they cannot seek)."""
-        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-        if not append:
-            flags |= os.O_TRUNC
-        if self.stream:
-            # write-only: a pipe opened for reading too never says its reader left (EPIPE): it fills and blocks.
-            # Like a shell's redirection, this waits for a reader to open a named pipe
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
-        else:
-            self._fd = os.open(self.path, flags & ~os.O_TRUNC, 0o644)  # O_RDWR: to read what an earlier writer left
+        # a stream write-only: a pipe opened for reading too never says its reader left (EPIPE), it fills and
+        # blocks; like a shell's redirection, this waits for a reader to open a named pipe. A file O_RDWR: to read
+        # what an earlier writer left
+        mode = os.O_WRONLY if self.stream else os.O_RDWR | os.O_CREAT
+        self._fd = os.open(self.path, mode | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644)
+        self.repaired = ""
+        """What was done to a compressed file whose last member was cut (empty when it was whole)."""
         try:
             if lock:
                 _lock(self._fd)
-            if flags & os.O_TRUNC and not self.stream:
-                os.ftruncate(self._fd, 0)  # only once the lock is ours: never cut a file another recorder writes
             if not self.stream:
+                if not append:
+                    os.ftruncate(self._fd, 0)  # only once the lock is ours: never cut a file another recorder writes
                 _check_format(self._fd, self.compression)
-            self.repaired = "" if self.stream else self._close_cut_member()
-            """What was done to a compressed file whose last member was cut (empty when it was whole)."""
+                self.repaired = self._close_cut_member()
             self._level = level
             self._start(level)
         except BaseException:
@@ -336,9 +333,8 @@ class RecordingWriter:
             while n < len(out):  # short write: only on a full disk or a quota, where the next one raises
                 n += os.write(self._fd, out[n:])
         except OSError:
-            if not self.stream:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(self._fd, self._size)  # no partial line, no half a compressed block
+            with contextlib.suppress(OSError):  # a stream cannot be cut (EINVAL): what went, went
+                os.ftruncate(self._fd, self._size)  # no partial line, no half a compressed block
             raise
         self._size += len(out)
 
