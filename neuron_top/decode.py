@@ -87,6 +87,12 @@ replaced after each report: only the last report's pids are kept). Several threa
 fleet's hosts): a value is used only when its bytes are equal, so sharing the table is safe."""
 
 
+def _typed(cls: type, wire: Any, **changed: Any) -> Any:
+    """The schema struct ``cls`` of a ``_wire`` one: every field as decoded, but those ``changed`` (no field
+    listed by hand: one the schema gains is carried over)."""
+    return cls(**{**msgspec.structs.asdict(wire), **changed})
+
+
 def _runtimes(wires: list[Any] | None) -> list[schema.Runtime | None] | None:
     """The runtimes, each one's memory in use decoded, or taken from its previous report when unchanged."""
     global _used_last
@@ -109,13 +115,9 @@ def _runtimes(wires: list[Any] | None) -> list[schema.Runtime | None] | None:
                     raw = msgspec.Raw(bytes(raw))  # a copy: the Raw would otherwise keep the whole report alive
                     kept = (raw, _USED.decode(raw) if raw else None)
                 seen[wire.pid] = kept
-                memory = schema.MemoryUsed(period=memory.period, error=memory.error,
-                                           neuron_runtime_used_bytes=kept[1], loaded_models=memory.loaded_models)
-            report = schema.RuntimeReport(
-                neuroncore_counters=report.neuroncore_counters, execution_stats=report.execution_stats,
-                memory_used=memory, neuron_runtime_vcpu_usage=report.neuron_runtime_vcpu_usage)
-        out.append(schema.Runtime(pid=wire.pid, address=wire.address, neuron_runtime_tag=wire.neuron_runtime_tag,
-                                  error=wire.error, report=report))
+                memory = _typed(schema.MemoryUsed, memory, neuron_runtime_used_bytes=kept[1])
+            report = _typed(schema.RuntimeReport, report, memory_used=memory)
+        out.append(_typed(schema.Runtime, wire, report=report))
     _used_last = seen
     return out
 
