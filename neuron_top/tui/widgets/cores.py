@@ -269,7 +269,7 @@ class CoreGrid(Panel[None]):
         k8s_w = 0
         # the pod beside each device, when the bars can give up the room (the pods by device found only then)
         k8s = pods.by_device(cpd) if shape.per_row == 1 and pods.cores else {}
-        if k8s and shape.per_row == 1:
+        if k8s:
             with_k8s = grid_shape(devices, cells.cells_per_device, cells.value_width, width - K8S_W, self.budget,
                                   shape.extra)
             if with_k8s.per_row == 1 and with_k8s.bar >= MIN_BAR:
