@@ -34,6 +34,14 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _proc_stat(pid: int) -> str:
+    """What /proc says of ``pid`` (its state and parent), to tell a failure apart from a slow exit."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:2].__repr__()
+    except OSError as exc:
+        return f"no /proc entry ({exc.strerror})"
+
+
 def wait_gone(pid: int, timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -171,4 +179,4 @@ def test_record_ends_at_once_on_a_second_signal(tmp_path: Path) -> None:
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert wait_file(asked)
     assert b"reports written" not in err  # not the clean way: at once
-    assert wait_gone(pid)
+    assert wait_gone(pid), f"its child is still running: {_proc_stat(pid)}; record's stderr: {err!r}"
