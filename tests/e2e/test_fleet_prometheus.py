@@ -382,6 +382,17 @@ def test_an_exporter_whose_neuron_monitor_stopped_is_stale(cluster: Cluster) -> 
 
 
 def test_a_failing_query_is_shown_with_its_text_and_blanks_its_columns(cluster: Cluster) -> None:
+    # the tests before stopped "going" for a while: wait until its figures are back in every query. Its first
+    # scrape after that can fall between two of a refresh's queries (each is evaluated when it arrives), up in
+    # one and not yet in the other (CI saw a row up without util)
+    settle = cluster.fleet("vanish")
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not all(
+                r.status == UP and r.util is not None for r in rows_of(settle).values()):
+            time.sleep(0.5)
+    finally:
+        settle.close()
     fleet = cluster.fleet("vanish", qs={"ecc_window": "15x"})  # not a duration: Prometheus refuses the query
     try:
         frame = fleet.refresh()
