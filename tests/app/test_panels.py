@@ -824,3 +824,37 @@ def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
             assert [(text, newest) for _, text, newest in sparks.many(history, [key])] == [want], (n, key)
         # the vCPU grid asks for all of them in one call
         assert [(text, newest) for _, text, newest in grid.many(history, keys)] == full, n
+
+
+def test_stepped_sparks_moved_on_together_follow_the_keys_and_the_history() -> None:
+    """A call with the keys of the call before, one step on, moves every sparkline on at once (``newest_cells``):
+    the keys' list changed in place by the caller (the vCPU strip keeps one list), a series with less than a whole
+    step of history, a history cleared or replaced, each must draw what the full computation draws, never the
+    sparklines kept for other keys or another history."""
+    import random
+
+    from neuron_top.tui.widgets.sparkline import SteppedSparks, newest_cells, spark_text, stepped
+
+    rnd = random.Random(3)
+    busy = [None if rnd.random() < 0.15 else rnd.uniform(0, 100) for _ in range(70)]
+    snaps = _vcpu_snaps(busy)
+    history, other, sparks = History(600), History(600), SteppedSparks(5)
+    keys = [("vcpu", 0), ("vcpu", 1)]
+    moved = 0
+    for n, s in enumerate(snaps):
+        if n == 30:
+            history.clear()
+        history.push(s)
+        other.push(snaps[-1 - n])
+        if n == 20:
+            keys[:] = [("vcpu", 1), ("vcpu", 0)]  # the same list, other keys in it
+        if n == 45:
+            keys.append(("vcpu", 9))  # never reported: no whole step of it
+        h = other if n in (50, 51) else history  # another history in between: not the one kept
+        for combine in (max, sum):
+            assert newest_cells(h, keys, combine) == [stepped(h, k, 1, combine)[0] for k in keys], n
+        full = [(spark_text(means, 5), means[-1]) for means in (stepped(h, key, 5) for key in keys)]
+        before = sparks._drawn
+        assert [(text, newest) for _, text, newest in sparks.many(h, keys)] == full, n
+        moved += sparks._drawn is not before and bool(before) and before[0][0][2] + 1 == sparks._drawn[0][0][2]
+    assert moved > 20  # the steps moved on together were checked
