@@ -48,6 +48,7 @@ __all__ = [
     "device_memory",
     "device_utils",
     "error_types",
+    "joined_core_stats",
     "latency_state",
     "mean_util",
     "owned_cores",
@@ -192,10 +193,35 @@ def core_stats(cores: Mapping[int, schema.CoreCounters]) -> CoreStats:
     """Per core: utilization and best FLOPS; the mean utilization, the FLOPS sum and peak, whether effective FLOPS were reported."""
     util = {i: _finite(c.neuroncore_utilization) for i, c in cores.items()}
     flops = {i: best_flops(c) for i, c in cores.items()}
+    return _core_stats(util, flops, any(c.effective_flops is not None for c in cores.values()))
+
+
+def joined_core_stats(parts: Iterable[CoreStats]) -> CoreStats:
+    """``core_stats`` of the cores of ``parts`` together, where no core is in two of them: each core's figures as
+    its part has them, then the mean, sum and peak over them all. The "all" of a report whose runtimes share no
+    core (the usual case) is its apps' cores side by side: made so, each core's figures are worked out once a
+    report, for its app, not again for "all".
+
+    >>> a = core_stats({0: schema.CoreCounters(neuroncore_utilization=50.0, flops=2.0)})
+    >>> b = core_stats({1: schema.CoreCounters(neuroncore_utilization=70.0, effective_flops=1.0)})
+    >>> joined_core_stats([a, b]) == core_stats({**{0: schema.CoreCounters(neuroncore_utilization=50.0, flops=2.0)},
+    ...     1: schema.CoreCounters(neuroncore_utilization=70.0, effective_flops=1.0)})
+    True
+    """
+    util: dict[int, float | None] = {}
+    flops: dict[int, float | None] = {}
+    effective = False
+    for p in parts:
+        util.update(p.util)
+        flops.update(p.flops)
+        effective = effective or p.effective
+    return _core_stats(util, flops, effective)
+
+
+def _core_stats(util: dict[int, float | None], flops: dict[int, float | None], effective: bool) -> CoreStats:
     us = [u for u in util.values() if u is not None and 0.0 <= u <= UTIL_MAX]  # absurd values are not averaged
     fs = [f for f in flops.values() if f is not None]
-    return CoreStats(util, flops, sum(us) / len(us) if us else None, sum(fs), max(fs, default=0.0),
-                     any(c.effective_flops is not None for c in cores.values()))
+    return CoreStats(util, flops, sum(us) / len(us) if us else None, sum(fs), max(fs, default=0.0), effective)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from neuron_top.derived import (
     core_utilization,
     cpu_summary,
     error_types,
+    joined_core_stats,
     latency_state,
     mean_util,
     owned_cores,
@@ -466,6 +467,21 @@ class AllApps(AppView):
     @cached
     def latency_shown(self) -> Latency:
         return latency_state(None, None, None, self.failure("execution_stats"))  # per app only
+
+    @cached
+    def core_stats(self) -> CoreStats:
+        """``core_stats`` of every core; when each core is one app's own, with that app's counters (no core
+        reported twice: ``_merge_cores`` keeps them as they are, in the apps' order), joined from the apps' stats
+        (``derived.joined_core_stats``), which every report reads too: a core's figures are then worked out once,
+        not for its app and again for "all"."""
+        cores = self.cores
+        parts = [a for a in self.apps if a.cores]
+        if sum(len(a.cores) for a in parts) == len(cores) and all(
+                cores.get(i) is c for a in parts for i, c in a.cores.items()):
+            stats = joined_core_stats(a.core_stats for a in parts)
+            if list(stats.util) == list(cores):  # the same cores in the same order: the same values
+                return stats
+        return core_stats(cores)
 
     @cached
     def vcpu(self) -> tuple[float | None, float | None]:

@@ -169,6 +169,47 @@ def test_all_cores_add_up_apps_on_the_same_core() -> None:
     assert {i: c.neuroncore_utilization for i, c in s.all.cores.items()} == {0: 10, 1: 100, 2: 35}
 
 
+def test_all_core_stats_joined_from_the_apps_are_what_the_cores_give() -> None:
+    """"all"'s core stats are joined from its apps' when each core is one app's own (``AllApps.core_stats``):
+    for disjoint apps, apps on the same core (summed shares), an app whose counters failed, a filter that hides
+    cores, NaN and absurd values, effective FLOPS from one app only and cores out of order, they must be what
+    ``derived.core_stats`` makes of "all"'s cores."""
+    from neuron_top.derived import core_stats
+    from neuron_top.snapshot import AllApps
+
+    def snap(*apps: dict[str, dict[str, object]], error: str = "") -> Snapshot:
+        rts = [{"pid": n + 1, "neuron_runtime_tag": f"app{n}", "report": {"neuroncore_counters": {
+            "neuroncores_in_use": cores, **({"error": error} if error and n == 0 else {})}}}
+            for n, cores in enumerate(apps)]
+        report, _ = decode_report(msgspec.json.encode({"neuron_runtime_data": rts}))
+        return Snapshot(report, 0.0)
+
+    u = {"neuroncore_utilization": 40.0, "flops": 3.0}
+    cases = {
+        "disjoint": snap({"0": u, "1": {"neuroncore_utilization": 60.0}}, {"2": {**u, "effective_flops": 1.0}}),
+        "same core": snap({"0": u, "1": u}, {"1": {"neuroncore_utilization": 30.0}}),
+        "failed": snap({"0": u}, {"1": u}, error="counters failed"),
+        "out of order": snap({"5": u, "3": {"neuroncore_utilization": float("nan")}}, {"4": u, "0": u}),
+        "absurd": snap({"0": {"neuroncore_utilization": 1e9}}, {"1": {"neuroncore_utilization": -5.0, "flops": 1.0}}),
+        "one app": snap({"0": u, "2": u}),
+        "no cores": snap({}, {}),
+    }
+    filtered = cases["disjoint"].narrowed(lambda a: a.tag == "app1", "app1")
+    apps = cases["disjoint"].apps
+    mine = {i: c for a in apps for i, c in a.cores.items()}
+    alls = {name: s.all for name, s in [*cases.items(), ("filtered", filtered)]}
+    # "all" made with the apps' cores in another order, and with other counters for the same cores
+    alls["reordered"] = AllApps(apps, dict(reversed(mine.items())))
+    alls["other counters"] = AllApps(apps, {i: msgspec.structs.replace(c, neuroncore_utilization=1.0)
+                                            for i, c in mine.items()})
+    for name, everything in alls.items():
+        got, want = everything.core_stats, core_stats(everything.cores)
+        assert got == want and list(got.util) == list(want.util) and list(got.flops) == list(want.flops), name
+    assert cases["disjoint"].all.core_stats.util == {0: 40.0, 1: 60.0, 2: 40.0}
+    assert cases["same core"].all.core_stats.util == {0: 40.0, 1: 70.0}  # summed, not app 1's
+    assert cases["failed"].all.core_stats.util == {1: 40.0}  # the failed app's core is not "all"'s
+
+
 def test_memory_aggregates_are_reused_across_reports_only_while_their_data_is_equal() -> None:
     """Per-core memory and its totals are kept from the previous report of the same app when its memory
     data is equal (``across``), and made afresh when it changed: always what a fresh computation gives."""
