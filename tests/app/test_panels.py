@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import msgspec
@@ -407,6 +408,22 @@ async def test_exec_narrow_uses_two_lines_per_app() -> None:
         assert len(rows) == 3 + 2 + 1  # heads, [red]boom on two lines, the idle app by name
         assert rows[-1].strip() == "idle, no errors (1): idle-app"
         assert all(s.cell_length <= 80 for s in panel._lines(80))
+
+
+def test_quiet_apps_are_those_with_nothing_in_the_whole_history() -> None:
+    """An idle app is listed by name (``_quiet``) only while its whole kept history has no latency (the latency
+    panel: a 0.0 is a latency) and no execution or error (the executions panel: zeros are nothing): one value
+    anywhere in the history, even the oldest, brings its rows back."""
+    view = hand_view()
+    idle = next(a for a in view.snapshot.apps if a.pid == 1002)
+    h = view.history
+    assert LatencyPanel._quiet(view, idle) and ExecPanel._quiet(view, idle)
+    assert len(h.series(("exec", idle.pid))) == len(h) and not any(h.series(("exec", idle.pid)))  # zeros: quiet
+    h.series(("exec", idle.pid))[0] = 3.0
+    assert not ExecPanel._quiet(view, idle)
+    assert LatencyPanel._quiet(view, idle)  # executions are not latency
+    h._series["lat", idle.pid, "device", "p99"] = deque([0.0] + [None] * (len(h) - 1))
+    assert not LatencyPanel._quiet(view, idle)
 
 
 # --- every panel, every width ---

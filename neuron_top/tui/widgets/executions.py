@@ -181,7 +181,7 @@ class ExecPanel(Panel[None]):
         if a.failure("execution_stats") or a.rates.ran != 0 or any(a.error_summary.values()):
             return False  # failed, running, or not reported: not "idle, no errors"
         h = view.history
-        return not any(v for key in (("exec", a.pid), ("errors", a.pid)) for v in h.series(key))
+        return not (any(h.series(("exec", a.pid))) or any(h.series(("errors", a.pid))))  # each series read in C
 
     def _style(self, n: int | None, bad: bool, good: bool = False) -> Style:
         if bad:
