@@ -137,9 +137,13 @@ class History:
             self.push(s)
 
     def push(self, snap: Snapshot) -> None:
+        totals = self.ecc_totals
         for e in snap.ecc:
-            t = self.ecc_totals.get(e.device)
-            self.ecc_totals[e.device] = e if t is None else t.plus(e)
+            t = totals.get(e.device)
+            if t is None:
+                totals[e.device] = e
+            elif e.mem_corrected or e.mem_uncorrected or e.sram_corrected or e.sram_uncorrected:
+                totals[e.device] = t.plus(e)  # a period without events (nearly every one) adds nothing
         self._last = snap
         self.pushed += 1
         if self.first is None:

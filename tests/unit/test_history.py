@@ -127,3 +127,29 @@ def test_history_keeps_each_devices_mean_utilization_and_all_cores() -> None:
             want.append(sum(us) / len(us) if us else None)
         assert list(h.series(("dev_util", d))) == pytest.approx(want)
     assert list(h.series(("dev_util", "all"))) == pytest.approx([s.all.core_stats.util_avg for s in snaps])
+
+
+def test_ecc_totals_add_every_kind_of_event_and_keep_the_total_through_quiet_periods() -> None:
+    """``ecc_totals`` is the sum of every report's ECC counts: a period with no event keeps the total as it is
+    (it is not added), and an event of any of the four kinds, in any report, is added."""
+    import itertools
+
+    import msgspec
+
+    from neuron_top.decode import decode_report
+    from neuron_top.snapshot import DeviceEcc, Snapshot
+
+    kinds = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
+
+    def snap(i: int, counts: dict[str, int]) -> Snapshot:
+        doc = {"system_data": {"neuron_hw_counters": {"neuron_devices": [
+            {"neuron_device_index": 0, **counts}, {"neuron_device_index": 1}]}}}
+        report, _ = decode_report(msgspec.json.encode(doc))
+        return Snapshot(report, 1700000000.0 + i)
+
+    reports = [{}, {}, *({k: n} for n, k in enumerate(kinds, start=1)), {}, {kinds[3]: 5}, {}]
+    history = History(100)
+    for i, counts in zip(itertools.count(), reports):
+        history.push(snap(i, counts))
+    assert history.ecc_totals[0] == DeviceEcc(0, 1, 2, 3, 4 + 5)
+    assert history.ecc_totals[1] == DeviceEcc(1, 0, 0, 0, 0)
