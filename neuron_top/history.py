@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import itemgetter
 
-from neuron_top.derived import device_utils
 from neuron_top.snapshot import DeviceEcc, Snapshot
 
 __all__ = ["ExecTotals", "History", "Key"]
@@ -210,7 +209,7 @@ class History:
         stats = snap.all.core_stats
         if stats.util:
             out["dev_util", "all"] = stats.util_avg
-            for d, u in device_utils(stats, snap.cores_per_device).items():
+            for d, u in snap.device_utils.items():
                 out["dev_util", d] = u
         mem = snap.host_memory
         if mem is not None and mem.memory_used_bytes is not None:

@@ -31,6 +31,7 @@ from neuron_top.derived import (
     core_stats,
     core_utilization,
     cpu_summary,
+    device_utils,
     error_types,
     joined_core_stats,
     latency_state,
@@ -839,6 +840,12 @@ class Snapshot:
             got = self.__dict__[key] = owned_cores(app.core_memory, lambda: app.models, app.core_stats,
                                                    self.cores_per_device)
         return got
+
+    @cached
+    def device_utils(self) -> dict[int, float]:
+        """Device index -> the mean utilization of its cores (``derived.device_utils``), once a report: the
+        history's per-device lines and the core history panel's newest values read it."""
+        return device_utils(self.all.core_stats, self.cores_per_device)
 
     def app_util(self, app: AppView) -> float | None:
         """The mean utilization of the cores ``app`` uses (``cores_of``); for "all", of every core."""

@@ -12,7 +12,6 @@ from rich.segment import Segment
 from textual.strip import Strip
 
 from neuron_top import fmt
-from neuron_top.derived import device_utils
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
 from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks
@@ -91,7 +90,7 @@ class CoreHistory(Panel[None]):
             self._all = SteppedSparks(spark_w)
 
         stats = view.snapshot.all.core_stats
-        now = device_utils(stats, view.snapshot.cores_per_device)
+        now = view.snapshot.device_utils
 
         def line(name: str, drawn: tuple[object, str, float | None], current: float | None) -> list[Segment]:
             _, text, newest = drawn
