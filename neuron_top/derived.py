@@ -386,7 +386,7 @@ def cpu_summary(g: schema.VcpuUsage | None, cpus: tuple[tuple[int, schema.CpuTim
     kinds = tuple((k, _finite(getattr(avg, k)) or 0.0) for k in CPU_KINDS) if avg is not None else ()
     ctx = per_second(g.context_switch_count, _finite(g.period)) if g is not None else None
     return CpuSummary(len(cpus), _busy(avg.idle) if avg is not None else None, kinds, ctx,
-                      tuple((i, _busy(c.idle)) for i, c in cpus))
+                      tuple([(i, _busy(c.idle)) for i, c in cpus]))  # a list: no generator resumed per vCPU
 
 
 def device_utils(stats: CoreStats, cores_per_device: int) -> dict[int, float]:
