@@ -234,3 +234,17 @@ def test_memory_aggregates_are_reused_across_reports_only_while_their_data_is_eq
                 fresh += 1
             prev[key] = {**got, "raw": a._memory_raw()}
     assert reused > 300 and fresh > 10  # most reports reuse; memory that moved is made anew
+
+
+def test_vcpu_busy_is_100_minus_idle_and_none_when_idle_is_not_a_number() -> None:
+    """Each vCPU's busy share (``derived.cpu_summary``): 100 - idle, never below 0, None (a gap, not 0 or 100) when
+    idle is missing, NaN or infinite; the average's the same way."""
+    from neuron_top import schema
+    from neuron_top.derived import cpu_summary
+
+    idles = [None, float("nan"), float("inf"), float("-inf"), 150.0, 40, -5.0, 100.0, 99.5]
+    cpus = tuple((i, schema.CpuTimes(idle=x)) for i, x in enumerate(idles))
+    got = cpu_summary(schema.VcpuUsage(average_usage=schema.CpuTimes(idle=float("nan"))), cpus)
+    assert got.per_cpu == tuple(enumerate([None, None, None, None, 0.0, 60.0, 105.0, 0.0, 0.5]))
+    assert got.busy is None and got.count == len(idles)
+    assert cpu_summary(schema.VcpuUsage(average_usage=schema.CpuTimes(idle=25)), ()).busy == 75.0
