@@ -815,6 +815,38 @@ def test_step_cells_kept_between_steps_match_a_full_computation() -> None:
     assert checked > 90
 
 
+def test_step_cells_of_many_series_move_on_together_and_match_a_full_computation() -> None:
+    """At a step every series a ``StepCells`` drew at the step before moves on at once: with several series,
+    one of them drawn at two widths, one drawn only at some steps, one with less than a whole step of history,
+    another history in between and a cleared one, each must be what ``stepped`` and ``spark_text`` make from
+    scratch."""
+    import random
+
+    from neuron_top.tui.widgets.sparkline import StepCells, peak, spark_text, stepped
+
+    rnd = random.Random(8)
+    busy = [None if rnd.random() < 0.2 else rnd.uniform(0, 100) for _ in range(90)]
+    snaps = _vcpu_snaps(busy)
+    history, other, cells = History(600), History(600), StepCells(max)
+    other.extend(snaps[::-1][:32])  # at report 30 one step ahead of the history: its step before is the history's
+    checked = 0
+    for n, s in enumerate(snaps):
+        if n == 50:
+            history.clear()
+        history.push(s)
+        h = other if n == 30 else history
+        asked = [(("vcpu", 0), 10), (("vcpu", 0), 4), (("vcpu", 1), 10), (("vcpu", 7), 6)]  # 7: never reported
+        if n % 6 < 3:
+            asked.append((("vcpu", 1), 3))  # drawn at some steps only
+        for key, width in asked:
+            values = cells.values(h, key, width)
+            want = stepped(h, key, width, max)
+            assert values == want, (n, key, width)
+            assert cells.text(key, width, peak(values)) == spark_text(want, width, peak(want)), (n, key, width)
+            checked += 1
+    assert checked > 400
+
+
 def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
     """The vCPU grid's sparklines move on by one cell per step instead of being recomputed: after every report,
     with gaps, a series that appears late, a jump of several steps and a cleared (replayed) history, each must
