@@ -876,30 +876,36 @@ def test_stepped_sparks_kept_between_steps_match_a_full_computation() -> None:
 
 
 def test_stepped_sparks_moved_on_together_follow_the_keys_and_the_history() -> None:
-    """A call with the keys of the call before, one step on, moves every sparkline on at once (``newest_cells``):
-    the keys' list changed in place by the caller (the vCPU strip keeps one list), a series with less than a whole
-    step of history, a history cleared or replaced, each must draw what the full computation draws, never the
-    sparklines kept for other keys or another history."""
+    """A call of many series with the keys of the call before, one step on, moves every sparkline on at once
+    (``newest_cells``): the keys' list changed in place by the caller (the vCPU strip keeps one list), a series
+    with less than a whole step of history, a history cleared or replaced, each must draw what the full
+    computation draws, never the sparklines kept for other keys or another history."""
     import random
 
-    from neuron_top.tui.widgets.sparkline import SteppedSparks, newest_cells, spark_text, stepped
+    from neuron_top.tui.widgets.sparkline import _TOGETHER, SteppedSparks, newest_cells, spark_text, stepped
 
     rnd = random.Random(3)
-    busy = [None if rnd.random() < 0.15 else rnd.uniform(0, 100) for _ in range(70)]
-    snaps = _vcpu_snaps(busy)
+    n_cpus = _TOGETHER + 2
+    snaps = []
+    for i in range(70):
+        usage = {str(c): {"idle": 100.0 - rnd.uniform(0, 100)} for c in range(n_cpus) if rnd.random() > 0.1}
+        data = msgspec.json.encode({"system_data": {"vcpu_usage": {
+            "period": 1.0, "average_usage": {"user": 1.0, "idle": 99.0}, "usage_data": usage}}})
+        report, problems = decode_report(data)
+        snaps.append(Snapshot(report, 1700000000.0 + i, seq=i, problems=problems))
     history, other, sparks = History(600), History(600), SteppedSparks(5)
-    keys = [("vcpu", 0), ("vcpu", 1)]
+    other.extend(snaps[::-1][:52])  # at report 50 a step ahead of the history: its step before is the history's
+    keys = [("vcpu", c) for c in range(n_cpus)]
     moved = 0
     for n, s in enumerate(snaps):
         if n == 30:
             history.clear()
         history.push(s)
-        other.push(snaps[-1 - n])
         if n == 20:
-            keys[:] = [("vcpu", 1), ("vcpu", 0)]  # the same list, other keys in it
+            keys[:] = keys[::-1]  # the same list, the keys in another order
         if n == 45:
-            keys.append(("vcpu", 9))  # never reported: no whole step of it
-        h = other if n in (50, 51) else history  # another history in between: not the one kept
+            keys.append(("vcpu", 99))  # never reported: no whole step of it
+        h = other if n == 50 else history  # another history in between: not the one kept
         for combine in (max, sum):
             assert newest_cells(h, keys, combine) == [stepped(h, k, 1, combine)[0] for k in keys], n
         full = [(spark_text(means, 5), means[-1]) for means in (stepped(h, key, 5) for key in keys)]
