@@ -775,3 +775,46 @@ async def test_executions_since_start_in_the_panel_after_any_move(tmp_path: Path
             row = next(line for line in narrow if line.startswith(" so far"))  # 120x40's left column
             assert row.split()[2:8] == want, (keys, i, row)
     ctl(app).index.close()
+
+
+async def test_executions_since_start_under_a_filter_are_the_filtered_apps(tmp_path: Path) -> None:
+    """Under a tag filter the "all" tab's since start row counted every app and said "(all apps)": it counts the
+    apps the filter selects and names the filter; a new filter (``/``) counts its apps, and with none the row is
+    every app's again (a brute-force sum of the JSON each time)."""
+    import json
+
+    from neuron_top.sources.demo import generate
+    from neuron_top.tui.widgets.executions import ExecPanel
+
+    path = tmp_path / "inf2.jsonl"
+    reps = list(generate("inf2.48xlarge", 7, 90))
+    with RecordingWriter(path) as w:
+        for i, r in enumerate(reps):
+            w.write(r, T0 + i)
+
+    def brute(upto: int, word: str) -> str:
+        n = sum(rt["report"]["execution_stats"]["execution_summary"]["completed"]
+                for r in reps[:upto + 1] for rt in json.loads(r)["neuron_runtime_data"]
+                if word in rt["neuron_runtime_tag"])
+        return f"{n:,}"
+
+    def row(app) -> str:
+        text = "\n".join(s.text for s in app.screen.query_one(ExecPanel).build(app.screen.view, 160))
+        return next(line for line in text.splitlines() if line.startswith(" since start"))
+
+    app, _ = replay_app(path)
+    app.selection.set_filter("serve")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "G")
+        await settle(pilot)
+        end = ctl(app).position
+        assert row(app).split()[2] == brute(end, "serve") != brute(end, "")
+        assert "(filter 'serve')" in row(app) and "all apps" not in row(app)
+        await pilot.press("slash", *"bert", "enter")
+        await settle(pilot)
+        assert row(app).split()[2] == brute(end, "bert") and "(filter 'bert')" in row(app)
+        await pilot.press("slash", "escape")
+        await settle(pilot)
+        assert row(app).split()[2] == brute(end, "") and "filter" not in row(app)
+    ctl(app).index.close()
