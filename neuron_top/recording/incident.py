@@ -521,7 +521,7 @@ def format_summary(s: Summary) -> str:
                 if k == "error":
                     total = sum(e.count for e in serious if e.kind == "error")
                     if total:
-                        words[-1] += f" ({total:,} errors)"
+                        words[-1] += f" ({plural(total, 'error')})"
         out.append("found: " + ", ".join(words))
     else:
         out.append("found: no uncorrected ECC errors, no execution errors")

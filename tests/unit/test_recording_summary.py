@@ -148,6 +148,15 @@ def test_times_of_a_raw_recording_agree_with_its_span(tmp_path: Path, capfd: pyt
     assert "300 reports, +0:00:00 to +0:00:03 (3 s)" in capfd.readouterr().out
 
 
+def test_one_error_is_one_error(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The last line said "1 execution error burst (1 errors)"."""
+    from tests.recordings import Plan, write
+
+    path = write(tmp_path / "one.jsonl", Plan(seconds=600, period=10.0, bursts=[(300, 310, 1)]))
+    assert main(["replay", str(path), "--summary"]) == 1
+    assert capfd.readouterr().out.splitlines()[-1] == "found: 1 execution error burst (1 error)"
+
+
 # --- incidents as intervals, on recordings made as the findings describe (issue 33) ---
 
 def test_a_day_with_a_burst_and_one_uncorrected_ecc_among_corrected_on_16_devices(
