@@ -183,8 +183,7 @@ class PromFleet:
                   if isinstance(a.result, Answer) for w in a.result.warnings]
         if isinstance(apps_answer, PromError):
             problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
-        n = sum(a.requests for a in asked.values()) + sum(a.requests for _, a in landed.values()) + \
-            (probed is not None)
+        n = sum(a.requests for a in asked.values()) + sum(a.requests for _, a in landed.values()) + (probed or 0)
         if len(failures) == len(due) and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
         if len(failures) == len(due) and all(e.kind in ("http", "response") for e in failures.values()):
@@ -249,16 +248,21 @@ class PromFleet:
             f.cancel()
         self._pending = {}  # answers still to come are not used (the next refresh asks everything)
 
-    def _probe_rules(self) -> bool:
+    def _probe_rules(self) -> int:
         """Whether the recording rules have series for this fleet (then the queries read them); a failed probe
-        reads the raw series."""
+        reads the raw series. Returns the requests it took (1, or 2 when the ECC rule had no series)."""
+        requests = 1
         try:
-            found = bool(self.client.query(self.raw.rules_probe()))
+            parts = {s.metric.get(PART) for s in self.client.query(self.raw.rules_probe())}
+            found = parts == {"rules", "ecc"}
+            if parts == {"rules"}:  # an older rules file, or no ECC counter to record
+                requests += 1
+                found = bool(self.client.query(self.raw.ecc_probe()))
         except PromError:
             found = False
         self.qs = replace(self.raw, rules=found)
         self.queries = self.qs.queries()
-        return found
+        return requests
 
     def _aged(self, row: FleetRow, since: float) -> FleetRow:
         """A host that is not current (its scrapes fail): its last known figures stay (Prometheus no longer

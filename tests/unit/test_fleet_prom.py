@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from neuron_top.fleet.prom import PromFleet
 from neuron_top.fleet.promql import Answer, PromError, Sample
@@ -162,16 +163,15 @@ def test_the_recording_rules_are_used_when_they_have_series_and_asked_about_agai
     qs = QuerySet()
     client = Client(qs)
     loaded = [False]
-    probe = qs.rules_probe()
+    probe, ecc_probe = qs.rules_probe(), qs.ecc_probe()
     for q in QuerySet(rules=True).queries():
         client.names.setdefault(q.expr, q.name)
-    client.names[probe] = "probe"
     plain = client.query
 
     def query(expr: str) -> list[Sample]:
-        if expr == probe:
+        if expr in (probe, ecc_probe):
             client.asked[-1].append("probe")
-            return [s(30)] if loaded[0] else []
+            return [s(30, **{PART: "rules"}), s(30, **{PART: "ecc"})] if loaded[0] and expr == probe else []
         return plain(expr)
 
     client.query = query  # type: ignore[method-assign]
@@ -184,9 +184,47 @@ def test_the_recording_rules_are_used_when_they_have_series_and_asked_about_agai
         frame = refresh(fleet, client)
         assert frame.notes == ["raw series"] and "probe" not in client.asked[-1]
     frame = refresh(fleet, client)
-    assert frame.notes == ["recording rules"] and "probe" in client.asked[-1]
+    assert frame.notes == ["recording rules"] and client.asked[-1].count("probe") == 1
     frame = refresh(fleet, client)
     assert RULES["util"] in next(q.expr for q in fleet.queries if q.name == "util")
+
+
+def test_the_raw_ecc_counters_are_probed_only_when_the_rules_have_no_ecc_series() -> None:
+    """``absent(hardware_ecc_events_total)`` reads every raw ECC counter (~1 s of Prometheus's time at 1,000 trn2
+    hosts, most of a first refresh): asked only when the rules are there without the ECC rule (an older rules
+    file, or a fleet without ECC counters)."""
+    qs = QuerySet()
+    probe, ecc_probe = qs.rules_probe(), qs.ecc_probe()
+    assert "hardware_ecc_events_total" not in probe and "hardware_ecc_events_total" in ecc_probe
+    cases = {  # the probe's parts, whether the fleet has raw ECC counters -> rules read, probe requests
+        "this file": ({"rules", "ecc"}, True, True, 1),
+        "older file": ({"rules"}, True, False, 2),
+        "no ECC counters": ({"rules"}, False, True, 2),
+        "no rules": (set(), True, False, 1),
+        "only an ECC rule": ({"ecc"}, True, False, 1),
+    }
+    for case, (parts, counters, rules, requests) in cases.items():
+        client = Client(qs)
+        for q in QuerySet(rules=True).queries():
+            client.names.setdefault(q.expr, q.name)
+        plain = client.query
+        probed: list[str] = []
+
+        def query(expr: str, parts: set[str] = parts, counters: bool = counters, probed: list[str] = probed,
+                  plain: Callable[[str], list[Sample]] = plain) -> list[Sample]:
+            if expr == probe:
+                probed.append("rules")
+                return [s(1, **{PART: p}) for p in sorted(parts)]
+            if expr == ecc_probe:
+                probed.append("ecc")
+                return [] if counters else [s(1)]
+            return plain(expr)
+
+        client.query = query  # type: ignore[method-assign]
+        fleet = PromFleet(client, qs, clock=lambda: 1000.0, background=False)  # type: ignore[arg-type]
+        frame = refresh(fleet, client)
+        assert (frame.notes[0] == "recording rules") is rules, case
+        assert len(probed) == requests and frame.queries == 11 + requests, (case, probed)
 
 
 class Held(Client):
