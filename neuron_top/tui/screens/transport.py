@@ -26,6 +26,7 @@ from neuron_top.recording.markers import KINDS
 from neuron_top.recording.pacing import gap_text
 from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, goto
 from neuron_top.textsafe import clean
+from neuron_top.tui.keys import focus_now
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, clock_text, kind_names
 
 WINDOW = 120
@@ -80,7 +81,7 @@ class GotoBar(Vertical):
         self.query_one("#goto-hint", Static).update(GOTO_HINT)
         box = self.query_one("#goto", Input)
         box.value = ""
-        box.focus()
+        focus_now(box)
 
     def fail(self, why: str) -> None:
         self.add_class("-error")
