@@ -236,6 +236,20 @@ async def test_goto_input(rec: Path) -> None:
     ctl(app).index.close()
 
 
+async def test_keys_typed_right_after_colon_go_into_the_goto_box(rec: Path) -> None:
+    """``:150`` arriving at once: the box is focused before ``1`` (the first tab) and ``5`` are routed."""
+    from tests.helpers import type_at_once
+
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        type_at_once(app, ":15:0")
+        await pilot.pause()
+        assert app.screen.query_one("#goto", Input).value == "15:0"  # ":" typed in the box too
+    ctl(app).index.close()
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
 async def test_goto_prompt_is_visible_at_every_size(rec: Path, size: tuple[int, int]) -> None:
     """Docked to the bottom edge, the prompt was drawn under the footer: invisible, while it held the keys."""
