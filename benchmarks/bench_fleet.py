@@ -15,7 +15,8 @@ of queries per refresh does not depend on the number of hosts.
 
 The data: 256 simulated targets (the ``trn2.48xlarge`` demo's first report with seeds 1..256, each host's
 exposition made once by ``neuron_top.export.exposition`` and served as it is by one loopback HTTP server in a
-child process: ~900 samples a host, ~230,000 series in all), scraped every 10 s by Debian's Prometheus on a free
+child process, at a lower priority (``nice 10``: in a cluster the exporters run on the hosts, not beside the server;
+~900 samples a host, ~230,000 series in all), scraped every 10 s by Debian's Prometheus on a free
 port with a temporary config and storage. The targets carry a ``fleet="all"`` label and the first 16 also
 ``part="16"``: ``--match`` picks the whole fleet or the small one, so both are measured against one server.
 Values do not move between scrapes (counters stand still, so rates are 0): the cost of a query is the same.
@@ -66,7 +67,8 @@ PY = sys.executable
 ALL, SIXTEEN = 'fleet="all"', 'part="16"'
 
 SERVER = """
-import sys, json
+import sys, json, os
+os.nice(10)  # the simulated exporters stand for other hosts: their CPU here must not crowd the server measured
 sys.path.insert(0, {root!r})
 from neuron_top.export import exposition
 from neuron_top.sources.demo import generate

@@ -50,8 +50,11 @@ class PodSource(Protocol):
 
     def current(self) -> Attribution: ...
     def want_pids(self, pids: Iterable[int]) -> None: ...
-    def settle(self) -> Attribution:
-        """An answer now, waiting for it (``--once``: one report, no later refresh)."""
+    def settle(self, ask: bool = True) -> Attribution:
+        """An answer now, waiting for it (``--once``: one report, no later refresh). ``ask`` False: the node was
+        asked already for this report (``--once --record`` asks before it comes, for the recording); its answer
+        stands, and only what needs the report's pids is looked up (the runtimes' cgroups, when the node did not
+        answer)."""
         ...
     def close(self) -> None: ...
 

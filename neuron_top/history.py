@@ -9,12 +9,12 @@ window of snapshots after a seek.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import islice, repeat
 from operator import itemgetter
 
-from neuron_top.snapshot import DeviceEcc, Snapshot
+from neuron_top.snapshot import AppFilter, DeviceEcc, Snapshot
 
 __all__ = ["ExecTotals", "History", "Key"]
 
@@ -26,13 +26,25 @@ _BUSY = itemgetter(1)
 
 @dataclass(frozen=True, slots=True)
 class ExecTotals:
-    """Executions and errors of every app since the start of a recording, up to the shown report (replay keeps
-    them from the recording's index, ``recording.totals``)."""
+    """Executions and errors since the start of a recording, up to the shown report (replay keeps them from the
+    recording's index, ``recording.totals``): of every app, or of the apps a tag filter selects (``filter``)."""
 
     executions: tuple[int | None, ...]
     """Per ``derived.EXEC_TYPES`` outcome; None: no report so far gave it."""
     errors: int
     """Errors of every type."""
+    filter: str | None = None
+    """The tag filter whose apps these count; None: every app."""
+    narrow: Callable[[str], ExecTotals] | None = field(default=None, compare=False)
+    """These counts for the apps a filter (its text) selects, in every report up to the shown one
+    (``ReplayController.since_start``); None: not known, only every app's."""
+
+    def of(self, app_filter: AppFilter | None) -> ExecTotals:
+        """The counts that go with a snapshot narrowed by ``app_filter`` (None: not filtered): the filtered
+        apps' when they are known, else these (every app's: ``filter`` says so)."""
+        if app_filter is None or self.narrow is None or self.filter == app_filter.text:
+            return self
+        return self.narrow(app_filter.text)
 
 
 def _columns(snap: Snapshot) -> list[float | None]:

@@ -48,7 +48,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "overview": ("core-history", "latency", "vcpu-grid", "executions"),
 }
 """Layout name -> panels it adds, in this order, while they fit on the screen without scrolling (as nvitop's
-"auto" mode: a 200x60 terminal shows the latency percentiles too, a 250x80 one every vCPU's history)."""
+"auto" mode: a 200x60 terminal shows the latency percentiles too, a 250x80 one every vCPU's history); one that
+does not fit is skipped and the next tried."""
 DEFAULT_LAYOUT = "overview"
 
 

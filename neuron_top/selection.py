@@ -11,7 +11,7 @@ import re
 from neuron_top.derived import owned_cores
 from neuron_top.snapshot import AppView, Snapshot
 
-__all__ = ["Selection", "app_cores", "narrow", "narrow_by_tag"]
+__all__ = ["Selection", "app_cores", "matches", "narrow", "narrow_by_tag"]
 
 
 def app_cores(app: AppView, cores_per_device: int) -> list[int]:
@@ -25,8 +25,13 @@ def narrow(snap: Snapshot, pattern: re.Pattern[str] | None, text: str) -> Snapsh
     (its name, namespace, or ``namespace/pod``)."""
     if pattern is None:
         return snap
-    return snap.narrowed(lambda a: bool(pattern.search(a.tag) or pattern.search(str(a.pid))
-                                        or _pod_matches(pattern, snap, a)), text)
+    return snap.narrowed(lambda a: matches(pattern, snap, a), text)
+
+
+def matches(pattern: re.Pattern[str], snap: Snapshot, app: AppView) -> bool:
+    """Whether the tag filter ``pattern`` selects ``app`` of ``snap``: the one rule (its tag, its pid, its pod's
+    name, namespace or ``namespace/pod``)."""
+    return bool(pattern.search(app.tag) or pattern.search(str(app.pid)) or _pod_matches(pattern, snap, app))
 
 
 def narrow_by_tag(snap: Snapshot, tag: str | None) -> Snapshot:

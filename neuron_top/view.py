@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from neuron_top.history import History
+from neuron_top.history import ExecTotals, History
 from neuron_top.snapshot import AppView, Snapshot
 
 __all__ = ["View"]
@@ -42,6 +42,14 @@ class View:
     @property
     def app(self) -> AppView:
         return self.snapshot.app(self.pid)
+
+    @property
+    def since_start(self) -> ExecTotals | None:
+        """Executions since the start of the recording (replay; None live) of the apps shown: those the tag
+        filter selects, in every report so far, when the snapshot is filtered (``ExecTotals.filter`` says whose
+        they are)."""
+        t = self.history.exec_totals
+        return None if t is None else t.of(self.snapshot.filter)
 
     def with_(self, **changes: object) -> View:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -74,3 +74,14 @@ async def until(condition: Callable[[], object], timeout: float = 30.0, what: st
         if time.monotonic() > deadline:
             pytest.fail(f"not true after {timeout:g} s: {what or getattr(condition, '__name__', condition)}")
         await asyncio.sleep(0.02)
+
+
+def type_at_once(app, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Post ``text``'s keys back to back, as the driver posts what one read of the terminal gave it (typed fast,
+    pasted, one ssh packet): ``Pilot.press`` waits for the app between two keys, which hides what happens to
+    keys already queued when the first one opens a text box."""
+    from textual import events
+
+    names = {"/": "slash", ":": "colon", " ": "space", ".": "full_stop", "(": "left_parenthesis", "\b": "backspace"}
+    for ch in text:
+        app.post_message(events.Key(names.get(ch, ch), ch if ch.isprintable() else None))

@@ -140,7 +140,8 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
                pods: PodSource | None = None, tag: str | None = None, digits: int = 0) -> int:
     """Print the first report of a live source (neuron-monitor emits one at once) and exit; with ``recorder``
     (``--record FILE``), that report is recorded too (it was silently not); with ``pods``, with the pods asked
-    once (not started: ``settle`` answers in this thread); with ``tag`` (``--tag``), only the apps it matches, as
+    once (not started: ``settle`` answers in this thread), before the report when it is recorded, so that the
+    recording and the output have the one answer; with ``tag`` (``--tag``), only the apps it matches, as
     the dashboard's filter shows them; ``digits``: decimals of the core grid (``--precise``)."""
     from neuron_top.feed import Feed, Report, StatusChanged
     from neuron_top.output.text import SourceInfo, text
@@ -149,8 +150,10 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
     from neuron_top.session import Session
 
     session = Session(source.name, "live", history=1)  # the source's state as the dashboard keeps it
+    asked = False
     if pods is not None and recorder is not None:
         pods.settle()  # asked before the report comes, so that the recording keeps who held each core too
+        asked = True
     feed = Feed(source, recorder, pods=pods if recorder is not None else None)  # closes the recorder when closed
     try:
         for event in feed.events():
@@ -162,7 +165,7 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
                 snap = event.snapshot
                 if pods is not None:
                     pods.want_pids(a.pid for a in snap.apps)
-                    snap = snap.with_attribution(pods.settle())
+                    snap = snap.with_attribution(pods.settle(ask=not asked))  # one question per report
                 snap = narrow_by_tag(snap, tag)
                 _write(to_json(snap, info) + b"\n" if as_json else text(snap, info, digits=digits).encode())
                 return 0

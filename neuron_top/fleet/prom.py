@@ -15,6 +15,10 @@ Faults and what the user sees:
   Prometheus's cost is per series read (a few microseconds each, one core per query): at 256 trn2 hosts a full
   refresh of the raw series costs it ~0.9 s of CPU, one of status and utilization ~0.3 s; the recording rules
   leave a few series per host;
+* a host scraped while a refresh's queries are under way: every query of a refresh (the background's and the
+  parts of a split one too) is evaluated at one instant, the refresh's start on the server's clock (read from the
+  first refresh's answers, and again every ``PROBE_EVERY`` refreshes), so no host is up in one answer and
+  missing from another;
 * a host vanishes from every answer: its last row stays, as down, for ``keep`` seconds;
 * the server warns (Thanos's ``partial_response``: a store did not answer): the answer is used, the warning shown
   with the query's name, and the frame is "partial".
@@ -82,6 +86,10 @@ class _Asked:
     result: Answer | PromError
     requests: int = 1
     split: str = ""
+    sent: float = 0.0
+    """When it was asked and answered (``PromFleet.clock``): the middle of the two is when the server evaluated it,
+    give or take half the round trip."""
+    answered: float = 0.0
 
 
 class PromFleet:
@@ -133,6 +141,10 @@ class PromFleet:
         self._later = ThreadPoolExecutor(max_workers=BACKGROUND_WORKERS, thread_name_prefix="promql-later")
         """The background's own workers: slow answers still under way never hold up status and utilization."""
         self._closed = threading.Event()
+        self._skew: float | None = None
+        """The server's clock minus ours (seconds), from an answer asked without a time: every query of a refresh
+        is then evaluated at one instant of the server's, the refresh's start (a host scraped between two of them
+        is not up in one answer and missing from the other)."""
         self._new_hosts = False
         """"seen" named a host the kept answers do not know: the next refresh asks everything."""
         self.start_over()
@@ -152,7 +164,10 @@ class PromFleet:
         """Ask the queries due (in parallel) and make the frame."""
         start = self.clock()
         t0 = time.perf_counter()
-        probed = self._probe_rules() if self._count % PROBE_EVERY == 0 and self.rules == "auto" else None
+        if self._count % PROBE_EVERY == 0:  # the first refresh, and now and then (a clock stepped): found again
+            self._skew = None
+        at = start + self._skew if self._skew is not None else None
+        probed = self._probe_rules(at) if self._count % PROBE_EVERY == 0 and self.rules == "auto" else None
         self._values = {}
         everything = self._count == 0 or self._new_hosts
         later = [q for q in self.due() if q.slow and self.background and not everything]
@@ -161,12 +176,15 @@ class PromFleet:
         landed = {name: (when, f.result()) for name, (when, f) in self._pending.items() if f.done()}
         for name in landed:
             del self._pending[name]
-        futures = {q.name: self._pool.submit(self._ask, q) for q in due}
-        apps_asked = self._pool.submit(self._ask, FleetQuery("apps", apps_query(self.qs), ())) if self.apps else None
+        futures = {q.name: self._pool.submit(self._ask, q, at) for q in due}
+        apps_asked = self._pool.submit(self._ask, FleetQuery("apps", apps_query(self.qs), ()), at) if self.apps \
+            else None
         asked = {name: f.result() for name, f in futures.items()}
+        if at is None:
+            self._skew = _skew(asked.get("seen"))
         for q in later:  # now that status and utilization have answered; not twice at once
             if q.name not in self._pending:
-                self._pending[q.name] = (start, self._later.submit(self._ask, q))
+                self._pending[q.name] = (start, self._later.submit(self._ask, q, at))
         answers: dict[str, object] = {
             n: a.result.samples if isinstance(a.result, Answer) else a.result for n, a in asked.items()}
         apps_result = apps_asked.result().result if apps_asked is not None else None
@@ -183,8 +201,7 @@ class PromFleet:
                   if isinstance(a.result, Answer) for w in a.result.warnings]
         if isinstance(apps_answer, PromError):
             problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
-        n = sum(a.requests for a in asked.values()) + sum(a.requests for _, a in landed.values()) + \
-            (probed is not None)
+        n = sum(a.requests for a in asked.values()) + sum(a.requests for _, a in landed.values()) + (probed or 0)
         if len(failures) == len(due) and any(e.whole for e in failures.values()):
             return self._unreachable(start, elapsed, problems)
         if len(failures) == len(due) and all(e.kind in ("http", "response") for e in failures.values()):
@@ -249,16 +266,21 @@ class PromFleet:
             f.cancel()
         self._pending = {}  # answers still to come are not used (the next refresh asks everything)
 
-    def _probe_rules(self) -> bool:
+    def _probe_rules(self, at: float | None) -> int:
         """Whether the recording rules have series for this fleet (then the queries read them); a failed probe
-        reads the raw series."""
+        reads the raw series. Returns the requests it took (1, or 2 when the ECC rule had no series)."""
+        requests = 1
         try:
-            found = bool(self.client.query(self.raw.rules_probe()))
+            parts = {s.metric.get(PART) for s in self.client.query(self.raw.rules_probe(), at)}
+            found = parts == {"rules", "ecc"}
+            if parts == {"rules"}:  # an older rules file, or no ECC counter to record
+                requests += 1
+                found = bool(self.client.query(self.raw.ecc_probe(), at))
         except PromError:
             found = False
         self.qs = replace(self.raw, rules=found)
         self.queries = self.qs.queries()
-        return found
+        return requests
 
     def _aged(self, row: FleetRow, since: float) -> FleetRow:
         """A host that is not current (its scrapes fail): its last known figures stay (Prometheus no longer
@@ -296,28 +318,31 @@ class PromFleet:
             return max(interval, frame.retry_in)
         return max(0.0, interval - frame.elapsed)
 
-    def _ask(self, q: FleetQuery) -> _Asked:
+    def _ask(self, q: FleetQuery, at: float | None) -> _Asked:
+        """Query ``q`` evaluated at ``at`` (the server's clock; None: when it arrives), in parts past the cap."""
         if self._closed.is_set():
             return _Asked(PromError("unreachable", "stopped", q.expr))
+        sent = self.clock()
         try:
             if q.name not in self._split:
-                got = self.client.answer(q.expr)
+                got = self.client.answer(q.expr, at)
                 if self.limit is None or len(got.samples) < self.limit:
-                    return _Asked(got)
+                    return _Asked(got, sent=sent, answered=self.clock())
                 self._split.add(q.name)
                 requests = 1
             else:
                 requests = 0
             parts: list[int] = []
-            got, more = self._in_parts(self.qs, q.name, self.shard_by, parts)
+            got, more = self._in_parts(self.qs, q.name, self.shard_by, parts, at)
             labels = ", then ".join(self.shard_by[:max(parts, default=1)])
-            return _Asked(got, requests + more, f"{labels} ({len(parts)} parts)")
+            return _Asked(got, requests + more, f"{labels} ({len(parts)} parts)", sent, self.clock())
         except PromError as exc:
             return _Asked(exc)
         except Exception as exc:  # a client bug costs this query, never the refresh loop
             return _Asked(PromError("response", f"could not read the answer: {clean(repr(exc), 200)}", q.expr))
 
-    def _in_parts(self, qs: QuerySet, name: str, by: tuple[str, ...], parts: list[int]) -> tuple[Answer, int]:
+    def _in_parts(self, qs: QuerySet, name: str, by: tuple[str, ...], parts: list[int],
+                  at: float | None) -> tuple[Answer, int]:
         """Query ``name`` of ``qs`` asked once per value of ``by[0]`` (each part still at the cap split by the next
         label), the answers merged (``answer_in_parts``): every host is in one part, so no series is in two.
         Returns the answer and the requests it took; ``parts`` gets each part's depth (how many labels split
@@ -332,14 +357,13 @@ class PromFleet:
                 return got, 0
             # two queries splitting at once may both ask: the same answer twice, no harm
             got = self._values[shard, by] = self.client.answer(
-                f"count by ({label(by)}) ({replace(qs, shard=shard).sel('instance_info')})")
+                f"count by ({label(by)}) ({replace(qs, shard=shard).sel('instance_info')})", at)
             return got, 1
 
         assert self.limit is not None
         return answer_in_parts(self.client, self.limit, make, values, by,
                                f"split by {', '.join(self.shard_by)}: give --shard-by LABEL (a label that "
-                               "splits the fleet finer)", shard=qs.shard,
-                               depth=parts)
+                               "splits the fleet finer)", shard=qs.shard, depth=parts, at=at)
 
     def run(self, emit: Callable[[FleetFrame], object], stop: threading.Event, interval: float = 2.0) -> None:
         """Refresh until ``stop``: the worker thread's body."""
@@ -353,6 +377,13 @@ class PromFleet:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._later.shutdown(wait=False, cancel_futures=True)
         self.client.close()
+
+
+def _skew(seen: _Asked | None) -> float | None:
+    """The server's clock minus ours, from an answer evaluated when it arrived (its samples carry that time)."""
+    if seen is None or not isinstance(seen.result, Answer) or not seen.result.samples:
+        return None
+    return seen.result.samples[0].value[0] - (seen.sent + seen.answered) / 2
 
 
 def _aged_answer(name: str, asked: float, samples: list[Sample], now: float) -> list[Sample]:

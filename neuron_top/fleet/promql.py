@@ -264,16 +264,20 @@ class PromClient:
         self.params = dict(params or {})
 
     # --- the API ---
-    def query(self, expr: str) -> list[Sample]:
-        """Evaluate ``expr`` now; the instant vector's samples (``answer`` also gives the warnings)."""
-        return self.answer(expr).samples
+    def query(self, expr: str, at: float | None = None) -> list[Sample]:
+        """Evaluate ``expr``; the instant vector's samples (``answer`` also gives the warnings)."""
+        return self.answer(expr, at).samples
 
-    def answer(self, expr: str) -> Answer:
-        """Evaluate ``expr`` now: the instant vector's samples and the server's warnings. Raises ``PromError``.
+    def answer(self, expr: str, at: float | None = None) -> Answer:
+        """Evaluate ``expr`` at ``at`` (Unix seconds, the server's clock; None: when it arrives): the instant
+        vector's samples and the server's warnings. Raises ``PromError``.
 
         A scalar answer becomes one sample with no labels.
         """
-        form = urllib.parse.urlencode({"query": expr, **self.params})
+        fields = {"query": expr, **self.params}
+        if at is not None:
+            fields["time"] = f"{at:.3f}"
+        form = urllib.parse.urlencode(fields)
         if self.post:
             body = self._get(f"{self.base_path}/api/v1/query", expr, form.encode())
         else:
@@ -446,13 +450,14 @@ def _peek(body: bytes) -> str:
 
 def answer_in_parts(client: PromClient, limit: int, make: Callable[[str], str],
                     values: Callable[[str, str], tuple[Answer, int]], by: Sequence[str], hint: str, *,
-                    shard: str = "", depth: list[int] | None = None, _level: int = 1) -> tuple[Answer, int]:
+                    shard: str = "", depth: list[int] | None = None, at: float | None = None,
+                    _level: int = 1) -> tuple[Answer, int]:
     """A query whose answer reaches the server's cap on series (CloudWatch: 500), asked in parts and merged.
 
     ``make(shard)`` is the query with the label matchers ``shard`` added to its selectors; it is asked once per
     value of ``by[0]`` (``values(shard, label)``: an answer whose series carry the label's values, and the
-    requests it took: 0 when known already), each part still at the cap split by the next label in turn. Every
-    series is in one part, so none is counted twice. Returns the merged answer (the parts' warnings too) and the
+    requests it took: 0 when known already), each part still at the cap split by the next label in turn, each
+    evaluated at ``at`` (``PromClient.answer``). Every series is in one part, so none is counted twice. Returns the merged answer (the parts' warnings too) and the
     requests it took; ``depth`` gets each part's depth (how many labels split it). With no label left, a
     ``PromError`` says "... even " ``hint`` (how it was split, what to do).
     """
@@ -464,10 +469,10 @@ def answer_in_parts(client: PromClient, limit: int, make: Callable[[str], str],
     for s in listed.samples:
         part = matcher(by[0], s.metric.get(by[0], ""))
         sub = f"{shard},{part}" if shard else part
-        got = client.answer(make(sub))
+        got = client.answer(make(sub), at)
         requests += 1
         if len(got.samples) >= limit:
-            got, more = answer_in_parts(client, limit, make, values, by[1:], hint, shard=sub, depth=depth,
+            got, more = answer_in_parts(client, limit, make, values, by[1:], hint, shard=sub, depth=depth, at=at,
                                         _level=_level + 1)
             requests += more
         elif depth is not None:

@@ -17,14 +17,15 @@ import msgspec
 from neuron_top.fleet.frame import FleetFrame
 from neuron_top.fleet.rows import DOWN, STALE, UP
 from neuron_top.recording.index import FLEET_MAGIC
+from neuron_top.recording.pacing import Times, hole_after
 from neuron_top.recording.player import Marker
 from neuron_top.textsafe import clean
 
 if TYPE_CHECKING:
-    from neuron_top.recording.incident import Incident, Summary
+    from neuron_top.recording.incident import ExecEstimate, Incident, Summary
     from neuron_top.recording.index import Index
 
-__all__ = ["FleetRecorder", "decode_frame", "fleet_incidents", "fleet_markers", "fleet_summary", "is_fleet_line"]
+__all__ = ["ESTIMATE_HOW", "ExecutionsEstimate", "FleetRecorder", "decode_frame", "fleet_incidents", "fleet_markers", "fleet_summary", "is_fleet_line"]
 
 MAGIC = FLEET_MAGIC
 
@@ -127,6 +128,43 @@ def fleet_incidents(frames: Iterable[tuple[int, FleetFrame | None]], ts: Callabl
     return inc.finish()
 
 
+ESTIMATE_HOW = "estimated: each up host's exec/s and bad/s times the time since the refresh before"
+"""How ``ExecutionsEstimate`` counts, said beside its figures."""
+
+
+class ExecutionsEstimate:
+    """A fleet recording's executions over its refreshes, fed one refresh at a time (``add``): a fleet frame
+    keeps each host's rates (``FleetRow.exec_rate``, every outcome, and ``err_rate``, bad/s), not counts, so
+    each rate counts for the time since the refresh before (a rate is over the time before it: the last report's
+    period over ssh, the rate window from Prometheus). Not counted: the first refresh (no time before it), the
+    time across a hole (``pacing.hole_after``: the fleet was not running, or the clock went back), a host that
+    is not up (its figures are the last known, aging), an unreachable source's refresh, and a row without both
+    rates."""
+
+    def __init__(self, times: Times) -> None:
+        self._times = times
+        self.completed = 0.0
+        self.bad = 0.0
+        self.counted = False
+        """Whether any refresh gave a rate (else the figure is not reported, not zero)."""
+
+    def add(self, i: int, frame: FleetFrame | None) -> None:
+        """Refresh ``i`` (None: a line that is not a fleet frame, counted as nothing)."""
+        if frame is None or i == 0 or frame.state == "unreachable" or hole_after(self._times, i - 1) is not None:
+            return
+        dt = self._times.timestamp(i) - self._times.timestamp(i - 1)
+        for r in frame.rows:
+            if r.status == UP and r.exec_rate is not None and r.err_rate is not None:
+                self.counted = True
+                self.completed += max(r.exec_rate - r.err_rate, 0.0) * dt
+                self.bad += r.err_rate * dt
+
+    def result(self) -> ExecEstimate | None:
+        from neuron_top.recording.incident import ExecEstimate
+
+        return ExecEstimate(self.completed, self.bad, ESTIMATE_HOW) if self.counted else None
+
+
 def fleet_summary(index: Index) -> Summary:
     """``replay --summary`` of a fleet recording: the same summary, over hosts (a line per refresh that is not a
     fleet frame is counted as skipped)."""
@@ -135,18 +173,23 @@ def fleet_summary(index: Index) -> Summary:
     n = len(index)
     bad = 0
 
+    executions = ExecutionsEstimate(index)
+
     def frames() -> Iterator[tuple[int, FleetFrame | None]]:
         nonlocal bad
         for i in range(n):
             try:
-                yield i, decode_frame(index.get(i))
+                frame: FleetFrame | None = decode_frame(index.get(i))
             except (msgspec.DecodeError, msgspec.ValidationError, IndexError, OSError):
                 bad += 1
-                yield i, None
+                frame = None
+            executions.add(i, frame)
+            yield i, frame
 
     s = Summary(clean(index.name, 120), n, index.timestamp(0) if n else None,
                 index.timestamp(n - 1) if n else None, index.wallclock, unit="refresh", units="refreshes")
     s.incidents = fleet_incidents(frames(), index.timestamp)
+    s.estimate = executions.result()
     for _, item in index.skips():
         s.skipped[item.reason] = s.skipped.get(item.reason, 0) + item.count
     if bad:

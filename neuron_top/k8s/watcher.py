@@ -83,9 +83,13 @@ class PodWatcher:
             if grew and not self._kubelet_ok:
                 self._wake.set()
 
-    def settle(self) -> Attribution:
-        """One round now, in this thread (``--once``; bounded by the call's deadline). Not with ``start``."""
-        return self.refresh()[0]
+    def settle(self, ask: bool = True) -> Attribution:
+        """One round now, in this thread (``--once``; bounded by the call's deadline). Not with ``start``.
+        ``ask`` False: the kubelet is not asked again; its last answer stands, else the cgroups of the pids
+        wanted now are traced (``--once --record`` asked it before the report, whose pids it did not know)."""
+        if not ask and self._kubelet_ok:
+            return self._current
+        return self.refresh(ask_kubelet=ask)[0]
 
     def start(self) -> PodWatcher:
         if self._thread is None:

@@ -202,6 +202,19 @@ def _subject_order(subject: str) -> tuple[int, str]:
     return (int(head[2:]) if head.startswith("ND") and head[2:].isdigit() else 1 << 30, rest)
 
 
+@dataclass(frozen=True, slots=True)
+class ExecEstimate:
+    """Executions over a recording that keeps rates, not counts (a fleet recording): each refresh's rate times
+    the time since the refresh before, summed; an estimate, and said to be one."""
+
+    completed: float
+    """Executions that completed cleanly (every outcome's rate less ``bad``'s)."""
+    bad: float
+    """Executions that did not complete cleanly (``bad/s``, ``derived.UNCLEAN``)."""
+    how: str
+    """How it was estimated, in words, for the line and the JSON."""
+
+
 @dataclass(slots=True)
 class Summary:
     name: str
@@ -219,6 +232,9 @@ class Summary:
     incidents: list[Incident] = field(default_factory=list)
     totals: Totals | None = None
     """Executions by outcome and errors over the reports summarized (None: not counted, a fleet recording)."""
+    estimate: ExecEstimate | None = None
+    """A fleet recording's executions, estimated from its rates (None: a report recording, or no host gave
+    a rate)."""
 
     @property
     def holes(self) -> list[Incident]:
@@ -485,6 +501,9 @@ def format_summary(s: Summary) -> str:
         out.append(f"holes: {len(holes)}, {gap_text(sum(h.seconds for h in holes))} without data in all")
     if s.totals is not None:
         out.append(_executions_line(s.totals))
+    if s.estimate is not None:
+        e = s.estimate
+        out.append(f"executions: completed ~{e.completed:,.0f}, bad ~{e.bad:,.0f} ({e.how})")
     serious = [e for e in s.incidents if e.serious]
     folded = [e for e in s.incidents if e.kind in FOLDED]
     other = [e for e in s.incidents if not e.serious and e.kind not in FOLDED]
@@ -502,7 +521,7 @@ def format_summary(s: Summary) -> str:
                 if k == "error":
                     total = sum(e.count for e in serious if e.kind == "error")
                     if total:
-                        words[-1] += f" ({total:,} errors)"
+                        words[-1] += f" ({plural(total, 'error')})"
         out.append("found: " + ", ".join(words))
     else:
         out.append("found: no uncorrected ECC errors, no execution errors")
@@ -535,7 +554,10 @@ def summary_json(s: Summary) -> bytes:
                     "text": line(e, s).split("  ", 1)[-1] if e.kind not in FOLDED else line(e, s)}
                    for e in s.incidents],
         "serious": s.serious,
-        "executions": dict(zip(EXEC_TYPES, s.totals.executions, strict=True)) if s.totals is not None else None,
+        "executions": dict(zip(EXEC_TYPES, s.totals.executions, strict=True)) if s.totals is not None
+        else {"completed": round(s.estimate.completed), "bad": round(s.estimate.bad)} if s.estimate is not None
+        else None,
+        "executions_estimated": s.estimate.how if s.estimate is not None else None,
         "errors": s.totals.errors if s.totals is not None else None,
     }
     return msgspec.json.encode(doc)

@@ -128,7 +128,7 @@ class Facts:
     the brief view (``brief_facts``), which applies the same rules without building a Snapshot (the Snapshot
     cost twice the decode). A test holds the two equal on every demo instance and the fixtures."""
 
-    __slots__ = ("apps", "ecc", "executions", "groups")
+    __slots__ = ("apps", "ecc", "executions", "groups", "outcomes")
 
     def __init__(self, snap: Snapshot | None = None) -> None:
         self.ecc: tuple[DeviceEcc, ...] = ()
@@ -140,16 +140,23 @@ class Facts:
         self.executions: tuple[int | None, ...] = NO_EXECUTIONS
         """Executions by ``derived.EXEC_TYPES`` outcome in the period, summed over apps (``AppRates.outcomes`` of
         the "all" view; None: no app reported that outcome): what the counts since start add up."""
+        self.outcomes: dict[tuple[int, str], tuple[int | None, ...]] = {}
+        """Per app (keyed as ``apps``), its executions by outcome, for the apps that reported any: what the counts
+        since start of the apps a tag filter selects add up (``RunningTotals.apps_at``)."""
         if snap is not None:
             self.ecc = snap.ecc
             self.executions = snap.all.rates.outcomes
             for a in snap.apps:
                 self.apps[a.pid, a.tag] = (a.label, _busy(a), *_errors(a))
+                if (outs := a.rates.outcomes) != NO_EXECUTIONS:
+                    self.outcomes[a.pid, a.tag] = add_executions(self.outcomes.get((a.pid, a.tag), NO_EXECUTIONS),
+                                                                 outs)
             self.groups = snap.group_statuses
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Facts) and self.ecc == other.ecc and self.apps == other.apps
-                and tuple(self.groups) == tuple(other.groups) and self.executions == other.executions)
+                and tuple(self.groups) == tuple(other.groups) and self.executions == other.executions
+                and self.outcomes == other.outcomes)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -349,7 +356,10 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
         f.apps[pid, tag] = (label, best, *counts)
         if said and ex is not None and ex.execution_summary:  # AppView.exec_summary's counts
             outs = _counts(ex.execution_summary)
-            f.executions = add_executions(f.executions, tuple(outs.get(k) for k in EXEC_TYPES))
+            mine = tuple(outs.get(k) for k in EXEC_TYPES)
+            f.executions = add_executions(f.executions, mine)
+            if mine != NO_EXECUTIONS:
+                f.outcomes[pid, tag] = add_executions(f.outcomes.get((pid, tag), NO_EXECUTIONS), mine)
         err = clean(rt.error or "")
         if err:
             groups.append(GroupStatus(label, err))

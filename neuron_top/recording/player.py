@@ -19,10 +19,13 @@ from operator import attrgetter
 
 from neuron_top import fmt
 from neuron_top.decode import DecodeError
+from neuron_top.derived import NO_EXECUTIONS, add_executions
+from neuron_top.history import ExecTotals
 from neuron_top.recording.index import Index
 from neuron_top.recording.markers import Facts, Marker, brief_facts, hole_marker, markers_between
 from neuron_top.recording.pacing import Hole, Pacer, hole_after, usual_period, zone
-from neuron_top.recording.totals import RunningTotals, Totals
+from neuron_top.recording.totals import AppKey, AppTotals, RunningTotals, Totals
+from neuron_top.selection import matches
 from neuron_top.snapshot import Snapshot, snapshot_from
 
 __all__ = [
@@ -136,6 +139,8 @@ class ReplayController:
         self._scan_prev: Facts | None = None
         self._scan_stop = threading.Event()
         self._totals = RunningTotals(self._facts)
+        self._selected: dict[tuple[re.Pattern[str], AppKey, int], bool] = {}
+        """``_selects``'s answers."""
         self.unit = "report"
         """What one line of the recording is, for notes ("refresh" in a fleet recording)."""
         self.mark_in: int | None = None
@@ -177,6 +182,43 @@ class ReplayController:
         """Counts since the start of the recording up to report ``i`` (ECC per device, failed executions): exact
         at any position, whatever the history window holds; None until the marker scan has passed report ``i``."""
         return self._totals.at(i)
+
+    def since_start(self, i: int) -> ExecTotals | None:
+        """Executions since the start of the recording up to report ``i``, of every app, and (``narrow``) of the
+        apps a tag filter selects: in each report, those it selects there (``selection.matches``, the filter's one
+        rule, on the app as it was in the last report it was in up to ``i``, since its pod may be what matches).
+        None until the marker scan has passed report ``i``."""
+        t = self._totals.at(i)
+        if t is None:
+            return None
+        kept: dict[str, ExecTotals] = {}
+
+        def narrow(text: str) -> ExecTotals:
+            if text not in kept:
+                apps = self._totals.apps_at(i) or {}
+                pattern = re.compile(text)
+                executions, errors = NO_EXECUTIONS, 0
+                for key, a in apps.items():
+                    if self._selects(pattern, key, a):
+                        executions, errors = add_executions(executions, a.executions), errors + a.errors
+                kept[text] = ExecTotals(executions, errors, text)
+            return kept[text]
+
+        return ExecTotals(t.executions, t.errors, None, narrow)
+
+    def _selects(self, pattern: re.Pattern[str], key: AppKey, a: AppTotals) -> bool:
+        """Whether ``pattern`` selects the app ``key`` as it was in report ``a.last`` (kept: its tag and pid do
+        not change, nor its pod while it runs; ``restart`` forgets them)."""
+        k = (pattern, key, a.last)
+        if (got := self._selected.get(k)) is None:
+            snap = self.snapshot(a.last)
+            app = next((x for x in snap.apps if (x.pid, x.tag) == key), None) if snap is not None else None
+            got = (matches(pattern, snap, app) if snap is not None and app is not None
+                   else bool(pattern.search(key[1]) or pattern.search(str(key[0]))))
+            if len(self._selected) > 4096:
+                self._selected.clear()
+            self._selected[k] = got
+        return got
 
     def window(self, end: int, n: int, budget: float | None = None) -> list[Snapshot]:
         """Up to ``n`` decodable snapshots ending at report ``end`` (inclusive), oldest first: the history
@@ -387,6 +429,7 @@ class ReplayController:
         self.scan_bad = 0
         self._scan_prev = None
         self._totals = RunningTotals(self._facts)
+        self._selected = {}
         self.mark_in = None
         with self._lock:
             self._cache.clear()

@@ -28,6 +28,7 @@ from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.sources.base import Source
 from neuron_top.tui.age import AgeClock
 from neuron_top.tui.collector import Collector, FeedSink
+from neuron_top.tui.keys import focus_now, typing
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged, WallTime
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
@@ -57,7 +58,7 @@ class NeuronTopApp(TerminalApp):
         Binding("x", "expand_all", "expand/collapse the memory tree", show=False),
         Binding("l", "layout", "next layout"),
         *[Binding(p.key, f"panel('{p.id}')", f"show/hide {p.name}", show=False) for p in PANELS],
-        Binding("slash", "filter", "filter"),
+        Binding("slash", "filter", "filter", priority=True),  # the box focused before the keys typed after it
         Binding("a", "tab(-1)", "prev app", show=False),
         Binding("d", "tab(1)", "next app", show=False),
         Binding("t", "next_theme", "theme", show=False),
@@ -357,7 +358,10 @@ class NeuronTopApp(TerminalApp):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The dashboard's view keys act only while a dashboard (live or replay) is on top: in a drill-down screen
         ``f``, ``v``, ``d`` or ``5`` changed the dashboard behind it, unseen. A screen that means something by
-        one of these keys binds it itself (its footer shows it); elsewhere the key does nothing."""
+        one of these keys binds it itself (its footer shows it); elsewhere the key does nothing. ``/`` in a text
+        box is a character (``typing``)."""
+        if action == "filter" and typing(self.focused):
+            return False
         return action not in DASHBOARD_ACTIONS or isinstance(self.screen, DashboardScreen)
 
     def action_flops(self) -> None:
@@ -479,7 +483,7 @@ class NeuronTopApp(TerminalApp):
         for inp in box:
             inp.add_class("-visible")
             inp.value = self.tag_text
-            inp.focus()
+            focus_now(inp)
 
     def set_filter(self, text: str) -> str | None:
         error = self.selection.set_filter(text)

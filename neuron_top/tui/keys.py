@@ -9,8 +9,29 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.keys import format_key
+from textual.widget import Widget
 
-__all__ = ["binding_keys", "key_name"]
+__all__ = ["binding_keys", "focus_now", "key_name", "typing"]
+
+
+def focus_now(widget: Widget) -> None:
+    """Focus ``widget`` (a box the key just opened) before the next key is handled.
+
+    ``Widget.focus`` queues the change behind the keys already received: typed fast, pasted, or arriving in one
+    packet over ssh, ``/llama`` ran ``l`` (next layout), ``a`` (previous app) ... instead of typing into the
+    filter, and ``/q`` quit."""
+    widget.screen.set_focus(widget)
+
+
+def typing(widget: Widget | None) -> bool:
+    """Whether ``widget`` (the focused one) takes text: a key there is a character, not a command.
+
+    The keys that open a text box (``/``) are priority bindings, so that the box has the focus before the next
+    key is routed (the app routes every key to the widget focused when it takes the key off its queue, before
+    a plain binding runs): inside a text box they must give way, and ``/`` is typed."""
+    from textual.widgets import Input, TextArea
+
+    return isinstance(widget, (Input, TextArea))
 
 
 def key_name(key: str) -> str:

@@ -9,7 +9,7 @@ from neuron_top.tui.widgets.apps import AppsPanel
 from neuron_top.tui.widgets.cores import CoreGrid
 from neuron_top.tui.widgets.executions import ExecPanel
 from neuron_top.tui.widgets.latency import LatencyPanel
-from tests.helpers import demo_snapshots, feed, make_app
+from tests.helpers import demo_snapshots, feed, make_app, type_at_once
 
 
 def text_of(widget) -> str:
@@ -43,3 +43,46 @@ async def test_tag_narrows_every_panel_and_the_grid_says_so(size: tuple[int, int
         await pilot.press("escape")  # cleared: every app back, the grid says no filter
         assert len(app.screen.view.snapshot.apps) == len(snaps[-1].apps)
         assert app.screen.view.snapshot.filter is None
+
+
+async def test_keys_typed_right_after_slash_go_into_the_filter_not_to_the_dashboard() -> None:
+    """Keys arriving together (typed fast, pasted, one ssh packet) after ``/``: the box was focused by a callback
+    queued behind them, so ``/llama`` ran ``l`` (next layout) and ``a`` (previous app) on the dashboard, and
+    ``/q`` quit. Posted back to back, as the driver posts what one read gave it."""
+    from textual.widgets import Input
+
+    app = make_app(demo_snapshots("trn2.48xlarge", 7, 20))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        layout, pid = app.layout_state, app.pid
+        for text in ("/llama", "/q"):
+            type_at_once(app, text)
+            await pilot.pause()
+            assert app.is_running
+            assert app.screen.query_one("#filter", Input).value == text[1:]
+            assert app.layout_state == layout and app.pid == pid
+            await pilot.press("escape")
+        type_at_once(app, "/a/b")  # in the box, "/" is a character
+        await pilot.pause()
+        assert app.screen.query_one("#filter", Input).value == "a/b"
+
+
+async def test_a_filter_that_empties_the_panels_typed_fast_does_not_crash() -> None:
+    """Two builds of a panel before one flush, the second shorter (``/xyz`` typed at once: every app filtered
+    out): the first build's pending repaint named lines the panel no longer had, and the app died with an
+    IndexError and a traceback (seen in tmux at 120x40, overview)."""
+    from textual.widgets import Input
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 20)
+    app = make_app(snaps, layout="overview")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("slash")
+        type_at_once(app, "xyz")
+        await pilot.pause()
+        assert app.is_running and app.screen.query_one("#filter", Input).value == "xyz"
+        assert not app.screen.view.snapshot.apps
+        type_at_once(app, "\b\b\b")  # and back: every app, the panels taller again
+        await pilot.pause()
+        assert app.is_running and app.screen.query_one("#filter", Input).value == ""
+        assert len(app.screen.view.snapshot.apps) == len(snaps[-1].apps)

@@ -28,7 +28,7 @@ from neuron_top.tui.widgets.heatmap import HeatMap
 from tests.conftest import ROOT
 from tests.fleet_app import StaticFleet, fleet_app
 from tests.fleet_support import FLEET_T0, demo_frame
-from tests.helpers import demo_snapshots, until
+from tests.helpers import demo_snapshots, type_at_once, until
 
 
 def table_text(widget) -> list[str]:  # type: ignore[no-untyped-def]
@@ -70,6 +70,20 @@ async def test_click_on_a_title_sorts_by_it() -> None:
         assert screen.sort == "err" and not screen.reverse
         await pilot.click(FleetTable, offset=(x + 1, 0))
         assert screen.reverse
+
+
+async def test_keys_typed_right_after_slash_go_into_the_fleet_filter() -> None:
+    """``/hbq`` arriving at once: the box is focused before ``h`` (heat map), ``b`` (group by) and ``q`` (quit)
+    are routed, so they are the filter's text."""
+    screen = StaticFleet(demo_frame(30))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        group, heat = screen.group, screen.heat
+        type_at_once(app, "/hbq/")
+        await pilot.pause()
+        assert app.is_running and app.screen.query_one("#fleet-filter", Input).value == "hbq/"
+        assert (screen.group, screen.heat) == (group, heat)
 
 
 async def test_filter_by_regex_over_names_and_labels() -> None:

@@ -20,7 +20,7 @@ from neuron_top.tui.widgets.latency import LatencyPanel
 from neuron_top.tui.widgets.memory import MemoryTree
 from neuron_top.tui.widgets.panel import SHRINK_AFTER, Panel
 from neuron_top.tui.widgets.vcpu import VcpuPanel
-from tests.helpers import T0, demo_snapshots, feed, make_app
+from tests.helpers import T0, demo_snapshots, feed, make_app, until
 from tests.screen_text import svg_lines
 
 CELL = re.compile(r"\[([^\[\]]*)\]")
@@ -185,7 +185,49 @@ async def test_a_big_terminal_shows_more_and_a_small_one_scrolls() -> None:
         assert app.screen.has_class("-narrow") and app.screen.query_one("#body").max_scroll_y > 0
 
 
-# --- deliverable 2: panels and layouts by key, remembered --------------------------------------------------------
+async def test_the_vcpu_grid_and_the_core_history_both_fit_at_200x60_from_the_start() -> None:
+    """On trn2 at 200x60 the core history took the vCPU grid's place: the fit counted the vCPU summary's heat
+    strip as taken, though the grid replaces it, so the grid fitted only if it was shown already (after 250x80,
+    not from the start). Both fit (the strip's rows go to the grid), without scrolling, whichever way the
+    terminal got there; and when the ECC panel then lists devices with errors, the extras are fitted again
+    rather than the screen scrolling."""
+    from neuron_top.tui.widgets.ecc import EccPanel
+
+    def ecc_later(i: int, doc: dict) -> None:
+        for d in doc["system_data"]["neuron_hw_counters"]["neuron_devices"]:
+            for k in ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected"):
+                d[k] = 0
+            if i == 7 and d["neuron_device_index"] in (2, 5, 9, 13):
+                d["mem_ecc_corrected"] = 1
+
+    snaps = edited("trn2.48xlarge", 8, ecc_later)
+
+    async def shown_at(*sizes: tuple[int, int]) -> set[str]:
+        app = make_app(snaps[:7])
+        async with app.run_test(size=sizes[0]) as pilot:
+            await feed(pilot)
+            for size in sizes[1:]:
+                await pilot.resize_terminal(*size)
+            screen, body = app.screen, app.screen.query_one("#body")
+            await until(lambda: screen._extras and screen.size == sizes[-1] and body.size.height == sizes[-1][1] - 4,
+                        what="the extras fitted at the last size")
+            await pilot.pause()
+            shown = {p.id for p in screen.query(Panel) if p.display}
+            assert body.max_scroll_y == 0, shown
+            assert not screen.query_one(VcpuPanel).strip  # the grid shows every vCPU instead
+            await feed(pilot, snaps[7:])  # corrected ECC on four devices: the ECC panel grows by rows
+            await until(lambda: len(screen.query_one(EccPanel)._lines(body.size.width // 2)) > 1, what="ECC rows")
+            await until(lambda: "vcpu-grid" not in screen._extras, what="the extras fitted again")
+            await pilot.pause()
+            assert body.max_scroll_y == 0
+            return shown
+
+    fresh = await shown_at((200, 60))
+    assert {"core-history", "vcpu-grid", "latency"} <= fresh
+    assert await shown_at((250, 80), (200, 60)) == fresh
+
+
+# --- deliverable 2: panels and layouts by key, remembered# --- deliverable 2: panels and layouts by key, remembered --------------------------------------------------------
 
 async def test_panel_keys_and_layouts_are_remembered(tmp_path: Path) -> None:
     path = tmp_path / "neuron-top" / "config.toml"

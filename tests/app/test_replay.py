@@ -236,6 +236,20 @@ async def test_goto_input(rec: Path) -> None:
     ctl(app).index.close()
 
 
+async def test_keys_typed_right_after_colon_go_into_the_goto_box(rec: Path) -> None:
+    """``:150`` arriving at once: the box is focused before ``1`` (the first tab) and ``5`` are routed."""
+    from tests.helpers import type_at_once
+
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        type_at_once(app, ":15:0")
+        await pilot.pause()
+        assert app.screen.query_one("#goto", Input).value == "15:0"  # ":" typed in the box too
+    ctl(app).index.close()
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
 async def test_goto_prompt_is_visible_at_every_size(rec: Path, size: tuple[int, int]) -> None:
     """Docked to the bottom edge, the prompt was drawn under the footer: invisible, while it held the keys."""
@@ -774,4 +788,47 @@ async def test_executions_since_start_in_the_panel_after_any_move(tmp_path: Path
             narrow = [s.text for s in app.screen.query_one(ExecPanel).build(app.screen.view, 58)]
             row = next(line for line in narrow if line.startswith(" so far"))  # 120x40's left column
             assert row.split()[2:8] == want, (keys, i, row)
+    ctl(app).index.close()
+
+
+async def test_executions_since_start_under_a_filter_are_the_filtered_apps(tmp_path: Path) -> None:
+    """Under a tag filter the "all" tab's since start row counted every app and said "(all apps)": it counts the
+    apps the filter selects and names the filter; a new filter (``/``) counts its apps, and with none the row is
+    every app's again (a brute-force sum of the JSON each time)."""
+    import json
+
+    from neuron_top.sources.demo import generate
+    from neuron_top.tui.widgets.executions import ExecPanel
+
+    path = tmp_path / "inf2.jsonl"
+    reps = list(generate("inf2.48xlarge", 7, 90))
+    with RecordingWriter(path) as w:
+        for i, r in enumerate(reps):
+            w.write(r, T0 + i)
+
+    def brute(upto: int, word: str) -> str:
+        n = sum(rt["report"]["execution_stats"]["execution_summary"]["completed"]
+                for r in reps[:upto + 1] for rt in json.loads(r)["neuron_runtime_data"]
+                if word in rt["neuron_runtime_tag"])
+        return f"{n:,}"
+
+    def row(app) -> str:
+        text = "\n".join(s.text for s in app.screen.query_one(ExecPanel).build(app.screen.view, 160))
+        return next(line for line in text.splitlines() if line.startswith(" since start"))
+
+    app, _ = replay_app(path)
+    app.selection.set_filter("serve")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "G")
+        await settle(pilot)
+        end = ctl(app).position
+        assert row(app).split()[2] == brute(end, "serve") != brute(end, "")
+        assert "(filter 'serve')" in row(app) and "all apps" not in row(app)
+        await pilot.press("slash", *"bert", "enter")
+        await settle(pilot)
+        assert row(app).split()[2] == brute(end, "bert") and "(filter 'bert')" in row(app)
+        await pilot.press("slash", "escape")
+        await settle(pilot)
+        assert row(app).split()[2] == brute(end, "") and "filter" not in row(app)
     ctl(app).index.close()

@@ -167,6 +167,21 @@ async def test_click_selects_the_event_under_the_pointer() -> None:
 
 
 @sync
+async def test_keys_typed_right_after_slash_go_into_the_search() -> None:
+    """``/cc_op`` arriving at once: the box is focused before ``o`` (grouping) is routed."""
+    from tests.helpers import type_at_once
+
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        grouping = _screen(app).timeline.model.grouping
+        type_at_once(app, "/cc_op/")
+        await pilot.pause()
+        assert _screen(app).query_one("#trace-search", Input).value == "cc_op/"
+        assert _screen(app).timeline.model.grouping == grouping
+
+
+@sync
 async def test_search_with_next_and_previous_match() -> None:
     app = TimelineApp(load_trace(SMALL))
     async with app.run_test(size=(120, 30)) as pilot:

@@ -29,7 +29,7 @@ from neuron_top.feed import Feed, Report
 from neuron_top.fleet.host_source import PromHostSource
 from neuron_top.fleet.prom import PromFleet
 from neuron_top.fleet.promql import PromClient, PromError
-from neuron_top.fleet.queries import QuerySet, parse_match
+from neuron_top.fleet.queries import PART, QuerySet, parse_match
 from neuron_top.fleet.record import decode_frame
 from neuron_top.fleet.rows import FleetRow, from_snapshot
 from neuron_top.snapshot import Snapshot
@@ -153,21 +153,28 @@ def test_promtool_checks_and_unit_tests_the_recording_rules() -> None:
 def test_the_rules_probe_reads_raw_with_an_older_rules_file_and_rules_without_ecc_counters(tmp_path: Path) -> None:
     """The ECC rule was renamed when its meaning changed (a vanished counter's last value, not its increase): a
     server still running the older file has the first and the presence rules but not it, and would have left the
-    ECC columns empty. The probe, evaluated by promtool's real engine: rules only when the ECC rule is there, or
-    there is no ECC counter to read at all."""
-    probe = QuerySet(match=parse_match('job="neuron"')).rules_probe()
+    ECC columns empty. The probes, evaluated by promtool's real engine: the rules' parts, and (asked only when the
+    ECC rule has no series) whether there is no raw ECC counter at all; ``PromFleet`` reads the rules only for
+    both parts, or the first part and no counter (``test_fleet_prom`` has that decision)."""
+    qs = QuerySet(match=parse_match('job="neuron"'))
     host = 'job="neuron",instance="n1:8000",instance_id="i-1"'
     util = f"{{__name__=\"instance_id:neuroncore_utilization_ratio:avg_sum\",{host}}}"
     presence = f"{{__name__=\"instance_id:neuron_presence:max_timestamp\",{host}}}"
     ecc_rule = f"{{__name__=\"instance_id:hardware_ecc_events:sum_last15m\",{host},event_type=\"mem_ecc_corrected\"}}"
     raw_ecc = f"{{__name__=\"hardware_ecc_events_total\",{host},neuron_device_index=\"0\",event_type=\"mem_ecc_corrected\"}}"
-    cases = {"older file, ECC counters": ([util, presence, raw_ecc], []),
-             "no ECC counters": ([util, presence], [{"labels": "{}", "value": 1}]),
-             "this file": ([util, presence, ecc_rule, raw_ecc], [{"labels": "{}", "value": 1}])}
+    rules = {"labels": f'{{{PART}="rules"}}', "value": 1}
+    ecc = {"labels": f'{{{PART}="ecc"}}', "value": 1}
+    cases = {  # series -> the probe's answer, the ECC probe's
+        "older file, ECC counters": ([util, presence, raw_ecc], [rules], []),
+        "no ECC counters": ([util, presence], [rules], [{"labels": '{job="neuron"}', "value": 1}]),
+        "this file": ([util, presence, ecc_rule, raw_ecc], [rules, ecc], []),
+        "no rules": ([raw_ecc], [], []),
+    }
     (tmp_path / "none.yml").write_text("groups: []\n")
     tests = [{"interval": "1m", "input_series": [{"series": x, "values": "1x5"} for x in series],
-              "promql_expr_test": [{"expr": f"count({probe})", "eval_time": "3m", "exp_samples": want}]}
-             for series, want in cases.values()]
+              "promql_expr_test": [{"expr": qs.rules_probe(), "eval_time": "3m", "exp_samples": probe},
+                                   {"expr": qs.ecc_probe(), "eval_time": "3m", "exp_samples": absent}]}
+             for series, probe, absent in cases.values()]
     (tmp_path / "probe.test.yml").write_text(json.dumps({"rule_files": ["none.yml"], "tests": tests}))
     out = subprocess.run(["promtool", "test", "rules", str(tmp_path / "probe.test.yml")], capture_output=True,
                          text=True, timeout=60)

@@ -169,14 +169,16 @@ class Capped:
         self.hosts = [{"instance_id": f"i-{n:02d}", "availability_zone": "abc"[n % 3],
                        "instance_type": ("trn1", "inf2")[n % 2]} for n in range(30)]
         self.asked: list[str] = []
+        self.ats: list[float | None] = []
         self.requests = 0
         self.display = "http://capped"
 
-    def answer(self, expr: str):  # type: ignore[no-untyped-def]
+    def answer(self, expr: str, at: float | None = None):  # type: ignore[no-untyped-def]
         from neuron_top.fleet.promql import Answer
         from neuron_top.fleet.queries import PART
 
         self.asked.append(expr)
+        self.ats.append(at)
         self.requests += 1
         chosen = [h for h in self.hosts
                   if all(f'{k}="{v}"' in expr for k, v in h.items() if k != "instance_id"
@@ -187,7 +189,7 @@ class Capped:
         tag = {PART: "now"} if expr.startswith("label_replace(time()") else {}
         return Answer([self.Sample({"instance_id": h["instance_id"], **tag}, (0.0, "1")) for h in chosen][:self.cap])
 
-    def query(self, expr: str):  # type: ignore[no-untyped-def]
+    def query(self, expr: str, at: float | None = None):  # type: ignore[no-untyped-def]
         return self.answer(expr).samples
 
     def close(self) -> None:
@@ -207,6 +209,8 @@ def test_answers_at_the_cap_are_split_by_zone_then_type_and_merged() -> None:
     before = len(server.asked)
     fleet.refresh()
     assert all("availability_zone=" in e or e.startswith("count by") for e in server.asked[before:])
+    # every part and every label's values at the refresh's one instant
+    assert len(set(server.ats[before:])) == 1 and server.ats[-1] is not None
     fleet.close()
     # no label left to split by: said, with what to do
     fleet = PromFleet(Capped(), QuerySet(), rules="off", limit=10, shard_by=("availability_zone",))  # type: ignore[arg-type]
@@ -245,7 +249,7 @@ class Series:
                     and all(m.get(k, "") == v for k, v in want.items())]
         return out
 
-    def answer(self, expr: str):  # type: ignore[no-untyped-def]
+    def answer(self, expr: str, at: float | None = None):  # type: ignore[no-untyped-def]
         from neuron_top.fleet.promql import Answer, Sample
         from neuron_top.fleet.queries import PART
 
@@ -258,7 +262,7 @@ class Series:
         got = [Sample({**s, PART: family}, (0.0, "1")) for family, s in self._selected(expr)]
         return Answer(got[:self.cap])
 
-    def query(self, expr: str):  # type: ignore[no-untyped-def]
+    def query(self, expr: str, at: float | None = None):  # type: ignore[no-untyped-def]
         return self.answer(expr).samples
 
 

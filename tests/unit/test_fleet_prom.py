@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from neuron_top.fleet.prom import PromFleet
 from neuron_top.fleet.promql import Answer, PromError, Sample
@@ -30,7 +31,7 @@ class Client:
         self.asked: list[list[str]] = []
         self.requests = 0
 
-    def query(self, expr: str) -> list[Sample]:
+    def query(self, expr: str, at: float | None = None) -> list[Sample]:
         name = self.names[expr]
         self.requests += 1
         self.asked[-1].append(name)
@@ -46,7 +47,7 @@ class Client:
         }
         return answers.get(name, [])
 
-    def answer(self, expr: str) -> Answer:
+    def answer(self, expr: str, at: float | None = None) -> Answer:
         return Answer(self.query(expr))
 
     def close(self) -> None:
@@ -162,16 +163,15 @@ def test_the_recording_rules_are_used_when_they_have_series_and_asked_about_agai
     qs = QuerySet()
     client = Client(qs)
     loaded = [False]
-    probe = qs.rules_probe()
+    probe, ecc_probe = qs.rules_probe(), qs.ecc_probe()
     for q in QuerySet(rules=True).queries():
         client.names.setdefault(q.expr, q.name)
-    client.names[probe] = "probe"
     plain = client.query
 
-    def query(expr: str) -> list[Sample]:
-        if expr == probe:
+    def query(expr: str, at: float | None = None) -> list[Sample]:
+        if expr in (probe, ecc_probe):
             client.asked[-1].append("probe")
-            return [s(30)] if loaded[0] else []
+            return [s(30, **{PART: "rules"}), s(30, **{PART: "ecc"})] if loaded[0] and expr == probe else []
         return plain(expr)
 
     client.query = query  # type: ignore[method-assign]
@@ -184,9 +184,47 @@ def test_the_recording_rules_are_used_when_they_have_series_and_asked_about_agai
         frame = refresh(fleet, client)
         assert frame.notes == ["raw series"] and "probe" not in client.asked[-1]
     frame = refresh(fleet, client)
-    assert frame.notes == ["recording rules"] and "probe" in client.asked[-1]
+    assert frame.notes == ["recording rules"] and client.asked[-1].count("probe") == 1
     frame = refresh(fleet, client)
     assert RULES["util"] in next(q.expr for q in fleet.queries if q.name == "util")
+
+
+def test_the_raw_ecc_counters_are_probed_only_when_the_rules_have_no_ecc_series() -> None:
+    """``absent(hardware_ecc_events_total)`` reads every raw ECC counter (~1 s of Prometheus's time at 1,000 trn2
+    hosts, most of a first refresh): asked only when the rules are there without the ECC rule (an older rules
+    file, or a fleet without ECC counters)."""
+    qs = QuerySet()
+    probe, ecc_probe = qs.rules_probe(), qs.ecc_probe()
+    assert "hardware_ecc_events_total" not in probe and "hardware_ecc_events_total" in ecc_probe
+    cases = {  # the probe's parts, whether the fleet has raw ECC counters -> rules read, probe requests
+        "this file": ({"rules", "ecc"}, True, True, 1),
+        "older file": ({"rules"}, True, False, 2),
+        "no ECC counters": ({"rules"}, False, True, 2),
+        "no rules": (set(), True, False, 1),
+        "only an ECC rule": ({"ecc"}, True, False, 1),
+    }
+    for case, (parts, counters, rules, requests) in cases.items():
+        client = Client(qs)
+        for q in QuerySet(rules=True).queries():
+            client.names.setdefault(q.expr, q.name)
+        plain = client.query
+        probed: list[str] = []
+
+        def query(expr: str, at: float | None = None, parts: set[str] = parts, counters: bool = counters, probed: list[str] = probed,
+                  plain: Callable[[str], list[Sample]] = plain) -> list[Sample]:
+            if expr == probe:
+                probed.append("rules")
+                return [s(1, **{PART: p}) for p in sorted(parts)]
+            if expr == ecc_probe:
+                probed.append("ecc")
+                return [] if counters else [s(1)]
+            return plain(expr)
+
+        client.query = query  # type: ignore[method-assign]
+        fleet = PromFleet(client, qs, clock=lambda: 1000.0, background=False)  # type: ignore[arg-type]
+        frame = refresh(fleet, client)
+        assert (frame.notes[0] == "recording rules") is rules, case
+        assert len(probed) == requests and frame.queries == 11 + requests, (case, probed)
 
 
 class Held(Client):
@@ -200,7 +238,7 @@ class Held(Client):
         self.lock = threading.Lock()
         self.instance_type = "inf2.xlarge"
 
-    def query(self, expr: str) -> list[Sample]:
+    def query(self, expr: str, at: float | None = None) -> list[Sample]:
         name = self.names[expr]
         if name in self.slow:
             with self.lock:
@@ -298,4 +336,50 @@ def test_starting_over_drops_the_background_queries_not_asked_yet() -> None:
     fleet.start_over()  # the server was unreachable: the next refresh asks everything, waited for
     client.release.set()
     assert len(waiting) == 8 and sum(f.cancelled() for f in waiting) == 6
+    fleet.close()
+
+
+class Clocked(Client):
+    """A server whose clock is 500 s ahead of ours: its answers carry the time they were evaluated at."""
+
+    def __init__(self, qs: QuerySet, now: list[float]) -> None:
+        super().__init__(qs)
+        self.now = now
+        self.ats: list[tuple[str, float | None]] = []
+        self.lock = threading.Lock()
+
+    def query(self, expr: str, at: float | None = None) -> list[Sample]:
+        with self.lock:
+            self.ats.append((self.names[expr], at))
+        t = at if at is not None else self.now[0] + 500
+        return [Sample(x.metric, (t, x.value[1])) for x in super().query(expr)]
+
+    def answer(self, expr: str, at: float | None = None) -> Answer:
+        return Answer(self.query(expr, at))
+
+
+def test_every_query_of_a_refresh_is_evaluated_at_one_instant_of_the_servers_clock() -> None:
+    """Each query used to be evaluated when it arrived: a host scraped between two of a refresh's queries was up in
+    one answer and missing from the other. After the first refresh (asked as they arrive, the server's clock read
+    from its answer) every query of a refresh, the background's included, is asked at the refresh's start on the
+    server's clock; the clock is read again every ``PROBE_EVERY`` refreshes."""
+    from neuron_top.fleet.prom import PROBE_EVERY
+
+    qs = QuerySet()
+    now = [1000.0]
+    client = Clocked(qs, now)
+    fleet = PromFleet(client, qs, clock=lambda: now[0], rules="off")  # type: ignore[arg-type]
+    for i in range(PROBE_EVERY + 2):
+        client.ats.clear()
+        refresh(fleet, client)
+        wait_until(lambda: all(f.done() for _, f in fleet._pending.values()), "the background's answers")
+        names = {n for n, _ in client.ats}
+        ats = {at for _, at in client.ats}
+        assert names >= FAST, (i, names)
+        if i % PROBE_EVERY == 0:
+            assert ats == {None}, (i, ats)
+        else:
+            assert ats == {now[0] + 500}, (i, ats)
+            assert names - FAST, (i, names)  # slow queries in the background: at the same instant
+        now[0] += 2.0
     fleet.close()

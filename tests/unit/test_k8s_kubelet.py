@@ -174,6 +174,40 @@ def test_once_json_asks_the_kubelet_once_before_printing(kubelet: FakeKubelet, c
     assert json.loads(capsysbinary.readouterr().out)["pods"]["source"] is None
 
 
+def test_once_record_asks_the_kubelet_once_for_the_recording_and_the_output(kubelet: FakeKubelet,
+                                                                           capsysbinary) -> None:
+    """``--once --record FILE`` asked the kubelet before the report (for the recording) and again after it (for
+    the output): two reads for one report, and two answers that could differ. One read (List and
+    GetAllocatableResources) now serves both, as without ``--record``."""
+    import json
+    import shlex
+    import sys
+    import tempfile
+
+    from neuron_top.cli.main import main
+    from neuron_top.k8s.model import attribution_from_record
+    from neuron_top.recording.index import open_recording
+
+    kubelet.pods = [pod("train-0", "ml", ("worker", {CORE: ["0", "1"]}))]
+    emit = shlex.join([sys.executable, "-m", "neuron_top", "demo", "--emit", "--count", "1", "--instance",
+                       "trn1.32xlarge", "--seed", "1"])
+    assert main(["--command", emit, "--json", "--kubelet-socket", kubelet.path]) == 0
+    one_read = kubelet.calls
+    assert one_read == 2  # List, GetAllocatableResources
+    capsysbinary.readouterr()
+    path = Path(tempfile.mkdtemp(prefix="nt-rec-")) / "once.jsonl"
+    kubelet.calls = 0
+    assert main(["--command", emit, "--json", "--record", str(path), "--kubelet-socket", kubelet.path]) == 0
+    assert kubelet.calls == one_read
+    printed = json.loads(capsysbinary.readouterr().out)["pods"]
+    assert printed["source"] == "kubelet" and printed["cores"]["1"]["pod"] == "train-0"
+    with open_recording(path) as index:
+        index.wait()
+        raw = json.loads(index.get(0))["neuron_top_pods"]
+    recorded = attribution_from_record(json.dumps(raw).encode())
+    assert recorded is not None and recorded.source == "kubelet" and recorded.cores[1].pod == "train-0"
+
+
 def test_selection_filter_matches_pod_and_namespace() -> None:
     from neuron_top.k8s.model import Attribution
     from neuron_top.selection import Selection

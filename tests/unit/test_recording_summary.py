@@ -148,6 +148,15 @@ def test_times_of_a_raw_recording_agree_with_its_span(tmp_path: Path, capfd: pyt
     assert "300 reports, +0:00:00 to +0:00:03 (3 s)" in capfd.readouterr().out
 
 
+def test_one_error_is_one_error(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The last line said "1 execution error burst (1 errors)"."""
+    from tests.recordings import Plan, write
+
+    path = write(tmp_path / "one.jsonl", Plan(seconds=600, period=10.0, bursts=[(300, 310, 1)]))
+    assert main(["replay", str(path), "--summary"]) == 1
+    assert capfd.readouterr().out.splitlines()[-1] == "found: 1 execution error burst (1 error)"
+
+
 # --- incidents as intervals, on recordings made as the findings describe (issue 33) ---
 
 def test_a_day_with_a_burst_and_one_uncorrected_ecc_among_corrected_on_16_devices(
@@ -194,6 +203,46 @@ def test_a_fleet_recording_gets_the_summary_over_its_hosts(tmp_path: Path, capfd
     assert main(["replay", str(path), "--summary"]) == 1
     out = capfd.readouterr().out
     assert "121 refreshes" in out and "host2 down (20 refreshes)" in out
+
+
+def test_a_fleet_recordings_summary_estimates_its_executions(tmp_path: Path,
+                                                             capfd: pytest.CaptureFixture[str]) -> None:
+    """A fleet recording's summary had no executions line (its frames keep rates, not counts): each up host's
+    rates times the time since the refresh before, said to be an estimate, in the single-host wording."""
+    from neuron_top.fleet.frame import FleetFrame
+    from neuron_top.fleet.record import FleetRecorder
+    from neuron_top.fleet.rows import UP, FleetRow
+    from tests.recordings import T0, fleet
+
+    # 121 refreshes 10 s apart, 4 hosts at 100 executions/s: host2 down for 20 refreshes (not counted), host3
+    # 2.5 bad/s for 10; the first refresh has no time before it.
+    path = fleet(tmp_path / "fleet.jsonl", hosts=4, seconds=1200, down=[("host2", 300, 500)],
+                 errors=[("host3", 100, 200, 2.5)])
+    assert main(["replay", str(path), "--summary"]) == 1
+    out = capfd.readouterr().out.splitlines()
+    bad = 2.5 * 10 * 10
+    completed = (120 * 4 - 20) * 100 * 10 - bad
+    assert out[1] == (f"executions: completed ~{completed:,.0f}, bad ~{bad:,.0f} (estimated: each up host's exec/s "
+                      "and bad/s times the time since the refresh before)")
+    assert main(["replay", str(path), "--summary", "--json"]) == 1
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["executions"] == {"completed": completed, "bad": bad} and doc["errors"] is None
+    assert doc["executions_estimated"].startswith("estimated: ")
+
+    # the time across a hole (an hour without refreshes) counts for nothing; no rate at all is not zero
+    rec = FleetRecorder(tmp_path / "hole.jsonl")
+    for at, rate in ((0, 1.0), (10, 1.0), (20, 1.0), (3620, 50.0), (3630, None)):
+        rec.write(FleetFrame(ts=T0 + at, source="ssh 1 hosts",
+                             rows=[FleetRow(key="h", exec_rate=rate, err_rate=rate and 0.0, status=UP)]))
+    rec.close()
+    assert main(["replay", str(tmp_path / "hole.jsonl"), "--summary"]) == 0
+    assert "executions: completed ~20, bad ~0 (estimated" in capfd.readouterr().out
+    rec = FleetRecorder(tmp_path / "none.jsonl")
+    for at in (0, 10):
+        rec.write(FleetFrame(ts=T0 + at, source="ssh 1 hosts", rows=[FleetRow(key="h", status=UP)]))
+    rec.close()
+    assert main(["replay", str(tmp_path / "none.jsonl"), "--summary"]) == 0
+    assert "executions" not in capfd.readouterr().out
 
 
 def test_fleet_replay_calls_a_host_going_down_host_down_not_a_stall(tmp_path: Path) -> None:

@@ -82,3 +82,49 @@ def test_executions_not_reported_stay_not_reported() -> None:
     f.executions = (5, None, None, None, None, None)
     t = Totals().plus(f).plus(None).plus(f)
     assert t.executions == (10, None, None, None, None, None) and len(t.executions) == len(EXEC_TYPES)
+
+
+def test_executions_since_start_of_the_apps_a_filter_selects() -> None:
+    """Under a tag filter the count since start is the filtered apps' (summed over every report, each report's
+    apps as the filter selects them there), not every app's: also for an app that stopped before the position,
+    and when only its pod matches (``inference`` is no app's tag here, only the namespace of some)."""
+    import json
+    import re
+
+    from neuron_top.derived import EXEC_TYPES
+    from neuron_top.selection import narrow
+    from neuron_top.snapshot import snapshot_from
+    from neuron_top.sources.demo import generate
+
+    docs = [json.loads(r) for r in generate("inf2.48xlarge", 7, 2 * EVERY + 9)]
+    stop = EVERY - 20  # whisper-large-inf (an inference pod) stops here
+    for d in docs[stop:]:
+        d["neuron_runtime_data"] = [rt for rt in d["neuron_runtime_data"]
+                                    if rt["neuron_runtime_tag"] != "whisper-large-inf"]
+    data = [json.dumps(d).encode() for d in docs]
+    c = ReplayController(ListIndex(data, [float(i) for i in range(len(data))]))
+    c.scan_markers()
+    pattern = re.compile("inference")
+    want: dict[str, int] = {}
+    errors = 0
+    selected: set[str] = set()
+    for i, raw in enumerate(data):
+        tags = {a.tag for a in narrow(snapshot_from(raw, 0.0, i + 1), pattern, "inference").apps}
+        selected |= tags
+        for rt in json.loads(raw)["neuron_runtime_data"]:
+            if rt["neuron_runtime_tag"] in tags:
+                stats = rt["report"]["execution_stats"]
+                for k, v in stats["execution_summary"].items():
+                    want[k] = want.get(k, 0) + v
+                errors += sum(stats["error_summary"].values())
+        if i not in (stop - 1, stop, EVERY, len(data) - 1):
+            continue
+        t = c.since_start(i)
+        assert t is not None and t.filter is None
+        assert t.executions == c.totals_at(i).executions  # every app's
+        got = t.narrow("inference") if t.narrow is not None else None
+        assert got is not None and got.filter == "inference"
+        assert {k: v for k, v in zip(EXEC_TYPES, got.executions, strict=True) if v is not None} == want and got.errors == errors, i
+    assert "whisper-large-inf" in selected and not any("inference" in tag for tag in selected)
+    assert c.since_start(len(data) - 1).executions != got.executions  # the filter left some apps out
+

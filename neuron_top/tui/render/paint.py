@@ -32,7 +32,7 @@ from neuron_top.tui.render.light import segment_style as _style
 from neuron_top.tui.render.light import styles
 from neuron_top.tui.render.private import ChopsUpdate
 
-__all__ = ["HIDDEN", "ExactChops", "QuickTruecolor", "Spans", "WidgetChops", "flush", "merged", "paint",
+__all__ = ["HIDDEN", "ExactChops", "QuickTruecolor", "Spans", "WidgetChops", "flush", "forget", "merged", "paint",
            "placement", "quicken_filters", "regions"]
 
 Line = Callable[[int], Strip]
@@ -86,6 +86,13 @@ def paint(widget: Widget, spans: Spans, line: Line | None = None) -> None:
     # keeps whole lines: one region per line says as much as one per span, and a region one cell wide as much as
     # one the widget's width, which ``widget.size`` finds by walking up to the screen: ~6 us a panel a report).
     widget._styles_cache.set_dirty(*[Region(0, y, 1, 1) for y, _ in spans])
+
+
+def forget(widget: Widget) -> None:
+    """Drop what ``paint`` collected for ``widget`` and not yet flushed: its lines changed number, so its spans
+    name lines it may no longer have, and the layout it asked for repaints all of it anyway."""
+    if widget.is_attached and (pending := _pending.get(widget.app)) is not None:
+        pending.pop(widget, None)
 
 
 def merged(a: Spans, b: Spans) -> Spans:

@@ -100,7 +100,8 @@ class DashboardScreen(Screen):
         """The layout's extra panels that fit now (``_fill``)."""
         self._body_height = 0
         self._shape: tuple[object, ...] | None = None
-        """What the extras were last fitted for (apps, vCPUs, devices): a new shape fits them again."""
+        """What the extras were last fitted for (apps, vCPUs, devices, devices with ECC errors): a new shape fits
+        them again."""
 
     @property
     def view(self) -> View | None:
@@ -117,7 +118,11 @@ class DashboardScreen(Screen):
                 panel.view = view
         if view is not None and self.layout_state.extras:
             snap = view.snapshot
-            shape = (len(snap.apps), snap.cpu.count, snap.device_count)
+            # what changes the panels' heights: the apps, the vCPUs, the devices, and the devices the ECC panel
+            # lists (a row each once they had an error), else a screen filled to the last row would scroll
+            ecc = sum(1 for e in view.history.ecc_totals.values() if e.mem_corrected or e.mem_uncorrected
+                      or e.sram_corrected or e.sram_uncorrected)
+            shape = (len(snap.apps), snap.cpu.count, snap.device_count, ecc)
             if shape != self._shape:
                 self._shape = shape
                 self.call_after_refresh(self._fill)
@@ -225,6 +230,7 @@ class DashboardScreen(Screen):
         extras: set[str] = set()
         if not self.has_class("-narrow"):
             panels = {p.id: p for p in self._panels}
+            vcpu = self.query_one(VcpuPanel)
             grid = panels["cores"]
             if "cores" in state.panels and not grid.size.width:
                 return  # not laid out yet: the next resize fits them
@@ -236,13 +242,20 @@ class DashboardScreen(Screen):
                     continue
                 free = self._body_height - top - sum(len(panels[i]._lines(width)) + 1 for i in ids
                                                      if i in state.panels)
+                # The vCPU summary's heat strip gives way to the vCPU grid: counted as drawn whether or not it is
+                # now, and given back to the grid (else the grid fitted only when it was already shown: 200x60
+                # showed it after 250x80, not from the start).
+                strip = vcpu.strip_rows(view, width) if column == "#left" and "vcpu" in state.panels \
+                    and "vcpu-grid" not in state.panels else 0
+                free -= strip if not vcpu.strip else 0
                 for extra in state.extras:
                     if extra in ids:
-                        need = panels[extra].rows_within(view, width, free)
+                        room = free + (strip if extra == "vcpu-grid" else 0)
+                        need = panels[extra].rows_within(view, width, room)
                         if need is not None:
-                            panels[extra].room = free
+                            panels[extra].room = room
                             extras.add(extra)
-                            free -= need + 1
+                            free = room - need - 1
         if frozenset(extras) != self._extras:
             self._extras = frozenset(extras)
             self._show()

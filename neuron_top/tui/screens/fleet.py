@@ -36,6 +36,7 @@ from neuron_top.fleet.table import COLUMNS, GROUPS, arrange, compile_filter, sum
 from neuron_top.session import Session
 from neuron_top.sources.base import Source
 from neuron_top.textsafe import clean
+from neuron_top.tui.keys import focus_now, typing
 from neuron_top.tui.messages import FleetRefreshed, HostEvent
 from neuron_top.tui.session_host import FleetHost
 from neuron_top.tui.widgets.fleet_header import FleetHeader, ViewState
@@ -54,7 +55,7 @@ class FleetScreen(Screen):
         Binding("S", "sort(-1)", "sort by the previous column", show=False),
         Binding("r", "reverse", "reverse the order", show=False),
         Binding("exclamation_mark", "trouble", "trouble first"),
-        Binding("slash", "filter", "filter"),
+        Binding("slash", "filter", "filter", priority=True),  # the box focused before the keys typed after it
         Binding("b", "group", "group by"),
         Binding("h", "heat", "heat map"),
         Binding("a", "apps", "apps"),
@@ -415,11 +416,15 @@ class FleetScreen(Screen):
                            for p in self.frame.problems)
         self.notify(text, title="errors", severity="warning", timeout=30, markup=False)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` in a text box (the filter's own regex) is a character (``typing``)."""
+        return not (action == "filter" and typing(self.focused))
+
     def action_filter(self) -> None:
         self.query_one("#fleet-filter-bar").add_class("-visible")
         box = self.query_one("#fleet-filter", Input)
         box.value = self.filter_text
-        box.focus()
+        focus_now(box)
 
     @on(Input.Changed, "#fleet-filter")
     def _filter_changed(self, event: Input.Changed) -> None:

@@ -30,7 +30,8 @@ EXTRA = [
         (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%: the last report at or "
               "before the time; past an end: that end, said"),
         ("since start", "ECC counts, ECC! and the executions panel's since start row ('so far' when narrow) "
-                        "are the whole recording's up to the position, after any move"),
+                        "are the whole recording's up to the position, after any move; under a filter (/) the "
+                        "row counts the apps it selects"),
     ]),
 ]
 

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from neuron_top.history import ExecTotals, History
+from neuron_top.history import History
 from neuron_top.recording.player import ReplayController
 from neuron_top.tui.messages import WallTime
 from neuron_top.tui.screens.dashboard import DashboardScreen
@@ -126,7 +126,7 @@ class ReplayScreen(DashboardScreen, ReplayTransport):
                 session.set_status(uncorrected=tuple(d for d, e in sorted(window.items()) if e.uncorrected))
             return
         session.history.ecc_totals = dict(t.ecc)
-        session.history.exec_totals = ExecTotals(t.executions, t.errors)
+        session.history.exec_totals = c.since_start(min(c.position, n - 1))
         if jumped or self._totals_jump:
             self._totals_jump = False
             session.set_status(uncorrected=t.uncorrected_devices)

@@ -37,6 +37,7 @@ from neuron_top.trace.metrics import Index, Metrics, attach, build_metrics, pars
 from neuron_top.trace.model import GROUPING_LABELS, TimelineModel
 from neuron_top.trace.store import TraceStore
 from neuron_top.trace.timeparse import is_wall_clock
+from neuron_top.tui.keys import focus_now, typing
 from neuron_top.tui.messages import WallTime
 from neuron_top.tui.widgets.tracks import Timeline
 
@@ -143,7 +144,7 @@ class TimelineScreen(Screen[None]):
         Binding("exclamation_mark", "first_problem", "first error or unfinished event"),
         Binding("F", "fit_selected", "fit the selected event"),
         Binding("o", "grouping", "grouping"),
-        Binding("slash", "search", "search"),
+        Binding("slash", "search", "search", priority=True),  # the box focused before the keys typed after it
         Binding("greater_than_sign", "match(1)", "next match"),
         Binding("less_than_sign", "match(-1)", "previous match"),
         Binding("f", "filters", "filters (nc= type= inst=)"),
@@ -489,12 +490,16 @@ class TimelineScreen(Screen[None]):
         self._update_info()
         self._update_status()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` in a text box (a search, a filter) is a character (``typing``)."""
+        return not (action == "search" and typing(self.focused))
+
     def action_search(self) -> None:
         self._ensure()
         box = self.query_one("#trace-search", Input)
         box.add_class("-visible")
         box.value = self.match_text
-        box.focus()
+        focus_now(box)
 
     def action_filters(self) -> None:
         self._ensure()
@@ -503,7 +508,7 @@ class TimelineScreen(Screen[None]):
         self.query_one("#trace-filter-box").add_class("-visible")
         assert self.model is not None
         box.value = filter_text(self.model.filters)
-        box.focus()
+        focus_now(box)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -667,7 +672,7 @@ class TimelineScreen(Screen[None]):
         self._fill_flows()
         box.add_class("-visible")
         self._side_visibility()
-        box.focus()
+        focus_now(box)
 
     def _fill_flows(self) -> None:
         assert self.model is not None
@@ -714,7 +719,7 @@ class TimelineScreen(Screen[None]):
         box = self.query_one("#trace-offset", Input)
         box.add_class("-visible")
         box.value = ""
-        box.focus()
+        focus_now(box)
 
     def _apply_offset(self, text: str) -> bool:
         assert self.metrics is not None and self.model is not None

@@ -26,6 +26,7 @@ from neuron_top.recording.markers import KINDS
 from neuron_top.recording.pacing import gap_text
 from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, goto
 from neuron_top.textsafe import clean
+from neuron_top.tui.keys import focus_now, typing
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, clock_text, kind_names
 
 WINDOW = 120
@@ -80,7 +81,7 @@ class GotoBar(Vertical):
         self.query_one("#goto-hint", Static).update(GOTO_HINT)
         box = self.query_one("#goto", Input)
         box.value = ""
-        box.focus()
+        focus_now(box)
 
     def fail(self, why: str) -> None:
         self.add_class("-error")
@@ -112,7 +113,7 @@ class ReplayTransport(Screen):
         Binding("G,end", "go_end", "end", show=False),
         Binding("minus", "speed(-1)", "slower"),
         Binding("plus,equals_sign", "speed(1)", "faster"),
-        Binding("colon", "goto", "go to"),
+        Binding("colon", "goto", "go to", priority=True),  # the box focused before the keys typed after it
         Binding("n", "marker(1)", "next marker"),
         Binding("N", "marker(-1)", "prev marker", show=False),
         Binding("k", "jump_kind", "what n/N jump to: every marker, or one kind", show=False),
@@ -396,6 +397,10 @@ class ReplayTransport(Screen):
     def on_window_written(self, message: WindowWritten) -> None:
         self.notify(message.text, title="window written" if not message.error else "write failed",
                     severity="error" if message.error else "information", markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``:`` in a text box (the go-to box itself, the filter) is a character (``typing``)."""
+        return not (action == "goto" and typing(self.focused))
 
     def action_goto(self) -> None:
         self.query_one(GotoBar).open()

@@ -142,8 +142,8 @@ class ExecPanel(Panel[None]):
     def _since_start(self, view: View, label_w: int, val_w: int, width: int) -> Strip:
         """Every outcome's count since the start of the recording up to the shown report, under its column, and
         the errors: the recording's (``recording.totals``), exact after any seek, not the history window's.
-        Counts of every app, also under a filter (the label says so then)."""
-        t = view.history.exec_totals
+        Under a tag filter, the counts of the apps it selects (``View.since_start``; the label says so)."""
+        t = view.since_start
         assert t is not None
         label = " since start" if label_w > len(" since start") else " so far"  # 120x40's left column: 12
         segs = [cell(label, label_w, self.style("label"))]
@@ -151,7 +151,9 @@ class ExecPanel(Panel[None]):
             n = t.executions[EXEC_TYPES.index(key)]
             segs.append(self.num(fmt.count(n), val_w, self._style(n, key != "completed" and bool(n))))
         used = label_w + val_w * (len(RATES) + len(COUNTS))
-        words = f" {fmt.plural(t.errors, 'error')}" + (" (all apps)" if view.snapshot.filter is not None else "")
+        words = f" {fmt.plural(t.errors, 'error')}" + (
+            f" (filter {clean(t.filter, 24)!r})" if t.filter is not None
+            else " (all apps)" if view.snapshot.filter is not None else "")
         if width - used >= len(words):
             segs.append(Segment(words, self.style("high" if t.errors else "dim")))
         return LightStrip(segs)

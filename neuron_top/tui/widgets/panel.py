@@ -20,7 +20,7 @@ from textual.widget import Widget
 
 from neuron_top.history import History
 from neuron_top.tui.render.light import LightStrip, pieces, segment_text
-from neuron_top.tui.render.paint import paint
+from neuron_top.tui.render.paint import forget, paint
 from neuron_top.tui.render.spans import changed_lines
 from neuron_top.tui.widgets.fixedwidth import fit, num
 from neuron_top.tui.widgets.sparkline import STEP
@@ -405,6 +405,9 @@ class Panel(Widget, Generic[C], can_focus=True):
         if after is before:  # nothing new to draw (``content`` unchanged)
             return
         if len(after) != len(before):
+            # A paint of the build before, not flushed yet (two reports, or keys typed fast into the filter,
+            # handled before the flush), names lines this build may not have: the layout repaints it all.
+            forget(self)
             self.refresh(layout=True)
             return
         # Repaint only the cells that changed (see spans.py): fewer bytes over SSH, less compositing.
@@ -418,6 +421,8 @@ class Panel(Widget, Generic[C], can_focus=True):
 
     def _line(self, y: int) -> Strip:
         """``render_line`` for a line of the strips just built (no cache-key check: that walks the DOM)."""
+        if y >= len(self._strips):  # as render_line: below the content, blank
+            return Strip.blank(self._width, self._base_style)
         strip = self._grounded(self._strips[y])
         n = strip.cell_length
         if n == self._width:  # what crop_extend would return, without its caches

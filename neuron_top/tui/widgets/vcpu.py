@@ -67,6 +67,12 @@ class VcpuPanel(Panel[None]):
     def cache_extra(self) -> tuple[object, ...]:
         return (self.strip,)
 
+    def strip_rows(self, view: View, width: int) -> int:
+        """The rows the heat strip takes at ``width``, drawn or not: the vCPU grid, when the screen shows it, takes
+        their place (``DashboardScreen._fill`` counts them so, whichever is shown now)."""
+        n = len(view.snapshot.cpu.per_cpu)
+        return -(-n // max(width - STRIP_LABEL - 1, 1)) if n else 0
+
     def set_strip(self, on: bool) -> None:
         if on != self.strip:
             self.strip = on
