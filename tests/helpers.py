@@ -82,6 +82,7 @@ def type_at_once(app, text: str) -> None:  # type: ignore[no-untyped-def]
     keys already queued when the first one opens a text box."""
     from textual import events
 
-    names = {"/": "slash", ":": "colon", " ": "space", ".": "full_stop", "(": "left_parenthesis", "\b": "backspace"}
+    names = {"/": "slash", ":": "colon", "=": "equals_sign", " ": "space", ".": "full_stop", "(": "left_parenthesis",
+             "\b": "backspace"}
     for ch in text:
         app.post_message(events.Key(names.get(ch, ch), ch if ch.isprintable() else None))

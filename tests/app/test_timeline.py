@@ -168,7 +168,7 @@ async def test_click_selects_the_event_under_the_pointer() -> None:
 
 @sync
 async def test_keys_typed_right_after_slash_go_into_the_search() -> None:
-    """``/cc_op`` arriving at once: the box is focused before ``o`` (grouping) is routed."""
+    """``/cc_op`` arriving at once: the box is focused before ``o`` (grouping) is routed; so is ``f``'s."""
     from tests.helpers import type_at_once
 
     app = TimelineApp(load_trace(SMALL))
@@ -178,6 +178,11 @@ async def test_keys_typed_right_after_slash_go_into_the_search() -> None:
         type_at_once(app, "/cc_op/")
         await pilot.pause()
         assert _screen(app).query_one("#trace-search", Input).value == "cc_op/"
+        assert _screen(app).timeline.model.grouping == grouping
+        await pilot.press("escape")
+        type_at_once(app, "fname=of")  # the filters' box: "f" and "o" typed, not run
+        await pilot.pause()
+        assert _screen(app).query_one("#trace-filter", Input).value.endswith("name=of")
         assert _screen(app).timeline.model.grouping == grouping
 
 

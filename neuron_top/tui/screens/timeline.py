@@ -147,7 +147,7 @@ class TimelineScreen(Screen[None]):
         Binding("slash", "search", "search", priority=True),  # the box focused before the keys typed after it
         Binding("greater_than_sign", "match(1)", "next match"),
         Binding("less_than_sign", "match(-1)", "previous match"),
-        Binding("f", "filters", "filters (nc= type= inst=)"),
+        Binding("f", "filters", "filters (nc= type= inst=)", priority=True),
         Binding("e", "error(1)", "next error"),
         Binding("E", "error(-1)", "previous error"),
         Binding("u", "hangs", "unfinished (hang) list"),
@@ -158,7 +158,7 @@ class TimelineScreen(Screen[None]):
         Binding("m", "mark", "mark an area edge (twice: the area's summary)"),
         Binding("a", "area_window", "summary of the visible window"),
         Binding("space", "area_track", "mark this track for the area"),
-        Binding("O", "metrics_offset", "metrics: shift them (when the clocks cannot be matched)"),
+        Binding("O", "metrics_offset", "metrics: shift them (when the clocks cannot be matched)", priority=True),
         Binding("r", "play", "play/pause replay"),
         Binding("s", "speed(2)", "replay faster"),
         Binding("S", "speed(0.5)", "replay slower"),
@@ -491,8 +491,9 @@ class TimelineScreen(Screen[None]):
         self._update_status()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``/`` in a text box (a search, a filter) is a character (``typing``)."""
-        return not (action == "search" and typing(self.focused))
+        """The keys that open a box (``/``, ``f``, ``O``: priority bindings, so the box has the focus before the
+        keys typed after them) are characters in a text box (``typing``)."""
+        return not (action in ("search", "filters", "metrics_offset") and typing(self.focused))
 
     def action_search(self) -> None:
         self._ensure()
