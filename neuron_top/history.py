@@ -153,7 +153,7 @@ class History:
             t = totals.get(e.device)
             if t is None:
                 totals[e.device] = e
-            elif e.mem_corrected or e.mem_uncorrected or e.sram_corrected or e.sram_uncorrected:
+            elif e.has_events:
                 totals[e.device] = t.plus(e)  # a period without events (nearly every one) adds nothing
         self._last = snap
         self.pushed += 1

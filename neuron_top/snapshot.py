@@ -613,6 +613,11 @@ class DeviceEcc(msgspec.Struct, frozen=True, gc=False):
     def corrected(self) -> int:
         return self.mem_corrected + self.sram_corrected
 
+    @property
+    def has_events(self) -> bool:
+        """Whether any event, of any kind, is counted here: a device the ECC panel lists (with a row of its own)."""
+        return bool(self.mem_corrected or self.mem_uncorrected or self.sram_corrected or self.sram_uncorrected)
+
     def plus(self, other: DeviceEcc) -> DeviceEcc:
         """These counts and ``other``'s (the same device's, a later period or part): a total is a sum."""
         return DeviceEcc(self.device, self.mem_corrected + other.mem_corrected,

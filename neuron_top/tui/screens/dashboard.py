@@ -120,8 +120,7 @@ class DashboardScreen(Screen):
             snap = view.snapshot
             # what changes the panels' heights: the apps, the vCPUs, the devices, and the devices the ECC panel
             # lists (a row each once they had an error), else a screen filled to the last row would scroll
-            ecc = sum(1 for e in view.history.ecc_totals.values() if e.mem_corrected or e.mem_uncorrected
-                      or e.sram_corrected or e.sram_uncorrected)
+            ecc = sum(1 for e in view.history.ecc_totals.values() if e.has_events)
             shape = (len(snap.apps), snap.cpu.count, snap.device_count, ecc)
             if shape != self._shape:
                 self._shape = shape

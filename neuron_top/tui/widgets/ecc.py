@@ -64,11 +64,11 @@ class EccPanel(Panel[None]):
         per_row = max(width // cell_w, 1)
         label = self.style("label")
         head: list[Segment] = []
-        for _ in range(min(per_row, sum(1 for e in ecc if e.corrected or e.uncorrected))):
+        shown = [e for e in ecc if e.has_events]
+        for _ in range(min(per_row, len(shown))):
             head += [cell(" " + h, w, label) for h, w in zip(heads, cols, strict=True)] + [Segment(" ")]
         lines.append(LightStrip(head))
-        # only the devices that had errors: 16 rows of zeros would push the panels below off the screen
-        shown = [e for e in ecc if e.corrected or e.uncorrected]
+        # only the devices that had errors (``shown``): 16 rows of zeros would push the panels below off the screen
         for start in range(0, len(shown), per_row):
             segs: list[Segment] = []
             for e in shown[start:start + per_row]:
