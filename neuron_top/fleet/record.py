@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from neuron_top.recording.incident import ExecEstimate, Incident, Summary
     from neuron_top.recording.index import Index
 
-__all__ = ["ESTIMATE_HOW", "ExecutionsEstimate", "FleetRecorder", "decode_frame", "fleet_incidents", "fleet_markers", "fleet_summary", "is_fleet_line"]
+__all__ = ["ESTIMATE_HOW", "ExecutionsEstimate", "FleetRecorder", "decode_frame", "fleet_incidents", "fleet_markers",
+           "fleet_summary", "is_fleet_line"]
 
 MAGIC = FLEET_MAGIC
 

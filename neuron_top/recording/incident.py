@@ -539,6 +539,15 @@ def _executions_line(t: Totals) -> str:
         f"; errors {t.errors:,}"
 
 
+def _executions_json(s: Summary) -> dict[str, int | None] | None:
+    """The counts by outcome (a report recording), the estimate's completed and bad (a fleet recording), or None."""
+    if s.totals is not None:
+        return dict(zip(EXEC_TYPES, s.totals.executions, strict=True))
+    if s.estimate is not None:
+        return {"completed": round(s.estimate.completed), "bad": round(s.estimate.bad)}
+    return None
+
+
 def summary_json(s: Summary) -> bytes:
     """The summary as one JSON document (``--summary --json``)."""
     doc = {
@@ -554,9 +563,7 @@ def summary_json(s: Summary) -> bytes:
                     "text": line(e, s).split("  ", 1)[-1] if e.kind not in FOLDED else line(e, s)}
                    for e in s.incidents],
         "serious": s.serious,
-        "executions": dict(zip(EXEC_TYPES, s.totals.executions, strict=True)) if s.totals is not None
-        else {"completed": round(s.estimate.completed), "bad": round(s.estimate.bad)} if s.estimate is not None
-        else None,
+        "executions": _executions_json(s),
         "executions_estimated": s.estimate.how if s.estimate is not None else None,
         "errors": s.totals.errors if s.totals is not None else None,
     }

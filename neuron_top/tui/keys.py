@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.keys import format_key
 from textual.widget import Widget
+from textual.widgets import Input, TextArea
 
 __all__ = ["binding_keys", "focus_now", "key_name", "typing"]
 
@@ -29,8 +30,6 @@ def typing(widget: Widget | None) -> bool:
     The keys that open a text box (``/``) are priority bindings, so that the box has the focus before the next
     key is routed (the app routes every key to the widget focused when it takes the key off its queue, before
     a plain binding runs): inside a text box they must give way, and ``/`` is typed."""
-    from textual.widgets import Input, TextArea
-
     return isinstance(widget, (Input, TextArea))
 
 
