@@ -9,6 +9,7 @@ the bars are, from the width and the rows the screen can spare.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from rich.segment import Segment
 from rich.style import Style
@@ -27,9 +28,6 @@ from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import Panel, bar_fill, load_band
 from neuron_top.view import View
-
-_ABSENT = object()
-"""A core missing from the utilization map (``_plain_cells``): drawn as "-", like a core reported as null."""
 
 MIN_BAR = 4
 """Bars shorter than this (32 eighths) are hard to read: more devices stand in a row only while bars keep it."""
@@ -385,8 +383,8 @@ class CoreGrid(Panel[None]):
         last_c = cpd - 1
         dash = "-".rjust(value_width)
         for c in range(cpd):
-            u = util.get(first + c, _ABSENT)
-            if u is _ABSENT or u is None:
+            u = util.get(first + c)  # a core not in the map is drawn as one reported as null: "-"
+            if u is None:
                 text, pct = dash, None
                 key: tuple[object, ...] = (None, dash, bar_w, -1 if c == cursor else None, c == last_c, None)
             elif 0.0 <= u <= UTIL_MAX:  # derived.sane_util
@@ -399,7 +397,7 @@ class CoreGrid(Panel[None]):
             else:  # an absurd value: flagged, no bar
                 text, pct = BAD_CELL.rjust(value_width), None
                 key = (None, text, bar_w, -1 if c == cursor else None, c == last_c, None)
-            made = parts.get(key)
+            made = cast("list[Segment] | None", parts.get(key))
             if made is None:
                 made = self.part(key, self._make_cell, pct, text, bar_w, c == cursor, pct, c == last_c, None)
             out += made
