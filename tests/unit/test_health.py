@@ -70,7 +70,7 @@ def test_no_source_at_all_is_unknown() -> None:
 
 
 def test_a_monitor_that_dies_at_once_is_a_problem() -> None:
-    code, lines = run("--command", "sh -c 'exit 3'", "--for", "10")
+    code, lines = run("--command", "sh -c 'exit 3'", "--for", "4")  # time for its exit to be seen under load
     assert code == PROBLEM and lines[0].startswith("PROBLEM: neuron-monitor does not start:")
 
 
