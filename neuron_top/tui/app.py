@@ -41,6 +41,9 @@ from neuron_top.view import View
 DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
                                "panel", "sort_apps", "reverse_apps", "precise", "by_pod"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
+TYPED_OPENERS = frozenset({"filter", "pick_app", "timeline"})
+"""Priority bindings on printable keys (``/``, ``o``, ``T``): what they open takes the keys typed with them (in one
+read: fast, pasted, over ssh) because they act before the next key is routed; in a text box they are characters."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
 
@@ -62,7 +65,7 @@ class NeuronTopApp(TerminalApp):
         Binding("a", "tab(-1)", "prev app", show=False),
         Binding("d", "tab(1)", "next app", show=False),
         Binding("t", "next_theme", "theme", show=False),
-        Binding("T", "timeline", "timeline"),
+        Binding("T", "timeline", "timeline", priority=True),  # the keys typed after it go to the timeline
         Binding("E", "problems", "problems"),
         Binding("o", "pick_app", "pick app", priority=True),  # the picker's box focused before the keys after it
         Binding("full_stop", "precise", "two decimals in the core grid (56.81%)", show=False),
@@ -359,8 +362,8 @@ class NeuronTopApp(TerminalApp):
         """The dashboard's view keys act only while a dashboard (live or replay) is on top: in a drill-down screen
         ``f``, ``v``, ``d`` or ``5`` changed the dashboard behind it, unseen. A screen that means something by
         one of these keys binds it itself (its footer shows it); elsewhere the key does nothing. ``/`` in a text
-        box is a character (``typing``), and so is ``o``."""
-        if action in ("filter", "pick_app") and typing(self.focused):
+        box is a character (``typing``), and so are ``o`` and ``T``."""
+        if action in TYPED_OPENERS and typing(self.focused):
             return False
         return action not in DASHBOARD_ACTIONS or isinstance(self.screen, DashboardScreen)
 
