@@ -474,12 +474,10 @@ class NeuronTopApp(TerminalApp):
         self.selection.pid = pid
         self.publish()
 
-    async def on_app_tabs_selected(self, message: AppTabs.Selected) -> None:
+    def on_app_tabs_selected(self, message: AppTabs.Selected) -> None:
         self.select_pid(message.pid)
         if message.open_detail and message.pid is not None:
             self.open_app(message.pid)
-        elif message.open_detail:  # Enter on "all": which app to open, from the picker
-            await self.action_pick_app(open_chosen=True)
 
     def action_filter(self) -> None:
         box = self.screen.query(Input).filter("#filter")

@@ -138,7 +138,7 @@ async def test_keys_typed_right_after_o_go_into_the_pickers_filter() -> None:
         await feed(pilot)
         layout = app.layout_state
         type_at_once(app, "ojob-271!")
-        box = lambda: app.screen.query_one("#picker-filter").value  # noqa: E731
+        box = lambda: "".join(b.value for b in app.screen.query("#picker-filter"))  # noqa: E731
         await until(lambda: isinstance(app.screen, AppPicker) and box().endswith("!"), what="the picker's filter")
         assert box() == "job-271!"
         assert app.screen.query_one("#picker-list").option_count == 0
