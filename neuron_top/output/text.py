@@ -213,6 +213,8 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
     report's period), then every error type per second."""
     apps = snap.apps if app.is_all else (app,)
     out = ["executions / errors (per second; counts in the report's period):"]
+    if not apps:
+        out.append("  no apps")
     for a in apps:
         r = a.rates
         if a.failure("execution_stats"):
