@@ -368,6 +368,11 @@ async def test_m_marks_a_range_for_w(rec: Path, tmp_path: Path, monkeypatch) -> 
         await pilot.press("m")
         assert ctl(app).mark_in is None
     ctl(app).index.close()
+    from neuron_top.tui.screens.help import help_sections
+
+    # pressed twice as a range's two ends, m cleared the first: the help says what it marks (it said "mark range")
+    replay_keys = dict(next(rows for title, rows in help_sections([]) if title.startswith("Replay")))
+    assert replay_keys["m"] == "mark the start of a range for w (again: no range)"
     with RecordingIndex(tmp_path / "rec-11-32.jsonl") as idx:
         idx.wait()
         assert len(idx) == 22
