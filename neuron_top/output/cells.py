@@ -196,6 +196,14 @@ class CoreCells:
     def cells_per_device(self) -> int:
         return self.snap.cores_per_device * (self.phys or 1)
 
+    def plain_util(self) -> dict[int, float | None] | None:
+        """Each reported core's utilization when every cell is ``core``'s plain case (a percent, or "-" for a core
+        not in it): no failure, no physical or FLOPS view, no core dimmed by the filter. None otherwise. For the
+        grid's per-core loop, which then need not ask ``core`` for each core (it runs for 64-128 cores a report)."""
+        if self.failed or self.phys or self.scale is not None or self._hidden:
+            return None
+        return self._stats.util
+
     def core(self, index: int) -> list[tuple[str, float | None, float | None]]:
         """The cells of one (logical) core: (value text, bar percent, load percent) for each, one per physical
         core in the physical view. A core the app does not report: "-" and no bar; every core of an app whose

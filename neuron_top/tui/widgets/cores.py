@@ -9,6 +9,7 @@ the bars are, from the width and the rows the screen can spare.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from rich.segment import Segment
 from rich.style import Style
@@ -19,7 +20,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
-from neuron_top.fmt import PCT_CELL
+from neuron_top.derived import UTIL_MAX
+from neuron_top.fmt import BAD_CELL, PCT_CELL
 from neuron_top.k8s.model import PodRef
 from neuron_top.output.cells import core_cells, physical_columns
 from neuron_top.tui.render.light import LightStrip
@@ -288,13 +290,17 @@ class CoreGrid(Panel[None]):
         cur_dev, cur_core = self.cursor if self.has_focus else (-1, -9)
         bar_w, label_w = shape.bar, shape.label
         gap = Segment(" " * GAP, self.ground)
+        plain = cells.plain_util() if colours is None else None
         for first in range(0, devices, shape.per_row):
             segs: list[Segment] = []
             for dev in range(first, min(first + shape.per_row, devices)):
                 if dev > first:
                     segs.append(gap)
                 segs.append(self._label(dev, label_w, dev == cur_dev and cur_core < 0))
-                for c in range(cpd):
+                if plain is not None:
+                    segs += self._plain_cells(plain, dev * cpd, cpd, bar_w, cur_core if dev == cur_dev else -9,
+                                              cells.value_width, cells.digits)
+                for c in range(0 if plain is None else cpd, cpd):
                     selected = dev == cur_dev and c == cur_core
                     values = cells.core(dev * cpd + c)
                     pod = None if colours is None else _pod_colour(colours, pods.cores.get(dev * cpd + c))
@@ -365,6 +371,37 @@ class CoreGrid(Panel[None]):
         fill = None if pct is None else (*bar_fill(pct, bar_w), load_band(pct))
         key = (fill, value, bar_w, -1 if selected else None if colour is None else load_band(colour), last, pod)
         return self.part(key, self._make_cell, pct, value, bar_w, selected, colour, last, pod)
+
+    def _plain_cells(self, util: dict[int, float | None], first: int, cpd: int, bar_w: int, cursor: int,
+                     value_width: int, digits: int) -> list[Segment]:
+        """The segments of cores ``first`` to ``first + cpd - 1`` when each is ``CoreCells.core``'s plain case
+        (``plain_util``): what ``_cell`` gives for each, its key worked out inline. Why: 64-128 cells a report,
+        each one was a ``core`` call (a list, ``pct_cell``), a ``_cell`` call (``bar_fill``, ``load_band``
+        twice) and a ``part`` call, ~40% of the grid's build."""
+        parts = self._parts
+        out: list[Segment] = []
+        last_c = cpd - 1
+        dash = "-".rjust(value_width)
+        for c in range(cpd):
+            u = util.get(first + c)  # a core not in the map is drawn as one reported as null: "-"
+            if u is None:
+                text, pct = dash, None
+                key: tuple[object, ...] = (None, dash, bar_w, -1 if c == cursor else None, c == last_c, None)
+            elif 0.0 <= u <= UTIL_MAX:  # derived.sane_util
+                text, pct = f"{u:.{digits}f}%".rjust(value_width), u
+                frac = (u if u <= 100.0 else 100.0) / 100.0 * bar_w  # panel.bar_fill, load_band
+                full = int(frac)
+                band = 0 if u < 50 else 1 if u < 80 else 2
+                key = ((full, int((frac - full) * 8), band), text, bar_w, -1 if c == cursor else band, c == last_c,
+                       None)
+            else:  # an absurd value: flagged, no bar
+                text, pct = BAD_CELL.rjust(value_width), None
+                key = (None, text, bar_w, -1 if c == cursor else None, c == last_c, None)
+            made = cast("list[Segment] | None", parts.get(key))
+            if made is None:
+                made = self.part(key, self._make_cell, pct, text, bar_w, c == cursor, pct, c == last_c, None)
+            out += made
+        return out
 
     def _make_cell(self, pct: float | None, value: str, bar_w: int, selected: bool,
                    colour: float | None, last: bool, pod: int | None = None) -> list[Segment]:
