@@ -940,3 +940,6 @@ async def test_keys_typed_right_after_T_go_to_the_timeline() -> None:
         await until(lambda: app.screen is timeline and box().endswith("!"), what="the timeline's search")
         assert box() == "cc_op!"
         assert app.selection.pattern is None  # the dashboard's filter untouched
+        type_at_once(app, "T")  # in the search box T is a character, not "back to the dashboard"
+        await until(lambda: box().endswith("T"), what="T typed")
+        assert app.screen is timeline
