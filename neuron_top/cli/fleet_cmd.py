@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuron_top.cli.common import UsageError, run_app
+from neuron_top.cli.common import UsageError, count_arg, run_app
 from neuron_top.fleet.frame import FleetFrame
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--render", choices=("fast", "textual"), default=None,
                       help="fast: send only the cells that changed (default); textual: Textual's own drawing only "
                       "(also NEURON_TOP_RENDER)")
-    view.add_argument("--history", type=int, default=600, metavar="N", help="reports kept per host (600)")
+    view.add_argument("--history", type=count_arg, default=600, metavar="N", help="reports kept per host (600)")
     return p
 
 

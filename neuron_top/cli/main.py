@@ -19,6 +19,7 @@ from neuron_top.cli.common import (
     _check_tag,
     _load_config,
     _recorder,
+    count_arg,
     k8s_options,
     live_choice,
     live_source,
@@ -49,7 +50,7 @@ def _common_ui(p: argparse.ArgumentParser) -> None:
                    help=f"panels to start with: {', '.join(PRESETS)} (l cycles them at run time; the last one "
                    "used is remembered)")
     p.add_argument("--trace", metavar="FILE", action="append", help="also open a system trace in the timeline pane")
-    p.add_argument("--history", type=int, default=600, metavar="N", help="reports kept for sparklines (600)")
+    p.add_argument("--history", type=count_arg, default=600, metavar="N", help="reports kept for sparklines (600)")
     p.add_argument("--export", metavar="[HOST:]PORT",
                    help="also serve the reports on http://HOST:PORT/metrics for Prometheus (as neuron-top export)")
     _render(p)

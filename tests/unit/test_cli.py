@@ -80,6 +80,9 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     (["replay", "/nonexistent.jsonl", "--once"], "cannot open /nonexistent.jsonl"),
     (["demo", "--tag", "[", "--once"], "not a valid regex"),
     (["trace", "/nonexistent.json", "--check"], "nonexistent"),
+    # a negative history passed the parser and the dashboard died at start: "internal error: ValueError(...)"
+    (["demo", "--history", "-5"], "--history: -5 is below 0"),
+    (["fleet", "--ssh", "h", "--history", "-1"], "--history: -1 is below 0"),
 ])
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:
     p = run(*args)
