@@ -277,6 +277,8 @@ def fleet_main(ns: argparse.Namespace) -> int:
     ns.refresh = ns.refresh if ns.refresh is not None else (2.0 if ns.prometheus else 1.0)
     if ns.refresh <= 0:
         raise UsageError("--refresh must be above 0")
+    if ns.timeout is not None and ns.timeout <= 0:  # Prometheus checks its own; over ssh it was an empty row
+        raise UsageError("--timeout must be above 0")
     if ns.prometheus and ns.by in ("pod", "namespace"):
         return run_pods(ns)
     if ns.prometheus:

@@ -83,6 +83,7 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     # a negative history passed the parser and the dashboard died at start: "internal error: ValueError(...)"
     (["demo", "--history", "-5"], "--history: -5 is below 0"),
     (["fleet", "--ssh", "h", "--history", "-1"], "--history: -1 is below 0"),
+    (["fleet", "--ssh", "h", "--once", "--timeout", "-1"], "--timeout must be above 0"),  # was an empty row
 ])
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:
     p = run(*args)
