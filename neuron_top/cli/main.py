@@ -96,7 +96,7 @@ def demo_parser() -> argparse.ArgumentParser:
     p.add_argument("--instance", choices=INSTANCES, default="trn2.48xlarge")
     p.add_argument("--seed", type=int, default=None, help="make the simulation deterministic")
     p.add_argument("--emit", action="store_true", help="print reports to stdout like neuron-monitor")
-    p.add_argument("--count", type=int, default=None, help="with --emit: stop after N reports")
+    p.add_argument("--count", type=count_arg, default=None, help="with --emit: stop after N reports")
     p.add_argument("--period", type=float, default=1.0, help="seconds between reports (1)")
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config: periods and tag filter")
     p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX")

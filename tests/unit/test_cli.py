@@ -82,6 +82,7 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     (["trace", "/nonexistent.json", "--check"], "nonexistent"),
     # a negative history passed the parser and the dashboard died at start: "internal error: ValueError(...)"
     (["demo", "--history", "-5"], "--history: -5 is below 0"),
+    (["demo", "--emit", "--count", "-1"], "--count: -1 is below 0"),  # it emitted nothing, and said nothing
     (["fleet", "--ssh", "h", "--history", "-1"], "--history: -1 is below 0"),
     (["fleet", "--ssh", "h", "--once", "--timeout", "-1"], "--timeout must be above 0"),  # was an empty row
 ])
