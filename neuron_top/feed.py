@@ -23,6 +23,7 @@ from neuron_top.k8s.model import Attribution, attribution_record
 from neuron_top.snapshot import Snapshot, snapshot_from
 from neuron_top.sources.base import RawReport, Skipped, Source, State, Status
 from neuron_top.sources.framing import split_concatenated
+from neuron_top.sources.stream import StopEvent
 from neuron_top.textsafe import clean
 
 __all__ = [
@@ -161,7 +162,8 @@ class Feed:
         """Skipped items so far (lines, documents; a ``Skipped`` may count several)."""
         self.skip_reasons: dict[str, int] = {}
         """Skipped items by reason, for a summary."""
-        self.stop = threading.Event()
+        self.stop = StopEvent()
+        """Set by ``close``; it wakes the source's read at once (``sources.stream.StopEvent``)."""
 
     def events(self, stop: threading.Event | None = None) -> Iterator[FeedEvent]:
         """Every event of the source until it ends, ``stop`` is set or ``close`` is called.

@@ -22,6 +22,7 @@ from typing import TextIO
 
 from neuron_top.cli.common import UsageError, _recorder, k8s_options, live_source, pod_source
 from neuron_top.cli.signals import Signals
+from neuron_top.sources.stream import StopEvent
 from neuron_top.textsafe import clean
 
 __all__ = ["export_main", "export_parser"]
@@ -63,7 +64,7 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
     from neuron_top.sources.base import State
 
     err = err if err is not None else sys.stderr
-    stop = stop if stop is not None else threading.Event()
+    stop = stop if stop is not None else StopEvent()  # wakes the reader at once (no looks between reports)
     options = ExportOptions(used_cores_only=ns.used_cores_only, process_metrics=not ns.no_process_metrics,
                             pod_labels=ns.pod_labels)
     exporter = Exporter(options)

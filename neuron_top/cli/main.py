@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 import time
 from collections.abc import Sequence
 
@@ -28,6 +27,7 @@ from neuron_top.cli.common import (
     run_tui,
 )
 from neuron_top.cli.signals import SignalExit, Signals
+from neuron_top.sources.stream import StopEvent
 from neuron_top.textsafe import clean
 
 __all__ = [
@@ -321,7 +321,7 @@ def run_record(ns: argparse.Namespace) -> int:
     source, notes = live_source(ns)
     for note in notes:
         print(f"neuron-top: {note}", file=sys.stderr)
-    stop = threading.Event()
+    stop = StopEvent()  # the reader sleeps between reports; a signal's set() wakes it
     # The exit policy of every mode (cli/signals.py): the first signal stops the recording between two reports and
     # closes the file; a second one, or a close still running WATCHDOG seconds later, ends the process at once.
     signals = Signals(lambda _signum: stop.set()).install()

@@ -238,6 +238,12 @@ class ReportFramer:
         self._flush_junk(out)
         return out
 
+    @property
+    def deliverable(self) -> bool:
+        """A buffered line ``flush_if_complete`` may deliver once the stream goes quiet (the reader then polls
+        with a timeout)."""
+        return bool(self._partial) and not self._overlong
+
     def flush_if_complete(self) -> list[Framed]:
         """The stream went quiet: deliver a buffered last line now if it completes a report.
 

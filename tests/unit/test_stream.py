@@ -8,6 +8,7 @@ import pty
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -349,3 +350,86 @@ def test_a_report_bigger_than_a_read_is_not_held_back(indent: int | None) -> Non
     got, waits = pumped(big * 3)
     assert sum(isinstance(x, RawReport) for x in got) == 3
     assert FLOOD_PAUSE not in waits
+
+
+class _Polls:
+    """``select.poll`` recording the timeout of every ``poll`` call (None: blocked until input or a wake-up)."""
+
+    def __init__(self, real: object) -> None:
+        self.real = real
+        self.timeouts: list[float | None] = []
+
+    def __call__(self) -> object:
+        inner = self.real()  # type: ignore[operator]
+        outer = self
+
+        class Poller:
+            def register(self, *args: object) -> None:
+                inner.register(*args)
+
+            def poll(self, timeout: float | None = None) -> list[tuple[int, int]]:
+                outer.timeouts.append(timeout)
+                return inner.poll(timeout)  # type: ignore[no-any-return]
+
+        return Poller()
+
+
+def test_a_quiet_stream_with_a_stop_event_blocks_without_waking_and_stop_wakes_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between reports the reader sleeps until input comes: with a StopEvent (the Feed's) nothing needs a look
+    every POLL_SECONDS, so setting it wakes the read at once. It had woken 4 times a second to look at stop."""
+    import select as select_module
+
+    import neuron_top.sources.stream as stream_module
+    from neuron_top.sources.stream import StopEvent
+
+    polls = _Polls(select_module.poll)
+    monkeypatch.setattr(stream_module.select, "poll", polls)
+    r, w = os.pipe()
+    source = StreamSource(r)
+    stop = StopEvent()
+    got: list[object] = []
+    thread = threading.Thread(target=lambda: got.extend(source.items(stop)))
+    thread.start()
+    os.write(w, REPORT + b"\n")
+    deadline = time.monotonic() + 30
+    while not any(isinstance(i, RawReport) for i in got):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.write(w, REPORT[:10])  # a buffered partial line: a quiet stream may complete it, so that poll has a timeout
+    while len(polls.timeouts) < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    stop.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert polls.timeouts[0] is None and polls.timeouts[1] is None  # waiting for the report, then for more
+    assert polls.timeouts[2] == stream_module.POLL_SECONDS * 1000  # a partial line buffered
+    assert states(got) == [State.STARTING, State.LIVE]  # stopped: no ENDED status
+    source.close()
+    os.close(w)
+
+
+def test_a_plain_event_stop_is_still_looked_at_every_poll_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import select as select_module
+
+    import neuron_top.sources.stream as stream_module
+
+    polls = _Polls(select_module.poll)
+    monkeypatch.setattr(stream_module.select, "poll", polls)
+    monkeypatch.setattr(stream_module, "POLL_SECONDS", 0.01)
+    r, w = os.pipe()
+    source = StreamSource(r)
+    stop = threading.Event()
+    thread = threading.Thread(target=lambda: list(source.items(stop)))
+    thread.start()
+    deadline = time.monotonic() + 30
+    while len(polls.timeouts) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    stop.set()  # no wake-up: the next look sees it
+    thread.join(10)
+    assert not thread.is_alive()
+    assert set(polls.timeouts) == {10.0}
+    source.close()
+    os.close(w)

@@ -35,6 +35,7 @@ from neuron_top.fleet.rows import FleetRow
 from neuron_top.fleet.table import COLUMNS, GROUPS, arrange, compile_filter, summarize
 from neuron_top.session import Session
 from neuron_top.sources.base import Source
+from neuron_top.sources.stream import StopEvent
 from neuron_top.textsafe import clean
 from neuron_top.tui.keys import focus_now, typing
 from neuron_top.tui.messages import FleetRefreshed, HostEvent
@@ -188,7 +189,7 @@ class FleetScreen(Screen):
         self.leave_host(key)
         session = self._drill_sessions[key] = Session(source.name)
         feed = Feed(source)
-        stop = threading.Event()
+        stop = StopEvent()
         self._feeds[key] = (feed, stop)
         self._stops.append(stop)
         post = self.post_message
@@ -461,7 +462,7 @@ class FleetScreen(Screen):
 
     def _run(self, body: Callable[[threading.Event], Any], name: str) -> threading.Event:
         """A thread worker running ``body(stop)``; ``stop`` is set when the screen goes."""
-        stop = threading.Event()
+        stop = StopEvent()
         self._stops.append(stop)
         self.run_worker(lambda: body(stop), thread=True, exit_on_error=False, group=name, description=name)
         return stop
