@@ -101,3 +101,14 @@ def test_a_report_without_apps_says_so_under_executions_as_under_latency() -> No
     lines = text(snap, SourceInfo("s", "live")).splitlines()
     i = next(i for i, ln in enumerate(lines) if ln.startswith("executions / errors"))
     assert lines[i + 1] == "  no apps"
+
+
+def test_an_instance_known_by_name_alone_has_no_trailing_space() -> None:
+    """The built-in collector on a VM knows only its name: the line was "instance: vm " (a space after it)."""
+    import json
+
+    from neuron_top.snapshot import snapshot_from
+
+    snap = snapshot_from(json.dumps({"instance_info": {"instance_name": "vm", "instance_id": "",
+                                                       "instance_type": ""}}).encode(), 0.0, 1)
+    assert "instance: vm\n" in text(snap, SourceInfo("s", "live"))
