@@ -563,6 +563,10 @@ class NeuronTopApp(TerminalApp):
 
         self.open_screen(AppScreen(pid))
 
+    def action_open_app(self, pid: int) -> None:
+        """Enter on an app's tab (``AppTabs.action_open``)."""
+        self.open_app(pid)
+
     def pop_screen(self) -> AwaitComplete:
         """Back to the screen below, whose header then says the status as it is now (it was not drawn while
         covered: an ECC mark acknowledged above, a source that failed meanwhile)."""

@@ -158,13 +158,13 @@ class AppTabs(LineDiff, can_focus=True):
         self.post_message(self.Selected(pids[(i + step) % len(pids)]))
 
     async def action_open(self) -> None:
-        """Enter: the selected app's screen; on "all", the app picker, to open the one chosen. The picker opens
-        before the next key is routed (the app's ``o``, awaited), so a name typed right after Enter fills its
-        filter instead of reaching this bar."""
+        """Enter: the selected app's screen; on "all", the app picker, to open the one chosen. Either is open
+        before the next key is routed (the app's actions, awaited): a name typed right after Enter fills the
+        picker's filter, and a key meant for the app's screen is not taken by the dashboard under it."""
         if self.selected is None:
             await self.run_action("app.pick_app(True)")
         else:
-            self.post_message(self.Selected(self.selected, open_detail=True))
+            await self.run_action(f"app.open_app({self.selected})")
 
     def on_click(self, event: Click) -> None:
         for start, end, pid in self._spans:
