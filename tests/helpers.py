@@ -83,6 +83,6 @@ def type_at_once(app, text: str) -> None:  # type: ignore[no-untyped-def]
     from textual import events
 
     names = {"/": "slash", ":": "colon", "=": "equals_sign", " ": "space", ".": "full_stop", "(": "left_parenthesis",
-             "\b": "backspace"}
+             "\b": "backspace", "\r": "enter"}
     for ch in text:
         app.post_message(events.Key(names.get(ch, ch), ch if ch.isprintable() else None))

@@ -25,7 +25,19 @@ if TYPE_CHECKING:
     from neuron_top.sources.live import LiveChoice
     from neuron_top.tui.app import NeuronTopApp
 
-__all__ = ["UsageError", "k8s_options", "live_source", "pod_source", "print_once", "run_app", "run_tui"]
+__all__ = ["UsageError", "count_arg", "k8s_options", "live_source", "pod_source", "print_once", "run_app", "run_tui"]
+
+
+def count_arg(text: str) -> int:
+    """An argparse type: a whole number, 0 or more (``--history``). A negative one is the parser's usage error,
+    not an internal error once the dashboard starts."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is below 0")
+    return n
 
 
 class UsageError(Exception):

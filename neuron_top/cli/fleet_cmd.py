@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuron_top.cli.common import UsageError, run_app
+from neuron_top.cli.common import UsageError, count_arg, run_app
 from neuron_top.fleet.frame import FleetFrame
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--render", choices=("fast", "textual"), default=None,
                       help="fast: send only the cells that changed (default); textual: Textual's own drawing only "
                       "(also NEURON_TOP_RENDER)")
-    view.add_argument("--history", type=int, default=600, metavar="N", help="reports kept per host (600)")
+    view.add_argument("--history", type=count_arg, default=600, metavar="N", help="reports kept per host (600)")
     return p
 
 
@@ -277,6 +277,8 @@ def fleet_main(ns: argparse.Namespace) -> int:
     ns.refresh = ns.refresh if ns.refresh is not None else (2.0 if ns.prometheus else 1.0)
     if ns.refresh <= 0:
         raise UsageError("--refresh must be above 0")
+    if ns.timeout is not None and ns.timeout <= 0:  # Prometheus checks its own; over ssh it was an empty row
+        raise UsageError("--timeout must be above 0")
     if ns.prometheus and ns.by in ("pod", "namespace"):
         return run_pods(ns)
     if ns.prometheus:

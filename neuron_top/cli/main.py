@@ -18,6 +18,7 @@ from neuron_top.cli.common import (
     _check_tag,
     _load_config,
     _recorder,
+    count_arg,
     k8s_options,
     live_choice,
     live_source,
@@ -49,7 +50,7 @@ def _common_ui(p: argparse.ArgumentParser) -> None:
                    help=f"panels to start with: {', '.join(PRESETS)} (l cycles them at run time; the last one "
                    "used is remembered)")
     p.add_argument("--trace", metavar="FILE", action="append", help="also open a system trace in the timeline pane")
-    p.add_argument("--history", type=int, default=600, metavar="N", help="reports kept for sparklines (600)")
+    p.add_argument("--history", type=count_arg, default=600, metavar="N", help="reports kept for sparklines (600)")
     p.add_argument("--export", metavar="[HOST:]PORT",
                    help="also serve the reports on http://HOST:PORT/metrics for Prometheus (as neuron-top export)")
     _render(p)
@@ -95,7 +96,7 @@ def demo_parser() -> argparse.ArgumentParser:
     p.add_argument("--instance", choices=INSTANCES, default="trn2.48xlarge")
     p.add_argument("--seed", type=int, default=None, help="make the simulation deterministic")
     p.add_argument("--emit", action="store_true", help="print reports to stdout like neuron-monitor")
-    p.add_argument("--count", type=int, default=None, help="with --emit: stop after N reports")
+    p.add_argument("--count", type=count_arg, default=None, help="with --emit: stop after N reports")
     p.add_argument("--period", type=float, default=1.0, help="seconds between reports (1)")
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config: periods and tag filter")
     p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX")

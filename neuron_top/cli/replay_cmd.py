@@ -97,7 +97,7 @@ def replay_main(ns: argparse.Namespace) -> int:
     index.wait_for(0, timeout=START_WAIT)
     index.wait_for(start, timeout=START_WAIT)
     controller = ReplayController(index, speed=ns.speed, start=start)
-    name = ns.file if ns.file != "-" else "stdin"
+    name = _shown_name(ns.file)
     try:
         if _fleet(index):  # a fleet recording (neuron-top fleet --record): the fleet table, same transport
             from neuron_top.cli.fleet_cmd import replay_tui
@@ -107,6 +107,11 @@ def replay_main(ns: argparse.Namespace) -> int:
     finally:
         controller.stop_scan()
         index.close()
+
+
+def _shown_name(file: str) -> str:
+    """The recording as the header, ``--once`` and ``--json`` name it: ``-`` is stdin (as ``--summary`` says)."""
+    return "stdin" if file == "-" else file
 
 
 def position(index: Index, text: str, option: str, at: int = 0) -> int:
@@ -157,7 +162,7 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
     if n == 0:
         raise _no_reports(index, ns)
     want = n - 1 if ns.start is None else max(0, min(int(ns.start) - 1, n - 1))
-    info = SourceInfo(name=ns.file, state="replay", skipped=index.skipped, reports=n)
+    info = SourceInfo(name=_shown_name(ns.file), state="replay", skipped=index.skipped, reports=n)
     for _, sk in index.skips():
         info.skipped_reasons[sk.reason] = info.skipped_reasons.get(sk.reason, 0) + sk.count
     i = want

@@ -189,8 +189,8 @@ class HealthCheck:
         span = (snap.ts - self.first_ts) if self.first_ts is not None else 0.0
         skipped = f", {self.tally.skipped} bad input skipped" if self.tally.skipped else ""
         note = "; note: " + "; ".join(notes) if notes else ""
-        return OK, _line(f"OK: {snap.device_count} Neuron devices, {len(snap.apps)} runtimes, {self.reports} "
-                         f"reports over {span:.0f} s{skipped}{note}")
+        return OK, _line(f"OK: {plural(snap.device_count, 'Neuron device')}, {plural(len(snap.apps), 'runtime')}, "
+                         f"{plural(self.reports, 'report')} over {span:.0f} s{skipped}{note}")
 
 
 MAX_MESSAGE = 200

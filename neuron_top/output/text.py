@@ -71,10 +71,8 @@ def header_lines(snap: Snapshot, src: SourceInfo) -> list[str]:
     inst, hw = snap.instance, snap.hardware
     lines = [f"neuron-top {__version__}  source: {clean(src.name)} [{src.state.upper()}]"
              + (f"  {src.position}" if src.position else "")]
-    where = " ".join(clean(x) for x in (inst.instance_id, inst.instance_type, inst.instance_region,
-                                        inst.instance_availability_zone) if x)
-    if inst.instance_name:
-        where = f"{clean(inst.instance_name)} {where}"
+    where = " ".join(clean(x) for x in (inst.instance_name, inst.instance_id, inst.instance_type,
+                                        inst.instance_region, inst.instance_availability_zone) if x)
     lines.append(f"instance: {where or '-'}")
     if snap.has_neuron:
         lnc = f"  LNC={hw.logical_neuroncore_config}" if hw.logical_neuroncore_config else ""
@@ -213,6 +211,8 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
     report's period), then every error type per second."""
     apps = snap.apps if app.is_all else (app,)
     out = ["executions / errors (per second; counts in the report's period):"]
+    if not apps:
+        out.append("  no apps")
     for a in apps:
         r = a.rates
         if a.failure("execution_stats"):

@@ -518,10 +518,12 @@ def format_summary(s: Summary) -> str:
         for k in SERIOUS:
             if k in found:
                 words.append(f"{found[k]} {_FOUND[k][found[k] != 1]}")
-                if k == "error":
-                    total = sum(e.count for e in serious if e.kind == "error")
-                    if total:
-                        words[-1] += f" ({plural(total, 'error')})"
+                if k == "error":  # a burst is errors, bad executions or both: the two counts said apart
+                    bursts = [e for e in serious if e.kind == "error"]
+                    counts = [plural(n, what) for n, what in ((sum(e.count for e in bursts), "error"),
+                                                              (sum(e.bad for e in bursts), "bad execution")) if n]
+                    if counts:
+                        words[-1] += f" ({', '.join(counts)})"
         out.append("found: " + ", ".join(words))
     else:
         out.append("found: no uncorrected ECC errors, no execution errors")

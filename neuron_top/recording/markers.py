@@ -135,7 +135,8 @@ class Facts:
         self.apps: dict[tuple[int, str], tuple[str, float | None, int, int]] = {}
         """(pid, tag) -> (label, busiest core's utilization or None, executions that did not complete cleanly (``bad/s``'s
         ``derived.unclean_count``), errors of every type (``err/s``)) in the period. Keyed by pid and tag: two runtimes
-        can report one pid (seen in a real report), and a label changes when another runtime takes the same tag."""
+        can report one pid (seen in a real report), and a label changes when another runtime takes the same tag.
+        Runtimes with the same pid and tag add up (``_add_app``), so the apps' counts sum to the totals."""
         self.groups: Sequence[GroupStatus] = ()
         self.executions: tuple[int | None, ...] = NO_EXECUTIONS
         """Executions by ``derived.EXEC_TYPES`` outcome in the period, summed over apps (``AppRates.outcomes`` of
@@ -147,7 +148,7 @@ class Facts:
             self.ecc = snap.ecc
             self.executions = snap.all.rates.outcomes
             for a in snap.apps:
-                self.apps[a.pid, a.tag] = (a.label, _busy(a), *_errors(a))
+                _add_app(self.apps, (a.pid, a.tag), a.label, _busy(a), *_errors(a))
                 if (outs := a.rates.outcomes) != NO_EXECUTIONS:
                     self.outcomes[a.pid, a.tag] = add_executions(self.outcomes.get((a.pid, a.tag), NO_EXECUTIONS),
                                                                  outs)
@@ -204,6 +205,19 @@ def markers_between(prev: Snapshot | Facts | None, cur: Snapshot | Facts, index:
 def hole_marker(hole: Hole) -> Marker:
     """A hole as a marker on the report after it."""
     return Marker(hole.after + 1, "gap", hole.text, "", 1)
+
+
+def _add_app(apps: dict[tuple[int, str], tuple[str, float | None, int, int]], key: tuple[int, str], label: str,
+             busy: float | None, failed: int, errors: int) -> None:
+    """One runtime's facts into ``Facts.apps``. Two runtimes can report the same pid and tag (one key): their
+    counts add up, as the "all" figures add them (each app's counts then sum to the totals), and the busiest core
+    is the busier one's."""
+    had = apps.get(key)
+    if had is not None:
+        busy = had[1] if busy is None else busy if had[1] is None else max(busy, had[1])
+        failed += had[2]
+        errors += had[3]
+    apps[key] = (label, busy, failed, errors)
 
 
 def _errors(app: AppView) -> tuple[int, int]:
@@ -353,7 +367,7 @@ def brief_facts(data: bytes, seq: int = 0) -> Facts:
         # as AppView.failure: a failed group (or runtime) says nothing
         said = ex is not None and not ex.error and not rt.error
         counts = _failed(ex.error_summary, ex.execution_summary) if said and ex is not None else (0, 0)
-        f.apps[pid, tag] = (label, best, *counts)
+        _add_app(f.apps, (pid, tag), label, best, *counts)
         if said and ex is not None and ex.execution_summary:  # AppView.exec_summary's counts
             outs = _counts(ex.execution_summary)
             mine = tuple(outs.get(k) for k in EXEC_TYPES)

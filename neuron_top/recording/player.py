@@ -549,8 +549,9 @@ def goto(text: str, c: ReplayController) -> tuple[int, str]:
             raise GotoError(f"not a time of day: {s}")
         if not wall:
             t = float(h * 3600 + mi * 60 + se)
-            if t > last:
-                raise GotoError(f"the recording is {fmt.duration(last - first, spaced=True)} long")
+            if t > last:  # H:MM[:SS] from the start, as the header's +0:01:10: "2:00" is 2 hours, not 2 minutes
+                raise GotoError(f"{s} is {fmt.duration(t, spaced=True)} from its start (H:MM[:SS]); the recording "
+                                f"is {fmt.duration(last - first, spaced=True)} long")
             return c.at_or_before(t), ""
         when = _next_clock(math.floor(cur), last, h, mi, se)
         if when is None:

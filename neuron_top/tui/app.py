@@ -28,7 +28,7 @@ from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.sources.base import Source
 from neuron_top.tui.age import AgeClock
 from neuron_top.tui.collector import Collector, FeedSink
-from neuron_top.tui.keys import focus_now, typing
+from neuron_top.tui.keys import focus_now, open_typing, typing
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged, WallTime
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
@@ -41,6 +41,9 @@ from neuron_top.view import View
 DASHBOARD_ACTIONS = frozenset({"flops", "physical", "expand_all", "filter", "tab", "select", "pick_app", "layout",
                                "panel", "sort_apps", "reverse_apps", "precise", "by_pod"})
 """App actions that change what the dashboard shows: only while it is on top (``check_action``)."""
+TYPED_OPENERS = frozenset({"filter", "pick_app", "timeline"})
+"""Priority bindings on printable keys (``/``, ``o``, ``T``): what they open takes the keys typed with them (in one
+read: fast, pasted, over ssh) because they act before the next key is routed; in a text box they are characters."""
 SKIP_HEADER_EVERY = 0.25
 """Seconds between two header updates for skipped input alone."""
 
@@ -62,9 +65,9 @@ class NeuronTopApp(TerminalApp):
         Binding("a", "tab(-1)", "prev app", show=False),
         Binding("d", "tab(1)", "next app", show=False),
         Binding("t", "next_theme", "theme", show=False),
-        Binding("T", "timeline", "timeline"),
+        Binding("T", "timeline", "timeline", priority=True),  # the keys typed after it go to the timeline
         Binding("E", "problems", "problems"),
-        Binding("o", "pick_app", "pick app"),
+        Binding("o", "pick_app", "pick app", priority=True),  # the picker's box focused before the keys after it
         Binding("full_stop", "precise", "two decimals in the core grid (56.81%)", show=False),
         Binding("s", "sort_apps", "sort apps by the next column", show=False),
         Binding("S", "reverse_apps", "reverse the apps' order", show=False),
@@ -359,8 +362,8 @@ class NeuronTopApp(TerminalApp):
         """The dashboard's view keys act only while a dashboard (live or replay) is on top: in a drill-down screen
         ``f``, ``v``, ``d`` or ``5`` changed the dashboard behind it, unseen. A screen that means something by
         one of these keys binds it itself (its footer shows it); elsewhere the key does nothing. ``/`` in a text
-        box is a character (``typing``)."""
-        if action == "filter" and typing(self.focused):
+        box is a character (``typing``), and so are ``o`` and ``T``."""
+        if action in TYPED_OPENERS and typing(self.focused):
             return False
         return action not in DASHBOARD_ACTIONS or isinstance(self.screen, DashboardScreen)
 
@@ -475,8 +478,6 @@ class NeuronTopApp(TerminalApp):
         self.select_pid(message.pid)
         if message.open_detail and message.pid is not None:
             self.open_app(message.pid)
-        elif message.open_detail:  # Enter on "all": which app to open, from the picker
-            self.action_pick_app(open_chosen=True)
 
     def action_filter(self) -> None:
         box = self.screen.query(Input).filter("#filter")
@@ -500,9 +501,9 @@ class NeuronTopApp(TerminalApp):
         self.theme = self._themes.after(self)
         self.notify(f"theme: {self.theme}", timeout=2, markup=False)  # the name comes from a theme file
 
-    def action_pick_app(self, open_chosen: bool = False) -> None:
+    async def action_pick_app(self, open_chosen: bool = False) -> None:
         """Any app by name, however many there are (the tab bar shows a few of 300); ``open_chosen``: its screen
-        opens too (Enter on the "all" tab)."""
+        opens too (Enter on the "all" tab). The keys typed with ``o`` go into its filter (``open_typing``)."""
         from neuron_top.tui.screens.picker import ALL, AppPicker
 
         def chosen(result: int | str | None) -> None:
@@ -511,7 +512,7 @@ class NeuronTopApp(TerminalApp):
                 if open_chosen and result != ALL:
                     self.open_app(int(result))
 
-        self.push_screen(AppPicker(self.visible_apps(), self.pid), chosen)
+        await open_typing(self, AppPicker(self.visible_apps(), self.pid), "#picker-filter", chosen)
 
     def action_problems(self) -> None:
         """What went wrong, in full: ECC, the source, metric-group errors, skipped input."""
@@ -561,6 +562,10 @@ class NeuronTopApp(TerminalApp):
         from neuron_top.tui.screens.app_detail import AppScreen
 
         self.open_screen(AppScreen(pid))
+
+    def action_open_app(self, pid: int) -> None:
+        """Enter on an app's tab (``AppTabs.action_open``)."""
+        self.open_app(pid)
 
     def pop_screen(self) -> AwaitComplete:
         """Back to the screen below, whose header then says the status as it is now (it was not drawn while

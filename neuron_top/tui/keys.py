@@ -7,12 +7,16 @@ rules: ``^`` for Ctrl, ``+`` between modifiers), so the help and the footer alwa
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual.app import App
 from textual.binding import Binding
 from textual.keys import format_key
+from textual.screen import Screen, ScreenResultCallbackType
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-__all__ = ["binding_keys", "focus_now", "key_name", "typing"]
+__all__ = ["binding_keys", "focus_now", "key_name", "open_typing", "typing"]
 
 
 def focus_now(widget: Widget) -> None:
@@ -22,6 +26,19 @@ def focus_now(widget: Widget) -> None:
     packet over ssh, ``/llama`` ran ``l`` (next layout), ``a`` (previous app) ... instead of typing into the
     filter, and ``/q`` quit."""
     widget.screen.set_focus(widget)
+
+
+async def open_typing(app: App[Any], screen: Screen[Any], box: str,
+                      callback: ScreenResultCallbackType[Any] | None = None) -> None:
+    """Push ``screen`` and focus its text box (``box``, a selector) before the keys typed after the one that
+    opened it are routed: ``ollama`` typed at once filters the picker by ``llama``.
+
+    Await it from a priority binding's action: the app takes no other key off its queue until the screen is
+    mounted (``push_screen``'s awaitable) and the box has the focus. Without it those keys went to the screen
+    below (whose keys do nothing while another is on top) or to the new screen before it had a focused widget,
+    and were lost."""
+    await app.push_screen(screen, callback)
+    focus_now(screen.query_one(box))
 
 
 def typing(widget: Widget | None) -> bool:

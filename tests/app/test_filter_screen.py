@@ -86,3 +86,20 @@ async def test_a_filter_that_empties_the_panels_typed_fast_does_not_crash() -> N
         await pilot.pause()
         assert app.is_running and app.screen.query_one("#filter", Input).value == ""
         assert len(app.screen.view.snapshot.apps) == len(snaps[-1].apps)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+async def test_the_filter_box_is_drawn_above_the_footer(size: tuple[int, int]) -> None:
+    """Docked to the bottom edge, the box was drawn under the footer at every size: ``/`` took the keyboard and
+    nothing showed what was typed but the tab bar's end (as the replay's go-to and the fleet's filter once)."""
+    from textual.widgets import Footer, Input
+
+    app = make_app(demo_snapshots("inf2.48xlarge", 5, 5))
+    async with app.run_test(size=size) as pilot:
+        await feed(pilot)
+        await pilot.press("slash", *"llama")
+        await pilot.pause()
+        box = app.screen.query_one("#filter", Input)
+        assert box.has_focus and box.value == "llama"
+        assert box.region.bottom <= app.screen.query_one(Footer).region.y
+        assert app.screen.get_widget_at(box.region.x + 1, box.region.y)[0] is box

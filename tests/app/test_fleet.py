@@ -159,6 +159,40 @@ async def test_enter_opens_a_host_and_escape_comes_back_with_the_cursor_kept() -
     assert app.return_code == 0
 
 
+async def test_keys_typed_right_after_enter_go_to_the_hosts_dashboard() -> None:
+    """Enter and ``/bert`` arriving together (typed fast, or queued while a refresh was drawn): ``/`` was routed
+    while the fleet was still on top, so it opened the fleet's filter and ``bert`` filtered the hosts, unseen
+    behind the host's dashboard, whose filter stayed empty."""
+    screen = StaticFleet(demo_frame(12))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("end", "up")
+        type_at_once(app, "\r/bert!")
+        box = lambda: "".join(b.value for b in app.screen.query("#filter"))  # noqa: E731
+        await until(lambda: isinstance(app.screen, FleetHostScreen) and box().endswith("!"),
+                    what="the host dashboard's filter")
+        assert box() == "bert!"
+        assert screen.filter_text == ""  # the fleet's filter untouched
+
+
+@pytest.mark.parametrize("heat", [False, True])
+async def test_a_double_click_opens_a_host(heat: bool) -> None:
+    """In the table and in the heat map (the help's "double click a host: open it")."""
+    screen = StaticFleet(demo_frame(12))
+    app = fleet_app(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("r")  # the real demo hosts (with dashboards) first
+        if heat:
+            await pilot.press("h")
+            await pilot.pause()
+        view = app.screen.query_one(HeatMap if heat else FleetTable)
+        await pilot.click(view, offset=(1, 0 if heat else 1), times=2)
+        await until(lambda: isinstance(app.screen, FleetHostScreen), what="the host's dashboard")
+        assert screen.opened
+
+
 async def test_a_refresh_before_the_screen_hears_of_a_move_keeps_the_cursor_where_the_user_put_it() -> None:
     """End, then a refresh (a host's stream reported a status) handled before the table's ``Moved`` message: the
     refresh put the cursor back on the screen's older key, and Enter opened another host (the ssh fleet test's

@@ -60,3 +60,12 @@ def test_one_error_is_singular() -> None:
 
     assert plural(1, "error") == "1 error" and plural(0, "error") == "0 errors"
     assert plural(12345, "line") == "12,345 lines" and plural(2, "child", "children") == "2 children"
+
+
+def test_the_scrubbers_marks_do_not_read_as_keys() -> None:
+    """The scrubber's legend (``x`` errors, ``z`` stall, ``- / +`` app stopped / started) was a section like the
+    keys' under "Replay scrubber": pressed, ``-`` and ``+`` change the speed and ``z`` does nothing."""
+    sections = help_sections(list(NeuronTopApp.BINDINGS))
+    title, rows = next((t, r) for t, r in sections if t.startswith("Replay scrubber"))
+    assert "not keys" in title
+    assert ": (a key)" in dict(rows) and ":" not in dict(rows)  # the one key among them says so

@@ -274,6 +274,45 @@ async def test_enter_on_the_all_tab_opens_the_app_it_picks() -> None:
         assert isinstance(app.screen, AppScreen) and app.pid == snaps[-1].apps[1].pid
 
 
+async def test_keys_typed_right_after_enter_on_the_all_tab_go_into_the_pickers_filter() -> None:
+    """Enter on "all" and a name arriving together (typed fast, or queued while the app drew a report): the
+    letters were routed to the tab bar before the picker opened, and were lost (``l`` changed the layout)."""
+    from neuron_top.tui.screens.picker import AppPicker
+    from neuron_top.tui.widgets.tabs import AppTabs
+    from tests.helpers import demo_snapshots, type_at_once, until
+
+    snaps = demo_snapshots("inf1.xlarge", 3, 4)
+    app = make_app(snaps)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        layout = app.layout_state
+        app.screen.query_one(AppTabs).focus()
+        await pilot.press("1")
+        type_at_once(app, "\rlla!")
+        box = lambda: "".join(b.value for b in app.screen.query("#picker-filter"))  # noqa: E731
+        await until(lambda: isinstance(app.screen, AppPicker) and box().endswith("!"), what="the picker's filter")
+        assert box() == "lla!" and app.layout_state == layout
+
+
+async def test_keys_typed_right_after_enter_on_an_app_tab_go_to_the_app_screen() -> None:
+    """Enter on an app's tab and ``o`` arriving together: ``o`` was routed while the dashboard was still on top and
+    opened the picker, and the app's screen then opened over it (Esc showed a picker nobody asked for)."""
+    from neuron_top.tui.screens.app_detail import AppScreen
+    from neuron_top.tui.screens.picker import AppPicker
+    from neuron_top.tui.widgets.tabs import AppTabs
+    from tests.helpers import demo_snapshots, type_at_once, until
+
+    app = make_app(demo_snapshots("inf1.xlarge", 3, 4))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        app.screen.query_one(AppTabs).focus()
+        await pilot.press("2")
+        type_at_once(app, "\ro")
+        await until(lambda: isinstance(app.screen, AppScreen), what="the app's screen")
+        await pilot.pause()
+        assert isinstance(app.screen, AppScreen) and not any(isinstance(s, AppPicker) for s in app.screen_stack)
+
+
 async def test_v_says_when_there_is_nothing_to_show() -> None:
     from tests.helpers import demo_snapshots
 

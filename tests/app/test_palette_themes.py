@@ -36,3 +36,23 @@ async def test_the_theme_command_lists_ours_apart_from_textuals() -> None:
         listing.highlighted = got.index(f"{OURS}: neuron-light")
         await pilot.press("enter")
         await until(lambda: app.theme == "neuron-light")
+
+
+async def test_keys_typed_right_after_ctrl_p_go_into_the_palettes_search() -> None:
+    """``^p`` and a command's name arriving together (typed fast, pasted, one ssh read): the palette opened with
+    an empty search, the letters routed before its box had the focus; ``l`` changed the dashboard's layout."""
+    from textual import events
+    from textual.command import CommandInput
+
+    from tests.helpers import type_at_once
+
+    app = make_app(demo_snapshots("inf1.xlarge", 7, 2))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        layout = app.layout_state
+        app.post_message(events.Key("ctrl+p", None))
+        type_at_once(app, "light!")
+        await until(lambda: isinstance(app.screen, CommandPalette) and app.screen.query(CommandInput)
+                    and app.screen.query_one(CommandInput).value.endswith("!"), what="the palette's search")
+        assert app.screen.query_one(CommandInput).value == "light!"
+        assert app.layout_state == layout

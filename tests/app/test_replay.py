@@ -368,6 +368,11 @@ async def test_m_marks_a_range_for_w(rec: Path, tmp_path: Path, monkeypatch) -> 
         await pilot.press("m")
         assert ctl(app).mark_in is None
     ctl(app).index.close()
+    from neuron_top.tui.screens.help import help_sections
+
+    # pressed twice as a range's two ends, m cleared the first: the help says what it marks (it said "mark range")
+    replay_keys = dict(next(rows for title, rows in help_sections([]) if title.startswith("Replay")))
+    assert replay_keys["m"] == "mark the start of a range for w (again: no range)"
     with RecordingIndex(tmp_path / "rec-11-32.jsonl") as idx:
         idx.wait()
         assert len(idx) == 22
@@ -831,4 +836,20 @@ async def test_executions_since_start_under_a_filter_are_the_filtered_apps(tmp_p
         await pilot.press("slash", "escape")
         await settle(pilot)
         assert row(app).split()[2] == brute(end, "") and "filter" not in row(app)
+    ctl(app).index.close()
+
+
+async def test_the_problems_screen_says_where_the_replay_is_not_a_count_of_reports_played(rec: Path) -> None:
+    """At report 200/200 after G it said "9 reports received": the reports played before the jump, read as
+    how many the recording had."""
+    from neuron_top.tui.screens.problems import problems_text
+
+    app, _ = replay_app(rec)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"]]]", "G")
+        await pilot.pause()
+        text = problems_text(app.session, 1000.0).plain
+        assert "received" not in text
+        assert "report 200/200" in text.split("Source\n")[1].split("\n\n")[0]
     ctl(app).index.close()

@@ -125,3 +125,24 @@ async def test_tag_presets_the_slash_filter_which_shows_and_clears_and_a_source_
         await pilot.press("escape")  # clears it: every app the source sent is back
         assert len(app.visible_apps()) == every and "filter /" not in bar(app)
         assert "source filter: tag_filter" in app.screen.query_one(HeaderBar).render_line(0).text
+
+
+async def test_keys_typed_right_after_o_go_into_the_pickers_filter() -> None:
+    """``o`` and part of a name arriving together (typed fast, pasted, one ssh packet): the picker opened, but the
+    letters went to the dashboard (which does nothing while another screen is on top) before the picker's box had
+    the focus, and were lost. Posted back to back, as the driver posts what one read gave it."""
+    from tests.helpers import type_at_once, until
+
+    app = make_app(many_runtimes())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        layout = app.layout_state
+        type_at_once(app, "ojob-271!")
+        box = lambda: "".join(b.value for b in app.screen.query("#picker-filter"))  # noqa: E731
+        await until(lambda: isinstance(app.screen, AppPicker) and box().endswith("!"), what="the picker's filter")
+        assert box() == "job-271!"
+        assert app.screen.query_one("#picker-list").option_count == 0
+        assert app.layout_state == layout
+        type_at_once(app, "o")  # in the picker's box, "o" is a character, not a second picker
+        await until(lambda: box().endswith("o"), what="o typed")
+        assert box() == "job-271!o" and len(app.screen_stack) == 3  # the default screen, the dashboard, the picker

@@ -919,3 +919,27 @@ async def test_a_flow_within_one_slice_is_said_in_the_details() -> None:
         box = scr.query_one("#trace-flows", OptionList)
         last = str(box.get_option_at_index(box.option_count - 1).prompt)
         assert last == "1 flow(s) with both ends in this slice"
+
+
+@sync
+async def test_keys_typed_right_after_T_go_to_the_timeline() -> None:
+    """``T/cc_op`` arriving at once: ``/`` was routed while the dashboard was still on top, so it opened the
+    dashboard's filter and ``cc_op`` filtered every app out, unseen behind the timeline, whose search stayed
+    empty."""
+    from tests.helpers import demo_snapshots, feed, make_app, type_at_once, until
+
+    app = make_app(demo_snapshots("trn2.48xlarge", 7, 4), traces=[str(SMALL)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        timeline = app.get_screen("timeline")
+        await until(lambda: app.screen is timeline, what="the timeline, shown first without a source")
+        await pilot.press("T")  # to the dashboard
+        await until(lambda: app.screen is not timeline, what="the dashboard")
+        type_at_once(app, "T/cc_op!")
+        box = lambda: timeline.query_one("#trace-search", Input).value  # noqa: E731
+        await until(lambda: app.screen is timeline and box().endswith("!"), what="the timeline's search")
+        assert box() == "cc_op!"
+        assert app.selection.pattern is None  # the dashboard's filter untouched
+        type_at_once(app, "T")  # in the search box T is a character, not "back to the dashboard"
+        await until(lambda: box().endswith("T"), what="T typed")
+        assert app.screen is timeline

@@ -45,6 +45,17 @@ def test_pipe_once_reads_stdin_and_counts_garbage() -> None:
     assert "source: stdin" in out and "skipped: 1 bad input" in out
 
 
+def test_replay_from_a_pipe_names_it_stdin_everywhere() -> None:
+    """``replay -`` said "source: -" in --once and --json ("stdin" on the screen and in --summary)."""
+    emitted = run("demo", "--emit", "--count", "2", "--period", "0.05", "--seed", "1").stdout
+    once = run("replay", "-", "--once", stdin=emitted)
+    assert once.returncode == 0, once.stderr
+    assert once.stdout.decode().splitlines()[0].startswith("neuron-top ") and "source: stdin [REPLAY]" in \
+        once.stdout.decode()
+    doc = json.loads(run("replay", "-", "--json", stdin=emitted).stdout)
+    assert doc["source"]["name"] == "stdin"
+
+
 def test_empty_pipe_is_a_one_line_error() -> None:
     p = run("--once", stdin=b"")
     assert p.returncode == 2
@@ -69,6 +80,11 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     (["replay", "/nonexistent.jsonl", "--once"], "cannot open /nonexistent.jsonl"),
     (["demo", "--tag", "[", "--once"], "not a valid regex"),
     (["trace", "/nonexistent.json", "--check"], "nonexistent"),
+    # a negative history passed the parser and the dashboard died at start: "internal error: ValueError(...)"
+    (["demo", "--history", "-5"], "--history: -5 is below 0"),
+    (["demo", "--emit", "--count", "-1"], "--count: -1 is below 0"),  # it emitted nothing, and said nothing
+    (["fleet", "--ssh", "h", "--history", "-1"], "--history: -1 is below 0"),
+    (["fleet", "--ssh", "h", "--once", "--timeout", "-1"], "--timeout must be above 0"),  # was an empty row
 ])
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:
     p = run(*args)

@@ -64,6 +64,13 @@ def test_recording_with_an_uncorrected_ecc_event_is_a_problem(tmp_path) -> None:
     assert run("--recording", str(rec))[0] == OK
 
 
+def test_one_device_and_one_runtime_are_singular() -> None:
+    """A one-device node said "OK: 1 Neuron devices, 1 runtimes" (the line node-problem-detector shows)."""
+    rec = ROOT / "tests" / "fixtures" / "neuron-monitor" / "wandb_trn1_2xlarge_stream.ndjson"
+    code, lines = run("--recording", str(rec))
+    assert code == OK and lines[0].startswith("OK: 1 Neuron device, 1 runtime, 3 reports over "), lines
+
+
 def test_no_source_at_all_is_unknown() -> None:
     code, lines = run("--command", "true", "--for", "10")
     assert code == UNKNOWN and len(lines) == 1 and lines[0].startswith("UNKNOWN: no report from true")

@@ -91,3 +91,24 @@ def test_once_states_its_source_as_the_session_does() -> None:
     head = out.stdout.decode().splitlines()
     assert out.returncode == 0, out.stderr
     assert "[LIVE]" in head[0] and any(line.startswith("skipped: 1 bad input (") for line in head), head[:4]
+
+
+def test_a_report_without_apps_says_so_under_executions_as_under_latency() -> None:
+    """The executions section was a title over nothing (latency's said "no apps"): it read as cut off."""
+    from tests.conftest import ROOT
+
+    snap = load_snapshot(ROOT / "tests" / "fixtures" / "neuron-monitor" / "inf1_xlarge_idle_no_runtimes.json")
+    lines = text(snap, SourceInfo("s", "live")).splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("executions / errors"))
+    assert lines[i + 1] == "  no apps"
+
+
+def test_an_instance_known_by_name_alone_has_no_trailing_space() -> None:
+    """The built-in collector on a VM knows only its name: the line was "instance: vm " (a space after it)."""
+    import json
+
+    from neuron_top.snapshot import snapshot_from
+
+    snap = snapshot_from(json.dumps({"instance_info": {"instance_name": "vm", "instance_id": "",
+                                                       "instance_type": ""}}).encode(), 0.0, 1)
+    assert "instance: vm\n" in text(snap, SourceInfo("s", "live"))

@@ -157,6 +157,19 @@ def test_one_error_is_one_error(tmp_path: Path, capfd: pytest.CaptureFixture[str
     assert capfd.readouterr().out.splitlines()[-1] == "found: 1 execution error burst (1 error)"
 
 
+def test_the_last_line_counts_the_bad_executions_of_the_bursts_too(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """A burst of bad executions without errors is an execution error burst too: the last line said "2 execution
+    error bursts (10 errors)" for two bursts, one of them 60 timed-out executions, as if the bursts held 10."""
+    from tests.recordings import Plan, write
+
+    path = write(tmp_path / "bad.jsonl", Plan(seconds=600, period=10.0, bursts=[(100, 150, 2)],
+                                             executions=[(300, 360, "timed_out", 10)]))
+    assert main(["replay", str(path), "--summary"]) == 1
+    assert capfd.readouterr().out.splitlines()[-1] == \
+        "found: 2 execution error bursts (10 errors, 60 bad executions)"
+
+
 # --- incidents as intervals, on recordings made as the findings describe (issue 33) ---
 
 def test_a_day_with_a_burst_and_one_uncorrected_ecc_among_corrected_on_16_devices(

@@ -128,3 +128,37 @@ def test_executions_since_start_of_the_apps_a_filter_selects() -> None:
     assert "whisper-large-inf" in selected and not any("inference" in tag for tag in selected)
     assert c.since_start(len(data) - 1).executions != got.executions  # the filter left some apps out
 
+
+
+def test_two_runtimes_with_one_pid_and_tag_add_up_in_their_apps_counts() -> None:
+    """Two runtimes reporting the same pid and tag are one app key (``Facts.apps``): its errors and unclean
+    executions were the last runtime's alone, so the apps' counts (``--summary``'s rows, a filter's counts since
+    start) and the totals made from them fell short of the "all" figures, which add both."""
+    import json
+
+    from neuron_top.recording.markers import Facts
+    from neuron_top.recording.totals import RunningTotals, Totals
+    from neuron_top.snapshot import snapshot_from
+
+    def rt(pid: int, tag: str, errors: int, bad: int, util: float) -> dict[str, object]:
+        return {"pid": pid, "neuron_runtime_tag": tag, "error": "", "report": {
+            "neuroncore_counters": {"period": 1.0, "neuroncores_in_use": {"0": {"neuroncore_utilization": util}}},
+            "execution_stats": {"period": 1.0, "error_summary": {"generic": errors, "numerical": 1},
+                                "execution_summary": {"completed": 10, "completed_with_err": bad, "timed_out": 1}}}}
+
+    raw = json.dumps({"neuron_runtime_data": [rt(11, "serve", 2, 1, 30.0), rt(11, "serve", 3, 4, 70.0),
+                                              rt(12, "batch", 1, 0, 5.0)]}).encode()
+    snap = snapshot_from(raw, 0.0, 1)
+    every = snap.all.rates
+    assert (every.error_count, every.bad_count) == (2 + 1 + 3 + 1 + 1 + 1, 1 + 1 + 4 + 1 + 0 + 1)
+    for f in (Facts(snap), brief_facts(raw)):
+        assert f.apps[11, "serve"] == ("serve:11", 70.0, (1 + 1) + (4 + 1), (2 + 1) + (3 + 1))
+        assert sum(a[3] for a in f.apps.values()) == every.error_count
+        assert sum(a[2] for a in f.apps.values()) == every.bad_count
+        t = Totals().plus(f)
+        assert (t.errors, t.failed) == (every.error_count, every.bad_count)
+        running = RunningTotals(lambda i, f=f: f)  # type: ignore[misc]
+        running.add(f)
+        apps = running.apps_at(0)
+        assert apps is not None and sum(a.errors for a in apps.values()) == every.error_count
+        assert apps[11, "serve"].executions == f.outcomes[11, "serve"] and f.outcomes[11, "serve"][0] == 20

@@ -610,6 +610,10 @@ def test_goto_in_a_recording_without_wall_clock_times() -> None:
         resolve_goto("2026-01-01 00:00:00", c)
     with pytest.raises(GotoError, match="long"):
         resolve_goto("02:00:00", c)
+    # "2:00" is read as H:MM since the start (as the header's +0:01:10): said, since 2 minutes was likely meant
+    with pytest.raises(GotoError, match=re.escape("2:00 is 2 h 00 m from its start (H:MM[:SS]); the recording "
+                                                  "is 1 m 39 s long")):
+        resolve_goto("2:00", c)
 
 
 # --- go-to exact with real jitter (issue 33) ---

@@ -86,7 +86,7 @@ class DashboardScreen(Screen):
     DashboardScreen.-narrow #left, DashboardScreen #left.-alone { margin-right: 0; }
     DashboardScreen .-hidden { display: none; }
     DashboardScreen Panel { margin-bottom: 1; }
-    DashboardScreen #filter { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+    DashboardScreen #filter { height: 1; border: none; padding: 0 1; display: none; }
     DashboardScreen #filter.-visible { display: block; }
     DashboardScreen #filter.-error { color: $error; }
     """
@@ -159,6 +159,7 @@ class DashboardScreen(Screen):
                     yield self._panel(AppsPanel(id="apps"))
                     yield self._panel(LatencyPanel(id="latency"))
                     yield self._panel(MemoryTree(id="memory-tree"))
+        # In the layout above the footer, not docked to the bottom edge: there the footer covered it
         yield Input(placeholder="filter apps by tag regex (Enter keeps, Esc clears)", id="filter")
         yield from self.compose_bottom()
         yield Footer()

@@ -315,6 +315,10 @@ class FleetScreen(Screen):
     def on_fleet_table_open(self, message: FleetTable.Open) -> None:
         self.open_host(message.key)
 
+    def action_open_host(self, key: str) -> None:
+        """Enter on a host (``FleetTable.action_open``)."""
+        self.open_host(key)
+
     def on_fleet_table_sort_by(self, message: FleetTable.SortBy) -> None:
         if message.column == self.sort:
             self.reverse = not self.reverse

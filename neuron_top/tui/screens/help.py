@@ -20,14 +20,14 @@ from neuron_top.tui.keys import binding_keys
 EXTRA = [
     ("Keys everywhere", [("tab / shift+tab", "move between panels"), ("^p", "command palette (Theme: neuron-top's themes first, then Textual's; keys)"),
                          ("esc", "back / close"), ("mouse", "click a core, device, tab, tree row or breadcrumb step")]),
-    ("Replay scrubber", [
+    ("Replay scrubber: its marks (symbols drawn on the bar, not keys)", [
         ("E", "uncorrected ECC (most severe first: a cell shows its worst marker)"),
         ("x", "execution errors start"), ("v", "a host went down or stale (fleet recordings)"),
         ("- / +", "app stopped / started"),
         ("z", "utilization collapsed to 0%"), ("!", "a metric group starts failing"),
         ("┊", "a gap without data (held 1.5 s at most when played), or the recorded clock going back"),
         ("e", "corrected ECC (e hides them)"),
-        (":", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%: the last report at or "
+        (": (a key)", "go to 123 · 03:00 (the next one) · 2026-01-01 03:00:00 · +90s / -2m · 50%: the last report at or "
               "before the time; past an end: that end, said"),
         ("since start", "ECC counts, ECC! and the executions panel's since start row ('so far' when narrow) "
                         "are the whole recording's up to the position, after any move; under a filter (/) the "

@@ -61,9 +61,12 @@ def problems_text(session: Session, now: float) -> Text:
     if st.last_end and st.last_end != st.message and st.last_end_at is not None:
         row(f"last ended {fmt.duration(max(0.0, now - st.last_end_at))} ago:")
         row("  " + clean(st.last_end, 300))  # a line of its own: at 120 columns it fits unwrapped
-    row(f"{fmt.plural(st.reports, 'report')} received"
-        + (f", one expected every {st.expected:g}s" if st.expected and st.state in ("live", "stale") else "")
-        + (f"; started again {fmt.plural(st.restarts, 'time')}" if st.restarts else ""))
+    if session.replaying:  # where it is: a count of the reports played said "9 received" at report 300/300
+        row(st.position or "no report yet")
+    else:
+        row(f"{fmt.plural(st.reports, 'report')} received"
+            + (f", one expected every {st.expected:g}s" if st.expected and st.state in ("live", "stale") else "")
+            + (f"; started again {fmt.plural(st.restarts, 'time')}" if st.restarts else ""))
     detail = [ln for ln in st.detail.splitlines() if ln.strip()]
     if detail:
         row(f"last {fmt.plural(min(len(detail), STDERR_SHOWN), 'line')} of its stderr:")

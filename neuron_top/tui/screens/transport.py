@@ -118,7 +118,7 @@ class ReplayTransport(Screen):
         Binding("N", "marker(-1)", "prev marker", show=False),
         Binding("k", "jump_kind", "what n/N jump to: every marker, or one kind", show=False),
         Binding("e", "corrected_ecc", "hide / show corrected ECC", show=False),
-        Binding("m", "mark", "mark range", show=False),
+        Binding("m", "mark", "mark the start of a range for w (again: no range)", show=False),
         Binding("w", "write", "write window to a new file", show=False),
     ]
     controller: ReplayController

@@ -73,7 +73,7 @@ class FleetTable(LineDiff, can_focus=True):
         Binding("pagedown", "page(1)", "page down", show=False),
         Binding("home", "edge(-1)", "first", show=False),
         Binding("end", "edge(1)", "last", show=False),
-        Binding("enter", "open", "open host"),
+        Binding("enter", "open", "open host", priority=True),  # the keys typed after it go to the host
     ]
     COMPONENT_CLASSES = {"fleet-table--header", "fleet-table--sorted", "fleet-table--cursor", "fleet-table--group",
                          "fleet-table--up", "fleet-table--stale", "fleet-table--down", "fleet-table--dim",
@@ -96,7 +96,7 @@ class FleetTable(LineDiff, can_focus=True):
     """
 
     class Open(Message):
-        """Enter (or a double click) on a host."""
+        """A double click on a host (Enter opens it through the screen's ``open_host`` action)."""
 
         def __init__(self, key: str) -> None:
             super().__init__()
@@ -307,7 +307,15 @@ class FleetTable(LineDiff, can_focus=True):
     def action_edge(self, step: int) -> None:
         self._move_to(first_row(self.lines, 0, 1) if step < 0 else first_row(self.lines, len(self.lines) - 1, -1))
 
-    def action_open(self) -> None:
+    async def action_open(self) -> None:
+        """Enter: the host's dashboard, open before the next key is routed (the screen's ``open_host``, awaited):
+        with ``Open`` posted, ``/bert`` typed right after Enter reached the fleet's filter, not the host's."""
+        row = self.current
+        if row is not None:
+            await self.run_action(f"screen.open_host({row.key!r})")
+
+    def open_clicked(self) -> None:
+        """A double click: the host under the cursor (``Open``)."""
         row = self.current
         if row is not None:
             self.post_message(self.Open(row.key))
@@ -330,7 +338,7 @@ class FleetTable(LineDiff, can_focus=True):
         if 0 <= i < len(self.lines) and isinstance(self.lines[i], FleetRow):
             self._move_to(i)
             if event.chain >= 2:
-                self.action_open()
+                self.open_clicked()
 
     def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
         event.stop()

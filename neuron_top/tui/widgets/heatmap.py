@@ -60,7 +60,7 @@ class HeatMap(FleetTable):
         Binding("down", "row(1)", "down", show=False),
         Binding("home", "edge(-1)", "first", show=False),
         Binding("end", "edge(1)", "last", show=False),
-        Binding("enter", "open", "open host"),
+        Binding("enter", "open", "open host", priority=True),  # the keys typed after it go to the host
     ]
     COMPONENT_CLASSES = {"heatmap--0", "heatmap--1", "heatmap--2", "heatmap--3", "heatmap--none",
                          "heatmap--down", "heatmap--stale", "heatmap--trouble", "heatmap--cursor",
@@ -252,7 +252,7 @@ class HeatMap(FleetTable):
         if 0 <= x < len(cells):
             self._move_to(cells[x])
             if event.chain >= 2:
-                self.action_open()
+                self.open_clicked()
 
 
 __all__ = ["HEAT_COLUMNS", "HeatMap", "band", "heat_value"]

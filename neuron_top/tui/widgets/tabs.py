@@ -28,7 +28,7 @@ class AppTabs(LineDiff, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "previous app", show=False),
         Binding("right", "move(1)", "next app", show=False),
-        Binding("enter", "open", "open app"),
+        Binding("enter", "open", "open app", priority=True),  # what it opens takes the keys typed after it
     ]
 
     COMPONENT_CLASSES = {"tabs--label", "tabs--tab", "tabs--selected", "tabs--error", "tabs--more"}
@@ -157,9 +157,14 @@ class AppTabs(LineDiff, can_focus=True):
         i = pids.index(self.selected) if self.selected in pids else 0
         self.post_message(self.Selected(pids[(i + step) % len(pids)]))
 
-    def action_open(self) -> None:
-        """Enter: the selected app's screen; on "all", the app picker, to open the one chosen."""
-        self.post_message(self.Selected(self.selected, open_detail=True))
+    async def action_open(self) -> None:
+        """Enter: the selected app's screen; on "all", the app picker, to open the one chosen. Either is open
+        before the next key is routed (the app's actions, awaited): a name typed right after Enter fills the
+        picker's filter, and a key meant for the app's screen is not taken by the dashboard under it."""
+        if self.selected is None:
+            await self.run_action("app.pick_app(True)")
+        else:
+            await self.run_action(f"app.open_app({self.selected})")
 
     def on_click(self, event: Click) -> None:
         for start, end, pid in self._spans:
