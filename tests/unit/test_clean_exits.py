@@ -152,6 +152,31 @@ def test_an_exit_that_hangs_is_forced_after_the_watchdog(monkeypatch) -> None:
     assert forced.wait(3.0)  # then, still running, the forced one
 
 
+def test_a_signal_while_exiting_at_once_does_not_start_the_exit_again(monkeypatch) -> None:
+    """Killing the children sends each SIGTERM first; a child that answers with a signal to us re-entered the
+    forced exit, which signalled the child again, and so on until a RecursionError (swallowed) ended the process
+    before any SIGKILL: the child was left to PID 1. The forced exit now runs once, whatever comes meanwhile."""
+    import neuron_top.sources.stream as stream_module
+    from neuron_top.cli.signals import Signals
+
+    s = Signals(lambda _signum: None)
+    s._handle(signal.SIGINT, None)  # the first signal: the clean way (its watchdog timer is left to run out)
+    stops: list[float] = []
+    exits: list[int] = []
+
+    def stop_all_children(grace: float = 1.0) -> int:
+        stops.append(grace)
+        s._handle(signal.SIGTERM, None)  # the child, told to stop, signals us back
+        return 1
+
+    monkeypatch.setattr(stream_module, "stop_all_children", stop_all_children)
+    monkeypatch.setattr(os, "_exit", exits.append)
+    s._handle(signal.SIGTERM, None)  # the second signal: exit at once
+    assert stops == [0.0] and exits == [128 + signal.SIGTERM]
+    s.now(signal.SIGHUP)  # the watchdog's, after it: nothing more
+    assert stops == [0.0] and exits == [128 + signal.SIGTERM]
+
+
 def test_record_ends_at_once_on_a_second_signal(tmp_path: Path) -> None:
     """``record`` takes the exit policy of every mode: the first signal stops it cleanly (its child is asked to
     stop, given 2 s), a second one ends it at once with that signal's status, the child killed. Its own handler
