@@ -17,7 +17,8 @@ __all__ = ["APP_COLUMNS", "APP_SORTS", "FAILED", "HIDDEN", "CoreCells", "app_cel
            "latency_row", "memory_values", "physical_columns", "runtime_vcpu", "sorted_apps"]
 
 HIDDEN = "·"
-"""A core's value when only apps the tag filter leaves out use it (not "-": it may well be reported)."""
+"""A core's value when only apps not shown use it (left out by the tag filter, or other than the app selected):
+not "-", since those apps report it."""
 
 APP_COLUMNS = (("cores", "NCs"), ("util", "util"), ("done", "done/s"), ("p50", "p50"), ("p99", "p99"),
                ("errors", "err/s"), ("bad", "bad/s"))
@@ -97,7 +98,13 @@ class CoreCells:
         self.phys = physical_columns(snap) if physical else 0
         stats = self._stats = app.core_stats
         """(``core`` reads these for every core: looked up once per grid)"""
-        self._hidden = snap.filter.hidden_cores if snap.filter is not None else None
+        hidden = snap.filter.hidden_cores if snap.filter is not None else None
+        if not app.is_all:
+            # One app shown: a core only other apps use is reported (by them), so not "-": the mark the / filter
+            # gives a core only filtered-out apps use
+            others = snap.all.core_stats.util.keys() - stats.util.keys()
+            hidden = frozenset(others) | hidden if hidden else frozenset(others)
+        self._hidden = hidden
         reported = any(f is not None for f in stats.flops.values())
         self.scale = fmt.FlopsScale(stats.flops_peak) if flops and not self.phys and reported else None
         self.value_width = fmt.pct_width(digits)

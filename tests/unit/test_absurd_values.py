@@ -34,3 +34,24 @@ def test_absurd_cells_are_flagged_and_not_averaged() -> None:
 
 def test_a_little_over_100_is_a_measurement() -> None:
     assert pct_cell(100.4) == "100%" and pct_cell(None) == "   -" and pct_cell(0.0) == "  0%"
+
+
+def test_a_selected_apps_grid_marks_other_apps_cores_not_as_not_reported() -> None:
+    """With one app shown, a core only another app uses is reported (by that app): "·", as the / filter marks a
+    core only filtered-out apps use; "-" stays "not reported", a core no app reports. It said "-" for both."""
+    from neuron_top.output.cells import HIDDEN
+
+    def runtime(pid: int, cores: dict[int, float]) -> dict:
+        return {"pid": pid, "neuron_runtime_tag": f"app{pid}", "report": {"neuroncore_counters": {
+            "period": 1.0, "neuroncores_in_use": {str(i): {"neuroncore_utilization": u} for i, u in cores.items()}}}}
+
+    doc = {"neuron_hardware_info": {"neuron_device_count": 1, "neuroncore_per_device_count": 4},
+           "neuron_runtime_data": [runtime(7, {0: 40.0}), runtime(8, {1: 60.0})]}
+    report, problems = decode_report(json.dumps(doc).encode())
+    snap = Snapshot(report, 0.0, 1, problems)
+    first = next(a for a in snap.apps if a.pid == 7)
+    cells = core_cells(snap, first)
+    assert [cells.core(i)[0][0] for i in range(4)] == [" 40%", HIDDEN.rjust(4), "   -", "   -"]
+    assert cells.core(1)[0][1] is None  # no bar
+    everyone = core_cells(snap, snap.all)
+    assert [everyone.core(i)[0][0] for i in range(4)] == [" 40%", " 60%", "   -", "   -"]

@@ -39,7 +39,7 @@ LEGEND = [
     ("-", "not reported: the report has no value here (not the same as 0)"),
     ("0%, 0.0/s", "reported, and zero"),
     ("·····", "a bar or history with no data at that point"),
-    ("[   ·]", "core grid under a / filter: a core only filtered-out apps use"),
+    ("[   ·]", "core grid: a core only apps not shown use (filtered out by /, or other than the selected app)"),
     ("MEM 58.7/96G", "core grid: the device's memory used (by the shown apps) of its size; - not reported"),
     ("[bad!]", "an absurd value in the report (utilization below 0 or far above 100): not averaged"),
     ("err", "reported as failed: the runtime or its metric group sent an error (E says which and why)"),
