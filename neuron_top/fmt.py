@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 from neuron_top.derived import sane_util
 
-__all__ = ["cells", "core_ranges", "count", "cut", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops", "used_of"]
+__all__ = ["cells", "core_ranges", "count", "cut", "cut_parts", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops", "used_of"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -271,3 +271,22 @@ def cut(text: str, width: int, measure: Callable[[str], int] = cells) -> str:
         out.append(ch)
         used += w
     return "".join(out) + "…"
+
+
+def cut_parts(parts: Sequence[str], width: int, sep: str = " · ", measure: Callable[[str], int] = cells) -> str:
+    """``parts`` joined by ``sep`` in at most ``width`` cells: the whole parts that fit, most important first,
+    then "…" for those left out. Never a part cut in the middle: a line of numbers cut inside one ("exec 12" for
+    "exec 1,297/s") reads as another number. A first part wider than ``width`` is ``cut``.
+
+    >>> cut_parts(["3 hosts: 3 up", "bad 7.0/s", "exec 1,297/s"], 30), cut_parts(["a", "b"], 9)
+    ('3 hosts: 3 up · bad 7.0/s · …', 'a · b')
+    """
+    text = sep.join(parts)
+    if measure(text) <= width:
+        return text
+    more = f"{sep}…"
+    for n in range(len(parts) - 1, 0, -1):
+        head = sep.join(parts[:n])
+        if measure(head) + measure(more) <= width:
+            return head + more
+    return cut(parts[0] if parts else "", width, measure)

@@ -270,18 +270,19 @@ class Summary:
     idle_cores: int
     troubled: int
 
-    def text(self) -> str:
+    def text(self, width: int | None = None) -> str:
+        """The summary line; within ``width`` cells when given, by whole parts (``fmt.cut_parts``)."""
         parts = [f"{fmt.plural(self.hosts, 'host')}: {self.up} up, {self.stale} stale, {self.down} down",
                  f"util avg {_pct(self.util) or '-'} p10 {_pct(self.util_p10) or '-'}",
                  f"bad {_rate(self.err_rate) or '-'}/s", f"exec {_rate(self.exec_rate) or '-'}/s"]
-        # bad executions before executions: at 80 columns the line is cut after the errors, and trouble matters more
+        # bad executions before executions: at 80 columns only the parts up to the errors fit, and trouble matters more
         if self.ecc_hosts:
             parts.append(f"uncorrected ECC on {self.ecc_hosts}")
         if self.idle_cores:
             parts.append(f"{self.idle_cores} idle allocated cores")
         if self.troubled:
             parts.append(f"{self.troubled} need a look")
-        return " · ".join(parts)
+        return " · ".join(parts) if width is None else fmt.cut_parts(parts, width)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

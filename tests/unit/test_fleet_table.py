@@ -128,3 +128,20 @@ def test_cells_are_cut_by_terminal_cells_not_characters() -> None:
             out = pad(text, width, right)
             assert fmt.cells(out) == width, (text, width, out)
     assert pad("推論サーバー01", 8, False) == "推論サ… "
+
+
+def test_the_summary_line_drops_whole_parts_to_fit_never_cutting_a_number() -> None:
+    """At 80 columns the fleet header's summary was cut in a number: "exec 1" for "exec 1,297/s"."""
+    from neuron_top.fleet.table import Summary
+
+    s = Summary(hosts=40, up=38, stale=1, down=1, util=35.1, util_p10=6.8, exec_rate=1297.0, err_rate=3.5,
+                ecc_hosts=1, idle_cores=50, troubled=31)
+    whole = s.text()
+    assert s.text(len(whole)) == whole and s.text(None) == whole
+    for width in (79, 100, 60, len(whole) - 1):
+        line = s.text(width)
+        assert len(line) <= width and line.endswith(" · …"), (width, line)
+        kept = line.removesuffix(" · …").split(" · ")
+        assert kept == whole.split(" · ")[:len(kept)]  # whole parts, most important first
+    assert s.text(79) == "40 hosts: 38 up, 1 stale, 1 down · util avg 35.1% p10 6.8% · bad 3.5/s · …"
+    assert s.text(20) == "40 hosts: 38 up, 1 …"  # not even the first part fits: cut, marked

@@ -114,7 +114,9 @@ class FleetHeader(LineDiff):
             segs.append(Segment(text))
             return Strip(segs).crop_extend(0, width, base)
         if y == 1:
-            text = " " + (self.summary.text() if self.summary is not None else "waiting for the first answer…")
+            # whole parts only: a number cut in the middle ("exec 12" of "exec 1,297/s") reads as another
+            text = " " + (self.summary.text(max(width - 1, 0)) if self.summary is not None
+                          else "waiting for the first answer…")
             return Strip([Segment(text, self._style("dim"))]).crop_extend(0, width, base)
         i = y - 2
         if f is not None and i < len(f.problems):
