@@ -102,8 +102,7 @@ class CoreCells:
         if not app.is_all:
             # One app shown: a core only other apps use is reported (by them), so not "-": the mark the / filter
             # gives a core only filtered-out apps use
-            others = snap.all.core_stats.util.keys() - stats.util.keys()
-            hidden = frozenset(others) | hidden if hidden else frozenset(others)
+            hidden = frozenset((snap.all.core_stats.util.keys() - stats.util.keys()).union(hidden or ()))
         self._hidden = hidden
         reported = any(f is not None for f in stats.flops.values())
         self.scale = fmt.FlopsScale(stats.flops_peak) if flops and not self.phys and reported else None

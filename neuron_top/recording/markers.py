@@ -214,7 +214,7 @@ def _add_app(apps: dict[tuple[int, str], tuple[str, float | None, int, int]], ke
     is the busier one's."""
     had = apps.get(key)
     if had is not None:
-        busy = had[1] if busy is None else busy if had[1] is None else max(busy, had[1])
+        busy = max((b for b in (busy, had[1]) if b is not None), default=None)
         failed += had[2]
         errors += had[3]
     apps[key] = (label, busy, failed, errors)

@@ -30,6 +30,7 @@ small pieces costs linear time.
 from __future__ import annotations
 
 import re
+from itertools import repeat
 
 from neuron_top.sources.base import Skipped
 from neuron_top.textsafe import clean
@@ -180,12 +181,11 @@ class ReportFramer:
         """Whole lines outside a document, none with a ``{``: none can be or start a report, so they are counted
         at C speed, not framed one by one. A flood of log lines (a wrong ``--command``, an ssh banner loop) cost
         a ``Skipped``, a sample and a feed event each; now a chunk costs one (``benchmarks/bench_garbage.py``)."""
-        bodies = [*filter(None, map(bytes.strip, lines))]
-        if bodies and any(line.startswith(BOM) for line in lines):
+        if any(map(bytes.startswith, lines, repeat(BOM))):
             # as ``_line`` reads them: a byte-order mark opening a line goes first (a line of only that and
             # blanks is blank, not junk; it was counted when it came at the end of a read, not in its middle)
-            bodies = [*filter(None, (line[len(BOM):].strip(_WS) if line.startswith(BOM) else line.strip(_WS)
-                                     for line in lines))]
+            lines = [line[len(BOM):] if line.startswith(BOM) else line for line in lines]
+        bodies = [*filter(None, map(bytes.strip, lines))]
         if not bodies:
             return
         if not self._junk:
