@@ -12,11 +12,12 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 from textual.keys import format_key
+from textual.message import Message
 from textual.screen import Screen, ScreenResultCallbackType
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-__all__ = ["binding_keys", "focus_now", "key_name", "open_typing", "typing"]
+__all__ = ["binding_keys", "focus_now", "handle_now", "key_name", "open_typing", "typing"]
 
 
 def focus_now(widget: Widget) -> None:
@@ -39,6 +40,20 @@ async def open_typing(app: App[Any], screen: Screen[Any], box: str,
     and were lost."""
     await app.push_screen(screen, callback)
     focus_now(screen.query_one(box))
+
+
+def handle_now(widget: Widget, message: Message) -> None:
+    """Have ``widget``'s screen handle ``message`` (a panel's "open this" on Enter) now, in the key's own turn,
+    instead of posting it: the screen it opens is then on top before the next key is routed.
+
+    Posted, the message waited in the screen's queue while the app routed the keys typed with Enter (fast, pasted,
+    one ssh read) to the screen underneath: Enter then ``/`` on the apps panel opened the dashboard's filter box,
+    and the app's screen over it. A screen without a handler for it gets the message posted, as before."""
+    handler = getattr(widget.screen, message.handler_name, None)
+    if callable(handler):
+        handler(message)
+    else:
+        widget.post_message(message)
 
 
 def typing(widget: Widget | None) -> bool:

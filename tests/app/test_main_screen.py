@@ -498,3 +498,30 @@ def test_device_memory_without_a_per_core_breakdown_on_one_device() -> None:
     size = doc["neuron_hardware_info"]["neuron_device_memory_size"]
     assert snap.device_count == 1 and used > 0
     assert core_cells(snap, snap.all).memory(0)[0] == f"{used / 2**30:.1f}/{size / 2**30:.0f}G"
+
+
+@pytest.mark.parametrize(("panel", "key"), [("apps", "o"), ("apps", "/"), ("cores", "o"), ("cores", "/")])
+async def test_keys_typed_right_after_enter_on_a_panel_go_to_the_screen_it_opens(panel: str, key: str) -> None:
+    """Enter on the apps panel or the core grid, then ``o`` (or ``/``), in one read: Enter went to the panel's queue
+    while the app took ``o``, a priority key, at once and opened the picker; Enter then chose "all" in it, or the
+    panel's "open" message opened the drill-down over the picker. The panels' Enter is a priority key now, and the
+    screen handles what it opens in the key's own turn (``keys.handle_now``). (The drill-downs' own core lists
+    need neither: no priority key acts there.)"""
+    from neuron_top.tui.screens.app_detail import AppScreen
+    from neuron_top.tui.screens.detail import CoreScreen
+    from neuron_top.tui.screens.picker import AppPicker
+    from neuron_top.tui.widgets.apps import AppsPanel
+    from tests.helpers import demo_snapshots, type_at_once, until
+
+    app = make_app(demo_snapshots("inf1.xlarge", 3, 4))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        widget, opens = {"apps": (AppsPanel, AppScreen), "cores": (CoreGrid, CoreScreen)}[panel]
+        below = app.screen
+        app.screen.query_one(widget).focus()
+        await pilot.pause()
+        type_at_once(app, "\r" + key)
+        await until(lambda: isinstance(app.screen, opens) and app.screen is not below, what="the opened screen")
+        await pilot.pause()
+        assert isinstance(app.screen, opens) and not any(isinstance(s, AppPicker) for s in app.screen_stack), \
+            app.screen_stack

@@ -23,6 +23,7 @@ from neuron_top.fmt import plural
 from neuron_top.output.cells import APP_COLUMNS, FAILED, app_cells, sorted_apps
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
+from neuron_top.tui.keys import handle_now
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import cell, fit, label_width, num
 from neuron_top.tui.widgets.panel import Panel
@@ -64,7 +65,7 @@ class AppsPanel(Panel[None]):
     BINDINGS = [
         Binding("up", "cursor(-1)", "up", show=False),
         Binding("down", "cursor(1)", "down", show=False),
-        Binding("enter", "open", "open app"),
+        Binding("enter", "open", "open app", priority=True),  # keys.handle_now
     ]
     COMPONENT_CLASSES = {"apps--spark"}
     DEFAULT_CSS = """
@@ -111,7 +112,7 @@ class AppsPanel(Panel[None]):
     def action_open(self) -> None:
         apps = self._apps()
         if 0 <= self.cursor < len(apps):
-            self.post_message(self.OpenApp(apps[self.cursor].pid))
+            handle_now(self, self.OpenApp(apps[self.cursor].pid))
 
     def on_click(self, event: Click) -> None:
         apps = self._apps()

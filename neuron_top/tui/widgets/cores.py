@@ -24,6 +24,7 @@ from neuron_top.derived import UTIL_MAX
 from neuron_top.fmt import BAD_CELL, PCT_CELL
 from neuron_top.k8s.model import PodRef
 from neuron_top.output.cells import core_cells, physical_columns
+from neuron_top.tui.keys import handle_now
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import Panel, bar_fill, load_band
@@ -130,7 +131,7 @@ class CoreGrid(Panel[None]):
         Binding("down", "move(0, 1)", "down", show=False),
         Binding("left", "move(-1, 0)", "left", show=False),
         Binding("right", "move(1, 0)", "right", show=False),
-        Binding("enter", "open", "open core"),
+        Binding("enter", "open", "open core", priority=True),  # keys.handle_now
     ]
 
     COMPONENT_CLASSES = {f"cores--pod{i}" for i in range(POD_COLOURS)}
@@ -234,9 +235,9 @@ class CoreGrid(Panel[None]):
             return
         dev, core = self.cursor
         if core < 0:
-            self.post_message(self.OpenDevice(dev))
+            handle_now(self, self.OpenDevice(dev))
         else:
-            self.post_message(self.OpenCore(dev * self.view.snapshot.cores_per_device + core))
+            handle_now(self, self.OpenCore(dev * self.view.snapshot.cores_per_device + core))
 
     def on_click(self, event: Click) -> None:
         view = self.view
