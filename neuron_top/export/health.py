@@ -12,6 +12,9 @@ switchable and tunable from a TOML file (``[health]`` table, see ``deploy/node-p
   ``hang_seconds`` while its executions time out or fail to queue. Work is asked of it and nothing runs; a
   loaded service or notebook that simply has no work is idle, not hung, and is not reported;
 * metric-group errors: neuron-monitor reported an ``error`` for a group (or a runtime) in the last report;
+* errors by type (a runtime's ``error_summary``, the dashboard's ``err/s`` and ``replay --summary``'s "execution
+  errors") are not a rule of their own: a runtime may count thousands while every execution completes. An OK
+  verdict names them in a note, so the line never reads as if there were none;
 * devices missing: fewer devices in the hardware counters than ``neuron_hardware_info`` says the machine has;
 * neuron-monitor not starting: no report at all while the source failed or was restarted (1); no report and
   nothing known (the source ended, or no Neuron hardware in the reports) is 2.
@@ -104,6 +107,8 @@ class HealthCheck:
         self.uncorrected: dict[int, int] = {}
         self.executions = 0
         self.failed = 0
+        self.errors: dict[str, int] = {}
+        """Errors by type over the window (``AppRates.errors``, summed as ``error_count`` sums them)."""
         self.runtimes: dict[int, _Runtime] = {}
         self.hung: dict[int, str] = {}
 
@@ -128,6 +133,9 @@ class HealthCheck:
             summary = app.exec_summary
             self.executions += app.rates.ran or 0
             self.failed += app.rates.bad_count or 0  # bad/s's rule: derived.unclean_count
+            for kind, n in app.rates.errors.items():
+                if n:
+                    self.errors[kind] = self.errors.get(kind, 0) + n
             seen.add(app.pid)
             rt = self.runtimes.get(app.pid)
             if rt is None:
@@ -186,6 +194,12 @@ class HealthCheck:
                 problems.append(f"{expected - present} of {expected} Neuron devices missing")
         if problems:
             return PROBLEM, _line("PROBLEM: " + "; ".join(problems))
+        if self.errors:
+            kinds = sorted(self.errors.items(), key=lambda kv: (-kv[1], kv[0]))
+            named = ", ".join(f"{clean(k, 20)} {n:,}" for k, n in kinds[:3]) + (", ..." if len(kinds) > 3 else "")
+            clean_runs = (f"{self.failed:,} of {self.executions:,} executions did not complete cleanly"
+                          if self.failed else f"all {self.executions:,} executions completed cleanly")
+            notes.insert(0, f"runtimes reported {sum(self.errors.values()):,} errors ({named}); {clean_runs}")
         span = (snap.ts - self.first_ts) if self.first_ts is not None else 0.0
         skipped = f", {self.tally.skipped} bad input skipped" if self.tally.skipped else ""
         note = "; note: " + "; ".join(notes) if notes else ""

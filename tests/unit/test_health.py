@@ -71,6 +71,19 @@ def test_one_device_and_one_runtime_are_singular() -> None:
     assert code == OK and lines[0].startswith("OK: 1 Neuron device, 1 runtime, 3 reports over "), lines
 
 
+def test_errors_by_type_are_named_on_an_ok_line() -> None:
+    """The same recording: `replay --summary` flags 71,095 execution errors (a `generic` error_summary) while
+    health said a bare OK, as if there were none. Errors alone stay no problem (every execution completed): the
+    OK line names them, counted as the summary counts them."""
+    rec = ROOT / "tests" / "fixtures" / "neuron-monitor" / "wandb_trn1_2xlarge_stream.ndjson"
+    code, lines = run("--recording", str(rec))
+    assert code == OK and lines[0].endswith(
+        "; note: runtimes reported 71,095 errors (generic 71,095); all 780 executions completed cleanly"), lines
+    summary = subprocess.run([sys.executable, "-m", "neuron_top", "replay", str(rec), "--summary"],
+                             capture_output=True, text=True, timeout=60).stdout
+    assert "errors 71,095" in summary, summary
+
+
 def test_no_source_at_all_is_unknown() -> None:
     code, lines = run("--command", "true", "--for", "10")
     assert code == UNKNOWN and len(lines) == 1 and lines[0].startswith("UNKNOWN: no report from true")
@@ -118,6 +131,18 @@ def _with_runtime(util: float, timed_out: int = 0, completed: int = 0, failed: i
     es = rt["report"]["execution_stats"]
     es["execution_summary"] = {"completed": completed, "timed_out": timed_out, "failed_to_queue": failed}
     return d
+
+
+def test_the_ok_note_on_errors_names_the_largest_types_and_the_unclean_executions() -> None:
+    doc = _with_runtime(50.0, completed=99, failed=1)  # 1% did not complete cleanly: under the 5% rule
+    rt = doc["neuron_runtime_data"][0]["report"]["execution_stats"]
+    rt["error_summary"] = {"generic": 5, "numerical": 3, "transient": 3, "model": 1, "runtime": 0, "hardware": None}
+    code, line = _check([doc, doc])
+    assert code == OK and line.endswith(
+        "; note: runtimes reported 24 errors (generic 10, numerical 6, transient 6, ...); 2 of 200 executions did "
+        "not complete cleanly"), line
+    rt["error_summary"] = {"generic": 0}
+    assert "errors" not in _check([doc])[1]  # none counted: no note
 
 
 def test_hang_needs_zero_cores_while_loaded_and_executions_timing_out() -> None:
