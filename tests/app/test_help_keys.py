@@ -45,6 +45,14 @@ def test_the_help_has_no_raw_key_names_and_explains_the_symbols() -> None:
     assert "counts in the last report" in legend["timeout, bad in, noqueue"]
 
 
+def test_every_key_row_reads_in_lower_case_as_the_footer_does() -> None:
+    """The memory tree's rows read "Up", "Page up", "Expand/collapse" among "up", "open core", "next layout"."""
+    capitalised = [(title, keys, what) for title, rows in help_sections(list(NeuronTopApp.BINDINGS))
+                   if title != "Symbols and units" for keys, what in rows
+                   if what[:1].isupper() and not what.split()[0].isupper()]  # FLOPS, NC, ECC are names
+    assert not capitalised, capitalised
+
+
 async def test_the_help_screen_shows_human_names_and_the_legend() -> None:
     app = make_app(demo_snapshots("inf1.xlarge", 3, 5))
     async with app.run_test(size=(100, 40)) as pilot:

@@ -238,16 +238,16 @@ class MemoryTree(Panel[TreeContent]):
 
     TITLE = "Memory Usage Details"
     BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "cursor(-10)", "Page up", show=False),
-        Binding("pagedown", "cursor(10)", "Page down", show=False),
-        Binding("home", "cursor(-1000000)", "First row", show=False),
-        Binding("end", "cursor(1000000)", "Last row", show=False),
-        Binding("enter", "toggle_node", "Expand/collapse"),
-        Binding("right", "expand", "Expand", show=False),
-        Binding("left", "collapse", "Collapse", show=False),
-        Binding("x", "toggle_all", "Expand/collapse all"),
+        Binding("up", "cursor(-1)", "up", show=False),
+        Binding("down", "cursor(1)", "down", show=False),
+        Binding("pageup", "cursor(-10)", "page up", show=False),
+        Binding("pagedown", "cursor(10)", "page down", show=False),
+        Binding("home", "cursor(-1000000)", "first row", show=False),
+        Binding("end", "cursor(1000000)", "last row", show=False),
+        Binding("enter", "toggle_node", "expand/collapse"),
+        Binding("right", "expand", "expand", show=False),
+        Binding("left", "collapse", "collapse", show=False),
+        Binding("x", "toggle_all", "expand/collapse all"),
     ]
     HEADER_ROWS = 2
     """The title and the column heads; tree rows start below them."""
