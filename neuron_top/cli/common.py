@@ -40,6 +40,19 @@ def count_arg(text: str) -> int:
     return n
 
 
+MIN_WIDTH = 40
+"""The narrowest text table ``--width`` asks for: a fleet table's host, state and utilization columns."""
+
+
+def width_arg(text: str) -> int:
+    """An argparse type: a table's width in columns, at least ``MIN_WIDTH`` (``fleet --once --width``). A negative
+    or tiny width printed a table of nothing but its ``HOST`` heading."""
+    n = count_arg(text)
+    if n < MIN_WIDTH:
+        raise argparse.ArgumentTypeError(f"{n} columns is too narrow for the table (at least {MIN_WIDTH})")
+    return n
+
+
 class UsageError(Exception):
     """A one-line message for the user; exit status 2."""
 

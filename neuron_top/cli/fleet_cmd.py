@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuron_top.cli.common import UsageError, count_arg, run_app
+from neuron_top.cli.common import UsageError, count_arg, run_app, width_arg
 from neuron_top.fleet.frame import FleetFrame
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def fleet_parser() -> argparse.ArgumentParser:
     view.add_argument("--record", metavar="FILE", help="record the rows, one JSON line per refresh (.gz/.zst)")
     view.add_argument("--once", action="store_true", help="print the table once and exit")
     view.add_argument("--json", action="store_true", help="with --once (implied): print the refresh as JSON")
-    view.add_argument("--width", type=int, default=None, help="with --once: the table's width (the terminal's)")
+    view.add_argument("--width", type=width_arg, default=None, help="with --once: the table's width (the terminal's)")
     view.add_argument("--theme", metavar="NAME")
     view.add_argument("--render", choices=("fast", "textual"), default=None,
                       help="fast: send only the cells that changed (default); textual: Textual's own drawing only "

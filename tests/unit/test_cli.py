@@ -85,6 +85,9 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     (["demo", "--emit", "--count", "-1"], "--count: -1 is below 0"),  # it emitted nothing, and said nothing
     (["fleet", "--ssh", "h", "--history", "-1"], "--history: -1 is below 0"),
     (["fleet", "--ssh", "h", "--once", "--timeout", "-1"], "--timeout must be above 0"),  # was an empty row
+    # a table of nothing but its "HOST" heading
+    (["fleet", "--ssh", "h", "--once", "--width", "-5"], "--width: -5 is below 0"),
+    (["fleet", "--ssh", "h", "--once", "--width", "12"], "--width: 12 columns is too narrow for the table (at least 40)"),
 ])
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:
     p = run(*args)
