@@ -30,6 +30,21 @@ def _text(app: TimelineApp, wid: str) -> str:
 
 
 @sync
+async def test_the_summary_line_keeps_whole_parts_at_80_columns() -> None:
+    """At 80 columns the line wrapped by words: its second row was hidden and the first ended in a stray "·"."""
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        info = _screen(app).query_one("#trace-info", Static)
+        shown = "".join(seg.text for seg in info.render_line(0)).strip()
+        whole = " · ".join(info._parts)
+        assert shown.endswith(" · …") and shown[:-4] in whole and len(shown) <= 78, (shown, whole)
+        await pilot.resize_terminal(200, 24)  # wide enough: the whole line, no mark
+        await pilot.pause()
+        assert "".join(seg.text for seg in info.render_line(0)).strip() == whole
+
+
+@sync
 async def test_opens_on_the_whole_trace_with_grouping_in_title() -> None:
     store = load_trace(SMALL)
     app = TimelineApp(store)

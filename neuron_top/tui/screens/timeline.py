@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.actions import SkipAction
@@ -27,6 +28,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from neuron_top.fmt import cut_parts
 from neuron_top.textsafe import clean
 from neuron_top.trace.aggregate import AggRow, aggregate
 from neuron_top.trace.check import lost_line
@@ -117,6 +119,27 @@ FLOW_LIST_MAX = 200
 
 MIN_TRACK_LINES = 8
 """Lines the tracks keep when the details and the area summary are open under them."""
+
+
+class _InfoLine(Static):
+    """The trace's one-line summary, cut to its width by whole parts (``fmt.cut_parts``): wrapped by words, the
+    line's second row was hidden and the first ended in a stray "·" at 80 columns, and cut by characters it could
+    end inside a number ("900 µ"). ``lost`` (what the loader skipped) leads and is never cut away."""
+
+    def show(self, parts: list[str], lost: Text | None = None) -> None:
+        self._parts, self._lost = parts, lost
+        self.refresh()
+
+    def render(self) -> Text:
+        parts: list[str] = getattr(self, "_parts", [])
+        lost: Text | None = getattr(self, "_lost", None)
+        line = Text(no_wrap=True, overflow="ellipsis")
+        width = self.content_size.width
+        if lost is not None:
+            line.append_text(lost)
+            width -= lost.cell_len
+        line.append(cut_parts(parts, max(width, 1), measure=cell_len))
+        return line
 
 
 class TimelineScreen(Screen[None]):
@@ -238,7 +261,7 @@ class TimelineScreen(Screen[None]):
 
     # -- building -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Static(id="trace-info")
+        yield _InfoLine(id="trace-info")
         with Horizontal(id="trace-body"):
             if self.store is None:
                 yield Static("loading trace…", id="trace-loading")
@@ -336,11 +359,11 @@ class TimelineScreen(Screen[None]):
         return self.query_one(Timeline)
 
     def _update_info(self) -> None:
-        info = self.query_one("#trace-info", Static)
+        info = self.query_one("#trace-info", _InfoLine)
         label = GROUPING_LABELS.get(self.model.grouping, "") if self.model else ""
         if self.store is None:
             name = self.path.name if self.path else "trace"
-            info.update(Text(clean(f"{name}: {self.error or 'loading…'}", 300)))
+            info.show([clean(f"{name}: {self.error or 'loading…'}", 300)])
             self.title = f"trace {clean(name)}"
             return
         st = self.store
@@ -350,17 +373,14 @@ class TimelineScreen(Screen[None]):
         files = st.metadata.get("files")
         if files:
             name = f"{files} files ({st.metadata.get('alignment', '')})"
-        text = (
-            f"{name} · {st.format_label} · {len(st)} events · {len(st.tracks)} tracks · "
-            f"{format_duration(st.span)}" + (f" · grouping: {label}" if label else "")
-        )
-        if self.model and self.model.filters.active:
-            text += f" · filter: {self.model.filters.describe()}"
-        line = Text()
-        if st.lost:
-            line.append(clean(lost_line(st), 200) + " · ", style="bold reverse")
-        line.append(clean(text, 400))
-        info.update(line)
+        parts = [clean(name, 200), st.format_label, f"{len(st)} events", f"{len(st.tracks)} tracks",
+                 format_duration(st.span)]
+        if self.model and self.model.filters.active:  # before the grouping, which the status line says too
+            parts.append(clean(f"filter: {self.model.filters.describe()}", 300))
+        if label:
+            parts.append(f"grouping: {label}")
+        lost = Text(clean(lost_line(st), 200) + " · ", style="bold reverse") if st.lost else None
+        info.show(parts, lost)
 
     def _update_status(self) -> None:
         if self.model is None:
