@@ -227,7 +227,7 @@ class History:
         if mem is not None and mem.memory_used_bytes is not None:
             out["host_mem"] = float(mem.memory_used_bytes)
         for a in (*snap.apps, snap.all):
-            pid = "all" if a.is_all else a.pid
+            pid = "all" if a.is_all else a.key  # the app, not the process: two runtimes may share one
             for kind in ("total", "device"):
                 lat = a.latency(kind)
                 if lat is not None:

@@ -73,7 +73,7 @@ class Selection:
 
     def settle(self, snap: Snapshot | None) -> None:
         """Fall back to "all" when the selected app is gone or filtered out."""
-        if self.pid is not None and all(a.pid != self.pid for a in self.visible(snap)):
+        if self.pid is not None and all(a.key != self.pid for a in self.visible(snap)):
             self.pid = None
 
     def select(self, n: int, snap: Snapshot | None) -> None:
@@ -82,10 +82,10 @@ class Selection:
         if n == 1:
             self.pid = None
         elif 0 <= n - 2 < len(apps):
-            self.pid = apps[n - 2].pid
+            self.pid = apps[n - 2].key
 
     def step(self, step: int, snap: Snapshot | None) -> None:
-        pids: list[int | None] = [None, *(a.pid for a in self.visible(snap))]
+        pids: list[int | None] = [None, *(a.key for a in self.visible(snap))]
         i = pids.index(self.pid) if self.pid in pids else 0
         self.pid = pids[(i + step) % len(pids)]
 

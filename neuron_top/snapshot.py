@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
@@ -242,7 +243,7 @@ class across(cached[_T]):
         if obj is None:
             return self
         raw = obj._memory_raw()
-        key = (self.name, obj.pid, obj.is_all)
+        key = (self.name, obj.key, obj.is_all)
         kept = across._kept.get(key)
         if kept is not None and kept[0] == raw:
             value = kept[1]
@@ -253,6 +254,14 @@ class across(cached[_T]):
             across._kept[key] = (raw, value)
         obj.__dict__[self.name] = value
         return value
+
+
+def app_key(pid: int, tag: str, first_tag: str) -> int:
+    """``AppView.key`` of a runtime whose pid another runtime of the report shares (the trn1n CloudWatch agent
+    fixture: tags 367 and 123 in pid 457402). The one with the first tag keeps its pid; each other gets the pid
+    plus a number made from its tag (CRC-32, above 2**32: never another process's pid), so it is the same in
+    every report. Before, both were the pid: the tabs marked both, and the second showed the first's figures."""
+    return pid if tag == first_tag else pid + ((zlib.crc32(tag.encode()) + 1) << 32)
 
 
 class AppView:
@@ -271,6 +280,10 @@ class AppView:
     def __init__(self, pid: int, tag: str, label: str, error: str, cores: dict[int, schema.CoreCounters],
                  runtime: schema.Runtime | None, is_all: bool = False) -> None:
         self.pid = pid
+        self.key = pid
+        """Which app this is, report after report: its pid, unless another runtime of the report has the same pid
+        (``app_key``). What the tabs, the selection, ``Snapshot.app`` and the history's per-app series go by; the
+        pid is what is shown."""
         self.tag = tag
         self.label = label
         """The tab title: the tag, with the pid when several apps share the tag."""
@@ -708,6 +721,14 @@ class Snapshot:
             cores = _int_keyed(in_use) if in_use else {}
             apps.append(AppView(pid, tag, label, clean(rt.error or ""), cores, rt))
         apps.sort(key=lambda a: (a.pid < 0, a.pid))
+        shared: dict[int, list[AppView]] = {}
+        for a in apps:
+            shared.setdefault(a.pid, []).append(a)
+        for same in shared.values():
+            if len(same) > 1:
+                first = min(a.tag for a in same)
+                for a in same:
+                    a.key = app_key(a.pid, a.tag, first)
         self.apps: tuple[AppView, ...] = tuple(apps)
         self.all = AllApps(self.apps, _merge_cores(self.apps))
 
@@ -738,7 +759,7 @@ class Snapshot:
         for name in ("device_count", "cores_per_device", "has_neuron", "group_statuses", "ecc"):
             out.__dict__[name] = getattr(self, name)
         for a in apps:
-            key = f"_cores_of_{a.pid}"
+            key = f"_cores_of_{a.key}"
             if key in self.__dict__:
                 out.__dict__[key] = self.__dict__[key]
         # pods: those of the apps shown, their figures from the whole report (a pod's cores that only hidden
@@ -748,11 +769,12 @@ class Snapshot:
                                           if kept.intersection(u.pids) or shown.intersection(u.cores))
         return out
 
-    def app(self, pid: int | None) -> AppView:
-        """The app with this pid, or the "all" aggregate for None (or a pid that is gone)."""
-        if pid is not None:
+    def app(self, key: int | None) -> AppView:
+        """The app with this key (``AppView.key``: its pid, unless two runtimes share one), or the "all" aggregate
+        for None (or an app that is gone)."""
+        if key is not None:
             for a in self.apps:
-                if a.pid == pid:
+                if a.key == key:
                     return a
         return self.all
 
@@ -843,7 +865,7 @@ class Snapshot:
 
     def cores_of(self, app: AppView) -> tuple[int, ...]:
         """The cores ``app`` uses (``derived.owned_cores``), found once per snapshot."""
-        key = f"_cores_of_{'all' if app.is_all else app.pid}"
+        key = f"_cores_of_{'all' if app.is_all else app.key}"  # by key: two runtimes of one pid had one entry
         got = self.__dict__.get(key)
         if got is None:
             got = self.__dict__[key] = owned_cores(app.core_memory, lambda: app.models, app.core_stats,
@@ -933,7 +955,7 @@ class Snapshot:
     def pods(self) -> PodMap:
         """Which pod holds each core and each app (``k8s.resolve``, the one rule: the kubelet, else the runtimes'
         cgroups, else neuron-monitor's ``neuron_k8s_info``)."""
-        app_cores = {a.pid: self.cores_of(a) for a in self.apps}
+        app_cores = self._cores_by_pid()
         g, cpd = self.report.neuron_k8s_info, self.cores_per_device
         k8s = (g.neuroncores_k8s_info, g.neurondevices_k8s_info) if g is not None else None  # not its period
         kept = Snapshot._pods_kept
@@ -952,7 +974,17 @@ class Snapshot:
     @cached
     def pod_usage(self) -> tuple[PodUsage, ...]:
         """Each pod with Neuron cores: its cores, their mean utilization, the ones allocated but idle, its apps."""
-        return self.pods.usage(self.all.core_stats.util, {a.pid: self.cores_of(a) for a in self.apps})
+        return self.pods.usage(self.all.core_stats.util, self._cores_by_pid())
+
+    def _cores_by_pid(self) -> dict[int, tuple[int, ...]]:
+        """Each process's cores, for the pods (a pod holds processes): the cores of every runtime of a pid, where
+        the last runtime's had replaced the others'."""
+        out: dict[int, tuple[int, ...]] = {}
+        for a in self.apps:
+            cores = self.cores_of(a)
+            had = out.get(a.pid)
+            out[a.pid] = cores if had is None else tuple(sorted({*had, *cores}))
+        return out
 
     def app_pod(self, app: AppView) -> PodRef | None:
         """The pod ``app`` runs in, when known (None for "all")."""

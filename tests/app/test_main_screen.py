@@ -525,3 +525,26 @@ async def test_keys_typed_right_after_enter_on_a_panel_go_to_the_screen_it_opens
         await pilot.pause()
         assert isinstance(app.screen, opens) and not any(isinstance(s, AppPicker) for s in app.screen_stack), \
             app.screen_stack
+
+
+async def test_two_runtimes_of_one_pid_each_have_their_tab() -> None:
+    """The trn1n CloudWatch agent fixture: tags 367 and 123 in one pid. Tab 3 (123) showed 367's figures, and the
+    tab bar marked both tabs as selected."""
+    from neuron_top.tui.widgets.tabs import AppTabs
+    from tests.conftest import REPORTS
+
+    data = (REPORTS / "trn1n_32xlarge_cwagent_test_2024_line.json").read_bytes()
+    snaps = []
+    for i in range(3):
+        report, problems = decode_report(data)
+        snaps.append(Snapshot(report, T0 + i, i + 1, problems))
+    app = make_app(snaps)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        tabs = app.screen.query_one(AppTabs)
+        for key, tag in (("2", "367"), ("3", "123")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.current_view().app.tag == tag
+            bar = "".join(seg.text for seg in tabs.render_line(0))
+            assert bar.count(">") == 1 and f">{tag}<" in bar, bar

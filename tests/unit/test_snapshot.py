@@ -248,3 +248,37 @@ def test_vcpu_busy_is_100_minus_idle_and_none_when_idle_is_not_a_number() -> Non
     assert got.per_cpu == tuple(enumerate([None, None, None, None, 0.0, 60.0, 105.0, 0.0, 0.5]))
     assert got.busy is None and got.count == len(idles)
     assert cpu_summary(schema.VcpuUsage(average_usage=schema.CpuTimes(idle=25)), ()).busy == 75.0
+
+
+def test_two_runtimes_of_one_pid_are_two_apps_report_after_report() -> None:
+    """The trn1n CloudWatch agent fixture has two runtimes in pid 457402 (tags 367 and 123). Everything that
+    goes by the app went by the pid: ``app(pid)`` gave the first for both, the cores found for one were the
+    other's too, and the history kept one series for the two. Each now has its own key (the pid for the first
+    tag, the same in every report) and its own figures; the pid stays what is shown."""
+    from neuron_top.history import History
+
+    doc = msgspec.json.decode((REPORTS / "trn1n_32xlarge_cwagent_test_2024_line.json").read_bytes())
+    for rt in doc["neuron_runtime_data"]:  # tell their executions apart: 123 completes 50 a period
+        if rt["neuron_runtime_tag"] == "123":
+            rt["report"]["execution_stats"]["execution_summary"]["completed"] = 50
+    data = msgspec.json.encode(doc)
+    snaps = []
+    for i in range(3):
+        report, problems = decode_report(data)
+        snaps.append(Snapshot(report, 1000.0 + i, i + 1, problems))
+    first, second = snaps[0].apps
+    assert (first.pid, second.pid) == (457402, 457402) and {first.tag, second.tag} == {"367", "123"}
+    assert first.key != second.key and 457402 in (first.key, second.key)
+    assert [(a.tag, a.key) for a in snaps[2].apps] == [(a.tag, a.key) for a in snaps[0].apps]  # stable
+    for a in snaps[0].apps:
+        assert snaps[0].app(a.key) is a
+    util = {a.tag: a.core_stats.util for a in snaps[0].apps}
+    assert util["367"] != util["123"]  # 41.4% on one core of 367 only
+    history = History(maxlen=10)
+    for s in snaps:
+        history.push(s)
+    done = {a.tag: a.rates.rate("completed") for a in snaps[0].apps}
+    assert done["123"] != done["367"]
+    for a in snaps[0].apps:  # one series each (the pid's held whichever app came last)
+        assert list(history.series(("exec", a.key)))[-3:] == [done[a.tag]] * 3, a.tag
+    assert snaps[0].app(None) is snaps[0].all

@@ -70,7 +70,7 @@ class AppScreen(DrillScreen):
     def _apply(self, view: View | None) -> None:
         if view is None:
             return
-        present = any(a.pid == self.pid for a in view.snapshot.apps)
+        present = any(a.key == self.pid for a in view.snapshot.apps)
         self.ended = not present and self._shown is not None
         if present or self._shown is None:
             self._shown = view.with_(pid=self.pid)
@@ -83,7 +83,8 @@ class AppScreen(DrillScreen):
         """The runtime's process (``procinfo``) when its pid is on this machine: command line, user, start time,
         RSS, as nvitop shows them; nothing for a remote source, a replay or a pid not visible here."""
         line = self.query_one("#app-process", Static)
-        info = process_info(self.pid) if present and getattr(self.app, "local_pids", False) else None
+        pid = self._shown.app.pid if self._shown is not None else self.pid  # the process (``self.pid``: the key)
+        info = process_info(pid) if present and getattr(self.app, "local_pids", False) else None
         line.display = info is not None
         if info is not None:
             line.update(" process: " + info.describe())
@@ -92,7 +93,7 @@ class AppScreen(DrillScreen):
         shown = self._shown
         label = shown.app.label if shown is not None and not shown.app.is_all else "?"
         pod = shown.snapshot.app_pod(shown.app) if shown is not None else None
-        self.crumb.here = f"app {label} (pid {self.pid})"
+        self.crumb.here = f"app {label} (pid {shown.app.pid if shown is not None and not shown.app.is_all else self.pid})"
         if self.ended:
             self.crumb.note = "ended: showing its last report"
         elif shown is not None and shown.app.is_all:

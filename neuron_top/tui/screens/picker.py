@@ -65,7 +65,7 @@ class AppPicker(ModalScreen[int | None | str]):
         options = self.query_one(OptionList)
         options.clear_options()
         shown = [Option("all apps", id=ALL)] if not text.strip() else []
-        shown += [Option(f"{clean(a.label, 60)}  (pid {a.pid})", id=str(a.pid)) for a in self.apps if matches(a, text)]
+        shown += [Option(f"{clean(a.label, 60)}  (pid {a.pid})", id=str(a.key)) for a in self.apps if matches(a, text)]
         options.add_options(shown)
         ids = [o.id for o in shown]
         want = ALL if self.selected is None else str(self.selected)

@@ -100,7 +100,7 @@ class AppsPanel(Panel[None]):
         view = self.view
         if view is not None and view.pid is not None:  # start on the selected app
             for i, a in enumerate(self._apps()):
-                if a.pid == view.pid:
+                if a.key == view.pid:
                     self.cursor = i
         super().on_focus()
 
@@ -112,7 +112,7 @@ class AppsPanel(Panel[None]):
     def action_open(self) -> None:
         apps = self._apps()
         if 0 <= self.cursor < len(apps):
-            handle_now(self, self.OpenApp(apps[self.cursor].pid))
+            handle_now(self, self.OpenApp(apps[self.cursor].key))
 
     def on_click(self, event: Click) -> None:
         apps = self._apps()
@@ -149,8 +149,8 @@ class AppsPanel(Panel[None]):
         cur = self.cursor if self.has_focus else -1
         for i, a in enumerate(apps):
             values = app_cells(snap, a)
-            selected = a.pid == view.pid
-            segs = self.memo(("row", a.pid, tuple(values.items()), label_w, i == cur, selected),
+            selected = a.key == view.pid
+            segs = self.memo(("row", a.key, tuple(values.items()), label_w, i == cur, selected),
                              partial(self._row, a, values, label_w, cols, i == cur, selected))
             if pod_w:
                 ref = pods.get(a.pid)
@@ -158,8 +158,8 @@ class AppsPanel(Panel[None]):
                                        self.style("value" if ref is not None else "dim"))]
             if spark_w:
                 kind = "device" if a.latency_shown.state == "device" else "total"  # what the p99 cell shows
-                segs = [*segs, *self.per_step(view.history, ("p99", a.pid, kind, spark_w),
-                                              partial(self._spark, view, a.pid, kind, spark_w))]
+                segs = [*segs, *self.per_step(view.history, ("p99", a.key, kind, spark_w),
+                                              partial(self._spark, view, a.key, kind, spark_w))]
             lines.append(LightStrip(segs))
         return lines
 

@@ -116,7 +116,7 @@ class ExecPanel(Panel[None]):
             if wide:
                 segs += self._errors(a, types, period, val_w)
             if spark_w:
-                pid: object = "all" if a.is_all else a.pid
+                pid: object = "all" if a.is_all else a.key
 
                 def spark(pid: object = pid) -> list[Segment]:
                     return [Segment(" "), Segment(self._spark(view, pid, spark_w), self.component("exec--spark"))]

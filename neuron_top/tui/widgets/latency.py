@@ -92,7 +92,7 @@ class LatencyPanel(Panel[None]):
         h = view.history
         # each series counted in C: a generator over the whole history (up to 4 x 600 values) for every idle app
         # at every report cost up to ~0.25 ms
-        return all((s := h.series(("lat", a.pid, kind, p))).count(None) == len(s)
+        return all((s := h.series(("lat", a.key, kind, p))).count(None) == len(s)
                    for kind, _, _ in KINDS for p in ("p50", "p99"))
 
     def _idle_lines(self, quiet: list[AppView], width: int) -> list[Strip]:
@@ -113,7 +113,7 @@ class LatencyPanel(Panel[None]):
         else:
             segs += [self.num(t, val_w, self.style("dim" if t == "-" else "value")) for t in texts]
         if spark_w:
-            pid: object = "all" if a.is_all else a.pid
+            pid: object = "all" if a.is_all else a.key
             segs += self.per_step(view.history, ("lat", pid, kind, spark_w),
                                   lambda: self._sparks(view, pid, kind, spark_w))
         return LightStrip(segs)

@@ -291,7 +291,7 @@ class MemoryTree(Panel[TreeContent]):
         snap = view.snapshot
         apps = snap.apps if view.app.is_all else (view.app,)
         content = (view.pid, snap.cores_per_device, snap.hardware.neuron_device_memory_size,
-                   [(a.pid, a.memory.neuron_runtime_used_bytes, a.memory.loaded_models) for a in apps])
+                   [(a.key, a.memory.neuron_runtime_used_bytes, a.memory.loaded_models) for a in apps])
         if content != self._tree_content or self._tree_key is None:
             self._tree = build_tree(snap, view.app, self._models)
             self._expandable = expandable(self._tree)

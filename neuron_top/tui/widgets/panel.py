@@ -376,7 +376,7 @@ class Panel(Widget, Generic[C], can_focus=True):
         """What must stay the same for a panel to keep its height for good (``_steady``): the apps it has rows
         for. ``self.view`` is the view being built."""
         view = self.view
-        return None if view is None else tuple(a.pid for a in view.snapshot.apps)
+        return None if view is None else tuple(a.key for a in view.snapshot.apps)
 
     def _size_updated(self, *args: Any, **kwargs: Any) -> bool:
         return settle_size(self, super(), args, kwargs)

@@ -150,7 +150,7 @@ class AppTabs(LineDiff, can_focus=True):
         return first, end(first)
 
     def _pids(self) -> list[int | None]:
-        return [None, *(a.pid for a in self.apps)]
+        return [None, *(a.key for a in self.apps)]
 
     def action_move(self, step: int) -> None:
         pids = self._pids()
@@ -183,5 +183,5 @@ def _cut(pod: str) -> str:
 
 
 def _tabs(apps: tuple[AppView, ...], pods: dict[int, str]) -> tuple[tuple[str, int, bool, str], ...]:
-    """What the bar shows of each app: its label, its pid (the selection), whether it has an error, its pod."""
-    return tuple((a.label, a.pid, bool(a.error), pods.get(a.pid, "")) for a in apps)
+    """What the bar shows of each app: its label, its key (the selection), whether it has an error, its pod."""
+    return tuple((a.label, a.key, bool(a.error), pods.get(a.pid, "")) for a in apps)
