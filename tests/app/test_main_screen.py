@@ -548,3 +548,29 @@ async def test_two_runtimes_of_one_pid_each_have_their_tab() -> None:
             assert app.current_view().app.tag == tag
             bar = "".join(seg.text for seg in tabs.render_line(0))
             assert bar.count(">") == 1 and f">{tag}<" in bar, bar
+
+
+@pytest.mark.parametrize(("keys", "value"), [
+    (["a", "b", "backspace", "x"], "ax"),
+    (["a", "home", "x"], "xa"),
+    (["a", "b", "left", "x", "end", "y"], "axby"),
+])
+async def test_editing_keys_in_one_read_act_in_the_order_typed(keys: list[str], value: str) -> None:
+    """``ab``, Backspace, ``x`` arriving in one read (typed fast, pasted, coalesced by ssh) left ``ab`` in the
+    filter box: Textual's Input inserts a character where it gets the key, but runs an editing key as a binding
+    once the key has bubbled up to the app, after the characters behind it (``widgets/textbox.py``)."""
+    from textual import events
+    from textual.widgets import Input
+
+    from tests.helpers import demo_snapshots, until
+
+    app = make_app(demo_snapshots("inf1.xlarge", 3, 4))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("slash")
+        box = app.screen.query_one("#filter", Input)
+        for key in keys:
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await until(lambda: len(box.value) >= len(value), what="the typed keys")
+        await pilot.pause()
+        assert box.value == value

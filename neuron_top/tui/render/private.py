@@ -78,6 +78,10 @@ PRIVATE: tuple[Private, ...] = (
             "strips (per line, a list of strips) and region: a full repaint, narrowed to what differs from the "
             "terminal (6.3 and older passed one strip per line: same names, other meaning)",
             "params", ("strips", "region")),
+    # --- keys (not the engine's: listed here so every private name is in one place) ---
+    Private("textual.app.App._check_bindings", "widgets/textbox.py",
+            "a text box runs the binding of an editing key where it receives it, in turn with the characters "
+            "typed with it (Textual runs it after they bubble up); guarded where it is used"),
     # --- the app: where a frame goes to the terminal ---
     Private("textual.app.App._display", "terminal.py, paint.py",
             "overridden: a frame after a dropped one is sent whole, frames go through the engine's writer in one "

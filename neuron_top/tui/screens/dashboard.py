@@ -32,6 +32,7 @@ from neuron_top.tui.widgets.latency import LatencyPanel
 from neuron_top.tui.widgets.memory import MemorySummary, MemoryTree
 from neuron_top.tui.widgets.panel import Panel, settle_size
 from neuron_top.tui.widgets.tabs import AppTabs
+from neuron_top.tui.widgets.textbox import TextBox
 from neuron_top.tui.widgets.vcpu import VcpuGrid, VcpuPanel
 from neuron_top.view import View
 
@@ -160,7 +161,7 @@ class DashboardScreen(Screen):
                     yield self._panel(LatencyPanel(id="latency"))
                     yield self._panel(MemoryTree(id="memory-tree"))
         # In the layout above the footer, not docked to the bottom edge: there the footer covered it
-        yield Input(placeholder="filter apps by tag regex (Enter keeps, Esc clears)", id="filter")
+        yield TextBox(placeholder="filter apps by tag regex (Enter keeps, Esc clears)", id="filter")
         yield from self.compose_bottom()
         yield Footer()
 

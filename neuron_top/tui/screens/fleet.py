@@ -43,6 +43,7 @@ from neuron_top.tui.session_host import FleetHost
 from neuron_top.tui.widgets.fleet_header import FleetHeader, ViewState
 from neuron_top.tui.widgets.fleet_table import FleetTable
 from neuron_top.tui.widgets.heatmap import HEAT_COLUMNS, HeatMap
+from neuron_top.tui.widgets.textbox import TextBox
 
 SORTS = tuple(c.key for c in COLUMNS)
 FILTER_HINT = "filter: Enter keeps it, Esc clears it"
@@ -120,7 +121,7 @@ class FleetScreen(Screen):
         # In the layout above the footer, not docked: a prompt docked to the bottom was drawn under the footer
         # (invisible while it held the keyboard), as the replay's go-to prompt once was.
         with Vertical(id="fleet-filter-bar"):
-            yield Input(placeholder="regex over names and labels, e.g. trn2|cluster=blue", id="fleet-filter")
+            yield TextBox(placeholder="regex over names and labels, e.g. trn2|cluster=blue", id="fleet-filter")
             yield Static(FILTER_HINT, id="fleet-filter-hint", markup=False)
         yield from self.compose_bottom()
         yield Footer()

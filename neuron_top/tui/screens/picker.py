@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from neuron_top.fmt import plural
 from neuron_top.snapshot import AppView
 from neuron_top.textsafe import clean
+from neuron_top.tui.widgets.textbox import TextBox
 
 ALL = "all"
 """The option id of the "all apps" entry."""
@@ -54,7 +55,7 @@ class AppPicker(ModalScreen[int | None | str]):
         with Vertical():
             yield Static(f"Pick an app ({plural(len(self.apps), 'app')}; Enter selects, Esc cancels)",
                          id="picker-title", markup=False)
-            yield Input(placeholder="filter by name, tag or pid", id="picker-filter")
+            yield TextBox(placeholder="filter by name, tag or pid", id="picker-filter")
             yield OptionList(id="picker-list")
 
     def on_mount(self) -> None:

@@ -41,6 +41,7 @@ from neuron_top.trace.store import TraceStore
 from neuron_top.trace.timeparse import is_wall_clock
 from neuron_top.tui.keys import focus_now, typing
 from neuron_top.tui.messages import WallTime
+from neuron_top.tui.widgets.textbox import TextBox
 from neuron_top.tui.widgets.tracks import Timeline
 
 TICK = 0.05
@@ -275,13 +276,13 @@ class TimelineScreen(Screen[None]):
         with Vertical(id="trace-agg-box"):
             yield Static(id="trace-agg-title")
             yield DataTable(id="trace-agg", cursor_type="row", zebra_stripes=True)
-        yield Input(
+        yield TextBox(
             placeholder="search event names (Enter: first match; < > previous/next)", id="trace-search"
         )
-        yield Input(placeholder="metrics offset: +2.5s, -300ms, 1500us (moves the metric tracks)", id="trace-offset")
+        yield TextBox(placeholder="metrics offset: +2.5s, -300ms, 1500us (moves the metric tracks)", id="trace-offset")
         with Vertical(id="trace-filter-box"):
             yield Static(Text(FILTER_HINT), id="trace-filter-hint")
-            yield Input(placeholder="filters, e.g. nc=0-3 type=hardware,^cc_exec inst=i-abc123", id="trace-filter")
+            yield TextBox(placeholder="filters, e.g. nc=0-3 type=hardware,^cc_exec inst=i-abc123", id="trace-filter")
         yield Static(id="trace-status")
 
     def _body(self, store: TraceStore) -> ComposeResult:

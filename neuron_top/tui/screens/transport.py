@@ -28,6 +28,7 @@ from neuron_top.recording.player import GOTO_HINT, GotoError, ReplayController, 
 from neuron_top.textsafe import clean
 from neuron_top.tui.keys import focus_now, typing
 from neuron_top.tui.widgets.scrubber import JUMP_KINDS, Scrubber, clock_text, kind_names
+from neuron_top.tui.widgets.textbox import TextBox
 
 WINDOW = 120
 """Reports ``w`` writes around the position when no range is marked."""
@@ -68,7 +69,7 @@ class GotoBar(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="goto-row"):
             yield Static("go to:", id="goto-label")
-            yield Input(id="goto")
+            yield TextBox(id="goto")
         yield Static(GOTO_HINT, id="goto-hint", markup=False)
 
     @property
