@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.screen import Screen
@@ -28,7 +28,7 @@ from neuron_top.snapshot import AppView, Snapshot
 from neuron_top.sources.base import Source
 from neuron_top.tui.age import AgeClock
 from neuron_top.tui.collector import Collector, FeedSink
-from neuron_top.tui.keys import focus_now, open_typing, typing
+from neuron_top.tui.keys import focus_now, in_order, open_typing, typing
 from neuron_top.tui.messages import InputSkipped, RecordingFailed, ReportArrived, SourceChanged, WallTime
 from neuron_top.tui.render.terminal import TerminalApp
 from neuron_top.tui.screens.dashboard import DashboardScreen
@@ -161,6 +161,12 @@ class NeuronTopApp(TerminalApp):
         loop.call_soon_threadsafe(self.exit, None, code)
 
     # --- start-up ---
+    async def on_event(self, event: events.Event) -> None:
+        """Keys: every binding taken in the order its key came (``keys.in_order``)."""
+        if isinstance(event, events.Key) and await in_order(self, event):
+            return
+        await super().on_event(event)
+
     def on_mount(self) -> None:
         self._exit_loop = asyncio.get_running_loop()
         if self._pending_exit is not None:

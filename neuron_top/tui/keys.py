@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.keys import format_key
@@ -17,7 +18,7 @@ from textual.screen import Screen, ScreenResultCallbackType
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-__all__ = ["binding_keys", "focus_now", "handle_now", "key_name", "open_typing", "typing"]
+__all__ = ["binding_keys", "focus_now", "handle_now", "in_order", "key_name", "open_typing", "typing"]
 
 
 def focus_now(widget: Widget) -> None:
@@ -54,6 +55,36 @@ def handle_now(widget: Widget, message: Message) -> None:
         handler(message)
     else:
         widget.post_message(message)
+
+
+async def in_order(app: App[Any], event: events.Key) -> bool:
+    """Run the binding of a key the app has just received, now, and say whether one took it.
+
+    Why: Textual runs a priority binding (``/``, ``o``, ``T``, Enter on the tabs) when the app receives its key,
+    but forwards any other key to the focused widget, whose binding runs once the key has bubbled back up: later.
+    Keys that arrive in one read (typed fast, pasted, coalesced by ssh) were then taken out of order: ``2`` Enter
+    on the tabs opened the picker of "all" (Enter ran before ``2`` selected the app), ↓ Enter on the apps panel
+    opened the app the cursor was on before ↓. Run here, every binding is taken in the order its key came, with
+    the precedence Textual gives them (priority bindings first, then the focused widget's, its screen's, the
+    app's). Left to Textual: a key for a text box (a ``TextBox`` keeps its own keys in order), a key some widget
+    handles by a ``key_<name>`` method (the screens' Escape), a key no binding takes, and a key that came back
+    up from a widget. ``App._check_bindings`` is private (``render/private.py``); without it, Textual's way."""
+    check = getattr(app, "_check_bindings", None)
+    if check is None or event.is_forwarded:
+        return False
+    screen = app.screen
+    if event.key == "escape" and screen.maximized is not None:
+        return False  # Textual's own: Escape minimizes
+    focused = app.focused
+    if typing(focused):
+        return False
+    method = f"key_{event.name}"
+    if any(hasattr(node, method) for node in (focused or screen).ancestors_with_self):
+        return False
+    if await check(event.key, priority=True) or await check(event.key):
+        app.app_focus = True
+        return True
+    return False
 
 
 def typing(widget: Widget | None) -> bool:

@@ -574,3 +574,41 @@ async def test_editing_keys_in_one_read_act_in_the_order_typed(keys: list[str], 
         await until(lambda: len(box.value) >= len(value), what="the typed keys")
         await pilot.pause()
         assert box.value == value
+
+
+@pytest.mark.parametrize("case", ["down enter on the apps panel", "2 enter on the tabs", "2 / on the tabs"])
+async def test_keys_in_one_read_are_taken_in_the_order_typed(case: str) -> None:
+    """Textual runs a priority binding (Enter on the tabs and panels, ``/``) when the app gets the key, and any other
+    binding once its key has bubbled back up from the focused widget: keys in one read were taken out of order.
+    ↓ Enter on the apps panel opened the app the cursor had been on; ``2`` Enter on the tabs opened the picker
+    ("all" was still selected); ``2/b`` typed ``2b`` into the filter (``keys.in_order``)."""
+    from textual import events
+    from textual.widgets import Input
+
+    from neuron_top.tui.screens.app_detail import AppScreen
+    from neuron_top.tui.widgets.apps import AppsPanel
+    from neuron_top.tui.widgets.tabs import AppTabs
+    from tests.helpers import demo_snapshots, until
+
+    app = make_app(demo_snapshots("inf1.xlarge", 3, 4))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await feed(pilot)
+        apps = app.session.latest.apps
+        if case.startswith("down"):
+            app.screen.query_one(AppsPanel).focus()
+            keys, opens = [("down", None), ("enter", "\r")], apps[1].key
+        else:
+            app.screen.query_one(AppTabs).focus()
+            keys, opens = ([("2", "2"), ("enter", "\r")], apps[0].key) if "enter" in case else \
+                ([("2", "2"), ("slash", "/"), ("b", "b")], None)
+        await pilot.pause()
+        for key, char in keys:
+            app.post_message(events.Key(key, char))
+        if opens is not None:
+            await until(lambda: isinstance(app.screen, AppScreen), what="the app's screen")
+            assert app.screen.pid == opens
+        else:
+            box = app.screen.query_one("#filter", Input)
+            await until(lambda: box.value != "", what="the filter's text")
+            await pilot.pause()
+            assert (box.value, app.pid) == ("b", apps[0].key)  # "b" keeps bert-base-inf (tab 2) shown

@@ -79,9 +79,9 @@ PRIVATE: tuple[Private, ...] = (
             "terminal (6.3 and older passed one strip per line: same names, other meaning)",
             "params", ("strips", "region")),
     # --- keys (not the engine's: listed here so every private name is in one place) ---
-    Private("textual.app.App._check_bindings", "widgets/textbox.py",
-            "a text box runs the binding of an editing key where it receives it, in turn with the characters "
-            "typed with it (Textual runs it after they bubble up); guarded where it is used"),
+    Private("textual.app.App._check_bindings", "keys.py (in_order), widgets/textbox.py",
+            "the app and a text box run a key's binding when they receive the key, in turn with the keys typed "
+            "with it (Textual runs a plain binding only after the key bubbles back up); guarded where used"),
     # --- the app: where a frame goes to the terminal ---
     Private("textual.app.App._display", "terminal.py, paint.py",
             "overridden: a frame after a dropped one is sent whole, frames go through the engine's writer in one "
