@@ -261,7 +261,8 @@ class NeuronTopApp(TerminalApp):
         """Counted at once; the header says the count at most every ``SKIP_HEADER_EVERY`` seconds: a flood of
         garbage brings a message per chunk read (dozens a second), and drawing the header for each cost more
         than reading the flood."""
-        self.session.apply(SkippedInput(message.skipped, message.total))
+        for item in message.items:
+            self.session.apply(SkippedInput(item, message.total))
         if self._skip_timer is None:
             self._update_header()
             self._skip_timer = self.set_timer(SKIP_HEADER_EVERY, self._skip_header_due)

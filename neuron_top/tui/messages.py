@@ -19,15 +19,38 @@ class ReportArrived(Message):
 
 
 class InputSkipped(Message):
-    """Input that was not a report. Several in a row coalesce (the count adds up in the collector)."""
+    """Input that was not a report. Several waiting in a row coalesce into the newest, which carries the ones it
+    replaced (``earlier``): ``total`` is the feed's count so far, and every reason is still counted.
+
+    Before, the newest one replaced the others outright: the header's count (the total) was right, but the problems
+    screen lost their reasons (a stream of truncated and malformed reports: "Skipped input (6 items)" above one
+    line, "malformed JSON: 3")."""
 
     def __init__(self, skipped: Skipped, total: int) -> None:
         super().__init__()
         self.skipped = skipped
         self.total = total
+        self.earlier: list[Skipped] = []
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, InputSkipped)
+        """Textual asks the message it would handle (this one) whether ``message``, queued behind it, may be
+        handled instead: yes, if it takes this one's items along."""
+        if not isinstance(message, InputSkipped):
+            return False
+        earlier = self.earlier  # one list handed on (a flood coalesces thousands), a reason's run kept as one item
+        last = earlier[-1] if earlier else None
+        if last is not None and last.reason == self.skipped.reason:
+            earlier[-1] = Skipped(last.reason, self.skipped.sample, last.count + self.skipped.count)
+        else:
+            earlier.append(self.skipped)
+        earlier.extend(message.earlier)
+        message.earlier = earlier
+        return True
+
+    @property
+    def items(self) -> list[Skipped]:
+        """Every skipped item this message stands for, oldest first."""
+        return [*self.earlier, self.skipped]
 
 
 class SourceChanged(Message):
