@@ -115,6 +115,17 @@ def duration(seconds: float, spaced: bool = False) -> str:
     return sep.join(f"{n if i == 0 else f'{n:02d}'}{sep}{unit}" for i, (n, unit) in enumerate(parts))
 
 
+def period(seconds: float) -> str:
+    """A report period as the problems screen says it: ``latency``'s units below a second ("62.4ms", the
+    period a fast neuron-monitor config gives), ``duration``'s from one up ("5s"). Printed as it was measured it
+    read "every 0.0623866s".
+
+    >>> period(0.0623866), period(0.99915), period(5.0), period(120)
+    ('62.4ms', '999ms', '5s', '2m00s')
+    """
+    return latency(seconds) if seconds < 1 else duration(seconds)
+
+
 def moment(ts: float, wall: bool, start: float = 0.0) -> str:
     """A point in a recording as every output says it: local wall-clock time ("2026-01-01 03:00:05") when the
     recording has it, else the time since ``start`` ("+1:02:03"), rounded to the nearest second.

@@ -175,3 +175,34 @@ def test_the_problems_screen_still_says_why_a_restarted_command_ended() -> None:
     text = problems_text(s, 1004.0).plain
     assert text.count(ended) == 1
     assert "started again 2 times" in text  # the exporter's neurontop_source_restarts_total, counted the same way
+
+
+async def test_skipped_input_coalesced_keeps_every_reason() -> None:
+    """A stream of truncated and malformed reports: InputSkipped messages waiting in a row are coalesced by Textual,
+    and the newest replaced the others outright. The header's total stayed right (the feed's count), but the
+    problems screen said "Skipped input (6 items)" above one reason with 3 (seen in tmux)."""
+    from neuron_top.tui.messages import InputSkipped
+    from neuron_top.tui.screens.problems import problems_text
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        for n, (reason, sample) in enumerate([("truncated report", "{a"), ("truncated report", "{b"),
+                                               ("malformed JSON", "{c"), ("malformed JSON", "{d")], 1):
+            app.post_message(InputSkipped(Skipped(reason, sample), n))  # queued together: they coalesce
+        await until(lambda: app.session.status.skipped == 4, what="the skipped count")
+        await pilot.pause()
+        assert app.session.skip_reasons == {"truncated report": (2, "{b"), "malformed JSON": (2, "{d")}
+        text = problems_text(app.session, 1000.0).plain
+        assert "Skipped input (4 items)" in text and "truncated report: 2" in text and "malformed JSON: 2" in text
+
+
+def test_the_problems_screen_says_a_fast_period_in_milliseconds() -> None:
+    """"3 reports received, one expected every 0.0623866s": the period as measured, unformatted."""
+    from neuron_top.tui.screens.problems import problems_text
+    from tests.conftest import REPORTS, load_snapshot
+
+    s = Session(name="fast", clock=lambda: 1000.0)
+    s.apply(StatusChanged(Status(State.LIVE)))
+    for i in range(3):
+        s.accept(load_snapshot(REPORTS / "inf1_xlarge_single_runtime.json", ts=1000.0 + i * 0.0624))
+    assert "3 reports received, one expected every 62.4ms" in problems_text(s, 1000.2).plain

@@ -65,7 +65,8 @@ def problems_text(session: Session, now: float) -> Text:
         row(st.position or "no report yet")
     else:
         row(f"{fmt.plural(st.reports, 'report')} received"
-            + (f", one expected every {st.expected:g}s" if st.expected and st.state in ("live", "stale") else "")
+            + (f", one expected every {fmt.period(st.expected)}" if st.expected and st.state in ("live", "stale")
+               else "")
             + (f"; started again {fmt.plural(st.restarts, 'time')}" if st.restarts else ""))
     detail = [ln for ln in st.detail.splitlines() if ln.strip()]
     if detail:
