@@ -180,10 +180,12 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
         pods.settle()  # asked before the report comes, so that the recording keeps who held each core too
         asked = True
     feed = Feed(source, recorder, pods=pods if recorder is not None else None)  # closes the recorder when closed
+    ended = None
     try:
         for event in feed.events():
             session.apply(event)
             if isinstance(event, StatusChanged) and session.status.state in ("ended", "failed", "restarting"):
+                ended = event.status
                 break  # --once waits for no restart
             if isinstance(event, Report):
                 info = SourceInfo.of(session)
@@ -197,7 +199,9 @@ def print_once(source: Source, as_json: bool, recorder: RecordingWriter | None =
     finally:
         feed.close()
     skipped = session.status.skipped
-    raise UsageError(f"no report from {clean(source.name)}: {clean(session.status.message) or 'the stream ended'}"
+    why = (ended.cause or ended.message) if ended is not None else session.status.message  # no "restarting in"
+    said = f"; its last output: {ended.last_words}" if ended is not None and ended.last_words else ""
+    raise UsageError(f"no report from {clean(source.name)}: {clean(why) or 'the stream ended'}" + said
                      + (f" ({skipped} bad input skipped)" if skipped else ""))
 
 

@@ -99,7 +99,8 @@ def export_main(ns: argparse.Namespace, err: TextIO | None = None, stop: threadi
                     print(f"neuron-top: {now or 'pods: none'}", file=err, flush=True)
             if isinstance(event, StatusChanged) and event.status.state in (State.ENDED, State.FAILED,
                                                                              State.RESTARTING):
-                print(f"neuron-top: {clean(event.status.message)}", file=err, flush=True)
+                said = f" (its last output: {event.status.last_words})" if event.status.last_words else ""
+                print(f"neuron-top: {clean(event.status.message)}{said}", file=err, flush=True)
             elif isinstance(event, RecordingError):
                 print(f"neuron-top: recording stopped: {event.reason}", file=err, flush=True)
 

@@ -545,7 +545,8 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
             elif isinstance(event, StatusChanged) and event.status.state in (State.FAILED, State.RESTARTING):
                 st = event.status
                 failed = st.message if st.state is State.FAILED else failed
-                print(f"neuron-top: {clean(st.message)}", file=err)
+                said = f" (its last output: {st.last_words})" if st.last_words else ""
+                print(f"neuron-top: {clean(st.message)}{said}", file=err)
     finally:
         stop.set()
         source.close()

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from neuron_top.textsafe import clean
+
 __all__ = ["Backoff", "Item", "RawReport", "Skipped", "Source", "State", "Status", "pause", "wait_for_any"]
 
 
@@ -60,6 +62,18 @@ class Status:
     exit_status: int | None = None
     """The exit status of the process that ended (negative: killed by that signal), when one did: the header
     shows it next to ENDED/FAILED/RESTARTING, not only in a message that may be cut."""
+    cause: str = field(default="", compare=False)
+    """What happened, without what the source does about it (``message`` less "; restarting in 2 s"): what a
+    one-shot command (``--once``) says, as it waits for no restart."""
+
+    @property
+    def last_words(self) -> str:
+        """The last line of ``detail`` that says something (a child's last line on stderr: usually its error),
+        made printable; "" when none."""
+        for line in reversed(self.detail.splitlines()):
+            if line.strip():
+                return clean(line.strip(), 240)
+        return ""
 
 
 Item = RawReport | Skipped | Status

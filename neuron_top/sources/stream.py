@@ -615,7 +615,7 @@ class CommandSource(ChildSource):
                 self.restart.reset()
             delay = self.restart.next()
             yield Status(State.RESTARTING, f"{how}; restarting in {delay:g} s", detail=end.detail,
-                         exit_status=end.code)
+                         exit_status=end.code, cause=how)
             pause(delay, self._sleep, stop, self._closed)
             if stop.is_set() or self._closed.is_set():
                 return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,9 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     (["demo", "--emit", "--count", "-1"], "--count: -1 is below 0"),  # it emitted nothing, and said nothing
     (["fleet", "--ssh", "h", "--history", "-1"], "--history: -1 is below 0"),
     (["fleet", "--ssh", "h", "--once", "--timeout", "-1"], "--timeout must be above 0"),  # was an empty row
+    # said "...; restarting in 1 s" (--once restarts nothing) and not why: the child's last line on stderr
+    (["--command", "sh -c 'echo usage: x >&2; echo x: error: no such flag >&2; exit 3'", "--once"],
+     "exited with status 3 after 0 reports; its last output: x: error: no such flag"),
     # a table of nothing but its "HOST" heading
     (["fleet", "--ssh", "h", "--once", "--width", "-5"], "--width: -5 is below 0"),
     (["fleet", "--ssh", "h", "--once", "--width", "12"], "--width: 12 columns is too narrow for the table (at least 40)"),
@@ -110,3 +114,19 @@ def test_trace_check_exit_codes() -> None:
     assert p.returncode == 1 and p.stdout.decode().count("(B)") == 4
     p = run("trace", str(TRACES / "catapult_simple_trace.json"), "--summary")
     assert p.returncode == 0 and "phases:" in p.stdout.decode()
+
+
+def test_record_says_why_its_command_keeps_failing(tmp_path: Path) -> None:
+    """``record --command`` printed "... exited with status 3 after 0 reports; restarting in 1 s" at every restart,
+    never what the command said; now its last line on stderr follows."""
+    cmd = "sh -c 'echo x: error: no such flag >&2; exit 3'"
+    p = subprocess.Popen([sys.executable, "-m", "neuron_top", "record", str(tmp_path / "r.jsonl"), "--command", cmd],
+                         cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stderr is not None
+        line = p.stderr.readline()  # the first restart: 1 s after the first run
+        assert "exited with status 3 after 0 reports; restarting in 1 s (its last output: x: error: no such flag)" \
+            in line, line
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=20)
