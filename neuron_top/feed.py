@@ -111,6 +111,10 @@ class SourceTally:
     state: State = State.STARTING
     message: str = ""
     """The last non-empty status message (why it ended, what it waits for)."""
+    cause: str = ""
+    """That message without what the source does next ("; restarting in 2 s"), when it said so (``Status.cause``)."""
+    last_words: str = ""
+    """The last line the source's process wrote on stderr before it ended (``Status.last_words``), or ""."""
     skipped: int = 0
     """Input items skipped so far (``SkippedInput.total``)."""
     restarts: int = 0
@@ -127,7 +131,8 @@ class SourceTally:
                 self.restarts += 1
             self.state = st.state
             if st.message:
-                self.message = st.message
+                self.message, self.cause = st.message, st.cause or st.message
+                self.last_words = st.last_words
         elif isinstance(event, RecordingError):
             self.recording_errors += 1
         else:

@@ -160,10 +160,11 @@ class HealthCheck:
         """(exit code, one line): what node-problem-detector records for this run."""
         snap = self.last
         if snap is None:
-            why = clean(self.tally.message, 160) or "no report"
+            why = clean(self.tally.cause, 160) or "no report"
+            said = f"; its last output: {self.tally.last_words}" if self.tally.last_words else ""
             if self.tally.restarts or self.tally.state is State.FAILED:
-                return PROBLEM, _line(f"PROBLEM: neuron-monitor does not start: {why}")
-            return UNKNOWN, _line(f"UNKNOWN: no report from {clean(self.source, 60)}: {why}")
+                return PROBLEM, _line(f"PROBLEM: neuron-monitor does not start: {why}{said}")
+            return UNKNOWN, _line(f"UNKNOWN: no report from {clean(self.source, 60)}: {why}{said}")
         if not snap.has_neuron:
             return UNKNOWN, "UNKNOWN: no Neuron devices or runtimes in the reports"
         r = self.rules

@@ -94,6 +94,14 @@ def test_a_monitor_that_dies_at_once_is_a_problem() -> None:
     assert code == PROBLEM and lines[0].startswith("PROBLEM: neuron-monitor does not start:")
 
 
+def test_a_monitor_that_cannot_start_says_why_in_the_line() -> None:
+    """The verdict said "... exited with status 3 after 0 reports; restarting in 2 s": node-problem-detector's
+    condition then told nobody why; the monitor's last line on stderr now ends it."""
+    code, lines = run("--command", "sh -c 'echo error: cannot open /dev/neuron0 >&2; exit 3'", "--for", "4")
+    assert code == PROBLEM and lines[0].endswith(
+        "exited with status 3 after 0 reports; its last output: error: cannot open /dev/neuron0"), lines
+
+
 def test_no_neuron_hardware_is_unknown() -> None:
     """The built-in collector on this machine (no Neuron devices): nothing to judge."""
     code, lines = run("--builtin", "--for", "3")
