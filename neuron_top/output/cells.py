@@ -10,7 +10,7 @@ from functools import cached_property
 
 from neuron_top import fmt
 from neuron_top.derived import Latency, device_memory, latency_state, sane_util
-from neuron_top.snapshot import AppView, Snapshot
+from neuron_top.snapshot import AllApps, AppView, Snapshot
 from neuron_top.textsafe import clean
 
 __all__ = ["APP_COLUMNS", "APP_SORTS", "FAILED", "HIDDEN", "CoreCells", "app_cells", "core_cells", "latency_cell",
@@ -64,7 +64,11 @@ def memory_values(a: AppView, known: tuple[str, ...], breakdown: dict[str, int],
     names = [*known, *sorted(k for k in breakdown if k not in known)]
     if not a.memory_reported:
         return [("Total", None), *((n, None) for n in names)]
-    return [("Total", total), *((n, breakdown.get(n, 0) if breakdown else None) for n in names)]
+    if not breakdown and not (isinstance(a, AllApps) and not a.apps):
+        return [("Total", total), *((n, None) for n in names)]
+    # every category of the breakdown; with no runtime at all, nothing is used: 0 each, as the total says (it read
+    # "Total: 0B  Tensors: -  Const: -", zero and not reported side by side)
+    return [("Total", total), *((n, breakdown.get(n, 0)) for n in names)]
 
 
 def latency_row(a: AppView, kind: str, percentiles: tuple[str, ...]) -> list[str]:

@@ -112,3 +112,18 @@ def test_an_instance_known_by_name_alone_has_no_trailing_space() -> None:
     snap = snapshot_from(json.dumps({"instance_info": {"instance_name": "vm", "instance_id": "",
                                                        "instance_type": ""}}).encode(), 0.0, 1)
     assert "instance: vm\n" in text(snap, SourceInfo("s", "live"))
+
+
+def test_no_runtime_means_every_memory_category_is_zero_as_the_total_is() -> None:
+    """A report with no runtime: the total said 0B (nothing used, ``AllApps.memory_reported``) while every
+    category said "-" (not reported) beside it, on the dashboard and in ``--once``. A runtime that gives its
+    totals without a breakdown still shows "-" per category."""
+    from neuron_top.output.cells import memory_values
+    from neuron_top.snapshot import HOST_CATEGORIES
+
+    snap = load_snapshot(REPORTS / "inf1_xlarge_idle_no_runtimes.json")
+    assert not snap.apps
+    out = text(snap, SourceInfo("x", "live"))
+    assert "host   total 0B  tensors 0B  constants 0B" in out and "tensors -" not in out
+    app = load_snapshot(REPORTS / "inf1_xlarge_single_runtime.json").apps[0]
+    assert memory_values(app, HOST_CATEGORIES, {}, 5)[1:] == [(n, None) for n in HOST_CATEGORIES]
