@@ -913,3 +913,23 @@ def test_stepped_sparks_moved_on_together_follow_the_keys_and_the_history() -> N
         assert [(text, newest) for _, text, newest in sparks.many(h, keys)] == full, n
         moved += sparks._drawn is not before and bool(before) and before[0][0][2] + 1 == sparks._drawn[0][0][2]
     assert moved > 20  # the steps moved on together were checked
+
+
+async def test_no_devices_says_what_is_shown_whole_at_80_columns() -> None:
+    """Without Neuron devices the core grid's one line was cut at the panel's edge: "neuron driver not found (no
+    /sys/devices/virtual/neuron_device). Showing host" at 80 columns. It wraps now."""
+    import msgspec
+
+    from neuron_top.snapshot import snapshot_from
+    from neuron_top.tui.widgets.cores import CoreGrid
+    from tests.helpers import feed, make_app
+
+    doc = {"neuron_hardware_info": {"error": "neuron driver not found (no /sys/devices/virtual/neuron_device)"},
+           "system_data": {"vcpu_usage": {"period": 1.0, "average_usage": {"user": 10.0, "system": 1.0}}}}
+    snaps = [snapshot_from(msgspec.json.encode(doc), 1000.0 + i, i + 1) for i in range(2)]
+    app = make_app(snaps)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot)
+        grid = app.screen.query_one(CoreGrid)
+        text = " ".join("".join(s.text for s in grid.render_line(y)).strip() for y in range(1, 4)).strip()
+        assert "neuron driver not found" in text and text.endswith("Showing host metrics only."), text

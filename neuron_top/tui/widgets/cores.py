@@ -8,6 +8,7 @@ the bars are, from the width and the rows the screen can spare.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import cast
 
@@ -260,8 +261,10 @@ class CoreGrid(Panel[None]):
     def build(self, view: View, width: int) -> list[Strip]:
         snap, app = view.snapshot, view.app
         if not snap.has_neuron:
+            # wrapped, not cut: at 80 columns the line ended "... Showing host", the half that says what is shown
+            said = textwrap.wrap(f"{snap.no_devices}. Showing host metrics only.", max(width - 2, 20))
             return [self.title_strip("NeuronCores", width),
-                    LightStrip([Segment(f" {snap.no_devices}. Showing host metrics only.", self.style("dim"))])]
+                    *(LightStrip([Segment(f" {part}", self.style("dim"))]) for part in said)]
         cells = core_cells(snap, app, view.flops, view.physical, 2 if view.precise else 0)
         phys = cells.phys
         cpd, devices = snap.cores_per_device, snap.device_count
