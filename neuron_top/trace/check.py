@@ -138,13 +138,15 @@ def summary_lines(store: TraceStore) -> list[str]:
 
 
 def run_summary(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = None) -> int:
-    """Print the summary of each trace; 0, or 2 when a file is unreadable."""
+    """Print the summary of each trace; 0, or 2 when a file or some of its events could not be read, as
+    ``--check`` (a summary of what could be read exited 0 after saying "1 event could not be read")."""
     err = sys.stderr if err is None else err
     status = EXIT_OK
     for path in trace_files(list(paths)):
         store = _load(path, err)
-        if store is None:
+        if store is None or store.lost:
             status = EXIT_UNREADABLE
+        if store is None:
             continue
         for line in summary_lines(store):
             print(line, file=out)

@@ -112,6 +112,19 @@ def test_summary_of_unreadable(tmp_path: Path) -> None:
     assert "cannot read" in err.getvalue()
 
 
+def test_summary_of_a_trace_with_lost_events_exits_2_as_the_check_does(tmp_path: Path) -> None:
+    """A trace cut inside its second event: ``--check`` exited 2 (events lost), ``--summary`` 0 after saying "1
+    event could not be read"."""
+    path = tmp_path / "cut.json"
+    path.write_text('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}, '
+                    '{"ph": "X", "name": "b", "ts": "x"')
+    out = io.StringIO()
+    assert run_summary([path], out) == 2 and run_check([path], io.StringIO()) == 2
+    assert out.getvalue().startswith("unreadable: 1 event could not be read")
+    whole = write_events(tmp_path, [x("a", 0, 5)])
+    assert run_summary([whole], io.StringIO()) == 0
+
+
 def test_check_real_unclosed_slices() -> None:
     code, out, _ = _check([real_trace("catapult_main_thread_has_unclosed_slices.json.gz")])
     assert code == 1 and len(out.splitlines()) == 4
