@@ -18,7 +18,7 @@ from textual.screen import Screen, ScreenResultCallbackType
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-__all__ = ["binding_keys", "focus_now", "handle_now", "in_order", "key_name", "open_typing", "typing"]
+__all__ = ["binding_keys", "focus_now", "handle_now", "in_order", "key_name", "open_typing", "run_binding", "typing"]
 
 
 def focus_now(widget: Widget) -> None:
@@ -69,22 +69,31 @@ async def in_order(app: App[Any], event: events.Key) -> bool:
     app's). Left to Textual: a key for a text box (a ``TextBox`` keeps its own keys in order), a key some widget
     handles by a ``key_<name>`` method (the screens' Escape), a key no binding takes, and a key that came back
     up from a widget. ``App._check_bindings`` is private (``render/private.py``); without it, Textual's way."""
-    check = getattr(app, "_check_bindings", None)
-    if check is None or event.is_forwarded:
+    if event.is_forwarded:
         return False
     screen = app.screen
     if event.key == "escape" and screen.maximized is not None:
         return False  # Textual's own: Escape minimizes
     focused = app.focused
-    if typing(focused):
+    if typing(focused) or not await run_binding(focused or screen, event, priority=True):
+        return False
+    app.app_focus = True
+    return True
+
+
+async def run_binding(node: Widget, event: events.Key, priority: bool) -> bool:
+    """Run the binding ``event``'s key has for ``node`` (the focused widget, else the screen) now, with Textual's
+    precedence (priority bindings first when ``priority``, then ``node``'s, its screen's, the app's), and say
+    whether one took it. False without running anything for a key some widget above handles by a ``key_<name>``
+    method (the screens' Escape: it must bubble up to it), and on a Textual without ``App._check_bindings``
+    (private, ``render/private.py``). ``in_order`` and ``TextBox`` share it."""
+    check = getattr(node.app, "_check_bindings", None)
+    if check is None:
         return False
     method = f"key_{event.name}"
-    if any(hasattr(node, method) for node in (focused or screen).ancestors_with_self):
+    if any(hasattr(n, method) for n in node.ancestors_with_self):
         return False
-    if await check(event.key, priority=True) or await check(event.key):
-        app.app_focus = True
-        return True
-    return False
+    return bool((priority and await check(event.key, priority=True)) or await check(event.key))
 
 
 def typing(widget: Widget | None) -> bool:

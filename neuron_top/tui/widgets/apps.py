@@ -65,7 +65,7 @@ class AppsPanel(Panel[None]):
     BINDINGS = [
         Binding("up", "cursor(-1)", "up", show=False),
         Binding("down", "cursor(1)", "down", show=False),
-        Binding("enter", "open", "open app", priority=True),  # keys.handle_now
+        Binding("enter", "open", "open app"),  # in turn with the keys typed with it: keys.in_order, keys.handle_now
     ]
     COMPONENT_CLASSES = {"apps--spark"}
     DEFAULT_CSS = """

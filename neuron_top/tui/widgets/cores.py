@@ -132,7 +132,7 @@ class CoreGrid(Panel[None]):
         Binding("down", "move(0, 1)", "down", show=False),
         Binding("left", "move(-1, 0)", "left", show=False),
         Binding("right", "move(1, 0)", "right", show=False),
-        Binding("enter", "open", "open core", priority=True),  # keys.handle_now
+        Binding("enter", "open", "open core"),  # in turn with the keys typed with it: keys.in_order, keys.handle_now
     ]
 
     COMPONENT_CLASSES = {f"cores--pod{i}" for i in range(POD_COLOURS)}

@@ -73,7 +73,7 @@ class FleetTable(LineDiff, can_focus=True):
         Binding("pagedown", "page(1)", "page down", show=False),
         Binding("home", "edge(-1)", "first", show=False),
         Binding("end", "edge(1)", "last", show=False),
-        Binding("enter", "open", "open host", priority=True),  # the keys typed after it go to the host
+        Binding("enter", "open", "open host"),  # the keys typed after it go to the host (keys.in_order)
     ]
     COMPONENT_CLASSES = {"fleet-table--header", "fleet-table--sorted", "fleet-table--cursor", "fleet-table--group",
                          "fleet-table--up", "fleet-table--stale", "fleet-table--down", "fleet-table--dim",

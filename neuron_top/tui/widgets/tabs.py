@@ -28,7 +28,7 @@ class AppTabs(LineDiff, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "previous app", show=False),
         Binding("right", "move(1)", "next app", show=False),
-        Binding("enter", "open", "open app", priority=True),  # what it opens takes the keys typed after it
+        Binding("enter", "open", "open app"),  # what it opens takes the keys typed after it (keys.in_order)
     ]
 
     COMPONENT_CLASSES = {"tabs--label", "tabs--tab", "tabs--selected", "tabs--error", "tabs--more"}

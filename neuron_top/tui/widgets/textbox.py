@@ -18,17 +18,16 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Input
 
+from neuron_top.tui.keys import run_binding
+
 __all__ = ["TextBox"]
 
 
 class TextBox(Input):
     async def _on_key(self, event: events.Key) -> None:
-        if not event.is_printable:
-            check = getattr(self.app, "_check_bindings", None)
-            method = f"key_{event.name}"
-            if check is not None and not any(hasattr(node, method) for node in self.ancestors_with_self) \
-                    and await check(event.key):
-                event.stop()
-                event.prevent_default()
-                return
+        # the app ran the priority bindings before it handed the key here
+        if not event.is_printable and await run_binding(self, event, priority=False):
+            event.stop()
+            event.prevent_default()
+            return
         await super()._on_key(event)
