@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from neuron_top.sources.base import Backoff, Item, State, Status, pause
+from neuron_top.sources.base import Backoff, Item, State, Status, last_line, pause
 from neuron_top.sources.stream import CommandSource
 from neuron_top.textsafe import clean
 
@@ -121,7 +121,7 @@ class HostStream:
             # the reason first (ssh's own last words), then how the command ended: a narrow row shows the start
             how = (end.message.removeprefix("stream ended: ").removeprefix(src.name).strip()
                    if end is not None else "the stream ended")
-            last = _last_line(end.detail) if end is not None else ""
+            last = last_line(end.detail, 160) if end is not None else ""
             text = f"{last} ({how})" if last else how
             yield Status(State.RESTARTING, f"{text}; retrying in {delay:g} s",
                          detail=end.detail if end is not None else "")
@@ -135,6 +135,3 @@ class HostStream:
             cur.close()
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return clean(lines[-1], 160) if lines else ""

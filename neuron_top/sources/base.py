@@ -19,7 +19,7 @@ from typing import Protocol
 
 from neuron_top.textsafe import clean
 
-__all__ = ["Backoff", "Item", "RawReport", "Skipped", "Source", "State", "Status", "pause", "wait_for_any"]
+__all__ = ["Backoff", "Item", "RawReport", "Skipped", "Source", "State", "Status", "last_line", "pause", "wait_for_any"]
 
 
 class State(enum.Enum):
@@ -68,12 +68,18 @@ class Status:
 
     @property
     def last_words(self) -> str:
-        """The last line of ``detail`` that says something (a child's last line on stderr: usually its error),
-        made printable; "" when none."""
-        for line in reversed(self.detail.splitlines()):
-            if line.strip():
-                return clean(line.strip(), 240)
-        return ""
+        """The last line of ``detail`` that says something (a child's last line on stderr: usually its error)."""
+        return last_line(self.detail)
+
+
+def last_line(text: str, width: int = 240) -> str:
+    """The last line of ``text`` that says something (of a child's stderr: usually its error), stripped and made
+    printable (``clean``, at most ``width`` characters); "" when none. What the header, ``--once``, ``record``,
+    ``export``, ``health`` and the fleet's ssh hosts say of a command that ended."""
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return clean(line.strip(), width)
+    return ""
 
 
 Item = RawReport | Skipped | Status

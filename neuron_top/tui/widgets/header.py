@@ -15,6 +15,7 @@ from neuron_top import __version__, fmt
 from neuron_top.fmt import plural
 from neuron_top.session import SourceStatus
 from neuron_top.snapshot import Snapshot
+from neuron_top.sources.base import last_line
 from neuron_top.sources.stream import describe_exit
 from neuron_top.textsafe import clean
 from neuron_top.tui.render.spans import LineDiff
@@ -194,8 +195,7 @@ def status_line(snap: Snapshot | None, src: SourceStatus, now: float, width: int
     said.append((clean(src.name, 60), "text", 3))
     said.append((message, "text", 4))
     if state in ("failed", "restarting", "ended") and src.detail:
-        last = next((ln for ln in reversed(src.detail.splitlines()) if ln.strip()), "")
-        said.append((clean(last.strip(), 120), "warn", 5))
+        said.append((last_line(src.detail, 120), "warn", 5))
     if src.position:
         said.append((src.position, "text", 8))
     if src.source_filter:
