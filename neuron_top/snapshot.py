@@ -955,7 +955,7 @@ class Snapshot:
     def pods(self) -> PodMap:
         """Which pod holds each core and each app (``k8s.resolve``, the one rule: the kubelet, else the runtimes'
         cgroups, else neuron-monitor's ``neuron_k8s_info``)."""
-        app_cores = self._cores_by_pid()
+        app_cores = self._cores_by_pid
         g, cpd = self.report.neuron_k8s_info, self.cores_per_device
         k8s = (g.neuroncores_k8s_info, g.neurondevices_k8s_info) if g is not None else None  # not its period
         kept = Snapshot._pods_kept
@@ -974,11 +974,12 @@ class Snapshot:
     @cached
     def pod_usage(self) -> tuple[PodUsage, ...]:
         """Each pod with Neuron cores: its cores, their mean utilization, the ones allocated but idle, its apps."""
-        return self.pods.usage(self.all.core_stats.util, self._cores_by_pid())
+        return self.pods.usage(self.all.core_stats.util, self._cores_by_pid)
 
+    @cached
     def _cores_by_pid(self) -> dict[int, tuple[int, ...]]:
         """Each process's cores, for the pods (a pod holds processes): the cores of every runtime of a pid, where
-        the last runtime's had replaced the others'."""
+        the last runtime's had replaced the others'. Once a snapshot (``pods`` and ``pod_usage`` read it)."""
         out: dict[int, tuple[int, ...]] = {}
         for a in self.apps:
             cores = self.cores_of(a)

@@ -64,11 +64,9 @@ def memory_values(a: AppView, known: tuple[str, ...], breakdown: dict[str, int],
     names = [*known, *sorted(k for k in breakdown if k not in known)]
     if not a.memory_reported:
         return [("Total", None), *((n, None) for n in names)]
-    if not breakdown and not (isinstance(a, AllApps) and not a.apps):
-        return [("Total", total), *((n, None) for n in names)]
-    # every category of the breakdown; with no runtime at all, nothing is used: 0 each, as the total says (it read
-    # "Total: 0B  Tensors: -  Const: -", zero and not reported side by side)
-    return [("Total", total), *((n, breakdown.get(n, 0)) for n in names)]
+    # no runtime at all: nothing used, 0 in each category as in the total (it read "Total: 0B  Tensors: -")
+    nothing = isinstance(a, AllApps) and not a.apps
+    return [("Total", total), *((n, breakdown.get(n, 0) if breakdown or nothing else None) for n in names)]
 
 
 def latency_row(a: AppView, kind: str, percentiles: tuple[str, ...]) -> list[str]:

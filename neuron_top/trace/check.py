@@ -144,10 +144,11 @@ def run_summary(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = N
     status = EXIT_OK
     for path in trace_files(list(paths)):
         store = _load(path, err)
-        if store is None or store.lost:
-            status = EXIT_UNREADABLE
         if store is None:
+            status = EXIT_UNREADABLE
             continue
+        if store.lost:
+            status = EXIT_UNREADABLE
         for line in summary_lines(store):
             print(line, file=out)
     return status

@@ -83,17 +83,23 @@ class AppScreen(DrillScreen):
         """The runtime's process (``procinfo``) when its pid is on this machine: command line, user, start time,
         RSS, as nvitop shows them; nothing for a remote source, a replay or a pid not visible here."""
         line = self.query_one("#app-process", Static)
-        pid = self._shown.app.pid if self._shown is not None else self.pid  # the process (``self.pid``: the key)
-        info = process_info(pid) if present and getattr(self.app, "local_pids", False) else None
+        info = process_info(self._process_pid) if present and getattr(self.app, "local_pids", False) else None
         line.display = info is not None
         if info is not None:
             line.update(" process: " + info.describe())
+
+    @property
+    def _process_pid(self) -> int:
+        """The runtime's process: ``self.pid`` is the app's key (``AppView.key``), its pid unless two runtimes share
+        one."""
+        shown = self._shown
+        return shown.app.pid if shown is not None and not shown.app.is_all else self.pid
 
     def _update_crumb(self) -> None:
         shown = self._shown
         label = shown.app.label if shown is not None and not shown.app.is_all else "?"
         pod = shown.snapshot.app_pod(shown.app) if shown is not None else None
-        self.crumb.here = f"app {label} (pid {shown.app.pid if shown is not None and not shown.app.is_all else self.pid})"
+        self.crumb.here = f"app {label} (pid {self._process_pid})"
         if self.ended:
             self.crumb.note = "ended: showing its last report"
         elif shown is not None and shown.app.is_all:

@@ -127,19 +127,20 @@ class _InfoLine(Static):
     line's second row was hidden and the first ended in a stray "·" at 80 columns, and cut by characters it could
     end inside a number ("900 µ"). ``lost`` (what the loader skipped) leads and is never cut away."""
 
+    _parts: list[str] = []
+    _lost: Text | None = None
+
     def show(self, parts: list[str], lost: Text | None = None) -> None:
         self._parts, self._lost = parts, lost
         self.refresh()
 
     def render(self) -> Text:
-        parts: list[str] = getattr(self, "_parts", [])
-        lost: Text | None = getattr(self, "_lost", None)
         line = Text(no_wrap=True, overflow="ellipsis")
         width = self.content_size.width
-        if lost is not None:
-            line.append_text(lost)
-            width -= lost.cell_len
-        line.append(cut_parts(parts, max(width, 1), measure=cell_len))
+        if self._lost is not None:
+            line.append_text(self._lost)
+            width -= self._lost.cell_len
+        line.append(cut_parts(self._parts, max(width, 1), measure=cell_len))
         return line
 
 
