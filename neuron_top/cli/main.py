@@ -298,6 +298,10 @@ def run_trace(ns: argparse.Namespace) -> int:
             code = max(code, run_summary(ns.files, sys.stdout))
         if ns.check:
             code = max(code, run_check(ns.files, sys.stdout))
+        try:
+            sys.stdout.flush()  # here, not at exit: a reader gone (`| head -1`) must not turn the verdict into 0
+        except BrokenPipeError:
+            _quiet_stdout()
         return code
     from neuron_top.trace.loaders import TraceError, sniff_format
 

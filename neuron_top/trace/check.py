@@ -57,9 +57,28 @@ def _load(path: str | Path, err: TextIO) -> TraceStore | None:
         return None
 
 
+class _Lines:
+    """Prints lines to ``out`` until its reader leaves (``--check | head -1``: EPIPE), then prints no more. The
+    exit status is the verdict, so every file is still read and judged: under ``set -o pipefail`` a trace with
+    errors fails the pipeline whether or not its reader read them all."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.gone = False
+
+    def __call__(self, line: str) -> None:
+        if self.gone:
+            return
+        try:
+            print(line, file=self.out)
+        except BrokenPipeError:
+            self.gone = True
+
+
 def run_check(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = None) -> int:
     """Print the check report for each trace; 0 clean, 1 errors or unfinished events, 2 unreadable file."""
     err = sys.stderr if err is None else err
+    say = _Lines(out)
     status = EXIT_OK
     paths = trace_files(list(paths))
     for path in paths:
@@ -68,14 +87,14 @@ def run_check(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = Non
             status = EXIT_UNREADABLE
             continue
         if len(paths) > 1:
-            print(f"== {clean(str(path))} ==", file=out)
+            say(f"== {clean(str(path))} ==")
         if store.lost:
-            print(lost_line(store), file=out)
+            say(lost_line(store))
         lines = check_lines(store)
         if not lines:
-            print("no errors detected" + (" in the events that could be read" if store.lost else ""), file=out)
+            say("no errors detected" + (" in the events that could be read" if store.lost else ""))
         for line in lines:
-            print(line, file=out)
+            say(line)
         if store.lost:
             status = EXIT_UNREADABLE
         elif lines and status == EXIT_OK:
@@ -141,6 +160,7 @@ def run_summary(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = N
     """Print the summary of each trace; 0, or 2 when a file or some of its events could not be read, as
     ``--check`` (a summary of what could be read exited 0 after saying "1 event could not be read")."""
     err = sys.stderr if err is None else err
+    say = _Lines(out)
     status = EXIT_OK
     for path in trace_files(list(paths)):
         store = _load(path, err)
@@ -150,5 +170,5 @@ def run_summary(paths: Sequence[str | Path], out: TextIO, err: TextIO | None = N
         if store.lost:
             status = EXIT_UNREADABLE
         for line in summary_lines(store):
-            print(line, file=out)
+            say(line)
     return status

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from neuron_top.trace import run_check, run_summary
@@ -134,3 +137,22 @@ def test_check_real_unclosed_slices() -> None:
 def test_check_real_clean_trace() -> None:
     code, out, _ = _check([real_trace("catapult_x_event_trace.json.gz")])
     assert (code, out) == (0, "no errors detected\n")
+
+
+def test_a_reader_that_left_does_not_turn_the_verdict_into_0(tmp_path: Path) -> None:
+    """``set -o pipefail; neuron-top trace T --check | head -1``: the reader left before the report was written
+    (EPIPE) and the command exited 0, so a trace with hangs passed CI. The verdict stands, with nothing on stderr;
+    a second, unreadable file after the pipe closed still counts."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("garbage")
+    hangs = str(DATA / "trace_small.json")
+    for args, want in (([hangs, "--check"], 1), ([hangs, "--summary"], 0), ([hangs, str(bad), "--summary"], 2)):
+        r, w = os.pipe()
+        os.close(r)  # the reader is gone before the first line
+        try:
+            done = subprocess.run([sys.executable, "-m", "neuron_top", "trace", *args], stdout=w,
+                                  stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+        finally:
+            os.close(w)
+        assert done.returncode == want, (args, done.stderr)
+        assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
