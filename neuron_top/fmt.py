@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from neuron_top.derived import sane_util
 
-__all__ = ["cells", "core_ranges", "count", "cut", "cut_parts", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops", "used_of"]
+__all__ = ["cells", "core_ranges", "count", "cut", "cut_parts", "duration", "human_bytes", "latency", "moment", "pct", "rate", "tflops", "used_of", "wrap_parts"]
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
@@ -301,3 +301,24 @@ def cut_parts(parts: Sequence[str], width: int, sep: str = " · ", measure: Call
         if measure(head) + measure(more) <= width:
             return head + more
     return cut(parts[0] if parts else "", width, measure)
+
+
+def wrap_parts(parts: Sequence[str], width: int, sep: str = " · ", measure: Callable[[str], int] = cells) -> list[str]:
+    """``parts`` joined by ``sep`` into lines of at most ``width`` cells, broken only between whole parts: wrapped
+    by words, "cat cpu_op" became "cat" at one line's end and "cpu_op" under it. A part wider than ``width`` gets a
+    line of its own (to be wrapped or cut by whoever draws it).
+
+    >>> wrap_parts(["start +5 ms", "phase X", "cat cpu_op"], 22)
+    ['start +5 ms · phase X', 'cat cpu_op']
+    """
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        if line and measure(line) + measure(sep) + measure(part) > width:
+            lines.append(line)
+            line = part
+        else:
+            line = f"{line}{sep}{part}" if line else part
+    if line or not lines:
+        lines.append(line)
+    return lines

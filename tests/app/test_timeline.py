@@ -14,7 +14,7 @@ from neuron_top.trace.filters import Filters
 from neuron_top.tui.screens.timeline import TimelineScreen, filter_text, parse_filter_text
 from neuron_top.tui.widgets.tracks import Timeline
 from tests.app.timeline_app import FakeClock, TimelineApp, sync
-from tests.trace_helpers import DATA
+from tests.trace_helpers import DATA, real_trace
 
 SMALL = DATA / "trace_small.json"
 
@@ -958,3 +958,32 @@ async def test_keys_typed_right_after_T_go_to_the_timeline() -> None:
         type_at_once(app, "T")  # in the search box T is a character, not "back to the dashboard"
         await until(lambda: box().endswith("T"), what="T typed")
         assert app.screen is timeline
+
+
+@sync
+async def test_details_break_between_whole_parts_at_80_columns_and_again_when_resized() -> None:
+    """A Kineto cpu_op at 80 columns: wrapped by words, the details read "... · phase X · cat" with "cpu_op" alone
+    on the line under it."""
+    app = TimelineApp(load_trace(real_trace("hta_kineto_alexnet_trace.json.gz")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        scr = _screen(app)
+        tl = scr.timeline
+        st = tl.model.store
+        ev = next(e for e in range(len(st)) if st.info(e).cat == "cpu_op" and st.info(e).name == "aten::empty_strided")
+        tl.select(ev)
+        await pilot.pause()
+        details = scr.query_one("#trace-details", Static)
+
+        def shown() -> list[str]:
+            return ["".join(s.text for s in details.render_line(y)).strip() for y in range(details.size.height)]
+
+        lines = shown()
+        assert "cat cpu_op" in lines, lines
+        assert not any(line.endswith((" cat", "·", " phase", " duration")) for line in lines), lines
+        at_80 = next(line for line in lines if line.startswith("start +"))
+        assert "cat" not in at_80  # it did not fit: the whole part went under
+        await pilot.resize_terminal(200, 40)
+        await pilot.pause()
+        wide = next(line for line in shown() if line.startswith("start +"))
+        assert wide.startswith(at_80) and wide.endswith(" · cat cpu_op")  # drawn again for the new width

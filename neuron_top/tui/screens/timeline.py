@@ -28,7 +28,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from neuron_top.fmt import cut_parts
+from neuron_top.fmt import cut_parts, wrap_parts
 from neuron_top.textsafe import clean
 from neuron_top.trace.aggregate import AggRow, aggregate
 from neuron_top.trace.check import lost_line
@@ -248,6 +248,8 @@ class TimelineScreen(Screen[None]):
         self._wall: float | None = None
         """The replay's moment (unix seconds), kept while the trace loads: the timeline opens there."""
         self.area_rows: list[AggRow] = []
+        self._details_of: tuple[int | None, int | None] = (None, None)
+        """(event, counter) the details show, to draw them again at a new width."""
         self.model: TimelineModel | None = None
         self.clock = clock
         self.matches: list[int] = []
@@ -423,6 +425,7 @@ class TimelineScreen(Screen[None]):
         else:
             details.update(self._event_details(message.event))
             details.add_class("-visible")
+        self._details_of = (message.event, message.counter)
 
     def _event_details(self, ev: int) -> Text:
         st = self.model.store  # type: ignore[union-attr]
@@ -441,10 +444,15 @@ class TimelineScreen(Screen[None]):
         if tr.instance and tr.instance not in tr.process:
             where += f" · {tr.instance}"
         t.append(clean(where, 300) + "\n")
-        t.append(
-            f"start +{format_exact(info.start - st.t_min)} ({_us(info.start)} µs) · "
-            f"duration {format_exact(info.dur)} · phase {clean(info.phase)} · cat {clean(info.cat, 60) or '-'}\n"
-        )
+        parts = [
+            f"start +{format_exact(info.start - st.t_min)} ({_us(info.start)} µs)",
+            f"duration {format_exact(info.dur)}",
+            f"phase {clean(info.phase)}",
+            f"cat {clean(info.cat, 60) or '-'}",
+        ]
+        # broken between whole parts at the width drawn at (on_resize draws them again): by words, 80 columns
+        # put "cat" at one line's end and its value under it
+        t.append("\n".join(wrap_parts(parts, max(self.size.width - 2, 20), measure=cell_len)) + "\n")
         flows = self._flow_summary(ev)
         if flows:
             t.append(flows + "\n")
@@ -903,6 +911,9 @@ class TimelineScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._fit_panels()
+        event, counter = self._details_of
+        if event is not None and counter is None:  # its lines were broken for the old width
+            self.query_one("#trace-details", Static).update(self._event_details(event))
 
     def _fit_panels(self) -> None:
         """The details and the area summary under the tracks leave the tracks at least ``MIN_TRACK_LINES`` lines:
