@@ -807,7 +807,33 @@ class StoreBuilder:
             self.async_pos[seq] = pos
             self.async_group[pos] = root[3] if len(root) > 3 else pos
 
+    def _shown_process_names(self) -> dict[Any, str]:
+        """Each pid's process name, with the pid after it when several processes of the trace share the name
+        ("Renderer 18931", "Renderer 18811", as Perfetto names them): two Chrome renderers otherwise read as one,
+        their tracks labelled alike and merged into one group by process."""
+        used = {tr.pid for tr in self.tracks} | {c.pid for c in self.counters}
+        pids_of: dict[str, set[Any]] = {}
+        for pid, name in self.process_names.items():
+            if pid in used:
+                pids_of.setdefault(name, set()).add(pid)
+        return {
+            pid: f"{name} {pid}" if len(pids_of.get(name, ())) > 1 else name
+            for pid, name in self.process_names.items()
+        }
+
+    def _distinct_thread_names(self) -> None:
+        """Threads of one process sharing a name ("PAC thread #0" twice) get their tid after it, as Perfetto
+        shows them, so their rows can be told apart."""
+        tids_of: dict[tuple[Any, str], set[Any]] = {}
+        for tr in self.tracks:
+            if tr.kind == "thread" and tr.name:
+                tids_of.setdefault((tr.pid, tr.name), set()).add(tr.tid)
+        for tr in self.tracks:
+            if tr.kind == "thread" and tr.name and len(tids_of[(tr.pid, tr.name)]) > 1 and tr.tid is not None:
+                tr.name = f"{tr.name} {tr.tid}"
+
     def _finish_tracks(self) -> None:
+        process_names = self._shown_process_names()
         for tr in self.tracks:
             if tr.kind == "thread":
                 tn = self.thread_names.get((tr.pid, tr.tid))
@@ -816,7 +842,7 @@ class StoreBuilder:
                 tr.sort_index = self.thread_sort.get((tr.pid, tr.tid), 0)
             tr.process_sort_index = self.process_sort.get(tr.pid, 0)
             if not tr.process:
-                pn = self.process_names.get(tr.pid)
+                pn = process_names.get(tr.pid)
                 tr.process = pn if pn else ("" if tr.pid is None else f"pid {tr.pid}")
             if not tr.instance:
                 m = _INSTANCE_RE.search(tr.process)
@@ -826,9 +852,10 @@ class StoreBuilder:
                 m = _CORE_RE.match(tr.name.strip())
                 if m:
                     tr.core = int(m.group(1))
+        self._distinct_thread_names()
         for c in self.counters:
             if not c.process:
-                pn = self.process_names.get(c.pid)
+                pn = process_names.get(c.pid)
                 c.process = pn if pn else ("" if c.pid is None else f"pid {c.pid}")
 
     def build(self) -> TraceStore:

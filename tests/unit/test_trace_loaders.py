@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,7 +83,7 @@ def test_multiple_input_latency_object_form_flows_and_async() -> None:
     assert st.flow_count > 800
     assert any(t.kind == "async" for t in st.tracks)
     assert 17.8e9 < st.t_max - st.t_min < 18.0e9
-    assert {t.process for t in st.tracks} >= {"Browser", "Renderer"}
+    assert {t.process for t in st.tracks} == {"Browser", "Renderer 18811", "Renderer 18931"}  # two renderers
 
 
 def test_x_event_trace_counters() -> None:
@@ -611,3 +612,28 @@ def test_small_fixture_is_what_the_generator_writes() -> None:
     from neuron_top.trace import synth
 
     assert synth.trace_text(48, cores=4, seed=7, force_error=True) == (DATA / "trace_small.json").read_text()
+
+
+def test_processes_and_threads_sharing_a_name_are_told_apart_as_perfetto_names_them(tmp_path: Path) -> None:
+    """Chrome's two renderers (both "Renderer", each with a "Compositor") were two rows labelled alike and one
+    group by process; a process's two "PAC thread #0" read as one thread twice."""
+    from neuron_top.trace.model import TimelineModel
+
+    def meta(kind: str, name: str, pid: int, tid: int = 0) -> dict[str, Any]:
+        return {"ph": "M", "name": kind, "pid": pid, "tid": tid, "args": {"name": name}}
+
+    path = write_events(tmp_path, [
+        meta("process_name", "Renderer", 10), meta("process_name", "Renderer", 20),
+        meta("process_name", "Browser", 30),
+        meta("thread_name", "Compositor", 10, 11), meta("thread_name", "Compositor", 20, 21),
+        meta("thread_name", "PAC thread #0", 30, 31), meta("thread_name", "PAC thread #0", 30, 32),
+        x("a", 0, 1, tid=11, pid=10), x("b", 0, 1, tid=21, pid=20),
+        x("c", 0, 1, tid=31, pid=30), x("d", 0, 1, tid=32, pid=30),
+    ])
+    st = load_trace(path)
+    assert sorted((t.process, t.label) for t in st.tracks) == [
+        ("Browser", "PAC thread #0 31"), ("Browser", "PAC thread #0 32"),
+        ("Renderer 10", "Compositor"), ("Renderer 20", "Compositor"),
+    ]
+    groups = [label for label, _ in TimelineModel(st, "process").groups]
+    assert groups == ["Browser", "Renderer 10", "Renderer 20"]
