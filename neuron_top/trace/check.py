@@ -121,7 +121,7 @@ def summary_lines(store: TraceStore) -> list[str]:
     name = clean(Path(store.path).name or store.path)
     out = [lost_line(store)] if store.lost else []
     out += [
-        f"{name}: {store.format_label}, {len(store)} events on {len(store.tracks)} tracks, "
+        f"{name}: {store.format_label}, {len(store)} events on {store.drawn_tracks} tracks, "
         f"{len(store.counters)} counter tracks, span {format_duration(store.t_max - store.t_min)}",
         "phases: "
         + (", ".join(f"{clean(ph or '?', 8)} {n}" for ph, n in sorted(store.phase_counts.items())) or "none"),

@@ -380,6 +380,12 @@ class TraceStore:
         return f"{self.format}, profile schema " + (version or "not stated (no Metadata table)")
 
     @property
+    def drawn_tracks(self) -> int:
+        """Slice tracks with events to draw. A thread that holds only the far ends of async slices and flows (all
+        drawn elsewhere) has a track and no row: counted, the header said "10 tracks" over nine rows."""
+        return sum(1 for t in self.tracks if t.count)
+
+    @property
     def span(self) -> int:
         return max(self.t_max - self.t_min, 1)
 

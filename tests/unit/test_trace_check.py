@@ -156,3 +156,13 @@ def test_a_reader_that_left_does_not_turn_the_verdict_into_0(tmp_path: Path) -> 
             os.close(w)
         assert done.returncode == want, (args, done.stderr)
         assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_summary_counts_the_tracks_it_lists() -> None:
+    """A Chrome thread holding only async ends and flow ends (drawn on other tracks) has a track and no rows: the
+    summary said "on 10 tracks" over nine, and the timeline header "10 tracks" over nine rows' names."""
+    out = io.StringIO()
+    run_summary([real_trace("catapult_multiple_input_latency.json.gz")], out)
+    lines = out.getvalue().splitlines()
+    listed = lines[lines.index("tracks:") + 1:next(i for i, ln in enumerate(lines) if ln.startswith("errors:"))]
+    assert " events on 9 tracks, " in lines[0] and len(listed) == 9

@@ -377,7 +377,7 @@ class TimelineScreen(Screen[None]):
         files = st.metadata.get("files")
         if files:
             name = f"{files} files ({st.metadata.get('alignment', '')})"
-        parts = [clean(name, 200), st.format_label, f"{len(st)} events", f"{len(st.tracks)} tracks",
+        parts = [clean(name, 200), st.format_label, f"{len(st)} events", f"{st.drawn_tracks} tracks",
                  format_duration(st.span)]
         if self.model and self.model.filters.active:  # before the grouping, which the status line says too
             parts.append(clean(f"filter: {self.model.filters.describe()}", 300))
