@@ -23,6 +23,7 @@ import msgspec
 import numpy as np
 
 from neuron_top.trace.errors import TraceError
+from neuron_top.trace.gzipread import GzipReader
 from neuron_top.trace.jsonstream import EventStream
 from neuron_top.trace.store import FLOW_ID_LIMIT, FLOW_TEXT_LIMIT, INSTANT, StoreBuilder, TraceStore
 from neuron_top.trace.timeparse import (
@@ -311,6 +312,8 @@ class ChromeLoader:
                 self._ingest(batch, data)
         b.lost, b.lost_reasons = stream.lost, stream.lost_reasons
         b.unread = list(stream.unread)
+        if isinstance(f, GzipReader) and f.cut:
+            b.unread.append(f.cut)
         self._meta(stream)
         if stream.system is not None:
             n += self._system(stream.system)

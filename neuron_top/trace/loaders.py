@@ -19,6 +19,7 @@ import msgspec
 
 from neuron_top.trace.chrome import ChromeLoader
 from neuron_top.trace.errors import TraceError
+from neuron_top.trace.gzipread import GzipReader
 from neuron_top.trace.store import StoreBuilder, TraceStore
 
 __all__ = [
@@ -43,7 +44,7 @@ def _open_binary(path: Path) -> IO[bytes]:
     head = f.read(2)
     f.seek(0)
     if head == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
+        return GzipReader(f)  # type: ignore[return-value]  # read() is all the loaders use
     return f
 
 

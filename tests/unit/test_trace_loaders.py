@@ -637,3 +637,39 @@ def test_processes_and_threads_sharing_a_name_are_told_apart_as_perfetto_names_t
     ]
     groups = [label for label, _ in TimelineModel(st, "process").groups]
     assert groups == ["Browser", "Renderer 10", "Renderer 20"]
+
+
+def test_a_cut_gzip_trace_is_read_up_to_the_cut(tmp_path: Path) -> None:
+    """A .json.gz cut short (a profiler killed while writing it, a copy taken too early) was refused whole,
+    "corrupt gzip data", though a cut plain .json is read up to its last whole event."""
+    whole = real_trace("hta_kineto_alexnet_trace.json.gz").read_bytes()
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(whole[: len(whole) * 3 // 4])
+    st = load_trace(cut)
+    assert 300 < len(st) < len(load_trace(real_trace("hta_kineto_alexnet_trace.json.gz")))
+    assert st.lost >= 1 and any("gzip data ends early" in u for u in st.unread)
+    assert run_check_status(cut) == 2  # not clean: what follows the cut is unknown
+    assert not load_trace(real_trace("hta_kineto_alexnet_trace.json.gz")).unread
+    stub = tmp_path / "stub.json.gz"
+    stub.write_bytes(whole[:15])  # nothing decompresses: still a one-line refusal
+    with pytest.raises(TraceError, match="corrupt gzip data"):
+        load_trace(stub)
+
+
+def test_a_gzip_of_several_members_is_read_whole(tmp_path: Path) -> None:
+    """``cat a.gz b.gz`` is one valid gzip file: every member is read (the reader that tolerates a cut still
+    goes on after each member's end)."""
+    events = [x(f"e{i}", i * 10, 5) for i in range(400)]
+    text = json.dumps(events).encode()
+    p = tmp_path / "two.json.gz"
+    p.write_bytes(gzip.compress(text[:1000]) + gzip.compress(text[1000:]))
+    st = load_trace(p)
+    assert len(st) == 400 and not st.unread and not st.lost
+
+
+def run_check_status(path: Path) -> int:
+    import io
+
+    from neuron_top.trace import run_check
+
+    return run_check([path], io.StringIO(), io.StringIO())
