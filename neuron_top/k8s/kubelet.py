@@ -9,6 +9,7 @@ the background watcher and never the screen.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from neuron_top.k8s.model import Pod
@@ -82,7 +83,7 @@ class KubeletClient:
         except grpc.RpcError as exc:
             code = exc.code() if hasattr(exc, "code") else None
             name = code.name if code is not None else "UNKNOWN"
-            detail = clean(exc.details() if hasattr(exc, "details") else "", 160) or name.lower()
+            detail = (exc.details() if hasattr(exc, "details") else "") or ""
             raise KubeletError(name, _explain(name, detail, self.path, self.timeout)) from None
 
     def list(self) -> tuple[Pod, ...]:
@@ -116,10 +117,20 @@ class KubeletClient:
             channel.close()
 
 
-def _explain(code: str, detail: str, path: str, timeout: float) -> str:
+_OS_ERROR = re.compile(r"\berror: ([A-Za-z][A-Za-z ]{2,60})\s*$")
+"""The operating system's reason at the end of gRPC's connect failure ("... connect failed: addr: unix:PATH
+error: Connection refused")."""
+
+
+def _explain(code: str, raw: str, path: str, timeout: float) -> str:
+    """The header's line for a failed call; ``raw`` is gRPC's detail as it came."""
+    detail = clean(raw, 160) or code.lower()
     if code == "UNAVAILABLE":
-        if "ermission denied" in detail:
+        if "ermission denied" in raw:
             return f"permission denied: {clean(path)}"
+        m = _OS_ERROR.search(raw)
+        if m:  # gRPC's whole sentence names the socket twice before it: cut to 160, the reason was lost
+            return f"kubelet unavailable: {m.group(1).lower()}: {clean(path)} (is the kubelet running?)"
         return f"kubelet unavailable: {detail}"
     if code == "PERMISSION_DENIED":
         return f"kubelet refused: permission denied ({detail})"

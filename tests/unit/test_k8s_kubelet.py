@@ -249,3 +249,19 @@ def test_an_absent_socket_is_not_news_off_kubernetes(tmp_path: Path) -> None:
     assert quiet.note == "" and resolve(quiet, 2, {}).status() == ""
     loud = PodWatcher(str(tmp_path / "none.sock"), host_root=str(tmp_path)).refresh()[0]
     assert "kubelet socket absent" in resolve(loud, 2, {}).status()
+
+
+def test_a_kubelet_that_is_down_says_why_within_the_line(tmp_path: Path) -> None:
+    """A kubelet restarting leaves its socket file with nobody listening. gRPC's sentence names the socket twice
+    before its reason, and cut to 160 characters the header read "... connect failed: addr: unix:/var/lib/kub…"."""
+    import socket
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="nt-k8s-"), "kubelet.sock")
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    s.close()  # the file stays: connecting to it is refused
+    with pytest.raises(KubeletError) as info:
+        KubeletClient(path, timeout=5).list()
+    assert info.value.code == "UNAVAILABLE"
+    assert str(info.value) == f"kubelet unavailable: connection refused: {path} (is the kubelet running?)"
