@@ -67,6 +67,10 @@ class KubeletClient:
             raise KubeletError("PERMISSION_DENIED", f"permission denied: {clean(self.path)} (run as root, or mount "
                                "the socket into the container)")
         if self._grpc is None:
+            # gRPC's C core logs to file descriptor 2 (a kubelet that restarts: "I1129 ... Got goaway"), which the
+            # dashboard shares with the terminal: written over the screen. Its failures reach the header as
+            # KubeletError; GRPC_VERBOSITY set by the user still wins.
+            os.environ.setdefault("GRPC_VERBOSITY", "NONE")
             try:
                 import grpc  # type: ignore[import-untyped]
             except ImportError:

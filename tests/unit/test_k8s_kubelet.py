@@ -265,3 +265,37 @@ def test_a_kubelet_that_is_down_says_why_within_the_line(tmp_path: Path) -> None
         KubeletClient(path, timeout=5).list()
     assert info.value.code == "UNAVAILABLE"
     assert str(info.value) == f"kubelet unavailable: connection refused: {path} (is the kubelet running?)"
+
+
+def test_grpc_writes_nothing_on_the_terminal_when_the_kubelet_goes_away() -> None:
+    """gRPC's C core logged "I1129 ... chttp2_transport.cc ... Got goaway" on file descriptor 2 when the kubelet
+    stopped, written over the dashboard. The client runs in a fresh interpreter, as the app does."""
+    import subprocess
+    import sys
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="nt-k8s-"), "kubelet.sock")
+    root = str(Path(__file__).resolve().parents[2])
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"} | {"PYTHONPATH": root}
+    server = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from tests.kubelet_server import FakeKubelet; "
+         "k = FakeKubelet(sys.argv[1]); print('ready', flush=True); sys.stdin.read(); k.stop()", path],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=root)
+    client: subprocess.Popen[str] | None = None
+    try:
+        assert server.stdout is not None and server.stdout.readline() == "ready\n"
+        client = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from neuron_top.k8s.kubelet import KubeletClient, KubeletError; "
+             "c = KubeletClient(sys.argv[1], timeout=5); c.list(); print('ok', flush=True); sys.stdin.readline()\n"
+             "try:\n    c.list()\nexcept KubeletError as e:\n    print(e.code, flush=True)", path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=root)
+        assert client.stdout is not None and client.stdout.readline() == "ok\n", client.communicate(timeout=30)
+        server.communicate("", timeout=30)  # stops: the client's connection gets GOAWAY
+        out, err = client.communicate("\n", timeout=30)
+    finally:
+        for p in (server, client):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    assert out.strip() in ("UNAVAILABLE", "ABSENT")
+    assert err == ""
