@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from neuron_top.trace.errors import TraceError
+from neuron_top.trace.errors import LoadCancelled, TraceError
 from neuron_top.trace.gzipread import GzipReader
 from neuron_top.trace.jsonstream import EventStream
 from neuron_top.trace.store import FLOW_ID_LIMIT, FLOW_TEXT_LIMIT, INSTANT, StoreBuilder, TraceStore
@@ -284,9 +284,11 @@ def _flow_key(v: Any) -> Any:
 class ChromeLoader:
     """One Chrome trace JSON file (plain or gzip) into a ``TraceStore``."""
 
-    def __init__(self, path: Path, opener: Callable[[Path], Any]) -> None:
+    def __init__(self, path: Path, opener: Callable[[Path], Any], cancelled: Callable[[], bool] | None = None) -> None:
         self.path = path
         self.opener = opener
+        self.cancelled = cancelled
+        """Asked between batches: True gives the load up (``LoadCancelled``)."""
         self.b = StoreBuilder(str(path), "chrome")
         self.text_mode = False
         """Numbers are read as text (set by the first batch whose floats are not exact)."""
@@ -308,6 +310,8 @@ class ChromeLoader:
             self.stream = stream = EventStream(f, self._decode)
             n = 0
             for batch, data in stream:
+                if self.cancelled is not None and self.cancelled():
+                    raise LoadCancelled(f"{self.path}: loading given up")
                 n += len(batch)
                 self._ingest(batch, data)
         b.lost, b.lost_reasons = stream.lost, stream.lost_reasons
@@ -322,6 +326,8 @@ class ChromeLoader:
         if n == 0 and stream.lost and not b.start and not b.be_ts:
             raise TraceError(f"{self.path}: {self._why_nothing()}")
         self._classify()
+        if self.cancelled is not None and self.cancelled():
+            raise LoadCancelled(f"{self.path}: loading given up")
         return b.build()
 
     def _why_nothing(self) -> str:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import msgspec
 
 from neuron_top.trace.chrome import ChromeLoader
-from neuron_top.trace.errors import TraceError
+from neuron_top.trace.errors import LoadCancelled, TraceError
 from neuron_top.trace.gzipread import GzipReader
 from neuron_top.trace.store import StoreBuilder, TraceStore
 
@@ -102,11 +102,13 @@ def sniff_format(path: str | Path) -> str:
     )
 
 
-def load_trace(path: str | Path) -> TraceStore:
+def load_trace(path: str | Path, cancelled: Callable[[], bool] | None = None) -> TraceStore:
     """Load any supported trace; raises ``TraceError`` with a one-line message when it cannot.
 
     Args:
         path: a Chrome/Perfetto JSON trace, or a Neuron Profiler system trace (JSON or Parquet folder).
+        cancelled: asked between batches of a JSON trace; True gives the load up (``LoadCancelled``), so an app
+            quitting does not wait for the rest of a large file.
 
     Returns:
         The events in a columnar ``TraceStore``.
@@ -115,7 +117,7 @@ def load_trace(path: str | Path) -> TraceStore:
     fmt = sniff_format(p)
     try:
         if fmt == "chrome":
-            return ChromeLoader(p, _open_binary).load()
+            return ChromeLoader(p, _open_binary, cancelled).load()
         if fmt == "neuron-explorer-json":
             return load_explorer_json(p)
         if fmt == "parquet":
@@ -145,7 +147,7 @@ def trace_files(paths: Sequence[str | Path]) -> list[Path]:
     return out
 
 
-def load_traces(paths: Sequence[str | Path]) -> TraceStore:
+def load_traces(paths: Sequence[str | Path], cancelled: Callable[[], bool] | None = None) -> TraceStore:
     """Several traces as one timeline (``merge.merge_stores``); one path is just ``load_trace``.
 
     A file that cannot be read does not stop the others: it is named in the store's ``unread`` list. Raises
@@ -155,13 +157,15 @@ def load_traces(paths: Sequence[str | Path]) -> TraceStore:
 
     files = trace_files(list(paths))
     if len(files) == 1:
-        return load_trace(files[0])
+        return load_trace(files[0], cancelled)
     stores: list[TraceStore] = []
     labels: list[str] = []
     failed: list[str] = []
     for f in files:
         try:
-            st = load_trace(f)
+            st = load_trace(f, cancelled)
+        except LoadCancelled:
+            raise
         except TraceError as e:
             failed.append(str(e))
             continue

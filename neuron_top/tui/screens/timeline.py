@@ -27,6 +27,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 from neuron_top.fmt import cut_parts, wrap_parts
 from neuron_top.textsafe import clean
@@ -309,8 +310,9 @@ class TimelineScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="trace-load", description="load trace")
     def _load(self) -> None:
-        try:
-            store = load_traces(self.paths)
+        worker = get_current_worker()
+        try:  # given up when the app quits: else its exit waited for the rest of a large file to load
+            store = load_traces(self.paths, cancelled=lambda: worker.is_cancelled)
         except TraceError as e:
             self.post_message(TraceLoaded(None, str(e)))
             return
