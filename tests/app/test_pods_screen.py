@@ -97,3 +97,26 @@ async def test_filter_matches_pod_and_namespace(snaps) -> None:
         assert [a.pid for a in app.visible_apps()] == [first.pid]
         app.set_filter("train-0")
         assert [a.pid for a in app.visible_apps()] == [first.pid]
+
+
+async def test_the_picked_pod_stays_picked_when_a_pod_above_it_ends(snaps) -> None:
+    """Rows are by name: when the pod above the one picked ended, the cursor (a row number) fell off the list,
+    and Enter opened nothing; with three pods it opened the app of the pod that took the row."""
+    app = make_app(snaps)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await feed(pilot)
+        await pilot.press("P", "down")  # default/<hostile> first, then ml/train-0: picked
+        panel = app.screen.query_one(PodsPanel)
+        assert "ml/train-0" in next(ln for ln in text(panel) if "train-0" in ln)
+        train = PodRef.of("ml", "train-0", "worker", "kubelet")
+        gone = []
+        for s in snaps:  # the hostile pod ends: ml/train-0 is the first row now
+            a = s.apps[0]
+            cores = dict.fromkeys([*s.cores_of(a)], train)
+            gone.append(s.with_attribution(Attribution("kubelet", cores=cores,
+                                                       offered_cores=frozenset(range(s.core_count)))))
+        await feed(pilot, gone)
+        assert len(app.screen.query_one(PodsPanel)._usage()) == 1
+        await pilot.press("enter")
+        assert isinstance(app.screen, AppScreen)
+        assert app.screen.crumb.note.startswith("pod ml/train-0")

@@ -34,6 +34,8 @@ class PodsPanel(Panel[None]):
     ]
 
     cursor: reactive[int] = reactive(0, repaint=False)
+    """The row picked last; the pod it held (``_picked``) is what stays picked when pods come and go."""
+    _picked: tuple[str, str] | None = None
 
     class OpenApp(Message):
         def __init__(self, pid: int) -> None:
@@ -41,7 +43,7 @@ class PodsPanel(Panel[None]):
             self.pid = pid
 
     def cache_extra(self) -> tuple[object, ...]:
-        return (self.cursor,)
+        return (self.cursor, self._picked)
 
     def watch_cursor(self) -> None:
         self.refresh()
@@ -49,15 +51,25 @@ class PodsPanel(Panel[None]):
     def _usage(self) -> tuple[PodUsage, ...]:
         return self.view.snapshot.pod_usage if self.view is not None else ()
 
+    def _row(self, usage: tuple[PodUsage, ...]) -> int:
+        """The picked pod's row in this report: rows are by name, so a pod starting or ending above it moved it
+        (Enter then opened the app of the pod that took its row). A pod that ended leaves its row picked."""
+        for i, u in enumerate(usage):
+            if u.ref.key == self._picked:
+                return i
+        return max(0, min(self.cursor, len(usage) - 1))
+
     def action_cursor(self, step: int) -> None:
-        n = len(self._usage())
-        if n:
-            self.cursor = max(0, min(self.cursor + step, n - 1))
+        usage = self._usage()
+        if usage:
+            self.cursor = max(0, min(self._row(usage) + step, len(usage) - 1))
+            self._picked = usage[self.cursor].ref.key
 
     def action_open(self) -> None:
         usage = self._usage()
-        if 0 <= self.cursor < len(usage) and usage[self.cursor].pids:
-            self.post_message(self.OpenApp(usage[self.cursor].pids[0]))
+        i = self._row(usage)
+        if 0 <= i < len(usage) and usage[i].pids:
+            self.post_message(self.OpenApp(usage[i].pids[0]))
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
@@ -78,7 +90,7 @@ class PodsPanel(Panel[None]):
         rest = max(width - name_w - fixed - 1, 0)
         lines.append(LightStrip([cell(" pod", name_w, label), *(num(h, w, label) for h, w in COLUMNS),
                                  Segment(" "), cell("cores · idle · containers · apps", rest, label)]))
-        cur = self.cursor if self.has_focus else -1
+        cur = self._row(usage) if self.has_focus else -1
         for i, u in enumerate(usage):
             style = self.style("cursor") if i == cur else value
             detail = f"{fmt.core_ranges(u.cores) or '-'}"
