@@ -303,9 +303,14 @@ def run_trace(ns: argparse.Namespace) -> int:
         except BrokenPipeError:
             _quiet_stdout()
         return code
-    from neuron_top.trace.loaders import TraceError, sniff_format
+    from neuron_top.trace.loaders import STDIN, TraceError, is_stream, sniff_format
 
     for f in ns.files:
+        if f == STDIN:
+            raise UsageError("a trace on standard input (-) is for --check and --summary: the timeline reads the "
+                             "keyboard there; give a file, or a pipe such as <(zcat trace.json.gz)")
+        if is_stream(f):
+            continue  # a pipe can be read once: the loader copies it
         try:
             sniff_format(f)
         except TraceError as exc:

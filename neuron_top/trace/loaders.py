@@ -9,7 +9,12 @@ neuron-explorer Parquet tables (needs the optional pyarrow).
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import shutil
+import stat
+import sys
+import tempfile
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,8 +28,8 @@ from neuron_top.trace.gzipread import GzipReader
 from neuron_top.trace.store import StoreBuilder, TraceStore
 
 __all__ = [
-    "KNOWN_SCHEMA_MAJORS", "ChromeLoader", "TraceError", "load_trace", "load_traces", "schema_major", "sniff_format",
-    "trace_files",
+    "KNOWN_SCHEMA_MAJORS", "STDIN", "ChromeLoader", "TraceError", "is_stream", "load_trace", "load_traces",
+    "schema_major", "sniff_format", "trace_files",
 ]
 
 
@@ -102,17 +107,64 @@ def sniff_format(path: str | Path) -> str:
     )
 
 
+STDIN = "-"
+"""The path that means standard input (``neuron-top trace - --check``)."""
+
+
+def is_stream(path: str | Path) -> bool:
+    """``-`` (standard input) or a pipe, such as bash's ``<(zcat trace.json.gz)``: it can be read once only, and
+    the loaders read a file more than once (the format is sniffed, then read, with ``seek``)."""
+    if str(path) == STDIN:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _load_stream(path: str | Path, cancelled: Callable[[], bool] | None) -> TraceStore:
+    """A stream copied to a temporary file first (a large trace goes to the disk, not to memory), then loaded;
+    messages and the store name the stream, never the copy."""
+    stdin = str(path) == STDIN
+    shown = "stdin" if stdin else str(path)
+    if stdin and sys.stdin.isatty():
+        raise TraceError("-: standard input is a terminal: pipe a trace into it, or name a file")
+    fd, name = tempfile.mkstemp(prefix="neuron-top-trace-")
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if stdin:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                with open(path, "rb") as src:
+                    shutil.copyfileobj(src, out, 1 << 20)
+        try:
+            st = load_trace(tmp, cancelled)
+        except TraceError as e:
+            raise TraceError(str(e).replace(str(tmp), shown)) from None
+    except OSError as e:
+        raise TraceError(f"{shown}: cannot read: {e.strerror or e}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    st.path = shown
+    return st
+
+
 def load_trace(path: str | Path, cancelled: Callable[[], bool] | None = None) -> TraceStore:
     """Load any supported trace; raises ``TraceError`` with a one-line message when it cannot.
 
     Args:
-        path: a Chrome/Perfetto JSON trace, or a Neuron Profiler system trace (JSON or Parquet folder).
+        path: a Chrome/Perfetto JSON trace, or a Neuron Profiler system trace (JSON or Parquet folder); ``-``
+            (standard input) or a pipe is copied to a temporary file first.
         cancelled: asked between batches of a JSON trace; True gives the load up (``LoadCancelled``), so an app
             quitting does not wait for the rest of a large file.
 
     Returns:
         The events in a columnar ``TraceStore``.
     """
+    if is_stream(path):
+        return _load_stream(path, cancelled)
     p = Path(path)
     fmt = sniff_format(p)
     try:

@@ -166,3 +166,30 @@ def test_summary_counts_the_tracks_it_lists() -> None:
     lines = out.getvalue().splitlines()
     listed = lines[lines.index("tracks:") + 1:next(i for i, ln in enumerate(lines) if ln.startswith("errors:"))]
     assert " events on 9 tracks, " in lines[0] and len(listed) == 9
+
+
+def test_a_trace_on_standard_input_or_from_a_pipe(tmp_path: Path) -> None:
+    """``zcat trace.json.gz | neuron-top trace - --check`` said "-: cannot read: No such file or directory", and
+    ``neuron-top trace <(zcat trace.json.gz)`` "File or stream is not seekable" (the loaders read a file twice)."""
+    small = (DATA / "trace_small.json").read_bytes()
+    cmd = [sys.executable, "-m", "neuron_top", "trace"]
+    done = subprocess.run([*cmd, "-", "--check"], input=small, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 1 and done.stdout.decode().startswith("nrt_execute (B) NC 3"), done.stderr
+    done = subprocess.run([*cmd, "-", "--summary"], input=b"garbage", capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stderr.decode().startswith("stdin: not a trace file")
+    done = subprocess.run([*cmd, "-"], input=small, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2 and b"is for --check and --summary" in done.stderr  # the keyboard is there
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    import threading
+
+    def write() -> None:
+        with open(fifo, "wb") as w:
+            w.write(small)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    code, out, err = _check([fifo])
+    writer.join(10)
+    assert code == 1 and out.startswith("nrt_execute (B) NC 3") and err == ""
