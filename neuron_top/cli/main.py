@@ -135,7 +135,8 @@ def trace_parser() -> argparse.ArgumentParser:
     """The options of ``neuron-top trace``."""
     p = argparse.ArgumentParser(prog="neuron-top trace", description="Show system traces in the timeline pane "
                                 "(several files, or a directory of them, on one time axis).")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a trace file, a directory of them, or - for standard "
+                   "input (with --check or --summary)")
     p.add_argument("--check", action="store_true",
                    help="print errors and unfinished events; exit 0 clean, 1 if any, 2 if events were unreadable")
     p.add_argument("--summary", action="store_true", help="print event counts per track and phase, and problems")
