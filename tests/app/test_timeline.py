@@ -1025,3 +1025,18 @@ def test_quitting_while_a_trace_loads_gives_the_load_up(monkeypatch: Any, tmp_pa
 
     run()
     assert seen == ["started", "given up"] and time.monotonic() - t0 < 10
+
+
+@sync
+async def test_the_span_shown_is_never_cut_into_another_number() -> None:
+    """With the hangs list open at 80 columns the label column is 10 wide: "6.17 ms shown" was cut from the left
+    to "…7 ms shown", read as 7 ms (and 17.9 s as "…9 s shown")."""
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        assert tl.render_line(0).text.startswith("6.17 ms shown")
+        await pilot.press("u")
+        await pilot.pause()
+        assert tl.label_w < len("6.17 ms shown")
+        assert tl.render_line(0).text.startswith("6.17 ms ")

@@ -655,6 +655,8 @@ class Timeline(Widget, can_focus=True):
         lw = self.label_w
         base, ticks = axis_ticks(win, st.t_min, absolute=self.absolute)
         head = base or f"{format_duration(win.t1 - win.t0)} shown"
+        if not base and len(head) > lw:  # the span without its word: cut from the left, "17.9 s" read "…9 s shown"
+            head = format_duration(win.t1 - win.t0)
         if len(head) > lw and head[:4].isdigit() and head[4:5] == "-":  # a wall-clock base: the time of day
             head = head.split(" ", 1)[1]  # matters more than the date
         if len(head) > lw:  # the last digits tell neighbouring windows apart
