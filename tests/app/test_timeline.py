@@ -1040,3 +1040,24 @@ async def test_the_span_shown_is_never_cut_into_another_number() -> None:
         await pilot.pause()
         assert tl.label_w < len("6.17 ms shown")
         assert tl.render_line(0).text.startswith("6.17 ms ")
+
+
+@sync
+async def test_keys_zoom_around_the_selected_event_while_it_is_in_view() -> None:
+    """+ zoomed around the window's centre: an event selected near the end of the trace left the window at the
+    second press. It now zooms around the selection (the playhead when there is one; the centre otherwise)."""
+    app = TimelineApp(load_trace(SMALL))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        st = tl.model.store
+        await pilot.press("G", "0")  # the last event selected, the whole trace in view
+        ev = tl.selected
+        assert ev is not None and st.start[ev] > (st.t_min + st.t_max) // 2
+        await pilot.press("plus", "plus", "plus", "plus")
+        assert tl.t1 - tl.t0 < st.span // 8
+        assert st.start[ev] <= tl.t1 and st.end[ev] >= tl.t0  # still in view
+        tl.select(None)
+        centre = (tl.t0 + tl.t1) // 2
+        await pilot.press("minus")
+        assert abs((tl.t0 + tl.t1) // 2 - centre) <= 1  # no selection: around the centre, as before

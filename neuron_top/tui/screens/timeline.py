@@ -489,7 +489,7 @@ class TimelineScreen(Screen[None]):
     # -- actions ------------------------------------------------------------------------------------------------
     def action_zoom(self, factor: float) -> None:
         tl = self._ensure()
-        tl.zoom(factor, tl.playhead)
+        tl.zoom(factor, tl.key_anchor())
 
     def action_pan(self, fraction: float) -> None:
         self._ensure().pan(fraction)
