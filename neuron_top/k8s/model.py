@@ -160,10 +160,14 @@ def attribute(pods: Iterable[Pod], offered: Iterable[tuple[str, Iterable[str]]] 
     od: set[int] | None = None
     if offered is not None:
         oc, od = set(), set()
+        named = False
         for resource, offered_ids in offered:
             target_set = oc if resource in CORE_RESOURCES else od if resource in DEVICE_RESOURCES else None
             if target_set is not None:
+                named = True
                 target_set.update(i for s in offered_ids if (i := _index(s)) is not None)
+        if not named:  # no Neuron device plugin answered: what the node offers is unknown, not nothing. A DRA
+            oc = od = None  # node offers its devices in ResourceSlices, which this API does not list
     return Attribution("kubelet", note, cores, devices, {}, frozenset(oc) if oc is not None else None,
                        frozenset(od) if od is not None else None, n, ts)
 

@@ -299,3 +299,16 @@ def test_grpc_writes_nothing_on_the_terminal_when_the_kubelet_goes_away() -> Non
                 p.wait()
     assert out.strip() in ("UNAVAILABLE", "ABSENT")
     assert err == ""
+
+
+def test_a_dra_node_does_not_say_every_core_is_held(kubelet: FakeKubelet) -> None:
+    """With the Neuron DRA driver there is no device plugin: GetAllocatableResources names no Neuron resource
+    (the devices are in ResourceSlices), and the answer read as "the node offers no core", so --json said
+    "free_cores": [] (none free) for the node's idle devices. Unknown is what is known."""
+    kubelet.pods = [pod("dra", "new", ("main", {}), claims=["neurondevice3"])]
+    kubelet.offered = {"cpu": ["0", "1"]}
+    m = resolve(PodWatcher(kubelet.path).refresh()[0], cores_per_device=2, app_cores={})
+    assert sorted(m.cores) == [6, 7] and m.offered is None and m.free is None
+    kubelet.offered = {CORE: []}  # a device plugin that offers nothing does say so
+    m = resolve(PodWatcher(kubelet.path).refresh()[0], cores_per_device=2, app_cores={})
+    assert m.offered == frozenset() and m.free == ()
