@@ -561,6 +561,11 @@ class NeuronTopApp(TerminalApp):
             self.notify("no trace loaded: start with --trace FILE or neuron-top trace FILE", timeout=4)
             return
         if self.screen is self.get_screen("timeline"):
+            if self.source is None and self.replay is None and self.session.latest is None:
+                # `neuron-top trace FILE`: behind the timeline is a dashboard that no report will ever fill
+                self.notify("the trace alone: no metrics here (neuron-top --trace FILE, or replay REC --trace FILE, "
+                            "has the dashboard too)", timeout=4)
+                return
             self.pop_screen()
         else:
             self.push_screen("timeline")

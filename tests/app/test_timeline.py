@@ -1061,3 +1061,20 @@ async def test_keys_zoom_around_the_selected_event_while_it_is_in_view() -> None
         centre = (tl.t0 + tl.t1) // 2
         await pilot.press("minus")
         assert abs((tl.t0 + tl.t1) // 2 - centre) <= 1  # no selection: around the centre, as before
+
+
+@sync
+async def test_T_in_trace_only_mode_stays_on_the_timeline() -> None:
+    """``neuron-top trace FILE`` has no metrics source: T switched to a dashboard that said "waiting for the first
+    report…" forever. It stays on the timeline and says why."""
+    from neuron_top.tui.app import NeuronTopApp
+    from tests.helpers import until
+
+    app = NeuronTopApp(None, traces=[str(SMALL)], clock=lambda: 1000.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        timeline = app.get_screen("timeline")
+        await until(lambda: app.screen is timeline, what="the timeline, shown first without a source")
+        await pilot.press("T")
+        await pilot.pause()
+        assert app.screen is timeline
+        assert any("the trace alone" in n.message for n in app._notifications)
