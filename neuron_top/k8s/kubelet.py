@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import Any
 
 from neuron_top.k8s.model import Pod
@@ -29,7 +30,7 @@ INSTALL_HINT = "grpc not installed: pip install neuron-top[k8s]"
 
 class KubeletError(Exception):
     """The kubelet could not be asked. ``code`` is the gRPC status name ("UNAVAILABLE", "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", ...) or "ABSENT", "NO_GRPC", "BAD_REPLY"; ``str()`` is the line
+    "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", ...) or "ABSENT", "NOT_SOCKET", "NO_GRPC", "BAD_REPLY"; ``str()`` is the line
     the header shows."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -61,11 +62,17 @@ class KubeletClient:
         self._allocatable_missing = False
 
     def _call(self, method: str) -> bytes:
-        if not os.path.exists(self.path):
-            raise KubeletError("ABSENT", f"kubelet socket absent: {clean(self.path)}")
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError:
+            raise KubeletError("ABSENT", f"kubelet socket absent: {clean(self.path)}") from None
         if not os.access(self.path, os.R_OK | os.W_OK):
             raise KubeletError("PERMISSION_DENIED", f"permission denied: {clean(self.path)} (run as root, or mount "
                                "the socket into the container)")
+        if not stat.S_ISSOCK(mode):  # connecting to it says "connection refused", as to a kubelet that is down
+            what = "a directory" if stat.S_ISDIR(mode) else "not a socket"
+            raise KubeletError("NOT_SOCKET", f"kubelet socket: {clean(self.path)} is {what} (the socket is "
+                               "kubelet.sock in /var/lib/kubelet/pod-resources/)")
         if self._grpc is None:
             # gRPC's C core logs to file descriptor 2 (a kubelet that restarts: "I1129 ... Got goaway"), which the
             # dashboard shares with the terminal: written over the screen. Its failures reach the header as

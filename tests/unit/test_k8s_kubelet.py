@@ -312,3 +312,13 @@ def test_a_dra_node_does_not_say_every_core_is_held(kubelet: FakeKubelet) -> Non
     kubelet.offered = {CORE: []}  # a device plugin that offers nothing does say so
     m = resolve(PodWatcher(kubelet.path).refresh()[0], cores_per_device=2, app_cores={})
     assert m.offered == frozenset() and m.free == ()
+
+
+def test_a_socket_path_that_is_a_folder_or_a_file_says_so(tmp_path: Path) -> None:
+    """``--kubelet-socket /var/lib/kubelet/pod-resources`` (the folder, not kubelet.sock in it) said "connection
+    refused", as a kubelet that is down does."""
+    (tmp_path / "file").write_text("")
+    for path, what in ((tmp_path, "is a directory"), (tmp_path / "file", "is not a socket")):
+        with pytest.raises(KubeletError) as info:
+            KubeletClient(str(path), timeout=3).list()
+        assert info.value.code == "NOT_SOCKET" and what in str(info.value) and "kubelet.sock" in str(info.value)
