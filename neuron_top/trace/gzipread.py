@@ -35,8 +35,13 @@ class GzipReader:
         out: list[bytes] = []
         have = 0
         while not self._done and (size < 0 or have < size):
-            if self._d.eof:  # the end of one member: another may follow
-                rest = self._d.unused_data + self._in or self.raw.read(_CHUNK)
+            if self._d.eof:  # the end of one member: another may follow, or zero padding (as gzip skips it)
+                rest = (self._d.unused_data + self._in).lstrip(b"\0")
+                while not rest:
+                    more = self.raw.read(_CHUNK)
+                    if not more:
+                        break
+                    rest = more.lstrip(b"\0")
                 if not rest:
                     self._done = True
                     break

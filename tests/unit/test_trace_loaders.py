@@ -665,6 +665,9 @@ def test_a_gzip_of_several_members_is_read_whole(tmp_path: Path) -> None:
     p.write_bytes(gzip.compress(text[:1000]) + gzip.compress(text[1000:]))
     st = load_trace(p)
     assert len(st) == 400 and not st.unread and not st.lost
+    p.write_bytes(gzip.compress(text) + b"\0" * 100_000)  # zero padding after the last member, as gzip allows
+    st = load_trace(p)
+    assert len(st) == 400 and not st.unread and not st.lost
 
 
 def run_check_status(path: Path) -> int:
