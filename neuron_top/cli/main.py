@@ -125,7 +125,7 @@ def replay_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true",
                    help="print the recording's incidents as intervals (error bursts, uncorrected ECC, metric groups "
                         "failing, holes, hosts down), serious ones first, corrected ECC one line per device; exit 1 "
-                        "if it holds uncorrected ECC or execution errors (--json: as JSON)")
+                        "if it holds uncorrected ECC or execution errors, 2 if some of it could not be read (--json: as JSON)")
     _once(p)
     _common_ui(p)
     return p
@@ -221,12 +221,6 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except OSError:
         pass
-
-
-
-
-
-
 
 
 def _check_export(ns: argparse.Namespace) -> None:
