@@ -290,6 +290,17 @@ async def test_scrubber_click_seeks(rec: Path) -> None:
     ctl(app).index.close()
 
 
+async def test_one_marker_is_said_in_the_singular() -> None:
+    """The wandb stream (real reports) has one marker, an execution error: the scrubber said "1 markers"."""
+    app, _ = replay_app(Path(__file__).parent.parent / "fixtures/neuron-monitor/wandb_trn1_2xlarge_stream.ndjson")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert len(ctl(app).markers) == 1
+        assert "1 marker" in app.screen.query_one(Scrubber).render_line(2).text
+        assert "1 markers" not in app.screen.query_one(Scrubber).render_line(2).text
+    ctl(app).index.close()
+
+
 async def test_markers_n_and_N(rec: Path) -> None:
     app, _ = replay_app(rec)
     async with app.run_test(size=(160, 50)) as pilot:
