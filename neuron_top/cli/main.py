@@ -35,7 +35,10 @@ __all__ = [
     "run_demo", "run_live", "run_record", "run_replay", "run_trace", "trace_parser",
 ]
 
-INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
+INSTANCES = ("inf1.xlarge", "inf2.xlarge", "inf2.48xlarge", "trn1.2xlarge", "trn1.32xlarge", "trn2.3xlarge",
+             "trn2.48xlarge")
+"""The demo's instance types (``sources.demo.PROFILES``' keys, which importing the simulator would cost the
+command line ~60 ms; a test holds the two equal)."""
 COMMANDS = ("demo", "replay", "trace", "record", "export", "health", "fleet")
 
 
