@@ -503,6 +503,10 @@ class AllApps(AppView):
 
     @cached
     def vcpu(self) -> tuple[float | None, float | None]:
+        """The runtimes' vCPU shares summed; no runtime: nothing used, 0 (``memory_reported``'s rule: it read
+        "user -" beside the memory's "Total: 0B")."""
+        if not self.apps:
+            return (0.0, 0.0)
         vals = [a.vcpu for a in self.apps]
         us = [u for u, _ in vals if u is not None]
         ss = [s for _, s in vals if s is not None]

@@ -127,3 +127,13 @@ def test_no_runtime_means_every_memory_category_is_zero_as_the_total_is() -> Non
     assert "host   total 0B  tensors 0B  constants 0B" in out and "tensors -" not in out
     app = load_snapshot(REPORTS / "inf1_xlarge_single_runtime.json").apps[0]
     assert memory_values(app, HOST_CATEGORIES, {}, 5)[1:] == [(n, None) for n in HOST_CATEGORIES]
+
+
+def test_no_runtime_means_no_runtime_vcpu_used_as_no_memory_is() -> None:
+    """The same absence, said the same way: with no runtime, ``--once`` printed "host total 0B" (nothing used)
+    and "runtime vCPU (all): user - system -" (not reported) in one output."""
+    snap = load_snapshot(REPORTS / "inf1_xlarge_idle_no_runtimes.json")
+    assert not snap.apps and snap.all.vcpu == (0.0, 0.0)
+    assert "runtime vCPU (all): user 0.0% system 0.0%" in text(snap, SourceInfo("x", "live"))
+    one = load_snapshot(REPORTS / "inf1_xlarge_single_runtime.json")
+    assert one.all.vcpu == one.apps[0].vcpu  # one runtime: its own reading, "-" when it gives none
