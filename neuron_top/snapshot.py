@@ -736,6 +736,15 @@ class Snapshot:
         self.apps: tuple[AppView, ...] = tuple(apps)
         self.all = AllApps(self.apps, _merge_cores(self.apps))
 
+    @property
+    def no_apps(self) -> str:
+        """What a list of apps says when it has none: none in the report, or none that the tag filter lets
+        through (every panel said "no Neuron applications" of a machine running three)."""
+        f = self.filter
+        if f is not None and f.total:
+            return f"no app matches filter {f.text!r} ({f.total} app{'s' if f.total != 1 else ''} hidden)"
+        return "no Neuron applications"
+
     def narrowed(self, keep: Callable[[AppView], bool], text: str) -> Snapshot:
         """This report as seen through a tag filter: only the apps ``keep`` lets through, and "all" (its cores, its
         totals, its memory and models) over them alone. Every panel, the tabs, the totals and ``--once`` then

@@ -100,7 +100,10 @@ def test_a_report_without_apps_says_so_under_executions_as_under_latency() -> No
     snap = load_snapshot(ROOT / "tests" / "fixtures" / "neuron-monitor" / "inf1_xlarge_idle_no_runtimes.json")
     lines = text(snap, SourceInfo("s", "live")).splitlines()
     i = next(i for i, ln in enumerate(lines) if ln.startswith("executions / errors"))
-    assert lines[i + 1] == "  no apps"
+    assert lines[i + 1] == "  no Neuron applications"
+    narrowed = load_snapshot(REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json").narrowed(lambda a: False, "zzz")
+    assert "executions / errors (per second; counts in the report's period):\n  no app matches filter 'zzz' (4 apps" \
+        " hidden)\n" in text(narrowed, SourceInfo("s", "live"))
 
 
 def test_an_instance_known_by_name_alone_has_no_trailing_space() -> None:
