@@ -18,6 +18,7 @@ from neuron_top.cli.common import (
     _check_tag,
     _load_config,
     _recorder,
+    command_arg,
     count_arg,
     k8s_options,
     live_choice,
@@ -83,7 +84,7 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
     p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX: show only apps whose tag matches "
                    "(/ changes or clears it; a tag_filter in -c filters at neuron-monitor instead)")
-    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
+    p.add_argument("--command", type=command_arg, metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
     p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
     _once(p)
@@ -156,7 +157,7 @@ def record_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="neuron-top record", description="Record reports headless (no screen).")
     p.add_argument("file")
     p.add_argument("-c", "--config", metavar="FILE")
-    p.add_argument("--command", metavar="CMD")
+    p.add_argument("--command", type=command_arg, metavar="CMD")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector")
     k8s_options(p)  # each report is recorded with who held each core then: replay shows the pods
     return p
