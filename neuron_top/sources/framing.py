@@ -61,7 +61,8 @@ PREFIX_MAX = 200
 """The longest log prefix read past before a report (``kubectl logs --timestamps``' is 31 bytes, journald's
 ``short-iso`` with a host and unit ~60)."""
 _LOG_PREFIX = re.compile(rb'[^"{}\r\n]{1,%d}[ \t]\Z' % PREFIX_MAX)
-_PREFIX_TIME = re.compile(rb"[ \t]*(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:[.,](\d+))?[ \t]*(Z|[+-]\d\d:?\d\d)?[ \t\]]")
+_PREFIX_TIME = re.compile(
+    rb"[ \t]*\[?(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:[.,](\d+))?[ \t]*(Z|[+-]\d\d:?\d\d)?\]?[ \t]")
 
 
 def after_log_prefix(head: bytes) -> int:
@@ -77,7 +78,7 @@ def after_log_prefix(head: bytes) -> int:
 
 
 def prefix_time(prefix: bytes) -> float | None:
-    """The Unix time a log prefix starts with (``2026-11-29T10:00:01.123456789Z``, ``2026-11-29 10:00:01``: an
+    """The Unix time a log prefix starts with (``2026-11-29T10:00:01.123456789Z``, ``[2026-11-29 10:00:01]``: an
     ISO 8601 date and time, local when it has no zone), or None."""
     from datetime import datetime
 

@@ -86,6 +86,7 @@ def test_a_prefix_is_short_without_quotes_or_braces_and_ends_in_a_blank() -> Non
         assert after_log_prefix(line) == (-1 if line != b"] {}" else 2)
     assert prefix_time(b"2026-11-29T10:00:01.5Z ") == 1795946401.5
     assert prefix_time(b"2026-11-29T12:00:01+02:00 host x: ") == 1795946401.0
+    assert prefix_time(b"[2026-11-29T10:00:01Z] ") == 1795946401.0
     assert prefix_time(b"Nov 29 10:00:01 host x: ") is None  # no year: not a time we can place
 
 
