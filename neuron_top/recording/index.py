@@ -72,7 +72,7 @@ from neuron_top.fmt import plural
 from neuron_top.recording.inflate import ZSTD_MAGIC, Damage, Inflater
 from neuron_top.recording.pacing import HOLE_HOLD, Pacer
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
-from neuron_top.sources.framing import concatenated_spans
+from neuron_top.sources.framing import PREFIX_MAX, after_log_prefix, concatenated_spans, prefix_time
 from neuron_top.textsafe import clean
 
 __all__ = ["Index", "RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
@@ -508,6 +508,11 @@ class _IndexBase:
             return self._multiline(mm, s, nxt, avail, final, settled)
         if not terminated and not final:
             return _PENDING
+        if first != 0x7B and last == 0x7D and (j := after_log_prefix(mm[s : min(t, s + PREFIX_MAX + 1)])) > 0:
+            # a logger's prefix (kubectl logs --timestamps, journalctl): the report after it, at the prefix's time
+            # unless the report has a recorder's own
+            self._add_one(mm, s + j, t, prefix_time(mm[s : s + j]))
+            return nxt
         reason = "truncated report" if first == 0x7B else "not a report"
         self._add_skip(self._n, reason, _sample(mm[s : min(t, s + 80)]))
         return nxt
@@ -585,7 +590,7 @@ class _IndexBase:
         self._max_ts += delta
         return self._last_ts
 
-    def _add_one(self, mm: mmap.mmap, s: int, t: int) -> None:
+    def _add_one(self, mm: mmap.mmap, s: int, t: int, logged: float | None = None) -> None:
         # A JSON object without any of neuron-monitor's groups is not a report (``decode.has_report_group``: the
         # rule the feed, --once and --summary follow): skipped here, so it is neither a report number nor time.
         if not has_report_group(mm, s, t) and mm[s : s + len(FLEET_MAGIC)] != FLEET_MAGIC:
@@ -605,6 +610,8 @@ class _IndexBase:
                     with contextlib.suppress(ValueError):
                         ts = float(m.group(1))
                     del m
+        if logged is not None and ts != ts:  # no recorder's time: the logger's prefix's
+            ts = logged
         n = self._n
         prev = self._last_ts
         if ts == ts and ts - ts == 0.0:  # finite, without a function call
