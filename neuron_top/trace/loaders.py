@@ -76,6 +76,8 @@ def sniff_format(path: str | Path) -> str:
     """One of "chrome", "neuron-explorer-json", "parquet", "directory"; raises TraceError otherwise."""
     p = Path(path)
     if p.is_dir():
+        if not _holds_trace(p):  # said before the timeline opens, as for a file that is not a trace
+            raise TraceError(f"{p}: directory holds no system_profile.json, Parquet tables or trace JSON files")
         return "directory"
     try:
         with open(p, "rb") as raw:
@@ -192,7 +194,7 @@ def trace_files(paths: Sequence[str | Path]) -> list[Path]:
         p = Path(raw)
         if p.is_dir() and not any(p.rglob("*.parquet")) and not any(p.rglob("system_profile.json")):
             found = sorted(q for q in p.iterdir() if q.is_file() and q.name.endswith(_TRACE_SUFFIXES))
-            if len(found) > 1:
+            if found:  # one is a trace too: a PyTorch profiler's log folder holds worker0.<ts>.pt.trace.json
                 out.extend(found)
                 continue
         out.append(p)
@@ -233,6 +235,18 @@ def load_traces(paths: Sequence[str | Path], cancelled: Callable[[], bool] | Non
     merged = merge_stores(stores, labels)
     merged.unread += [f"not opened: {msg}" for msg in failed]
     return merged
+
+
+def _holds_trace(p: Path) -> bool:
+    """What ``trace_files`` and ``_load_directory`` would open: Parquet tables, a system_profile.json or a
+    trace.json anywhere under ``p``, or trace files in it."""
+    try:
+        if any(q.is_file() and q.name.endswith(_TRACE_SUFFIXES) for q in p.iterdir()):
+            return True
+        return any(next(p.rglob(pattern), None) is not None
+                   for pattern in ("*.parquet", "system_profile.json", "trace.json", "trace.json.gz"))
+    except OSError:
+        return True  # unreadable: the load says why
 
 
 def _load_directory(p: Path) -> TraceStore:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from neuron_top.trace import TraceError, jsonstream, load_trace, sniff_format
+from neuron_top.trace.loaders import load_traces
 from neuron_top.trace.store import ERROR, UNFINISHED
 from tests.trace_helpers import DATA, ROOT, phase_counts, real_trace, write_events, x
 
@@ -693,3 +694,17 @@ def test_a_load_can_be_given_up_between_batches(tmp_path: Path) -> None:
     with pytest.raises(LoadCancelled):
         load_trace(path, cancelled=cancelled)
     assert len(load_trace(path, cancelled=lambda: False)) == 2000
+
+
+def test_a_folder_of_one_trace_opens_and_an_empty_one_is_refused_before_the_timeline(tmp_path: Path) -> None:
+    """A folder with one trace not named trace.json (a PyTorch profiler's log folder: worker0.<ts>.pt.trace.json)
+    was refused, "directory holds no ... trace.json", though a folder of two opened; and a folder of none opened
+    the timeline to say so, where a file that is not a trace is refused on the command line."""
+    one = tmp_path / "log"
+    one.mkdir()
+    (one / "worker0.1695835535.pt.trace.json").write_bytes((DATA / "trace_small.json").read_bytes())
+    assert len(load_traces([one])) == len(load_trace(DATA / "trace_small.json"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(TraceError, match="directory holds no"):
+        sniff_format(empty)  # what `neuron-top trace DIR` checks before it starts the timeline
