@@ -471,11 +471,11 @@ def what_it_holds(store: TraceStore) -> str:
         if n:
             parts.append(f"{n} {label}")
     shown = {k for row in _KINDS for k in row[:3] if k}
-    other = sum(v for k, v in pc.items() if k not in shown)
+    other = sum(v for k, v in pc.items() if k not in shown) - store.lost  # the lost ones are said on their own
     if other:
         parts.append(f"{other} other events that are not drawn")
     if store.not_shown:
         parts.extend(f"{v} {k} entries" for k, v in sorted(store.not_shown.items()))
     if not parts:
-        return "no trace events in this file"
+        return "nothing to draw: no event could be read" if store.lost else "no trace events in this file"
     return "nothing to draw: this file holds " + ", ".join(parts)

@@ -106,6 +106,12 @@ def decode_args(raw: bytes | bytearray) -> dict[str, Any]:
         return {"<args>": raw[:200].decode("utf-8", "replace")}
 
 
+UNPLACED = ("event without a valid ts", "event without a valid timestamp", "X with a bad dur")
+"""The loaders' reasons for dropping an event whose time cannot be read: it is among the events that could not
+be read (the header's first words, ``--check`` exits 2), not a problem of a trace read whole. In ``problems``,
+a trace of epoch nanoseconds written as microseconds (every ts out of range) passed ``--check`` as clean."""
+
+
 @dataclass
 class Track:
     """One slice track: a thread (pid, tid), a process-scoped or global instant track, or an async track."""
@@ -869,6 +875,11 @@ class StoreBuilder:
         self._match_begin_end()
         self._match_async()
         self._finish_tracks()
+        for reason in UNPLACED:  # dropped: counted as events that could not be read, not as a shape of the trace
+            n = self.problems.pop(reason, 0)
+            if n:
+                self.lost += n
+                self.lost_reasons[reason] += n
         st = TraceStore()
         st.path, st.format, st.strings = self.path, self.format, self.strings
         st.problems, st.phase_counts, st.metadata = self.problems, self.phase_counts, self.metadata

@@ -193,3 +193,17 @@ def test_a_trace_on_standard_input_or_from_a_pipe(tmp_path: Path) -> None:
     code, out, err = _check([fifo])
     writer.join(10)
     assert code == 1 and out.startswith("nrt_execute (B) NC 3") and err == ""
+
+
+def test_events_whose_time_cannot_be_read_are_lost_not_clean(tmp_path: Path) -> None:
+    """Epoch nanoseconds written as microseconds put every ts out of range: every event was dropped, counted
+    only among the "problems", and --check said "no errors detected", exit 0, over a hang it never saw."""
+    events = [x("a", 1.7e18, 1000), {"ph": "B", "name": "hang", "ts": 1.7e18 + 2000, "pid": 1, "tid": 1},
+              x("b", 5, "soon")]
+    code, out, _ = _check([write_events(tmp_path, events)])
+    assert code == 2
+    assert out.splitlines()[0] == (
+        "unreadable: 3 events could not be read (X with a bad dur: 1, event without a valid ts: 2)")
+    text = io.StringIO()
+    run_summary([write_events(tmp_path, events)], text)
+    assert "nothing to draw: no event could be read" in text.getvalue() and "other events" not in text.getvalue()
