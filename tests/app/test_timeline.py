@@ -1078,3 +1078,26 @@ async def test_T_in_trace_only_mode_stays_on_the_timeline() -> None:
         await pilot.pause()
         assert app.screen is timeline
         assert any("the trace alone" in n.message for n in app._notifications)
+
+
+@sync
+async def test_rows_that_read_alike_when_cut_keep_what_tells_them_apart(tmp_path: Path) -> None:
+    """Two Chrome renderers' threads at 120 columns: "CrRendererMain · Renderer 18811" and "... 18931" were both
+    drawn "CrRendererMain · Render…"; the start and the words that differ are kept now."""
+    events: list[dict[str, Any]] = []
+    for pid in (18811, 18931):
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "Renderer"}})
+        for tid, name in ((pid + 1, "CrRendererMain"), (pid + 2, "Chrome_ChildIOThread"), (pid + 3, "Compositor")):
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}})
+            events.append({"ph": "X", "name": "work", "ts": 0, "dur": 10, "pid": pid, "tid": tid})
+    path = tmp_path / "renderers.json"
+    path.write_text(json.dumps(events))
+    app = TimelineApp(load_trace(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        tl = _screen(app).timeline
+        lw = tl.label_w
+        shown = [tl.render_line(y).text[:lw] for y in range(1, 12)]
+        rows = [s.strip() for s in shown if "…" in s or "·" in s]
+        assert len(rows) == 6 and len(set(rows)) == 6, shown
+        assert "CrRendererMain… 18811" in rows and "Chrome_ChildIOThr… 18931" in rows

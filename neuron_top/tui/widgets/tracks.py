@@ -11,6 +11,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -32,7 +33,7 @@ from neuron_top.trace.columns import (
 )
 from neuron_top.trace.model import PALETTE, Line, TimelineModel, name_slot
 from neuron_top.trace.store import ERROR, FLOW, FLOW_IN, FLOW_OUT, INSTANT, UNFINISHED
-from neuron_top.tui.widgets.fixedwidth import fit
+from neuron_top.tui.widgets.fixedwidth import common_ends, fit, fit_distinct
 
 SPARK = "▁▂▃▄▅▆▇█"
 MIN_SPAN_NS = 10
@@ -56,6 +57,19 @@ class ViewState:
     t1: int
     line: int
     lines: int
+
+
+def _keep_what_differs(label: str, width: int, ends: tuple[str, str]) -> str:
+    """``label`` in ``width`` cells, keeping its start and, after "…", the words from the first one in which it
+    differs from labels that share its start (``ends[0]``); ``fit_distinct`` when that does not fit, or when
+    the label has wide characters (cut here by code points, one cell each)."""
+    prefix = ends[0]
+    cut_at = prefix.rfind(" ") + 1 if " " in prefix else 0
+    tail = label[cut_at:]
+    head = width - len(tail) - 2  # "…" and the space before the tail
+    if cell_len(label) != len(label) or head < 4:
+        return fit_distinct(label, width, ends)
+    return fit(f"{label[:head].rstrip(' ·')}… {tail}", width)
 
 
 class Timeline(Widget, can_focus=True):
@@ -149,6 +163,8 @@ class Timeline(Widget, can_focus=True):
         self._cstyles: dict[str, Style] = {}
         self._slots: dict[int, int] = {}
         self._counter_max: dict[int, float] = {}
+        self._distinct: tuple[int, dict[str, str]] = (-1, {})
+        """(label width, row labels that read alike when cut -> each one cut where they differ)."""
 
     # -- geometry -----------------------------------------------------------------------------------------------
     @property
@@ -178,6 +194,7 @@ class Timeline(Widget, can_focus=True):
     def model_changed(self) -> None:
         """Grouping, filters or counters changed: lines are different now."""
         self._counter_max.clear()
+        self._distinct = (-1, {})
         self.cursor = min(self.cursor, max(len(self.model.lines) - 1, 0))
         self.top = min(self.top, self.cursor)
         self._changed()
@@ -557,6 +574,7 @@ class Timeline(Widget, can_focus=True):
         text = label[: lw - 1] + "…" if len(label) > lw else label.ljust(lw)
         if not label.isascii():  # maybe wide characters: cut by cells, not code points
             text = fit_cells(label, lw)
+        text = self._alike(lw).get(label, text)
         segs = [Segment(text, label_style), Segment(" ", self._style("empty"))]
         spans = self._line_spans(idx, ln)
         if ln.kind == "counter":
@@ -576,6 +594,24 @@ class Timeline(Widget, can_focus=True):
             if 0 <= col < self.area_w:
                 strip = self._overlay(strip, lw + 1 + col, "│", self._style("playhead"))
         return strip
+
+    def _alike(self, lw: int) -> dict[str, str]:
+        """Row labels that the cut to ``lw`` cells makes read alike ("CrRendererMain · Render…" for the threads of
+        two Chrome renderers, "Renderer 18811" and "Renderer 18931"), each cut so that what tells it from the
+        others stays ("CrRendererMain · … 18811")."""
+        if self._distinct[0] != lw:
+            groups: dict[str, set[str]] = {}
+            for ln in self.model.lines:
+                if ln.kind == "row" and ln.label:
+                    label = clean(ln.label, 200)
+                    if len(label) > lw:
+                        groups.setdefault(fit(label, lw), set()).add(label)
+            out: dict[str, str] = {}
+            for alike in groups.values():
+                if len(alike) > 1:
+                    out.update((label, _keep_what_differs(label, lw, common_ends(list(alike)))) for label in alike)
+            self._distinct = (lw, out)
+        return self._distinct[1]
 
     def _edges(self, strip: Strip, ch: str) -> Strip:
         """The marked area's edges (and a pending mark) over a line."""
