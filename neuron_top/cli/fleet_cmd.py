@@ -460,7 +460,7 @@ def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -
         out = [f"neuron-top fleet · {clean(frame.source, 100)} · {frame.state} · {when}"
                + (f" · {position}" if position else "")
                + "".join(f" · {clean(n, 100)}" for n in frame.notes)
-               + (f" · {frame.queries} queries in {frame.elapsed * 1000:.0f} ms" if frame.queries else ""),
+               + (f" · {frame.cost}" if frame.cost else ""),
                summarize(shown).text()]
         for p in frame.problems:
             out.append(f"{'warning' if p.warning else 'error'}: {p.name + ': ' if p.name else ''}{clean(p.message, 300)}"

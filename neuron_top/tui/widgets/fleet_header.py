@@ -110,7 +110,7 @@ class FleetHeader(LineDiff):
             notes = "".join(f" · {clean(n, 80)}" for n in f.notes) if f is not None else ""
             text = f"{when} · {', '.join(arranged)}{notes} · {clean(self.source, 80)}"
             if f is not None and f.queries and not self.view.position:
-                text += f" · {f.queries} queries in {f.elapsed * 1000:.0f} ms"
+                text += f" · {f.cost}"
             segs.append(Segment(text))
             return Strip(segs).crop_extend(0, width, base)
         if y == 1:
