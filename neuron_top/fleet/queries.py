@@ -261,6 +261,7 @@ class QuerySet:
             else f"time() - max by ({k}) ({presence})"
         report = self._per_target(self.sel("neurontop_last_report_age_seconds", shard=False))
         source_up = self._per_target(self.sel("neurontop_source_up", shard=False))
+        runtimes = self._per_target(self.sel("neurontop_runtimes", shard=False))
         return (
             FleetQuery("seen", _tagged([
                 ("now", now),
@@ -311,6 +312,9 @@ class QuerySet:
                  else f"sum by ({k}) ({per_runtime})"),
                 ("apps", f"sum by ({k}) ({self.sel(RULES['apps'])})" if self.rules
                  else f"count by ({k}) ({per_runtime})"),  # one series per runtime: cheaper than the cores'
+                # neuron-top export's count of runtimes (AWS's exporter has none): 0 tells a host that runs
+                # nothing (AWS's families then have no per-runtime series) from one whose figures are not known
+                ("runtimes", f"max by ({k}) ({runtimes})"),
                 ("vcpu", f"sum by ({k}) ({self.sel('system_vcpu_usage_ratio')})"),
                 ("vcpus", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
                 # only runtimes that executed within the rate window: AWS's exporter keeps a stopped runtime's

@@ -226,6 +226,13 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
             for name in _SUMS:
                 if f.get(name) is not None:
                     f[name] = float(f[name]) / copies  # type: ignore[arg-type]
+        runtimes = f.pop("runtimes", None)
+        if runtimes is not None:  # neuron-top export counts the runtimes of its report, as the dashboard does:
+            # runtimes that share a tag are one series of AWS's families (the last one's), and none has no series
+            f["apps"] = runtimes
+            if runtimes == 0:  # no runtime: nothing used, no core busy or allocated (as ``from_snapshot``)
+                for k in ("mem_used", "busy", "idle"):
+                    f[k] = f.get(k) or 0
         allocated = f.pop("allocated", None)
         if allocated is not None:  # cores with a model loaded that are not busy
             f["idle"] = max(0, int(allocated) - int(f.get("busy") or 0))  # type: ignore[call-overload]
@@ -272,7 +279,8 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
 
 
 _PARTS: dict[str, dict[str, tuple[str, float]]] = {
-    "host": {"mem_used": ("mem_used", 1.0), "apps": ("apps", 1.0), "vcpu": ("vcpu", 100.0),
+    "host": {"mem_used": ("mem_used", 1.0), "apps": ("apps", 1.0), "runtimes": ("runtimes", 1.0),
+             "vcpu": ("vcpu", 100.0),
              "vcpus": ("vcpus", 1.0), "p99": ("p99", 1.0)},
 }
 """Tagged queries: which row field each part fills, and the factor (ratios become percent)."""

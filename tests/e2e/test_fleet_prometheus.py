@@ -116,6 +116,12 @@ class Cluster:
         self.slow = json.loads((REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json").read_text())
         self.stopped = threading.Event()
         self.server.add("slow", _AwsSlowThenStopped(self.slow, self.stopped))
+        # real reports: no runtime (two machines), and four runtimes sharing the tag "1"
+        self.norun = {f: json.loads((REPORTS / f).read_text()) for f in (
+            "inf1_xlarge_idle_no_runtimes.json", "trn1_2xlarge_first_record_no_runtime_allsmi.json",
+            "inf1_xlarge_4runtimes_vcpu_errors.json")}
+        for f, rep in self.norun.items():
+            self.server.add(f, HostExporter(rep))
         self.server.start()
         targets = {**targets_on(self.server, [f"{i}-{s}" for i, s in DEMO8], group="demo8"),
                    **targets_on(self.server, ["inf1_xlarge_4runtimes_datadog.txt",
@@ -124,7 +130,8 @@ class Cluster:
                    **targets_on(self.server, ["going", "stay"], group="vanish"),
                    **targets_on(self.server, ["ended"], group="ended"),
                    **targets_on(self.server, ["ecc-old"], group="eccold"),
-                   **targets_on(self.server, ["slow"], group="slow")}
+                   **targets_on(self.server, ["slow"], group="slow"),
+                   **targets_on(self.server, list(self.norun), group="norun")}
         self.prom = Prometheus(targets)
         self.prom.wait_ready()
         # every target scraped at least three times: rate() and increase() need two samples in their window
@@ -291,6 +298,20 @@ def test_a_runtime_that_stopped_executing_has_no_p99_on_aws_exporter(cluster: Cl
     assert row.p99 is None and row.status == UP
     frozen = cluster.prom.query('execution_latency_seconds{group="slow",percentile="p99"}')
     assert frozen and all(x["value"][1] == "0.8" for x in frozen)  # still there, frozen, in Prometheus
+
+
+def test_hosts_with_no_runtime_or_runtimes_sharing_a_tag_agree_with_their_own_reports(cluster: Cluster) -> None:
+    """A host with no runtime was blank for APPS, DEV MEM, BUSY and IDLE (not reported) while its dashboard and
+    its ssh row say 0; four runtimes tagged "1" were one app (AWS's families keep one series per tag)."""
+    rows = one_refresh(cluster, "norun")
+    for f, rep in cluster.norun.items():
+        direct = from_snapshot(f, snapshot_from(json.dumps(rep).encode(), 0.0))
+        r = rows[rep["instance_info"]["instance_id"]]
+        assert r.apps == direct.apps, f
+        if not rep["neuron_runtime_data"]:
+            assert (r.apps, r.busy, r.idle, r.mem_used) == (direct.apps, direct.busy, direct.idle, direct.mem_used) \
+                == (0, 0, 0, 0), f
+    assert [r.apps for r in rows.values()].count(4) == 1
 
 
 def test_queries_per_refresh_do_not_depend_on_the_host_count(cluster: Cluster) -> None:
