@@ -212,7 +212,7 @@ class PromFleet:
             problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
         n = sum(a.requests for a in asked.values()) + sum(a.requests for _, a in landed.values()) + (probed or 0)
         if len(failures) == len(due) and any(e.whole for e in failures.values()):
-            return self._unreachable(start, elapsed, problems, n)
+            return self._unreachable(start, elapsed, [Problem(message=problems[0].message)], n)
         if len(failures) == len(due) and all(e.kind in ("http", "response") for e in failures.values()):
             # every query met an HTTP error or an answer that is not the API's JSON: the URL is not a Prometheus
             # query API (an exporter's port, a wrong path), which is the server as a whole, not n query faults
@@ -220,6 +220,13 @@ class PromFleet:
             answer = failures[due[0].name].message.replace(f" from {display}", "")
             problems = [Problem(message=f"{display} is not a Prometheus query API (/api/v1/query: {answer}); "
                                         "--prometheus takes the server's base URL, e.g. http://prometheus:9090")]
+            return self._unreachable(start, elapsed, problems, n)
+        if len(failures) == len(due):
+            # the server refused every query (a --match regex or a --by label it cannot read, an overloaded
+            # server's 503): nothing answered, as when it is down; one fault, said once with its query
+            said = problems[0]
+            problems = [Problem(message=f"every query failed; the first, {said.name}: {said.message}",
+                                query=said.query)]
             return self._unreachable(start, elapsed, problems, n)
         notes = ["recording rules" if self.qs.rules else "raw series"]
         splits = sorted({a.split for a in [*asked.values(), *(a for _, a in landed.values())] if a.split})
@@ -315,15 +322,14 @@ class PromFleet:
         return msgspec.structs.replace(row, **kept) if kept else row
 
     def _unreachable(self, start: float, elapsed: float, problems: list[Problem], asked: int) -> FleetFrame:
-        """The frame of a refresh the server as a whole failed (``asked``: the queries it took to know)."""
+        """The frame of a refresh that no query answered (``problems``: why, in one; ``asked``: the queries it
+        took to know)."""
         since = start - self._last_ok if self._last_ok is not None else 0.0
         rows = with_status(self._rows.values(), self.thresholds, since)
         retry = self.backoff.next()
-        first = problems[0]
         self.start_over()  # when it answers again, ask everything
-        return FleetFrame(ts=start, source=self.source, rows=rows, state="unreachable",
-                          problems=[Problem(message=first.message)], queries=asked, elapsed=elapsed,
-                          retry_in=retry)
+        return FleetFrame(ts=start, source=self.source, rows=rows, state="unreachable", problems=problems[:1],
+                          queries=asked, elapsed=elapsed, retry_in=retry)
 
     def next_delay(self, interval: float, frame: FleetFrame) -> float:
         """Seconds to wait before the next refresh: the interval, or the back-off after a failed one."""

@@ -169,6 +169,24 @@ def test_a_server_that_goes_down_mid_session_is_asked_one_query_a_retry() -> Non
     fleet.close()
 
 
+def test_a_server_that_refuses_every_query_is_one_fault_with_its_query() -> None:
+    """A --match regex the server cannot read (or an overloaded server's 503 for each query): 11 errors of the
+    same words and 0 hosts, "partial", and fleet --once exited 0; nothing answered, as when the server is down."""
+    fleet, client = poller()
+    client.fail = {q.name for q in fleet.queries}
+    first = refresh(fleet, client)
+    assert first.state == "unreachable" and first.retry_in == 2.0 and not first.rows
+    [problem] = first.problems
+    assert problem.message == "every query failed; the first, seen: bad_data: boom"
+    assert problem.query == next(q.expr for q in fleet.queries if q.name == "seen")
+    client.fail = set()
+    assert refresh(fleet, client).rows[0].status == UP
+    client.fail = {q.name for q in fleet.queries}
+    later = refresh(fleet, client)  # the rows stay, aging, as while the server is down
+    assert later.state == "unreachable" and later.rows[0].util == 50.0 and len(later.problems) == 1
+    fleet.close()
+
+
 def test_the_queries_of_a_refresh_are_the_same_for_1_16_and_256_hosts() -> None:
     """The scale acceptance: what a refresh asks depends on the refresh, never on the host count (the real-server
     version, 2 and 8 hosts, is in tests/e2e/test_fleet_prometheus.py; benchmarks/bench_fleet.py times 256)."""
