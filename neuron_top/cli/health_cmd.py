@@ -49,6 +49,8 @@ def health_main(ns: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out if out is not None else sys.stdout
     source: Source
     try:
+        if not ns.recording and not ns.seconds > 0:  # NaN too: no time to read a report is no verdict
+            raise UsageError(f"--for {ns.seconds:g}: give the seconds to read live reports, above 0 (12 by default)")
         rules = load_rules(ns.rules) if ns.rules else None
         if ns.recording:
             from neuron_top.recording.index import RecordingSource, open_recording

@@ -115,6 +115,15 @@ def test_usage_errors_are_one_unknown_line(args: list[str]) -> None:
     assert code == UNKNOWN and len(lines) == 1 and lines[0].startswith("UNKNOWN: ")
 
 
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan"])
+def test_no_time_to_read_is_a_usage_error_not_no_report(seconds: str) -> None:
+    """``--for 0`` read nothing and said "UNKNOWN: no report from built-in collector ..." as if the node had no
+    monitor."""
+    code, lines = run("--for", seconds)
+    assert (code, lines) == (UNKNOWN, [f"UNKNOWN: --for {seconds}: give the seconds to read live reports, above 0 "
+                                       "(12 by default)"])
+
+
 # --- the rules ------------------------------------------------------------------------------------------------
 def _check(docs: list[dict], rules: HealthRules | None = None, start: float = 0.0, step: float = 5.0
            ) -> tuple[int, str]:
