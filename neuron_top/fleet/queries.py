@@ -92,12 +92,17 @@ class MatchError(ValueError):
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*|"(?:[^"\\]|\\.)+")\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|\Z)')
 
 
-def core_utilization(selector: str, by: str) -> str:
+def core_utilization(selector: str, by: str, summed: str = "") -> str:
     """PromQL for each NeuronCore's utilization (a ratio) by the rule every view uses, ``derived.core_utilization``:
     the runtimes' shares added up, at most 1. ``by`` names the labels that identify a core (``instance_id,
     neuroncore`` and any grouping label); each runtime's series is taken once first (``max by`` its tag), so a
-    host scraped by two jobs is not added up twice."""
-    return f"clamp_max(sum by ({by}) (max by ({by}, runtime_tag) ({selector})), 1)"
+    host scraped by two jobs is not added up twice.
+
+    ``summed``: neuron-top export's own figure of it (``neurontop_neuroncore_utilization_ratio``, the rule applied
+    to each report), read first where a host has it. AWS's family keeps one series per runtime tag, so runtimes
+    that share a tag (all four tagged "1" on a real inf1 node) leave only the last one's share in it."""
+    aws = f"clamp_max(sum by ({by}) (max by ({by}, runtime_tag) ({selector})), 1)"
+    return f"(max by ({by}) ({summed}) or {aws})" if summed else aws
 
 
 def label(name: str) -> str:
@@ -234,7 +239,8 @@ class QuerySet:
         """The fixed set (its length does not depend on the fleet): 3 asked every refresh (status, the
         NeuronCores' average and busiest), 8 more in turns, each every ``SLOW_EVERY`` refreshes."""
         k = label(self.by)
-        util = core_utilization(self.sel("neuroncore_utilization_ratio"), self.by_("neuroncore"))
+        util = core_utilization(self.sel("neuroncore_utilization_ratio"), self.by_("neuroncore"),
+                                self.sel("neurontop_neuroncore_utilization_ratio"))
         rates = self.rules and self.rate_window == RULE_RATE_WINDOW
         ecc = f"max by ({self.by_('event_type')}) ({self.sel(RULES['ecc'])})" \
             if self.rules and self.ecc_window == RULE_ECC_WINDOW else \

@@ -302,12 +302,15 @@ def test_a_runtime_that_stopped_executing_has_no_p99_on_aws_exporter(cluster: Cl
 
 def test_hosts_with_no_runtime_or_runtimes_sharing_a_tag_agree_with_their_own_reports(cluster: Cluster) -> None:
     """A host with no runtime was blank for APPS, DEV MEM, BUSY and IDLE (not reported) while its dashboard and
-    its ssh row say 0; four runtimes tagged "1" were one app (AWS's families keep one series per tag)."""
+    its ssh row say 0; four runtimes tagged "1" were one app at a quarter of their utilization (AWS's families
+    keep one series per tag; the recording rule: neuron-top.recording.test.yml)."""
     rows = one_refresh(cluster, "norun")
     for f, rep in cluster.norun.items():
         direct = from_snapshot(f, snapshot_from(json.dumps(rep).encode(), 0.0))
         r = rows[rep["instance_info"]["instance_id"]]
-        assert r.apps == direct.apps, f
+        assert (r.apps, r.busy) == (direct.apps, direct.busy), f
+        for field in ("util", "util_max"):  # the 4 runtimes tagged "1": 0.6% / 2.5% (the last one's share) before
+            assert getattr(r, field) == pytest.approx(getattr(direct, field), abs=1e-6), (f, field)
         if not rep["neuron_runtime_data"]:
             assert (r.apps, r.busy, r.idle, r.mem_used) == (direct.apps, direct.busy, direct.idle, direct.mem_used) \
                 == (0, 0, 0, 0), f
