@@ -320,6 +320,13 @@ def run_pods(ns: argparse.Namespace) -> int:
     group = ns.by
     if ns.record:
         raise UsageError(f"--record keeps the hosts' rows; with --by {group} there are none (use --json)")
+    # the hosts' table's options would do nothing here: said, not ignored
+    hosts_only = [flag for flag, given in (("--sort", ns.sort != "host"), ("--group", ns.group), ("--filter", ns.filter),
+                                           ("--trouble", ns.trouble), ("--heat", ns.heat), ("--apps", ns.apps),
+                                           ("--label", ns.label), ("--ssh-template", ns.ssh_template)) if given]
+    if hosts_only:
+        raise UsageError(f"{', '.join(hosts_only)}: for the hosts' table; with --by {group} the rows are "
+                         f"{'pods' if group == 'pod' else 'namespaces'}, by the cores they hold")
     ns.by = "instance_id"  # the client's checks; the pod queries carry their own grouping
     fleet = prom_fleet(ns)
     if not (ns.once or ns.json):

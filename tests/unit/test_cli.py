@@ -92,6 +92,11 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     # a table of nothing but its "HOST" heading
     (["fleet", "--ssh", "h", "--once", "--width", "-5"], "--width: -5 is below 0"),
     (["fleet", "--ssh", "h", "--once", "--width", "12"], "--width: 12 columns is too narrow for the table (at least 40)"),
+    # the hosts' table's options did nothing with --by pod|namespace, and said nothing
+    (["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "pod", "--once", "--apps", "--sort", "util"],
+     "--sort, --apps: for the hosts' table; with --by pod the rows are pods, by the cores they hold"),
+    (["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "namespace", "--filter", "x"],
+     "--filter: for the hosts' table; with --by namespace the rows are namespaces"),
 ])
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:
     p = run(*args)
