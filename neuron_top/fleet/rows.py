@@ -355,6 +355,9 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
     per_core = {i: u for i, u in snap.all.core_stats.util.items() if u is not None}  # derived.core_utilization
     utils = list(per_core.values())
     allocated = {i for a in snap.apps for i, cats in a.core_memory.items() if cats.get("model_code", 0) > 0}
+    # which cores hold a model: known from the runtimes' per-core memory, or no runtime (none does); a report with
+    # only the totals does not say, so IDLE is blank, as the Prometheus row is without neuroncore_memory_usage_*
+    allocation_known = not snap.apps or any(a.core_memory for a in snap.apps)
     busy_floor = BUSY * 100.0
     has_neuron = snap.has_neuron
     devices = snap.device_count if has_neuron else None
@@ -378,7 +381,8 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
         util=sum(utils) / len(utils) if utils else None,
         util_max=max(utils) if utils else None,
         busy=sum(1 for u in utils if u > busy_floor) if utils else (0 if has_neuron else None),
-        idle=sum(1 for i in allocated if per_core.get(i, 0.0) <= busy_floor) if has_neuron else None,
+        idle=sum(1 for i in allocated if per_core.get(i, 0.0) <= busy_floor) if has_neuron and allocation_known
+        else None,
         apps=len(snap.apps) if has_neuron else None,
         # no runtime: nothing used; runtimes whose memory is not known: blank, not 0 (Snapshot's memory_reported)
         mem_used=(float(snap.all.used_bytes[1]) if snap.all.memory_reported else None) if has_neuron else None,

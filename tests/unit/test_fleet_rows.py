@@ -17,6 +17,8 @@ from neuron_top.fleet.rows import (
     status_for,
     with_status,
 )
+from neuron_top.snapshot import snapshot_from
+from tests.conftest import REPORTS
 from tests.helpers import demo_snapshots
 
 QS = QuerySet()
@@ -259,6 +261,16 @@ def test_snapshot_row_uses_the_one_per_core_rule() -> None:
     assert r.instance_type == "trn2.48xlarge" and r.devices == 16 and r.cores == 64
     assert r.apps == len(snap.apps) and r.vcpus == 192
     assert r.mem_total == 16 * snap.hardware.neuron_device_memory_size
+
+
+def test_a_report_without_per_core_memory_does_not_say_which_cores_are_idle() -> None:
+    """A real inf2 report trimmed to the memory totals (no usage_breakdown): which cores hold a model is not
+    reported, so IDLE is blank, as from Prometheus (no neuroncore_memory_usage_* series); it was 0."""
+    snap = snapshot_from((REPORTS / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json").read_bytes(), 0.0)
+    r = from_snapshot("h", snap)
+    assert (r.busy, r.idle, r.apps) == (1, None, 1) and r.mem_used == 141649980
+    full = from_snapshot("h", demo_snapshots("inf2.48xlarge", 3, 2)[-1])
+    assert full.idle is not None
 
 
 def test_ecc_totals_keep_every_event_since_the_stream_started() -> None:
