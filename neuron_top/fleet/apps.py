@@ -27,7 +27,7 @@ import msgspec
 
 from neuron_top import fmt
 from neuron_top.derived import per_second
-from neuron_top.fleet.queries import BUSY, P99, PART, QuerySet, _tagged
+from neuron_top.fleet.queries import BUSY, P99, PART, QuerySet, _tagged, runtime_tag
 from neuron_top.fleet.rows import _num
 from neuron_top.snapshot import Snapshot, finite
 from neuron_top.textsafe import clean
@@ -116,10 +116,11 @@ def apps_from_answer(qs: QuerySet, samples: Iterable[object]) -> list[AppRow]:
     acc: dict[str, dict] = {}
     for s in samples:
         m = s.metric  # type: ignore[attr-defined]
-        tag = m.get("runtime_tag")
+        raw = m.get("runtime_tag")
         v = _num(s.value[1])  # type: ignore[attr-defined]
-        if tag is None or v is None:
+        if raw is None or v is None:
             continue
+        tag = runtime_tag(raw)
         a = acc.setdefault(tag, {"hosts": set()})
         part = m.get(PART)
         if part == "hosts":

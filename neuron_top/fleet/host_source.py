@@ -26,7 +26,16 @@ import msgspec
 
 from neuron_top.fleet.promql import Answer, PromClient, PromError, Sample, answer_in_parts
 from neuron_top.fleet.queries import CORE_MEMORY as _CORE_MEMORY
-from neuron_top.fleet.queries import HOST_GAUGES, PART, QuerySet, host_family, host_queries, label, matcher
+from neuron_top.fleet.queries import (
+    HOST_GAUGES,
+    PART,
+    QuerySet,
+    host_family,
+    host_queries,
+    label,
+    matcher,
+    runtime_tag,
+)
 from neuron_top.sources.base import Item, RawReport, State, Status, pause
 from neuron_top.textsafe import clean
 
@@ -163,7 +172,7 @@ def _runtime(tag: str, r: dict[str, Any], i: int, period: float, window: float) 
                                   "execution_summary": dict(r["exec"]),
                                   "latency_stats": {"total_latency": (dict(r["lat"]) or None) if ran else None,
                                                     "device_latency": (dict(r["dlat"]) or None) if ran else None}}
-    return {"pid": pid, "neuron_runtime_tag": tag, "error": "", "report": out}
+    return {"pid": pid, "neuron_runtime_tag": runtime_tag(tag) or None, "error": "", "report": out}
 
 
 class EccCounts:

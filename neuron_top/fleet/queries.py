@@ -30,7 +30,7 @@ from neuron_top.derived import BUSY_PERCENT
 from neuron_top.textsafe import escape_label_value
 
 __all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
-           "host_family", "host_queries", "label", "matcher", "parse_match"]
+           "host_family", "host_queries", "label", "matcher", "parse_match", "runtime_tag"]
 
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
 """A classic label name, written bare; any other (OpenTelemetry's ``@resource.k8s.pod.name`` in CloudWatch's and
@@ -103,6 +103,17 @@ def core_utilization(selector: str, by: str, summed: str = "") -> str:
     that share a tag (all four tagged "1" on a real inf1 node) leave only the last one's share in it."""
     aws = f"clamp_max(sum by ({by}) (max by ({by}, runtime_tag) ({selector})), 1)"
     return f"(max by ({by}) ({summed}) or {aws})" if summed else aws
+
+
+NO_TAG = "None"
+"""The ``runtime_tag`` AWS's exporter writes for a runtime without a tag (Python's ``str(None)``), and so does
+``neuron-top export``, which keeps its label values."""
+
+
+def runtime_tag(value: str) -> str:
+    """A series' ``runtime_tag`` as neuron-monitor reported it: "" for a runtime without one (``NO_TAG``), which
+    the hosts' own reports show as "(no tag)" or by pid, not as a tag "None"."""
+    return "" if value == NO_TAG else value
 
 
 def label(name: str) -> str:
