@@ -424,7 +424,13 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
 
     def run(host: str) -> None:
         # Read on after the first report: while slower hosts are waited for, this one stays current (up, not stale).
+        # Its stream ending after it (a command that prints one report and exits) is not why there is none: the
+        # row stays the report's, not "down" or not as the race with the slowest host's report decides.
+        reported = False
         for ev in feeds[host].events():
+            if reported and isinstance(ev, StatusChanged):
+                continue
+            reported = reported or isinstance(ev, Report)
             with lock:
                 fleet.apply(host, ev)
             if isinstance(ev, Report) or (isinstance(ev, StatusChanged) and ev.status.state in (
