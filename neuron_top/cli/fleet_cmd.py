@@ -261,6 +261,10 @@ def _view_options(ns: argparse.Namespace, labels: tuple[str, ...] = ()) -> None:
         raise UsageError(f"--sort {ns.sort!r}: one of {', '.join(keys)}")
     groups = [*GROUP_CHOICES, *(f"label:{n}" for n in labels)]
     if ns.group is not None and ns.group not in groups:
+        name = ns.group.removeprefix("label:")
+        if name != ns.group and name:  # label:NAME is in the help; its label must be one --label shows
+            raise UsageError(f"--group {ns.group!r}: a label group needs --label {name} too"
+                             + ("" if getattr(ns, "prometheus", None) else " (with --prometheus: instance_info's labels)"))
         raise UsageError(f"--group {ns.group!r}: one of {', '.join(groups)}")
     if ns.filter:
         try:

@@ -92,6 +92,11 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     # a table of nothing but its "HOST" heading
     (["fleet", "--ssh", "h", "--once", "--width", "-5"], "--width: -5 is below 0"),
     (["fleet", "--ssh", "h", "--once", "--width", "12"], "--width: 12 columns is too narrow for the table (at least 40)"),
+    # "one of type, zone, region, status", while the help offers label:NAME (it needs --label NAME)
+    (["fleet", "--prometheus", "http://127.0.0.1:1", "--group", "label:cluster", "--once"],
+     "--group 'label:cluster': a label group needs --label cluster too\n"),
+    (["fleet", "--ssh", "h", "--group", "label:cluster", "--once"],
+     "--group 'label:cluster': a label group needs --label cluster too (with --prometheus: instance_info's labels)"),
     # the hosts' table's options did nothing with --by pod|namespace, and said nothing
     (["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "pod", "--once", "--apps", "--sort", "util"],
      "--sort, --apps: for the hosts' table; with --by pod the rows are pods, by the cores they hold"),
