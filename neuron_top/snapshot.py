@@ -503,6 +503,10 @@ class AllApps(AppView):
 
     @cached
     def vcpu(self) -> tuple[float | None, float | None]:
+        """The runtimes' vCPU shares summed; no runtime: nothing used, 0 (``memory_reported``'s rule: it read
+        "user -" beside the memory's "Total: 0B")."""
+        if not self.apps:
+            return (0.0, 0.0)
         vals = [a.vcpu for a in self.apps]
         us = [u for u, _ in vals if u is not None]
         ss = [s for _, s in vals if s is not None]
@@ -731,6 +735,15 @@ class Snapshot:
                     a.key = app_key(a.pid, a.tag, first)
         self.apps: tuple[AppView, ...] = tuple(apps)
         self.all = AllApps(self.apps, _merge_cores(self.apps))
+
+    @property
+    def no_apps(self) -> str:
+        """What a list of apps says when it has none: none in the report, or none that the tag filter lets
+        through (every panel said "no Neuron applications" of a machine running three)."""
+        f = self.filter
+        if f is not None and f.total:
+            return f"no app matches filter {f.text!r} ({f.total} app{'s' if f.total != 1 else ''} hidden)"
+        return "no Neuron applications"
 
     def narrowed(self, keep: Callable[[AppView], bool], text: str) -> Snapshot:
         """This report as seen through a tag filter: only the apps ``keep`` lets through, and "all" (its cores, its

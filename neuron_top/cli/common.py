@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from neuron_top.sources.live import LiveChoice
     from neuron_top.tui.app import NeuronTopApp
 
-__all__ = ["UsageError", "count_arg", "k8s_options", "live_source", "pod_source", "print_once", "run_app", "run_tui"]
+__all__ = ["UsageError", "command_arg", "count_arg", "k8s_options", "live_source", "pod_source", "print_once", "run_app", "run_tui"]
 
 
 def count_arg(text: str) -> int:
@@ -51,6 +51,20 @@ def width_arg(text: str) -> int:
     if n < MIN_WIDTH:
         raise argparse.ArgumentTypeError(f"{n} columns is too narrow for the table (at least {MIN_WIDTH})")
     return n
+
+
+def command_arg(text: str) -> str:
+    """An argparse type: a ``--command`` that can be run. An empty one, or one with an unclosed quote, started
+    the dashboard on a source that failed at once ("cannot parse command : empty command")."""
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"cannot parse {clean(text)!r}: {exc}") from None
+    if not words:
+        raise argparse.ArgumentTypeError("an empty command")
+    return text
 
 
 class UsageError(Exception):

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import TextIO
 
-from neuron_top.cli.common import UsageError, _recorder, k8s_options, live_source, pod_source
+from neuron_top.cli.common import UsageError, _recorder, command_arg, k8s_options, live_source, pod_source
 from neuron_top.cli.signals import Signals
 from neuron_top.sources.stream import StopEvent
 from neuron_top.textsafe import clean
@@ -40,7 +40,7 @@ def export_parser() -> argparse.ArgumentParser:
     p.add_argument("--listen", metavar="[HOST:]PORT", default=":8000",
                    help="address to serve on (default :8000, every interface, as AWS's script)")
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
-    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor" '
+    p.add_argument("--command", type=command_arg, metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor" '
                    "(started again with back-off, 1 to 30 s, when it exits)")
     p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")

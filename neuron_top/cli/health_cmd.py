@@ -25,11 +25,13 @@ class _Parser(argparse.ArgumentParser):
 
 def health_parser() -> argparse.ArgumentParser:
     """The options of ``neuron-top health``."""
+    from neuron_top.cli.common import command_arg
+
     p = _Parser(prog="neuron-top health",
                 description="Check this node's Neuron health for node-problem-detector: read reports for a while, "
                 "print one line and exit 0 (OK), 1 (problem) or 2 (unknown).")
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
-    p.add_argument("--command", metavar="CMD", help="read reports from a command")
+    p.add_argument("--command", type=command_arg, metavar="CMD", help="read reports from a command")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
     p.add_argument("--recording", metavar="FILE", help="judge a recording instead of live reports")
     p.add_argument("--rules", metavar="FILE", help="TOML file with a [health] table of rule settings")

@@ -18,6 +18,7 @@ from neuron_top.cli.common import (
     _check_tag,
     _load_config,
     _recorder,
+    command_arg,
     count_arg,
     k8s_options,
     live_choice,
@@ -35,7 +36,10 @@ __all__ = [
     "run_demo", "run_live", "run_record", "run_replay", "run_trace", "trace_parser",
 ]
 
-INSTANCES = ("inf1.xlarge", "inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge")
+INSTANCES = ("inf1.xlarge", "inf2.xlarge", "inf2.48xlarge", "trn1.2xlarge", "trn1.32xlarge", "trn2.3xlarge",
+             "trn2.48xlarge")
+"""The demo's instance types (``sources.demo.PROFILES``' keys, which importing the simulator would cost the
+command line ~60 ms; a test holds the two equal)."""
 COMMANDS = ("demo", "replay", "trace", "record", "export", "health", "fleet")
 
 
@@ -80,7 +84,7 @@ def main_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--config", metavar="FILE", help="neuron-monitor config file (passed to neuron-monitor)")
     p.add_argument("--tag", metavar="REGEX", help="start the / filter with REGEX: show only apps whose tag matches "
                    "(/ changes or clears it; a tag_filter in -c filters at neuron-monitor instead)")
-    p.add_argument("--command", metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
+    p.add_argument("--command", type=command_arg, metavar="CMD", help='read reports from a command, e.g. "ssh trn-host neuron-monitor"')
     p.add_argument("--record", metavar="FILE", help="also record every report to FILE (.gz/.zst compress)")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector even if neuron-monitor exists")
     _once(p)
@@ -125,7 +129,7 @@ def replay_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true",
                    help="print the recording's incidents as intervals (error bursts, uncorrected ECC, metric groups "
                         "failing, holes, hosts down), serious ones first, corrected ECC one line per device; exit 1 "
-                        "if it holds uncorrected ECC or execution errors (--json: as JSON)")
+                        "if it holds uncorrected ECC or execution errors, 2 if some of it could not be read (--json: as JSON)")
     _once(p)
     _common_ui(p)
     return p
@@ -153,7 +157,7 @@ def record_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="neuron-top record", description="Record reports headless (no screen).")
     p.add_argument("file")
     p.add_argument("-c", "--config", metavar="FILE")
-    p.add_argument("--command", metavar="CMD")
+    p.add_argument("--command", type=command_arg, metavar="CMD")
     p.add_argument("--builtin", action="store_true", help="use the built-in collector")
     k8s_options(p)  # each report is recorded with who held each core then: replay shows the pods
     return p
@@ -221,12 +225,6 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except OSError:
         pass
-
-
-
-
-
-
 
 
 def _check_export(ns: argparse.Namespace) -> None:

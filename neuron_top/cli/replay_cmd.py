@@ -182,8 +182,8 @@ def _print_once(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) ->
 
 
 def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace) -> int:
-    """``--summary``: scan every report for events (as the replay screen's markers), print them; exit 1 if the
-    recording holds uncorrected ECC or execution errors."""
+    """``--summary``: scan every report for events (as the replay screen's markers), print them; exit as
+    ``Summary.exit_status`` says (1: uncorrected ECC or execution errors; 2: some of it could not be read)."""
     from neuron_top.cli.common import UsageError
     from neuron_top.recording.incident import format_summary, scan_incidents, summarize, summary_json
 
@@ -220,7 +220,7 @@ def _print_summary(index: RecordingIndex | SpooledIndex, ns: argparse.Namespace)
     sys.stdout.flush()
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
-    return 1 if s.serious else 0
+    return s.exit_status
 
 
 def _snap(index: RecordingIndex | SpooledIndex, i: int, info: SourceInfo) -> Snapshot | None:

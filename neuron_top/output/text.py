@@ -199,7 +199,7 @@ def latency_lines(snap: Snapshot, app: AppView) -> list[str]:
     apps = snap.apps if app.is_all else (app,)
     out = ["latency (" + " ".join(PERCENTILES) + "):"]
     if not apps:
-        out.append("  no apps")
+        out.append(f"  {snap.no_apps}")
     for a in apps:
         for kind in ("total", "device"):
             out.append(f"  {clean(a.label)} {kind}: {' '.join(latency_row(a, kind, PERCENTILES))}")
@@ -212,7 +212,7 @@ def exec_lines(snap: Snapshot, app: AppView) -> list[str]:
     apps = snap.apps if app.is_all else (app,)
     out = ["executions / errors (per second; counts in the report's period):"]
     if not apps:
-        out.append("  no apps")
+        out.append(f"  {snap.no_apps}")
     for a in apps:
         r = a.rates
         if a.failure("execution_stats"):

@@ -43,6 +43,7 @@ from neuron_top.recording.index import Index
 from neuron_top.recording.markers import LABELS, MARKER_KINDS, Facts, Marker
 from neuron_top.recording.pacing import gap_text, zone
 from neuron_top.recording.totals import Totals
+from neuron_top.sources.framing import NOT_A_REPORT
 from neuron_top.textsafe import clean
 
 __all__ = ["SERIOUS", "Incident", "Incidents", "Summary", "format_summary", "scan_all", "scan_incidents",
@@ -248,6 +249,21 @@ class Summary:
             if e.serious:
                 out[e.kind] = out.get(e.kind, 0) + 1
         return out
+
+    @property
+    def lost(self) -> dict[str, int]:
+        """What was skipped that may have held a report (a truncated or undecodable one, damaged compressed
+        data), by reason: the summary may miss what they held. A line that is not a report at all (a log line
+        in the file) is not counted."""
+        return {k: n for k, n in self.skipped.items() if k != NOT_A_REPORT}
+
+    @property
+    def exit_status(self) -> int:
+        """``--summary``'s exit status: 2 when some of the recording could not be read (as ``trace --check``
+        says of a trace: the summary is incomplete, whatever it found), else 1 for serious incidents, else 0."""
+        if self.lost:
+            return 2
+        return 1 if self.serious else 0
 
 
 PARALLEL_MIN = 4000
@@ -527,6 +543,10 @@ def format_summary(s: Summary) -> str:
         out.append("found: " + ", ".join(words))
     else:
         out.append("found: no uncorrected ECC errors, no execution errors")
+    lost = sum(s.lost.values())
+    if lost:
+        out.append(f"incomplete: {plural(lost, s.unit, s.units)} could not be read; what {'it' if lost == 1 else 'they'}"
+                   " held is not in this summary")
     return "\n".join(out) + "\n"
 
 
@@ -557,6 +577,7 @@ def summary_json(s: Summary) -> bytes:
         "start": s.start, "end": s.end, "wallclock": s.wallclock,
         "zone": zone(s.start) if s.start is not None and s.wallclock else None,
         "skipped": s.skipped,
+        "lost": s.lost,
         "holes": [{"ts": h.start, "seconds": h.seconds, "text": h.detail} for h in s.holes],
         "events": [{"kind": e.kind, "subject": e.subject, "start": e.start, "end": e.end, "seconds": e.seconds,
                     "count": e.count, "bad": e.bad, "reports": e.reports, "peak_per_second": e.peak,

@@ -36,8 +36,8 @@ from neuron_top.sources.base import Skipped
 from neuron_top.textsafe import clean
 
 __all__ = [
-    "BOM", "DEFAULT_MAX_REPORT_BYTES", "NOT_A_REPORT", "SAMPLE_BYTES", "TOO_LARGE", "TRUNCATED", "Framed",
-    "ReportFramer", "brace_depth", "sample", "split_concatenated",
+    "BOM", "DEFAULT_MAX_REPORT_BYTES", "NOT_A_REPORT", "PREFIX_MAX", "SAMPLE_BYTES", "TOO_LARGE", "TRUNCATED",
+    "Framed", "ReportFramer", "after_log_prefix", "brace_depth", "prefix_time", "sample", "split_concatenated",
 ]
 
 BOM = b"\xef\xbb\xbf"
@@ -55,6 +55,45 @@ _WS = b" \t\r\n\f\v"
 
 Framed = bytes | Skipped
 """What the framer yields: a candidate document, or a note about skipped input."""
+
+
+PREFIX_MAX = 200
+"""The longest log prefix read past before a report (``kubectl logs --timestamps``' is 31 bytes, journald's
+``short-iso`` with a host and unit ~60)."""
+_LOG_PREFIX = re.compile(rb'[^"{}\r\n]{1,%d}[ \t]\Z' % PREFIX_MAX)
+_PREFIX_TIME = re.compile(
+    rb"[ \t]*\[?(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:[.,](\d+))?[ \t]*(Z|[+-]\d\d:?\d\d)?\]?[ \t]")
+
+
+def after_log_prefix(head: bytes) -> int:
+    """Where a report starts in a line (``head``: its first ``PREFIX_MAX`` + 1 bytes or more; the caller checks
+    that it ends with ``}``) that a logger prefixed (``kubectl logs --timestamps``, ``docker logs -t``,
+    ``journalctl``, moreutils' ``ts``): the index of its ``{``, or -1. The prefix is short, has no quote or
+    brace, and ends in a blank; the decoder still has the last word on what follows. Such lines were all
+    skipped as "not a report". The one rule for the live framer and the recording index."""
+    j = head.find(b"{", 0, PREFIX_MAX + 1)
+    if j <= 0 or _LOG_PREFIX.match(head, 0, j) is None:
+        return -1
+    return j
+
+
+def prefix_time(prefix: bytes) -> float | None:
+    """The Unix time a log prefix starts with (``2026-11-29T10:00:01.123456789Z``, ``[2026-11-29 10:00:01]``: an
+    ISO 8601 date and time, local when it has no zone), or None."""
+    from datetime import datetime
+
+    m = _PREFIX_TIME.match(prefix + b" ")
+    if m is None:
+        return None
+    day, clock, frac, zone = m.groups()
+    text = f"{day.decode()}T{clock.decode()}" + (f".{frac.decode()[:6].ljust(6, '0')}" if frac else "")
+    if zone:
+        z = zone.decode()
+        text += "+00:00" if z == "Z" else (z if ":" in z else f"{z[:3]}:{z[3:]}")
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
 
 
 def sample(data: bytes) -> str:
@@ -309,6 +348,8 @@ class ReportFramer:
         body = line.strip(_WS)
         if not body:
             return
+        if not body.startswith(b"{") and body.endswith(b"}") and (j := after_log_prefix(body)) > 0:
+            body = body[j:]  # a logger's prefix (a time, a host): the report after it, as any other
         if not body.startswith(b"{"):
             if not self._junk:
                 self._junk_head = body[:SAMPLE_BYTES]

@@ -177,3 +177,24 @@ async def test_every_drill_down_screen_has_the_same_breadcrumb_and_the_header(tr
         await pilot.press("escape", "E")
         look()
         assert seen == [AppScreen, CoreScreen, DeviceScreen, ProblemsScreen]
+
+
+async def test_a_breadcrumb_too_long_for_the_screen_ends_in_an_ellipsis(trn2) -> None:
+    """At 80 columns the app screen's crumb ended "pod batch/eval-harness-d8prgmlx69-ztvh": the pod's name cut
+    by one letter with nothing to say so, which reads as another pod."""
+    app = make_app(trn2)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot)
+        screen = await open_app(pilot, 2)
+        await pilot.pause()
+        crumb = screen.query_one(Breadcrumb)
+        full, drawn = crumb.text(), crumb.render_line(0).text
+        assert len(full) > 80 and "pod " in full
+        assert len(drawn) == 80 and drawn.endswith("…") and full.startswith(drawn[:-1])
+    short = make_app(trn2)
+    async with short.run_test(size=(200, 24)) as pilot:  # room for it all: drawn whole, no "…"
+        await feed(pilot)
+        screen = await open_app(pilot, 2)
+        await pilot.pause()
+        crumb = screen.query_one(Breadcrumb)
+        assert crumb.render_line(0).text.rstrip() == crumb.text().rstrip()

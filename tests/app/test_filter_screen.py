@@ -88,6 +88,23 @@ async def test_a_filter_that_empties_the_panels_typed_fast_does_not_crash() -> N
         assert len(app.screen.view.snapshot.apps) == len(snaps[-1].apps)
 
 
+async def test_a_filter_that_matches_no_app_says_so_not_that_there_is_none() -> None:
+    """``--tag zzz`` on a machine running eight apps: the Apps, Latency and Executions panels said "no Neuron
+    applications" and the memory tree "no device memory reported": untrue, and a different thing from a filter
+    that lets nothing through."""
+    from neuron_top.tui.widgets.memory import MemoryTree
+
+    snaps = demo_snapshots("trn2.48xlarge", 7, 20)
+    app = make_app(snaps, tag="zzz", layout="full")
+    async with app.run_test(size=(200, 60)) as pilot:
+        await feed(pilot)
+        said = f"no app matches filter 'zzz' ({len(snaps[-1].apps)} apps hidden)"
+        for panel in (AppsPanel, LatencyPanel, ExecPanel, MemoryTree):
+            text = text_of(app.screen.query_one(panel))
+            assert said in text, panel.__name__
+            assert "no Neuron applications" not in text and "not reported" not in text
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
 async def test_the_filter_box_is_drawn_above_the_footer(size: tuple[int, int]) -> None:
     """Docked to the bottom edge, the box was drawn under the footer at every size: ``/`` took the keyboard and

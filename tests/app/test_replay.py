@@ -18,7 +18,7 @@ from textual.app import App
 from textual.widgets import Input, Static
 
 from neuron_top.recording.index import RecordingIndex, SpooledIndex
-from neuron_top.recording.markers import Marker
+from neuron_top.recording.markers import MARKER_KINDS, Marker
 from neuron_top.recording.player import ReplayController
 from neuron_top.recording.writer import RecordingWriter, stamp
 from neuron_top.tui.app import NeuronTopApp
@@ -287,6 +287,17 @@ async def test_scrubber_click_seeks(rec: Path) -> None:
             assert s.render_line(0).text[x] == "┃"
         await settle(pilot)
         assert len(app.history) == min(ctl(app).position + 1, HISTORY_WINDOW)
+    ctl(app).index.close()
+
+
+async def test_one_marker_is_said_in_the_singular() -> None:
+    """The wandb stream (real reports) has one marker, an execution error: the scrubber said "1 markers"."""
+    app, _ = replay_app(Path(__file__).parent.parent / "fixtures/neuron-monitor/wandb_trn1_2xlarge_stream.ndjson")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert len(ctl(app).markers) == 1
+        assert "1 marker" in app.screen.query_one(Scrubber).render_line(2).text
+        assert "1 markers" not in app.screen.query_one(Scrubber).render_line(2).text
     ctl(app).index.close()
 
 
@@ -598,6 +609,31 @@ async def test_a_busy_recording_shows_its_rare_serious_markers() -> None:
         legend = s.render_line(1).text
         assert "E uncorr 1" in legend and "- stop 1" in legend and "corr 9945 hidden" in legend
         assert len(legend.rstrip()) <= 80
+
+
+@pytest.mark.parametrize("width", [40, 60, 80])
+async def test_the_legend_and_info_line_keep_whole_entries(width: int) -> None:
+    """A recording with every kind of marker, at 80 columns or less: the legend was cropped at the edge, so
+    "e corr 9945" could read "e corr 99", and the next-marker line lost its report number mid-way. Now whole
+    entries, then "…"."""
+    kinds = [k.name for k in MARKER_KINDS]
+    ms = [Marker(i, kinds[i % len(kinds)], f"ND0 something x{i}") for i in range(9_000)]
+    app = ScrubberApp(ms, 10_000)
+    async with app.run_test(size=(width, 24)) as pilot:
+        s = app.query_one(Scrubber)
+        s.info = ("9,000 markers", "next: ND0 corrected ECC (HBM) x2 (#6,123)", "range from #1,234")
+        s.jump = ("ecc-uncorrected",)
+        await pilot.pause()
+        counts = {k: sum(m.kind == k for m in ms) for k in kinds}
+        legend = s.render_line(1).text.rstrip()
+        assert len(legend) <= width and legend.endswith("…")
+        for entry in legend[1:-1].split("  "):
+            if entry.strip() and not entry.startswith("n/N"):
+                assert int(entry.rsplit(" ", 1)[1]) in counts.values(), entry  # never a count cut short
+        info = s.render_line(2).text.rstrip()
+        assert len(info) <= width and info.startswith(" 9,000 markers")
+        for part in s.info:
+            assert part in info or info.endswith("…")
 
 
 async def test_a_hole_under_a_more_severe_marker_still_shows() -> None:

@@ -140,3 +140,18 @@ def test_record_says_why_its_command_keeps_failing(tmp_path: Path) -> None:
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=20)
+
+
+@pytest.mark.parametrize("args", [["--once"], ["export"], ["health"], ["record", "r.jsonl"]])
+@pytest.mark.parametrize(("command", "said"), [("", "an empty command"), ("  ", "an empty command"),
+                                              ('ssh host "neuron-monitor', "No closing quotation")])
+def test_a_command_that_cannot_run_is_a_usage_error(args: list[str], command: str, said: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``--command ""`` (an unset variable in a script) started the source and failed at once: "no report from :
+    cannot parse command : empty command", or a dashboard saying FAILED. Now the command line says why."""
+    argv = ["record", str(tmp_path / args[1])] if args[0] == "record" else args
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--command", command])
+    assert exc.value.code == 2
+    out = capsys.readouterr()
+    assert said in out.err + out.out

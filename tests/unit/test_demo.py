@@ -18,6 +18,7 @@ import msgspec
 import pytest
 
 from neuron_top.schema import Report
+from neuron_top.snapshot import INSTANCE_LAYOUTS
 from neuron_top.sources.base import RawReport, State, Status
 from neuron_top.sources.demo import (
     BATCH,
@@ -87,6 +88,34 @@ def _runtimes(reports: tuple[dict[str, Any], ...]) -> Iterator[tuple[int, dict[s
 # --- format -----------------------------------------------------------------------------------------------------
 
 
+def test_the_command_line_offers_every_profile() -> None:
+    from neuron_top.cli.main import INSTANCES
+
+    assert INSTANCES == INSTANCE_TYPES
+
+
+@pytest.mark.parametrize("instance", ["inf2.xlarge", "trn1.2xlarge", "trn2.3xlarge"])
+def test_one_device_instances_fit_their_hardware(instance: str) -> None:
+    """The sizes people start on (``demo --instance inf2.xlarge`` was refused): every app's cores on the one
+    device, its vCPUs on the instance's, the device and host memory within the instance's."""
+    prof = PROFILES[instance]
+    assert (prof.device_count, prof.cores_per_device) == INSTANCE_LAYOUTS[instance]
+    for spec in prof.apps:
+        assert spec.first_core >= 0 and spec.first_core + spec.cores <= prof.core_count
+        assert spec.vcpus[0] + spec.vcpus[1] <= prof.vcpus
+    assert sum(s.host_memory for s in prof.apps) < prof.host_memory
+    per_core = {c: 0 for c in range(prof.core_count)}
+    for spec in prof.apps:
+        for c in range(spec.first_core, spec.first_core + spec.cores):
+            per_core[c] += spec.tensors + spec.scratchpad + sum(m.constants + m.code for m in spec.models)
+    assert sum(per_core.values()) < prof.device_memory
+    for data in generate(instance, 3, 60):
+        report = msgspec.json.decode(data, type=Report)
+        for rt in report.neuron_runtime_data or []:
+            cores = rt.report.neuroncore_counters.neuroncores_in_use
+            assert all(int(c) < prof.core_count for c in cores)
+
+
 @pytest.mark.parametrize("instance", INSTANCE_TYPES)
 def test_every_report_decodes_into_the_schema(instance: str) -> None:
     raw = generate(instance, 3, 80)
@@ -102,8 +131,11 @@ def test_every_report_decodes_into_the_schema(instance: str) -> None:
 def test_hardware_facts_match_the_instance(instance: str) -> None:
     facts = {  # devices, cores per device, device memory GiB, vCPUs, core version, LNC
         "inf1.xlarge": (1, 4, 8, 4, "v1", 1),
+        "inf2.xlarge": (1, 2, 32, 4, "v2", 1),
         "inf2.48xlarge": (12, 2, 32, 192, "v2", 1),
+        "trn1.2xlarge": (1, 2, 32, 8, "v2", 1),
         "trn1.32xlarge": (16, 2, 32, 128, "v2", 1),
+        "trn2.3xlarge": (1, 4, 96, 12, "v3d", 2),
         "trn2.48xlarge": (16, 4, 96, 192, "v3d", 2),
     }[instance]
     r = _reports(instance, 0, 1)[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,9 @@ from neuron_top.sources.framing import (
     TOO_LARGE,
     TRUNCATED,
     ReportFramer,
+    after_log_prefix,
     brace_depth,
+    prefix_time,
     split_concatenated,
 )
 from tests.conftest import REPORTS
@@ -61,6 +64,30 @@ def test_one_report_per_line_comes_back_verbatim() -> None:
     line = json.dumps(REPORT, separators=(",", ":")).encode()
     out = frame(line + b"\n" + line + b"\n")
     assert out == [line, line]
+
+
+@pytest.mark.parametrize("prefix", [
+    b"2026-11-29T10:00:01.123456789Z ",  # kubectl logs --timestamps, docker logs -t
+    b"2026-11-29T10:00:01+0000 ip-10-0-0-1 neuron-monitor[812]: ",  # journalctl -o short-iso
+    b"Nov 29 10:00:01 ip-10-0-0-1 neuron-monitor[812]: ",  # journalctl, syslog
+    b"2026-11-29 10:00:01 ",  # neuron-monitor | ts '%Y-%m-%d %H:%M:%S'
+])
+def test_a_report_after_a_loggers_prefix_is_read(prefix: bytes) -> None:
+    """neuron-monitor's output as Kubernetes, Docker or journald keep it: every line was skipped as "not a
+    report", so ``kubectl logs --timestamps pod | neuron-top`` showed nothing."""
+    line = json.dumps(REPORT, separators=(",", ":")).encode()
+    out = frame(prefix + line + b"\n" + b"INFO monitor started\n" + prefix + line + b"\n", chunk=1000)
+    assert out[0] == line and out[2] == line and skipped(out) == [NOT_A_REPORT]
+
+
+def test_a_prefix_is_short_without_quotes_or_braces_and_ends_in_a_blank() -> None:
+    assert after_log_prefix(b'2026-11-29T10:00:01Z {"a":1}') == 21
+    for line in (b'say "hi" {"a":1}', b'x' * 300 + b' {"a":1}', b"abc{}", b'{"a":1}', b"] {}"):
+        assert after_log_prefix(line) == (-1 if line != b"] {}" else 2)
+    assert prefix_time(b"2026-11-29T10:00:01.5Z ") == 1795946401.5
+    assert prefix_time(b"2026-11-29T12:00:01+02:00 host x: ") == 1795946401.0
+    assert prefix_time(b"[2026-11-29T10:00:01Z] ") == 1795946401.0
+    assert prefix_time(b"Nov 29 10:00:01 host x: ") is None  # no year: not a time we can place
 
 
 def test_pretty_printed_reports_back_to_back_are_joined_onto_one_line() -> None:
@@ -203,8 +230,8 @@ def encoded(draw: st.DrawFn, obj: object, styles: list[str] = STYLES) -> bytes:
 
 
 def _is_garbage(line: bytes) -> bool:
-    body = line[len(BOM) :] if line.startswith(BOM) else line
-    return not body.strip().startswith(b"{")
+    body = (line[len(BOM) :] if line.startswith(BOM) else line).strip()
+    return not body.startswith(b"{") and not (body.endswith(b"}") and after_log_prefix(body) > 0)
 
 
 garbage_lines = st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" ")).filter(_is_garbage)

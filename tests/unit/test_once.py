@@ -100,7 +100,10 @@ def test_a_report_without_apps_says_so_under_executions_as_under_latency() -> No
     snap = load_snapshot(ROOT / "tests" / "fixtures" / "neuron-monitor" / "inf1_xlarge_idle_no_runtimes.json")
     lines = text(snap, SourceInfo("s", "live")).splitlines()
     i = next(i for i, ln in enumerate(lines) if ln.startswith("executions / errors"))
-    assert lines[i + 1] == "  no apps"
+    assert lines[i + 1] == "  no Neuron applications"
+    narrowed = load_snapshot(REPORTS / "inf1_xlarge_4runtimes_vcpu_errors.json").narrowed(lambda a: False, "zzz")
+    assert "executions / errors (per second; counts in the report's period):\n  no app matches filter 'zzz' (4 apps" \
+        " hidden)\n" in text(narrowed, SourceInfo("s", "live"))
 
 
 def test_an_instance_known_by_name_alone_has_no_trailing_space() -> None:
@@ -127,3 +130,13 @@ def test_no_runtime_means_every_memory_category_is_zero_as_the_total_is() -> Non
     assert "host   total 0B  tensors 0B  constants 0B" in out and "tensors -" not in out
     app = load_snapshot(REPORTS / "inf1_xlarge_single_runtime.json").apps[0]
     assert memory_values(app, HOST_CATEGORIES, {}, 5)[1:] == [(n, None) for n in HOST_CATEGORIES]
+
+
+def test_no_runtime_means_no_runtime_vcpu_used_as_no_memory_is() -> None:
+    """The same absence, said the same way: with no runtime, ``--once`` printed "host total 0B" (nothing used)
+    and "runtime vCPU (all): user - system -" (not reported) in one output."""
+    snap = load_snapshot(REPORTS / "inf1_xlarge_idle_no_runtimes.json")
+    assert not snap.apps and snap.all.vcpu == (0.0, 0.0)
+    assert "runtime vCPU (all): user 0.0% system 0.0%" in text(snap, SourceInfo("x", "live"))
+    one = load_snapshot(REPORTS / "inf1_xlarge_single_runtime.json")
+    assert one.all.vcpu == one.apps[0].vcpu  # one runtime: its own reading, "-" when it gives none

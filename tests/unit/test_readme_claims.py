@@ -28,7 +28,7 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
 }
 
 FOREIGN = {"--port": "AWS's neuron-monitor-prometheus.py", "--path": "node_exporter's --path.rootfs",
-           "--ignore": "pytest's"}
+           "--ignore": "pytest's", "--timestamps": "kubectl logs'"}
 """Options the README names that belong to other programs."""
 
 SCRIPTS = {"--list", "--only"}

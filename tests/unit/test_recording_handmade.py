@@ -140,6 +140,28 @@ def test_a_json_array_as_jq_s_writes_it_is_read(tmp_path: Path, capfdbinary) -> 
     assert "night.json: 5 reports" in capfdbinary.readouterr().out.decode()
 
 
+def test_kubectl_logs_with_timestamps_is_read_at_its_times(tmp_path: Path, capfdbinary) -> None:
+    """``kubectl logs --timestamps neuron-monitor-x > f`` (or ``docker logs -t``, ``journalctl``): every line
+    begins with the logger's prefix, and replay said "no reports in f (3 bad lines skipped)". The reports are
+    read after it, at the prefix's time when it has one (a recorder's own time wins)."""
+    from neuron_top.cli.main import main
+
+    r = reports()
+    path = tmp_path / "pod.log"
+    path.write_bytes(b"".join(b"2026-11-29T10:00:0%dZ %s\n" % (i, line) for i, line in enumerate(r)))
+    with index_of(path) as ix:
+        assert [ix.get(i) for i in range(len(ix))] == list(r) and ix.skipped == 0
+        assert ix.wallclock and [ix.timestamp(i) for i in range(3)] == [1795946400.0, 1795946401.0, 1795946402.0]
+    assert main(["replay", str(path), "--summary"]) == 0
+    first = capfdbinary.readouterr().out.decode().splitlines()[0]
+    assert first.startswith("pod.log: 3 reports, 2026-11-2") and first.endswith("(2 s)")  # wall clock, any zone
+    journal = tmp_path / "journal.txt"  # no year in the prefix: read, at times from the reports' periods
+    journal.write_bytes(b"".join(b"Nov 29 10:00:0%d ip-10-0-0-1 neuron-monitor[812]: %s\n" % (i, line)
+                                 for i, line in enumerate(r)))
+    with index_of(journal) as ix:
+        assert [ix.get(i) for i in range(len(ix))] == list(r) and not ix.wallclock
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
 def test_a_utf16_file_is_read(tmp_path: Path, capfdbinary, encoding: str) -> None:
     """PowerShell's ``>`` and some editors save UTF-16: it was 'no reports'."""

@@ -102,6 +102,28 @@ def test_skipped_input_is_counted(tmp_path: Path, capfd: pytest.CaptureFixture[s
     assert "skipped: 1 (not a report 1)" in capfd.readouterr().out
 
 
+def test_a_report_that_could_not_be_read_makes_the_summary_incomplete(tmp_path: Path,
+                                                                       capfd: pytest.CaptureFixture[str]) -> None:
+    """A report cut short (a crash mid-write) is data lost: the summary cannot speak for it, so the exit status
+    says so (2, as ``trace --check`` for a trace), even when it found incidents; a log line in the file is not."""
+    path = tmp_path / "cut.jsonl"
+    with RecordingWriter(path) as w:
+        w.write(report(), local(9, 0, 0))
+        w.write_line(report()[:40])
+        w.write(report(), local(9, 0, 2))
+    assert main(["replay", str(path), "--summary"]) == 2
+    lines = capfd.readouterr().out.splitlines()
+    assert lines[-2] == "found: no uncorrected ECC errors, no execution errors"
+    assert lines[-1] == "incomplete: 1 report could not be read; what it held is not in this summary"
+    assert main(["replay", str(path), "--summary", "--json"]) == 2
+    assert json.loads(capfd.readouterr().out)["lost"] == {"truncated report": 1}
+    night(path)  # serious incidents too: still 2, the summary may be missing others
+    with path.open("ab") as f:
+        f.write(b'{"neuron_runtime_data": [\n')
+    assert main(["replay", str(path), "--summary"]) == 2
+    assert "found: 1 uncorrected ECC event" in capfd.readouterr().out
+
+
 def test_a_single_report(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "one.jsonl"
     with RecordingWriter(path) as w:

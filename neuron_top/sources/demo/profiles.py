@@ -11,7 +11,7 @@ lists only the runtime's cores; inf1 reports no FLOPS, inf2 (runtime 2.30) only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 __all__ = ["INSTANCE_TYPES", "PROFILES", "AppSpec", "GiB", "InstanceProfile", "Kind", "MiB", "ModelSpec"]
@@ -376,7 +376,76 @@ _TRN2 = InstanceProfile(
     ),
 )
 
-PROFILES: dict[str, InstanceProfile] = {p.instance_type: p for p in (_INF1, _INF2, _TRN1, _TRN2)}
+# The one-device sizes people start on: the big profiles' hardware on one device, with a workload that fits it.
+_INF2_1 = replace(
+    _INF2, instance_type="inf2.xlarge", device_count=1, vcpus=4, host_memory=16 * GiB,
+    apps=(
+        AppSpec(
+            tag="bert-base-inf", kind="serve", first_core=0, cores=1,
+            models=(ModelSpec("/var/models/bert-base-uncased/bs8/model.neff", 220 * MiB, 18 * MiB),),
+            tensors=96 * MiB, scratchpad=0, util=40, mfu=0.06, latency=0.0024, rate=330,
+            host_memory=int(1.4 * GiB), vcpus=(0, 2), cpu=30, namespace="inference",
+        ),
+        AppSpec(
+            tag="sdxl-batch", kind="batch", first_core=1, cores=1,
+            models=(
+                ModelSpec("/var/models/sdxl-1.0/text_encoder/model.neff", int(1.3 * GiB), 40 * MiB),
+                ModelSpec("/var/models/sdxl-1.0/unet/model.neff", int(4.8 * GiB), 210 * MiB),
+                ModelSpec("/var/models/sdxl-1.0/vae_decoder/model.neff", 160 * MiB, 30 * MiB),
+            ),
+            tensors=2 * GiB, scratchpad=768 * MiB, util=94, mfu=0.3, latency=0.21, rate=4.5,
+            host_memory=9 * GiB, vcpus=(2, 2), cpu=45,
+            start=(6.0, 12.0), run=(45.0, 75.0), pause=(20.0, 40.0), namespace="batch",
+        ),
+    ),
+)
+
+_TRN1_1 = replace(
+    _TRN1, instance_type="trn1.2xlarge", device_count=1, vcpus=8, host_memory=32 * GiB,
+    apps=(
+        AppSpec(
+            tag="bert-large-finetune", kind="train", first_core=0, cores=1,
+            models=(
+                ModelSpec(_TRAIN_NEFF, int(0.7 * GiB), 120 * MiB),
+                ModelSpec(_TRAIN_NEFF, 160 * MiB, 40 * MiB),
+            ),
+            tensors=int(6.5 * GiB), scratchpad=1 * GiB, util=84, mfu=0.35, latency=0.048, rate=18,
+            host_memory=10 * GiB, vcpus=(0, 4), cpu=50,
+        ),
+        AppSpec(
+            tag="gpt2-eval-harness", kind="batch", first_core=1, cores=1,
+            models=(ModelSpec(_TRAIN_NEFF, 380 * MiB, 90 * MiB),),
+            tensors=2 * GiB, scratchpad=512 * MiB, util=91, mfu=0.22, latency=0.052, rate=60,
+            host_memory=7 * GiB, vcpus=(4, 4), cpu=40,
+            start=(5.0, 12.0), run=(40.0, 70.0), pause=(20.0, 35.0),
+        ),
+    ),
+)
+
+_TRN2_1 = replace(
+    _TRN2, instance_type="trn2.3xlarge", device_count=1, vcpus=12, host_memory=128 * GiB,
+    apps=(
+        AppSpec(
+            tag="mistral-7b-serve", kind="serve", first_core=0, cores=2,
+            models=(
+                ModelSpec("/var/models/mistral-7b/tp2/context_encoding_model/model.neff", int(3.4 * GiB), 96 * MiB),
+                ModelSpec("/var/models/mistral-7b/tp2/token_generation_model/model.neff", 32 * MiB, 64 * MiB),
+            ),
+            tensors=12 * GiB, scratchpad=1 * GiB, util=55, mfu=0.18, latency=0.012, rate=80,
+            host_memory=8 * GiB, vcpus=(0, 6), cpu=15, namespace="inference",
+        ),
+        AppSpec(
+            tag="eval-harness", kind="batch", first_core=2, cores=2,
+            models=(ModelSpec(_TRAIN_NEFF, int(1.1 * GiB), 75 * MiB),),
+            tensors=2 * GiB, scratchpad=256 * MiB, util=90, mfu=0.25, latency=0.048, rate=40,
+            host_memory=5 * GiB, vcpus=(6, 6), cpu=35,
+            run=(25.0, 45.0), pause=(15.0, 35.0), namespace="batch",
+        ),
+    ),
+)
+
+PROFILES: dict[str, InstanceProfile] = {p.instance_type: p for p in (_INF1, _INF2_1, _INF2, _TRN1_1, _TRN1, _TRN2_1,
+                                                                     _TRN2)}
 """Instance type -> profile; the keys are what ``neuron-top demo --instance`` accepts."""
 
 INSTANCE_TYPES: tuple[str, ...] = tuple(PROFILES)

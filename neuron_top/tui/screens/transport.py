@@ -227,9 +227,10 @@ class ReplayTransport(Screen):
         s.hidden = self._hidden
         s.jump = self._jump
         near = c.next_marker(1, self._jump_kinds())
-        scan = "" if c.scanned >= len(c) else f"scanning {c.scanned}/{len(c)} · "
-        s.info = (f"{scan}{len(c.markers)} markers" + (f" · next: {near.text} (#{near.index + 1})" if near else "")
-                  + (f" · range from #{c.mark_in + 1}" if c.mark_in is not None else ""))
+        scan = [] if c.scanned >= len(c) else [f"scanning {c.scanned}/{len(c)}"]
+        s.info = (*scan, plural(len(c.markers), "marker"),
+                  *([f"next: {near.text} (#{near.index + 1})"] if near else []),
+                  *([f"range from #{c.mark_in + 1}"] if c.mark_in is not None else []))
         s.refresh()
 
     # --- playing ---

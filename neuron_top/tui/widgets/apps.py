@@ -144,7 +144,7 @@ class AppsPanel(Panel[None]):
         lines.append(self.memo(("head", label_w, spark_w, pod_w, view.sort),
                                lambda: self._head(label_w, cols, spark_w, pod_w, view.sort)))
         if not apps:
-            lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
+            lines.append(LightStrip([Segment(f" {view.snapshot.no_apps}", self.style("dim"))]))
             return lines
         cur = self.cursor if self.has_focus else -1
         for i, a in enumerate(apps):

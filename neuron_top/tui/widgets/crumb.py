@@ -7,6 +7,7 @@ it (``ended: showing its last report``). Labels come from data (app tags): drawn
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.events import Click
 from textual.message import Message
@@ -14,6 +15,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from neuron_top.fmt import cut
 from neuron_top.textsafe import clean
 
 SEPARATOR = " › "
@@ -73,10 +75,18 @@ class Breadcrumb(Widget):
         x = 0
         self._spans = []
         for text, part, back in self._pieces():
+            n = cell_len(text)
+            if x + n > width:  # the piece at the edge ends in "…": a pod or tag cut silently read as another
+                text = cut(text, width - x, cell_len)
+                n = cell_len(text)
+            if not text:
+                break
             segs.append(Segment(text, self.get_component_rich_style(f"crumb--{part}")))
             if back:
-                self._spans.append((x, x + len(text), back))
-            x += len(text)
+                self._spans.append((x, x + n, back))
+            x += n
+            if x >= width:
+                break
         return Strip(segs).crop_extend(0, width, self.rich_style)
 
     def on_click(self, event: Click) -> None:

@@ -92,7 +92,7 @@ class ExecPanel(Panel[None]):
         lines += self.memo(("head", label_w, val_w, wide, spark_w, tuple(err_heads)),
                            lambda: self._heads(exec_heads, err_heads, label_w, val_w, wide, spark_w))
         if not apps:
-            lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
+            lines.append(LightStrip([Segment(f" {view.snapshot.no_apps}", self.style("dim"))]))
             return lines
         quiet: list[AppView] = []
         for a in apps:

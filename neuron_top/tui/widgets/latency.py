@@ -62,7 +62,7 @@ class LatencyPanel(Panel[None]):
         lines.append(self.memo(("head", label_w, kind_w, val_w, cols, spark_w),  # the same strip every report
                                lambda: self._head(cols, label_w, kind_w, val_w, spark_w)))
         if not apps:
-            lines.append(LightStrip([Segment(" no Neuron applications", self.style("dim"))]))
+            lines.append(LightStrip([Segment(f" {view.snapshot.no_apps}", self.style("dim"))]))
             return lines
         quiet: list[AppView] = []
         for a in apps:

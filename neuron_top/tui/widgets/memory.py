@@ -76,8 +76,9 @@ class SummaryContent(NamedTuple):
     reported: bool
 
 
-TreeContent = tuple[tuple[Node, ...], int, str, "int | None"]
-"""All the memory tree draws besides the cursor (``MemoryTree.content``): tree, expansion, title, device size."""
+TreeContent = tuple[tuple[Node, ...], int, str, "int | None", str]
+"""All the memory tree draws besides the cursor (``MemoryTree.content``): tree, expansion, title, device size,
+what it says with no app."""
 
 
 class MemorySummary(Panel[SummaryContent]):
@@ -340,8 +341,10 @@ class MemoryTree(Panel[TreeContent]):
 
     def content(self, view: View, width: int) -> TreeContent:
         """The tree (the same object while the memory it shows is the same), the expansion, the title and the
-        device size: between model loads a report draws nothing new here."""
-        return self.nodes(), self._expansion, app_title(view.app), device_memory_size(view.snapshot)
+        device size: between model loads a report draws nothing new here; with no app, what it says of that."""
+        snap = view.snapshot
+        return (self.nodes(), self._expansion, app_title(view.app), device_memory_size(snap),
+                snap.no_apps if view.app.is_all and not snap.apps else "")
 
     def _changed(self, scroll: bool = True, expansion: bool = False) -> None:
         self._state += 1
@@ -446,8 +449,9 @@ class MemoryTree(Panel[TreeContent]):
                             num("Device" if narrow else "Device Memory", mem_w, label),
                             num("% dev", pct_w, label),
                             num("Host" if narrow else "Host Memory", mem_w, label)]))
-        if not rows:
-            lines.append(LightStrip([Segment(" no device memory reported", self.style("dim"))]))
+        if not rows:  # no app (none running, or none the filter shows) is not memory unreported
+            lines.append(LightStrip([Segment(f" {self.content(view, width)[4] or 'no device memory reported'}",
+                                             self.style("dim"))]))
             return lines
         cur = self.cursor_row() if self.has_focus else -1
         styles = {n: self.style(n) for n in ("cursor", "label", "dim", "value")}

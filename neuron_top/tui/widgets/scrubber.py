@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.events import Click
@@ -19,6 +20,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from neuron_top.fmt import cut_parts
 from neuron_top.recording.markers import KIND, KINDS, LABELS, MARKER_KINDS, Marker, severity
 from neuron_top.recording.pacing import report_time
 
@@ -53,7 +55,8 @@ class Scrubber(Widget):
     total: reactive[int] = reactive(0)
     markers_seen: reactive[int] = reactive(0)
     """How many markers are known (they arrive while the background scan runs)."""
-    info: reactive[str] = reactive("")
+    info: reactive[tuple[str, ...]] = reactive(())
+    """The line under the legend, in parts (markers found, the next one, the range): whole parts that fit."""
     mark_in: reactive[int | None] = reactive(None)
     hidden: reactive[frozenset[str]] = reactive(frozenset())
     """Kinds not drawn (corrected ECC, when hidden)."""
@@ -106,9 +109,10 @@ class Scrubber(Widget):
     def render_line(self, y: int) -> Strip:
         w = self.size.width
         if y == 1:
-            return Strip(self._legend()).crop_extend(0, w, self.rich_style)
-        if y == 2:
-            return Strip([Segment(" " + self.info, self._style("info"))]).crop_extend(0, w, self.rich_style)
+            return Strip(self._legend(w)).crop_extend(0, w, self.rich_style)
+        if y == 2:  # whole parts: a count or a report number cut short reads as another one
+            return Strip([Segment(" " + cut_parts(self.info, w - 1, measure=cell_len), self._style("info"))]
+                         ).crop_extend(0, w, self.rich_style)
         bar_w = max(w - 2, 1)
         n = max(self.total, 1)
         head = cell_of(self.position, bar_w, n)
@@ -136,7 +140,7 @@ class Scrubber(Widget):
             segs.append(Segment(ch, style))
         return Strip(segs).crop_extend(0, w, self.rich_style)
 
-    def _legend(self) -> list[Segment]:
+    def _legend(self, width: int) -> list[Segment]:
         """`` E uncorr 2  x err 5 ...``: every kind with its count (ECC: E uncorrected, e corrected); hidden ones
         say so; the jump kind is highlighted. Kinds with none are left out (but for the two most severe, so their
         absence is plain), so it fits 80 columns."""
@@ -144,6 +148,7 @@ class Scrubber(Widget):
         counts = self._counts
         segs = [Segment(" ")]
         chosen = self._style("chosen")
+        entries: list[list[Segment]] = []
         for kind in KINDS:
             k = counts.get(kind, 0)
             if not k and (not KIND[kind].serious or KIND[kind].family == "host"):
@@ -151,9 +156,24 @@ class Scrubber(Widget):
             style = self._style(STYLE[kind])
             label = f"{SHORT[kind]} {k}" + (" hidden" if kind in self.hidden else "")
             label_style = chosen if self.jump is not None and kind in self.jump else self._style("info")
-            segs += [Segment(GLYPH[kind], style), Segment(" " + label, label_style), Segment("  ")]
+            entries.append([Segment(GLYPH[kind], style), Segment(" " + label, label_style), Segment("  ")])
         if self.jump is not None:
-            segs.append(Segment("n/N: " + "/".join(SHORT[k] for k in self.jump), self._style("info")))
+            entries.append([Segment("n/N: " + "/".join(SHORT[k] for k in self.jump), self._style("info"))])
+        # whole entries only, then "…" for those left out: a count cut short ("x err 1" of "x err 12") lies
+        widths = [sum(cell_len(sg.text) for sg in entry) for entry in entries]
+
+        def need(keep: int) -> int:  # cells for the first ``keep``: the last's blanks dropped, else "…" after them
+            if keep == len(entries):
+                return 1 + sum(widths) - (cell_len(entries[-1][-1].text) if entries[-1][-1].text == "  " else 0)
+            return 1 + sum(widths[:keep]) + 1
+
+        keep = len(entries)
+        while keep and need(keep) > width:
+            keep -= 1
+        for entry in entries[:keep]:
+            segs += entry
+        if keep < len(entries):
+            segs.append(Segment("…", self._style("info")))
         return segs
 
     def on_click(self, event: Click) -> None:
