@@ -32,6 +32,7 @@ from neuron_top.fleet.queries import (
     QuerySet,
     host_family,
     host_queries,
+    host_runtimes,
     label,
     matcher,
     runtime_tag,
@@ -252,9 +253,23 @@ class PromHostSource:
                 self._ecc.per_refresh(report)
                 if not live:
                     live = True
-                    yield Status(State.LIVE, self.client.display)
+                    yield Status(State.LIVE, self.client.display + self._shared_tags(report))
                 yield RawReport(_ENCODE(report), ts=now)
             pause(max(0.0, self.interval - (time.monotonic() - started)), self._sleep, stop, self._closed)
+
+    def _shared_tags(self, report: dict[str, Any]) -> str:
+        """A note when the host's exporter counts more runtimes than the report has tags: AWS's families keep one
+        series a runtime tag (the last runtime's), so runtimes sharing a tag are one app here, while the fleet's
+        row counts them all and reads the exporter's own per-core utilization. Asked once, as the host goes live."""
+        tags = len(report.get("neuron_runtime_data", []))
+        try:
+            got = self.client.query(host_runtimes(self.qs, self.key))
+        except PromError:
+            return ""
+        n = round(got[0].number or 0) if got else 0
+        if n <= tags:
+            return ""
+        return f" · {n} runtimes, {tags} tag{'' if tags == 1 else 's'}: AWS's series show one a tag"
 
     def _gauges(self) -> list[Sample]:
         """Every gauge of the host: one query, or family by family once an answer reached the server's cap."""

@@ -30,7 +30,7 @@ from neuron_top.derived import BUSY_PERCENT
 from neuron_top.textsafe import escape_label_value
 
 __all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
-           "host_family", "host_queries", "label", "matcher", "parse_match", "runtime_tag"]
+           "host_family", "host_queries", "host_runtimes", "label", "matcher", "parse_match", "runtime_tag"]
 
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
 """A classic label name, written bare; any other (OpenTelemetry's ``@resource.k8s.pod.name`` in CloudWatch's and
@@ -369,6 +369,13 @@ def host_family(qs: QuerySet, key: str, family: str) -> str:
     family when the whole answer is more than the server's cap (CloudWatch: 500 series; a trn1.32xlarge with
     several runtimes has more)."""
     return _tagged([(family, qs.sel(family, matcher(qs.by, key)))])
+
+
+def host_runtimes(qs: QuerySet, key: str) -> str:
+    """How many runtimes one host's ``neuron-top export`` counts in its report (``neurontop_runtimes``, one series
+    a target, no instance labels: joined through the target's ``instance_info``); no answer from AWS's exporter."""
+    return (f"max({qs.sel('neurontop_runtimes', shard=False)} + on (instance, job) group_left () 0 * "
+            f"max by (instance, job) ({qs.sel('instance_info', matcher(qs.by, key))}))")
 
 
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:

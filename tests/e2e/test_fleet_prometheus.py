@@ -458,6 +458,28 @@ def test_a_host_dashboard_from_its_series(cluster: Cluster) -> None:
         rep["system_data"]["memory_info"]["memory_total_bytes"])
 
 
+def test_a_host_dashboard_says_when_runtimes_share_a_tag(cluster: Cluster) -> None:
+    """The real inf1 report's four runtimes are all tagged "1": its dashboard from Prometheus can only show one
+    app (AWS's families keep one series a tag) while the fleet's row counts 4 at their summed utilization; the
+    header said nothing of it."""
+    from neuron_top.feed import StatusChanged
+
+    def live_message(name: str) -> str:
+        iid = cluster.norun[name]["instance_info"]["instance_id"]
+        client = PromClient(cluster.prom.url)
+        feed = Feed(PromHostSource(client, QuerySet(match='group="norun"'), iid, interval=0.2))
+        try:
+            return next(ev.status.message for ev in feed.events()
+                        if isinstance(ev, StatusChanged) and ev.status.state.name == "LIVE")
+        finally:
+            feed.close()
+            client.close()
+
+    shared = live_message("inf1_xlarge_4runtimes_vcpu_errors.json")
+    assert shared == f"{cluster.prom.url} · 4 runtimes, 1 tag: AWS's series show one a tag"
+    assert live_message("inf2_xlarge_rt2.30.51_trimmed_pantheon.json") == cluster.prom.url
+
+
 def test_prometheus_down_keeps_the_last_rows_aging_and_backs_off(tmp_path: Path) -> None:
     server = ExpositionServer()
     rep = demo_report("inf2.48xlarge", 31)
