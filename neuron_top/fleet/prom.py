@@ -4,7 +4,11 @@ Faults and what the user sees:
 
 * the server is down or slow (every query fails the same way): the last rows stay, aging, their status judged
   as if their series had gone (stale, then down); the frame says why and when the next try is; tries back off
-  (2, 4, 8 ... 60 s) and snap back to the refresh interval after a success;
+  (2, 4, 8 ... 60 s) and snap back to the refresh interval after a success. A refresh that does not know the
+  server answers (the first, and each try after a failed one) asks one query alone first (the rules' probe, else
+  the first query) and stops there when it fails as a whole (refused, timed out, 401/403): one request, not 11;
+* the server refuses every query (a ``--match`` or ``--by`` it cannot read, an overloaded server's 503): the
+  same, with the first error and its query;
 * one query fails (a server-side error, an old Prometheus without a function): its columns are blank and the
   frame carries the error with the query's text;
 * what changes slowly (labels, hardware, memory and runtimes, vCPU, one-minute execution rates, a p99, the ECC
