@@ -290,10 +290,7 @@ def fleet_main(ns: argparse.Namespace) -> int:
         fleet.apps = ns.apps
         _view_options(ns, fleet.qs.labels)
         if ns.once or ns.json:
-            try:
-                return print_frame(fleet.refresh(), ns)
-            finally:
-                fleet.close()
+            return print_once(ns, fleet.refresh, fleet.close)
         if ns.ssh_template:
             from neuron_top.fleet.ssh import TemplateError, command_for
 
@@ -309,7 +306,7 @@ def fleet_main(ns: argparse.Namespace) -> int:
     command = ssh_command_for(ns)
     _view_options(ns)
     if ns.once or ns.json:
-        return print_frame(ssh_once(hosts, command, ns.timeout if ns.timeout is not None else 15.0), ns)
+        return print_once(ns, lambda: ssh_once(hosts, command, ns.timeout if ns.timeout is not None else 15.0))
     return run_fleet_tui(ns, lambda rec: _ssh_screen(hosts, command, ns, rec), None)
 
 
@@ -389,17 +386,9 @@ def _arranged(screen: Any, ns: argparse.Namespace) -> Any:
 def run_fleet_tui(ns: argparse.Namespace, make_screen: Callable[[Any], Any],
                   cleanup: Callable[[], object] | None) -> int:
     """The fleet table in the TUI (``make_screen`` builds its screen, given the recorder); returns the exit status."""
-    from neuron_top.fleet.record import FleetRecorder
     from neuron_top.tui.app import NeuronTopApp
 
-    recorder = None
-    if ns.record:
-        try:
-            recorder = FleetRecorder(ns.record)
-        except OSError as exc:
-            if cleanup is not None:
-                cleanup()
-            raise UsageError(f"cannot record to {ns.record}: {exc.strerror or exc}") from None
+    recorder = _recorder(ns, cleanup)
     app = NeuronTopApp(None, theme=ns.theme, history=ns.history, first_screen=lambda: make_screen(recorder),
                        render=getattr(ns, "render", None))
 
@@ -412,6 +401,37 @@ def run_fleet_tui(ns: argparse.Namespace, make_screen: Callable[[Any], Any],
                 cleanup()
 
     return run_app(app, close)
+
+
+def _recorder(ns: argparse.Namespace, cleanup: Callable[[], object] | None) -> Any:
+    """``--record FILE``'s recorder (None without it); a file that cannot be written is a usage error."""
+    from neuron_top.fleet.record import FleetRecorder
+
+    if not ns.record:
+        return None
+    try:
+        return FleetRecorder(ns.record)
+    except OSError as exc:
+        if cleanup is not None:
+            cleanup()
+        raise UsageError(f"cannot record to {ns.record}: {exc.strerror or exc}") from None
+
+
+def print_once(ns: argparse.Namespace, refresh: Callable[[], FleetFrame],
+               cleanup: Callable[[], object] | None = None) -> int:
+    """``--once``/``--json``: one refresh printed, and with ``--record`` recorded (its one line, as the table
+    records each refresh; it was silently not written)."""
+    recorder = _recorder(ns, cleanup)
+    try:
+        frame = refresh()
+        if recorder is not None:
+            recorder.write(frame)
+    finally:
+        if recorder is not None:
+            recorder.close()
+        if cleanup is not None:
+            cleanup()
+    return print_frame(frame, ns)
 
 
 def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: float) -> FleetFrame:

@@ -110,6 +110,21 @@ def test_bad_input_is_one_line(args: list[str], message: str) -> None:
     assert message in err and "Traceback" not in err
 
 
+def test_fleet_once_records_its_refresh(tmp_path: Path, capsys) -> None:
+    """``fleet --once --record FILE`` printed the table and wrote no file (the dashboard's --once records)."""
+    from tests.conftest import REPORTS
+
+    host = str(REPORTS / "inf1_xlarge_single_runtime.json")
+    path = tmp_path / "fleet.jsonl"
+    assert main(["fleet", "--ssh", host, "--command", "sh -c 'cat \"$0\"' {host}", "--once", "--record",
+                 str(path)]) == 0
+    printed = capsys.readouterr().out
+    [line] = path.read_bytes().splitlines()
+    assert json.loads(line)["frame"]["rows"][0]["key"] == host and "1 host: 1 up" in printed
+    assert main(["replay", str(path), "--once"]) == 0
+    assert "refresh 1/1" in capsys.readouterr().out
+
+
 def test_bad_config_names_the_key(tmp_path: Path) -> None:
     cfg = tmp_path / "monitor.conf"
     cfg.write_text(json.dumps({"period": "1s", "system_metrics": [{"type": "vcpu_usage", "period": "2x"}]}))
