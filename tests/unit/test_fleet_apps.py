@@ -48,6 +48,13 @@ def test_a_runtime_without_a_tag_is_no_tag_from_prometheus_too() -> None:
     assert runtime["neuron_runtime_tag"] is None
 
 
+def test_a_long_tag_is_cut_with_its_ellipsis_in_the_text_table() -> None:
+    """It was cut silently to 24 characters: "llama-3-70b-finetune-run" of "llama-3-70b-finetune-run-2"."""
+    lines = apps_table([AppRow(tag="llama-3-70b-finetune-run-2", hosts=["i-1"]),
+                        AppRow(tag="llama-3-70b-finetune-run", hosts=["i-2"])])
+    assert lines[1].startswith("llama-3-70b-finetune-ru… ") and lines[2].startswith("llama-3-70b-finetune-run ")
+
+
 def test_session_fleet_frames_carry_the_apps() -> None:
     from neuron_top.feed import Report, StatusChanged
     from neuron_top.sources.base import State, Status
