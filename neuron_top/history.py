@@ -8,10 +8,11 @@ window of snapshots after a seek.
 
 from __future__ import annotations
 
+import statistics
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice, repeat
+from itertools import islice, pairwise, repeat
 from operator import itemgetter
 
 from neuron_top.snapshot import AppFilter, DeviceEcc, Snapshot
@@ -98,6 +99,16 @@ class History:
 
     def __len__(self) -> int:
         return len(self.ts)
+
+    def interval(self, last: int = 8) -> float | None:
+        """Seconds between the reports this history holds: the median of its ``last`` newest intervals (what a
+        sparkline's cell spans, whatever the reports' periods say: the first report's covers only the source's
+        start-up). None before two reports, or when the clock went back."""
+        n = len(self.ts)
+        if n < 2:
+            return None
+        mid = statistics.median(b - a for a, b in pairwise(islice(self.ts, max(n - last - 1, 0), n)))
+        return mid if mid > 0 else None
 
     def clear(self) -> None:
         self.clears += 1

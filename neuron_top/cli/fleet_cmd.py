@@ -261,6 +261,10 @@ def _view_options(ns: argparse.Namespace, labels: tuple[str, ...] = ()) -> None:
         raise UsageError(f"--sort {ns.sort!r}: one of {', '.join(keys)}")
     groups = [*GROUP_CHOICES, *(f"label:{n}" for n in labels)]
     if ns.group is not None and ns.group not in groups:
+        name = ns.group.removeprefix("label:")
+        if name != ns.group and name:  # label:NAME is in the help; its label must be one --label shows
+            raise UsageError(f"--group {ns.group!r}: a label group needs --label {name} too"
+                             + ("" if getattr(ns, "prometheus", None) else " (with --prometheus: instance_info's labels)"))
         raise UsageError(f"--group {ns.group!r}: one of {', '.join(groups)}")
     if ns.filter:
         try:
@@ -286,10 +290,7 @@ def fleet_main(ns: argparse.Namespace) -> int:
         fleet.apps = ns.apps
         _view_options(ns, fleet.qs.labels)
         if ns.once or ns.json:
-            try:
-                return print_frame(fleet.refresh(), ns)
-            finally:
-                fleet.close()
+            return print_once(ns, fleet.refresh, fleet.close)
         if ns.ssh_template:
             from neuron_top.fleet.ssh import TemplateError, command_for
 
@@ -305,7 +306,7 @@ def fleet_main(ns: argparse.Namespace) -> int:
     command = ssh_command_for(ns)
     _view_options(ns)
     if ns.once or ns.json:
-        return print_frame(ssh_once(hosts, command, ns.timeout if ns.timeout is not None else 15.0), ns)
+        return print_once(ns, lambda: ssh_once(hosts, command, ns.timeout if ns.timeout is not None else 15.0))
     return run_fleet_tui(ns, lambda rec: _ssh_screen(hosts, command, ns, rec), None)
 
 
@@ -320,6 +321,13 @@ def run_pods(ns: argparse.Namespace) -> int:
     group = ns.by
     if ns.record:
         raise UsageError(f"--record keeps the hosts' rows; with --by {group} there are none (use --json)")
+    # the hosts' table's options would do nothing here: said, not ignored
+    hosts_only = [flag for flag, given in (("--sort", ns.sort != "host"), ("--group", ns.group), ("--filter", ns.filter),
+                                           ("--trouble", ns.trouble), ("--heat", ns.heat), ("--apps", ns.apps),
+                                           ("--label", ns.label), ("--ssh-template", ns.ssh_template)) if given]
+    if hosts_only:
+        raise UsageError(f"{', '.join(hosts_only)}: for the hosts' table; with --by {group} the rows are "
+                         f"{'pods' if group == 'pod' else 'namespaces'}, by the cores they hold")
     ns.by = "instance_id"  # the client's checks; the pod queries carry their own grouping
     fleet = prom_fleet(ns)
     if not (ns.once or ns.json):
@@ -378,17 +386,9 @@ def _arranged(screen: Any, ns: argparse.Namespace) -> Any:
 def run_fleet_tui(ns: argparse.Namespace, make_screen: Callable[[Any], Any],
                   cleanup: Callable[[], object] | None) -> int:
     """The fleet table in the TUI (``make_screen`` builds its screen, given the recorder); returns the exit status."""
-    from neuron_top.fleet.record import FleetRecorder
     from neuron_top.tui.app import NeuronTopApp
 
-    recorder = None
-    if ns.record:
-        try:
-            recorder = FleetRecorder(ns.record)
-        except OSError as exc:
-            if cleanup is not None:
-                cleanup()
-            raise UsageError(f"cannot record to {ns.record}: {exc.strerror or exc}") from None
+    recorder = _recorder(ns, cleanup)
     app = NeuronTopApp(None, theme=ns.theme, history=ns.history, first_screen=lambda: make_screen(recorder),
                        render=getattr(ns, "render", None))
 
@@ -401,6 +401,37 @@ def run_fleet_tui(ns: argparse.Namespace, make_screen: Callable[[Any], Any],
                 cleanup()
 
     return run_app(app, close)
+
+
+def _recorder(ns: argparse.Namespace, cleanup: Callable[[], object] | None) -> Any:
+    """``--record FILE``'s recorder (None without it); a file that cannot be written is a usage error."""
+    from neuron_top.fleet.record import FleetRecorder
+
+    if not ns.record:
+        return None
+    try:
+        return FleetRecorder(ns.record)
+    except OSError as exc:
+        if cleanup is not None:
+            cleanup()
+        raise UsageError(f"cannot record to {ns.record}: {exc.strerror or exc}") from None
+
+
+def print_once(ns: argparse.Namespace, refresh: Callable[[], FleetFrame],
+               cleanup: Callable[[], object] | None = None) -> int:
+    """``--once``/``--json``: one refresh printed, and with ``--record`` recorded (its one line, as the table
+    records each refresh; it was silently not written)."""
+    recorder = _recorder(ns, cleanup)
+    try:
+        frame = refresh()
+        if recorder is not None:
+            recorder.write(frame)
+    finally:
+        if recorder is not None:
+            recorder.close()
+        if cleanup is not None:
+            cleanup()
+    return print_frame(frame, ns)
 
 
 def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: float) -> FleetFrame:
@@ -417,7 +448,13 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
 
     def run(host: str) -> None:
         # Read on after the first report: while slower hosts are waited for, this one stays current (up, not stale).
+        # Its stream ending after it (a command that prints one report and exits) is not why there is none: the
+        # row stays the report's, not "down" or not as the race with the slowest host's report decides.
+        reported = False
         for ev in feeds[host].events():
+            if reported and isinstance(ev, StatusChanged):
+                continue
+            reported = reported or isinstance(ev, Report)
             with lock:
                 fleet.apply(host, ev)
             if isinstance(ev, Report) or (isinstance(ev, StatusChanged) and ev.status.state in (
@@ -460,7 +497,7 @@ def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -
         out = [f"neuron-top fleet · {clean(frame.source, 100)} · {frame.state} · {when}"
                + (f" · {position}" if position else "")
                + "".join(f" · {clean(n, 100)}" for n in frame.notes)
-               + (f" · {frame.queries} queries in {frame.elapsed * 1000:.0f} ms" if frame.queries else ""),
+               + (f" · {frame.cost}" if frame.cost else ""),
                summarize(shown).text()]
         for p in frame.problems:
             out.append(f"{'warning' if p.warning else 'error'}: {p.name + ': ' if p.name else ''}{clean(p.message, 300)}"

@@ -51,12 +51,21 @@ def health_main(ns: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out if out is not None else sys.stdout
     source: Source
     try:
+        if not ns.recording and not ns.seconds > 0:  # NaN too: no time to read a report is no verdict
+            raise UsageError(f"--for {ns.seconds:g}: give the seconds to read live reports, above 0 (12 by default)")
         rules = load_rules(ns.rules) if ns.rules else None
         if ns.recording:
+            from neuron_top.fleet.record import is_fleet_line
             from neuron_top.recording.index import RecordingSource, open_recording
 
             try:
-                source = RecordingSource(open_recording(ns.recording), speed=None, follow=False)
+                index = open_recording(ns.recording)
+                index.wait_for(0, timeout=5.0)  # the first line, found in milliseconds
+                if len(index) > 0 and is_fleet_line(index.get(0)[:64]):  # its lines are no reports: "0 reports"
+                    index.close()
+                    raise UsageError(f"{ns.recording} is a fleet recording (neuron-top fleet --record): health "
+                                     "judges one node's reports (neuron-top replay reads it)")
+                source = RecordingSource(index, speed=None, follow=False)
             except OSError as exc:
                 raise UsageError(f"cannot read {ns.recording}: {exc.strerror or exc}") from None
         else:

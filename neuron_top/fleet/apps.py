@@ -27,7 +27,7 @@ import msgspec
 
 from neuron_top import fmt
 from neuron_top.derived import per_second
-from neuron_top.fleet.queries import BUSY, P99, PART, QuerySet, _tagged
+from neuron_top.fleet.queries import BUSY, P99, PART, QuerySet, _tagged, runtime_tag
 from neuron_top.fleet.rows import _num
 from neuron_top.snapshot import Snapshot, finite
 from neuron_top.textsafe import clean
@@ -116,10 +116,11 @@ def apps_from_answer(qs: QuerySet, samples: Iterable[object]) -> list[AppRow]:
     acc: dict[str, dict] = {}
     for s in samples:
         m = s.metric  # type: ignore[attr-defined]
-        tag = m.get("runtime_tag")
+        raw = m.get("runtime_tag")
         v = _num(s.value[1])  # type: ignore[attr-defined]
-        if tag is None or v is None:
+        if raw is None or v is None:
             continue
+        tag = runtime_tag(raw)
         a = acc.setdefault(tag, {"hosts": set()})
         part = m.get(PART)
         if part == "hosts":
@@ -148,8 +149,10 @@ APP_COLUMNS: tuple[tuple[str, int], ...] = (("APP", 24), ("HOSTS", 6), ("CORES",
 
 
 def app_cells(a: AppRow) -> tuple[str, ...]:
-    """One app's cells as text, ``-`` where not reported (the tag cleaned of control characters)."""
-    return (clean(a.tag, 60) or "(no tag)", str(len(a.hosts)), "-" if a.cores is None else str(a.cores),
+    """One app's cells as text, ``-`` where not reported (the tag cleaned of control characters, cut to its column
+    with "…": cut silently, "llama-3-70b-finetune-run" of "llama-3-70b-finetune-run-2" read as another tag)."""
+    return (fmt.cut(clean(a.tag, 60) or "(no tag)", APP_COLUMNS[0][1]), str(len(a.hosts)),
+            "-" if a.cores is None else str(a.cores),
             "-" if a.util is None else f"{a.util:.1f}%", _rate(a.exec_rate), _rate(a.err_rate),
             "-" if a.p99 is None else fmt.latency(a.p99))
 
@@ -161,7 +164,7 @@ def _rate(x: float | None) -> str:
 def apps_table(apps: Sequence[AppRow]) -> list[str]:
     """The apps view as plain text lines (``fleet --apps --once``)."""
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c[:w].ljust(w) if i == 0 else c.rjust(w)
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                          for i, (c, (_, w)) in enumerate(zip(cells, APP_COLUMNS, strict=True))).rstrip()
 
     out = [line([t for t, _ in APP_COLUMNS])]

@@ -10,6 +10,7 @@ import msgspec
 
 from neuron_top.fleet.apps import AppRow
 from neuron_top.fleet.rows import FleetRow
+from neuron_top.fmt import plural
 
 __all__ = ["FleetFrame", "Problem"]
 
@@ -47,3 +48,9 @@ class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     because the server caps answers ("split by availability_zone: 3 parts")."""
     apps: list[AppRow] | None = None
     """The apps view: one row per runtime tag across the hosts (None: not asked for)."""
+
+    @property
+    def cost(self) -> str:
+        """What the refresh cost, for the header and ``--once``: "11 queries in 42 ms", "1 query in 103 ms";
+        "" when it sent none (ssh, a replay of one)."""
+        return f"{plural(self.queries, 'query', 'queries')} in {self.elapsed * 1000:.0f} ms" if self.queries else ""

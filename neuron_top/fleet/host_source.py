@@ -26,7 +26,17 @@ import msgspec
 
 from neuron_top.fleet.promql import Answer, PromClient, PromError, Sample, answer_in_parts
 from neuron_top.fleet.queries import CORE_MEMORY as _CORE_MEMORY
-from neuron_top.fleet.queries import HOST_GAUGES, PART, QuerySet, host_family, host_queries, label, matcher
+from neuron_top.fleet.queries import (
+    HOST_GAUGES,
+    PART,
+    QuerySet,
+    host_family,
+    host_queries,
+    host_runtimes,
+    label,
+    matcher,
+    runtime_tag,
+)
 from neuron_top.sources.base import Item, RawReport, State, Status, pause
 from neuron_top.textsafe import clean
 
@@ -163,7 +173,7 @@ def _runtime(tag: str, r: dict[str, Any], i: int, period: float, window: float) 
                                   "execution_summary": dict(r["exec"]),
                                   "latency_stats": {"total_latency": (dict(r["lat"]) or None) if ran else None,
                                                     "device_latency": (dict(r["dlat"]) or None) if ran else None}}
-    return {"pid": pid, "neuron_runtime_tag": tag, "error": "", "report": out}
+    return {"pid": pid, "neuron_runtime_tag": runtime_tag(tag) or None, "error": "", "report": out}
 
 
 class EccCounts:
@@ -243,9 +253,23 @@ class PromHostSource:
                 self._ecc.per_refresh(report)
                 if not live:
                     live = True
-                    yield Status(State.LIVE, self.client.display)
+                    yield Status(State.LIVE, self.client.display + self._shared_tags(report))
                 yield RawReport(_ENCODE(report), ts=now)
             pause(max(0.0, self.interval - (time.monotonic() - started)), self._sleep, stop, self._closed)
+
+    def _shared_tags(self, report: dict[str, Any]) -> str:
+        """A note when the host's exporter counts more runtimes than the report has tags: AWS's families keep one
+        series a runtime tag (the last runtime's), so runtimes sharing a tag are one app here, while the fleet's
+        row counts them all and reads the exporter's own per-core utilization. Asked once, as the host goes live."""
+        tags = len(report.get("neuron_runtime_data", []))
+        try:
+            got = self.client.query(host_runtimes(self.qs, self.key))
+        except PromError:
+            return ""
+        n = round(got[0].number or 0) if got else 0
+        if n <= tags:
+            return ""
+        return f" · {n} runtimes, {tags} tag{'' if tags == 1 else 's'}: AWS's series show one a tag"
 
     def _gauges(self) -> list[Sample]:
         """Every gauge of the host: one query, or family by family once an answer reached the server's cap."""

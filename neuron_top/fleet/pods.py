@@ -63,7 +63,9 @@ class PodQueries:
 
     def _util(self) -> str:
         """Each held core's utilization (the runtimes' summed share, as every view), with its pod's labels."""
-        return (f"{core_utilization(self.qs.sel('neuroncore_utilization_ratio'), 'instance_id, neuroncore')} "
+        util = core_utilization(self.qs.sel("neuroncore_utilization_ratio"), "instance_id, neuroncore",
+                                self.qs.sel("neurontop_neuroncore_utilization_ratio"))
+        return (f"{util} "
                 f"* on (instance_id, neuroncore) group_left (namespace, pod) {self._held()}")
 
     def queries(self) -> dict[str, str]:

@@ -4,7 +4,11 @@ Faults and what the user sees:
 
 * the server is down or slow (every query fails the same way): the last rows stay, aging, their status judged
   as if their series had gone (stale, then down); the frame says why and when the next try is; tries back off
-  (2, 4, 8 ... 60 s) and snap back to the refresh interval after a success;
+  (2, 4, 8 ... 60 s) and snap back to the refresh interval after a success. A refresh that does not know the
+  server answers (the first, and each try after a failed one) asks one query alone first (the rules' probe, else
+  the first query) and stops there when it fails as a whole (refused, timed out, 401/403): one request, not 11;
+* the server refuses every query (a ``--match`` or ``--by`` it cannot read, an overloaded server's 503): the
+  same, with the first error and its query;
 * one query fails (a server-side error, an old Prometheus without a function): its columns are blank and the
   frame carries the error with the query's text;
 * what changes slowly (labels, hardware, memory and runtimes, vCPU, one-minute execution rates, a p99, the ECC
@@ -167,19 +171,28 @@ class PromFleet:
         if self._count % PROBE_EVERY == 0:  # the first refresh, and now and then (a clock stepped): found again
             self._skew = None
         at = start + self._skew if self._skew is not None else None
-        probed = self._probe_rules(at) if self._count % PROBE_EVERY == 0 and self.rules == "auto" else None
+        probed, refused = self._probe_rules(at) if self._count % PROBE_EVERY == 0 and self.rules == "auto" \
+            else (None, None)
         self._values = {}
         everything = self._count == 0 or self._new_hosts
         later = [q for q in self.due() if q.slow and self.background and not everything]
         due = [q for q in self.due() if q not in later]
+        alone: dict[str, _Asked] = {}
+        if probed is None and self._count == 0:  # not known to answer: one query alone first, as the probe is
+            alone[due[0].name] = self._ask(due[0], at)
+            first = alone[due[0].name].result
+            refused = first if isinstance(first, PromError) and first.whole else None
+        if refused is not None:  # down, or refusing us: the other queries would only fail the same way
+            return self._unreachable(start, time.perf_counter() - t0, [Problem(message=refused.message)],
+                                     probed or 1)
         # the background answers that came in since the last refresh (one still under way stays pending)
         landed = {name: (when, f.result()) for name, (when, f) in self._pending.items() if f.done()}
         for name in landed:
             del self._pending[name]
-        futures = {q.name: self._pool.submit(self._ask, q, at) for q in due}
+        futures = {q.name: self._pool.submit(self._ask, q, at) for q in due if q.name not in alone}
         apps_asked = self._pool.submit(self._ask, FleetQuery("apps", apps_query(self.qs), ()), at) if self.apps \
             else None
-        asked = {name: f.result() for name, f in futures.items()}
+        asked = {**alone, **{name: f.result() for name, f in futures.items()}}
         if at is None:
             self._skew = _skew(asked.get("seen"))
         for q in later:  # now that status and utilization have answered; not twice at once
@@ -203,7 +216,7 @@ class PromFleet:
             problems.append(Problem(message=apps_answer.message, name="apps", query=apps_answer.query))
         n = sum(a.requests for a in asked.values()) + sum(a.requests for _, a in landed.values()) + (probed or 0)
         if len(failures) == len(due) and any(e.whole for e in failures.values()):
-            return self._unreachable(start, elapsed, problems)
+            return self._unreachable(start, elapsed, [Problem(message=problems[0].message)], n)
         if len(failures) == len(due) and all(e.kind in ("http", "response") for e in failures.values()):
             # every query met an HTTP error or an answer that is not the API's JSON: the URL is not a Prometheus
             # query API (an exporter's port, a wrong path), which is the server as a whole, not n query faults
@@ -211,7 +224,14 @@ class PromFleet:
             answer = failures[due[0].name].message.replace(f" from {display}", "")
             problems = [Problem(message=f"{display} is not a Prometheus query API (/api/v1/query: {answer}); "
                                         "--prometheus takes the server's base URL, e.g. http://prometheus:9090")]
-            return self._unreachable(start, elapsed, problems)
+            return self._unreachable(start, elapsed, problems, n)
+        if len(failures) == len(due):
+            # the server refused every query (a --match regex or a --by label it cannot read, an overloaded
+            # server's 503): nothing answered, as when it is down; one fault, said once with its query
+            said = problems[0]
+            problems = [Problem(message=f"every query failed; the first, {said.name}: {said.message}",
+                                query=said.query)]
+            return self._unreachable(start, elapsed, problems, n)
         notes = ["recording rules" if self.qs.rules else "raw series"]
         splits = sorted({a.split for a in [*asked.values(), *(a for _, a in landed.values())] if a.split})
         if splits:
@@ -266,21 +286,24 @@ class PromFleet:
             f.cancel()
         self._pending = {}  # answers still to come are not used (the next refresh asks everything)
 
-    def _probe_rules(self, at: float | None) -> int:
+    def _probe_rules(self, at: float | None) -> tuple[int, PromError | None]:
         """Whether the recording rules have series for this fleet (then the queries read them); a failed probe
-        reads the raw series. Returns the requests it took (1, or 2 when the ECC rule had no series)."""
+        reads the raw series. Returns the requests it took (1, or 2 when the ECC rule had no series) and the error
+        when the server as a whole failed it (``PromError.whole``: down, too slow, refusing us)."""
         requests = 1
+        refused = None
         try:
             parts = {s.metric.get(PART) for s in self.client.query(self.raw.rules_probe(), at)}
             found = parts == {"rules", "ecc"}
             if parts == {"rules"}:  # an older rules file, or no ECC counter to record
                 requests += 1
                 found = bool(self.client.query(self.raw.ecc_probe(), at))
-        except PromError:
+        except PromError as exc:
             found = False
+            refused = exc if exc.whole else None
         self.qs = replace(self.raw, rules=found)
         self.queries = self.qs.queries()
-        return requests
+        return requests, refused
 
     def _aged(self, row: FleetRow, since: float) -> FleetRow:
         """A host that is not current (its scrapes fail): its last known figures stay (Prometheus no longer
@@ -302,15 +325,15 @@ class PromFleet:
                 kept["age"] = max(old.age + since, row.age or 0.0)
         return msgspec.structs.replace(row, **kept) if kept else row
 
-    def _unreachable(self, start: float, elapsed: float, problems: list[Problem]) -> FleetFrame:
+    def _unreachable(self, start: float, elapsed: float, problems: list[Problem], asked: int) -> FleetFrame:
+        """The frame of a refresh that no query answered (``problems``: why, in one; ``asked``: the queries it
+        took to know)."""
         since = start - self._last_ok if self._last_ok is not None else 0.0
         rows = with_status(self._rows.values(), self.thresholds, since)
         retry = self.backoff.next()
-        first = problems[0]
         self.start_over()  # when it answers again, ask everything
-        return FleetFrame(ts=start, source=self.source, rows=rows, state="unreachable",
-                          problems=[Problem(message=first.message)], queries=len(self.due()), elapsed=elapsed,
-                          retry_in=retry)
+        return FleetFrame(ts=start, source=self.source, rows=rows, state="unreachable", problems=problems[:1],
+                          queries=asked, elapsed=elapsed, retry_in=retry)
 
     def next_delay(self, interval: float, frame: FleetFrame) -> float:
         """Seconds to wait before the next refresh: the interval, or the back-off after a failed one."""

@@ -30,7 +30,7 @@ from neuron_top.derived import BUSY_PERCENT
 from neuron_top.textsafe import escape_label_value
 
 __all__ = ["DEFAULT_LABELS", "PART", "RULES", "SLOW_EVERY", "FleetQuery", "MatchError", "QuerySet", "check_label",
-           "host_family", "host_queries", "label", "matcher", "parse_match"]
+           "host_family", "host_queries", "host_runtimes", "label", "matcher", "parse_match", "runtime_tag"]
 
 LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
 """A classic label name, written bare; any other (OpenTelemetry's ``@resource.k8s.pod.name`` in CloudWatch's and
@@ -92,12 +92,28 @@ class MatchError(ValueError):
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*|"(?:[^"\\]|\\.)+")\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|\Z)')
 
 
-def core_utilization(selector: str, by: str) -> str:
+def core_utilization(selector: str, by: str, summed: str = "") -> str:
     """PromQL for each NeuronCore's utilization (a ratio) by the rule every view uses, ``derived.core_utilization``:
     the runtimes' shares added up, at most 1. ``by`` names the labels that identify a core (``instance_id,
     neuroncore`` and any grouping label); each runtime's series is taken once first (``max by`` its tag), so a
-    host scraped by two jobs is not added up twice."""
-    return f"clamp_max(sum by ({by}) (max by ({by}, runtime_tag) ({selector})), 1)"
+    host scraped by two jobs is not added up twice.
+
+    ``summed``: neuron-top export's own figure of it (``neurontop_neuroncore_utilization_ratio``, the rule applied
+    to each report), read first where a host has it. AWS's family keeps one series per runtime tag, so runtimes
+    that share a tag (all four tagged "1" on a real inf1 node) leave only the last one's share in it."""
+    aws = f"clamp_max(sum by ({by}) (max by ({by}, runtime_tag) ({selector})), 1)"
+    return f"(max by ({by}) ({summed}) or {aws})" if summed else aws
+
+
+NO_TAG = "None"
+"""The ``runtime_tag`` AWS's exporter writes for a runtime without a tag (Python's ``str(None)``), and so does
+``neuron-top export``, which keeps its label values."""
+
+
+def runtime_tag(value: str) -> str:
+    """A series' ``runtime_tag`` as neuron-monitor reported it: "" for a runtime without one (``NO_TAG``), which
+    the hosts' own reports show as "(no tag)" or by pid, not as a tag "None"."""
+    return "" if value == NO_TAG else value
 
 
 def label(name: str) -> str:
@@ -234,7 +250,8 @@ class QuerySet:
         """The fixed set (its length does not depend on the fleet): 3 asked every refresh (status, the
         NeuronCores' average and busiest), 8 more in turns, each every ``SLOW_EVERY`` refreshes."""
         k = label(self.by)
-        util = core_utilization(self.sel("neuroncore_utilization_ratio"), self.by_("neuroncore"))
+        util = core_utilization(self.sel("neuroncore_utilization_ratio"), self.by_("neuroncore"),
+                                self.sel("neurontop_neuroncore_utilization_ratio"))
         rates = self.rules and self.rate_window == RULE_RATE_WINDOW
         ecc = f"max by ({self.by_('event_type')}) ({self.sel(RULES['ecc'])})" \
             if self.rules and self.ecc_window == RULE_ECC_WINDOW else \
@@ -261,6 +278,7 @@ class QuerySet:
             else f"time() - max by ({k}) ({presence})"
         report = self._per_target(self.sel("neurontop_last_report_age_seconds", shard=False))
         source_up = self._per_target(self.sel("neurontop_source_up", shard=False))
+        runtimes = self._per_target(self.sel("neurontop_runtimes", shard=False))
         return (
             FleetQuery("seen", _tagged([
                 ("now", now),
@@ -311,6 +329,9 @@ class QuerySet:
                  else f"sum by ({k}) ({per_runtime})"),
                 ("apps", f"sum by ({k}) ({self.sel(RULES['apps'])})" if self.rules
                  else f"count by ({k}) ({per_runtime})"),  # one series per runtime: cheaper than the cores'
+                # neuron-top export's count of runtimes (AWS's exporter has none): 0 tells a host that runs
+                # nothing (AWS's families then have no per-runtime series) from one whose figures are not known
+                ("runtimes", f"max by ({k}) ({runtimes})"),
                 ("vcpu", f"sum by ({k}) ({self.sel('system_vcpu_usage_ratio')})"),
                 ("vcpus", f"max by ({k}) ({self.sel('system_vcpu_count')})"),
                 # only runtimes that executed within the rate window: AWS's exporter keeps a stopped runtime's
@@ -348,6 +369,13 @@ def host_family(qs: QuerySet, key: str, family: str) -> str:
     family when the whole answer is more than the server's cap (CloudWatch: 500 series; a trn1.32xlarge with
     several runtimes has more)."""
     return _tagged([(family, qs.sel(family, matcher(qs.by, key)))])
+
+
+def host_runtimes(qs: QuerySet, key: str) -> str:
+    """How many runtimes one host's ``neuron-top export`` counts in its report (``neurontop_runtimes``, one series
+    a target, no instance labels: joined through the target's ``instance_info``); no answer from AWS's exporter."""
+    return (f"max({qs.sel('neurontop_runtimes', shard=False)} + on (instance, job) group_left () 0 * "
+            f"max by (instance, job) ({qs.sel('instance_info', matcher(qs.by, key))}))")
 
 
 def host_queries(qs: QuerySet, key: str) -> tuple[str, str]:

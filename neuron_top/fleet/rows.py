@@ -226,6 +226,13 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
             for name in _SUMS:
                 if f.get(name) is not None:
                     f[name] = float(f[name]) / copies  # type: ignore[arg-type]
+        runtimes = f.pop("runtimes", None)
+        if runtimes is not None:  # neuron-top export counts the runtimes of its report, as the dashboard does:
+            # runtimes that share a tag are one series of AWS's families (the last one's), and none has no series
+            f["apps"] = runtimes
+            if runtimes == 0:  # no runtime: nothing used, no core busy or allocated (as ``from_snapshot``)
+                for k in ("mem_used", "busy", "idle"):
+                    f[k] = f.get(k) or 0
         allocated = f.pop("allocated", None)
         if allocated is not None:  # cores with a model loaded that are not busy
             f["idle"] = max(0, int(allocated) - int(f.get("busy") or 0))  # type: ignore[call-overload]
@@ -272,7 +279,8 @@ def from_answers(qs: QuerySet, queries: Sequence[FleetQuery], answers: Mapping[s
 
 
 _PARTS: dict[str, dict[str, tuple[str, float]]] = {
-    "host": {"mem_used": ("mem_used", 1.0), "apps": ("apps", 1.0), "vcpu": ("vcpu", 100.0),
+    "host": {"mem_used": ("mem_used", 1.0), "apps": ("apps", 1.0), "runtimes": ("runtimes", 1.0),
+             "vcpu": ("vcpu", 100.0),
              "vcpus": ("vcpus", 1.0), "p99": ("p99", 1.0)},
 }
 """Tagged queries: which row field each part fills, and the factor (ratios become percent)."""
@@ -347,6 +355,9 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
     per_core = {i: u for i, u in snap.all.core_stats.util.items() if u is not None}  # derived.core_utilization
     utils = list(per_core.values())
     allocated = {i for a in snap.apps for i, cats in a.core_memory.items() if cats.get("model_code", 0) > 0}
+    # which cores hold a model: known from the runtimes' per-core memory, or no runtime (none does); a report with
+    # only the totals does not say, so IDLE is blank, as the Prometheus row is without neuroncore_memory_usage_*
+    allocation_known = not snap.apps or any(a.core_memory for a in snap.apps)
     busy_floor = BUSY * 100.0
     has_neuron = snap.has_neuron
     devices = snap.device_count if has_neuron else None
@@ -370,7 +381,8 @@ def from_snapshot(key: str, snap: Snapshot, *, status: str = UP, age: float | No
         util=sum(utils) / len(utils) if utils else None,
         util_max=max(utils) if utils else None,
         busy=sum(1 for u in utils if u > busy_floor) if utils else (0 if has_neuron else None),
-        idle=sum(1 for i in allocated if per_core.get(i, 0.0) <= busy_floor) if has_neuron else None,
+        idle=sum(1 for i in allocated if per_core.get(i, 0.0) <= busy_floor) if has_neuron and allocation_known
+        else None,
         apps=len(snap.apps) if has_neuron else None,
         # no runtime: nothing used; runtimes whose memory is not known: blank, not 0 (Snapshot's memory_reported)
         mem_used=(float(snap.all.used_bytes[1]) if snap.all.memory_reported else None) if has_neuron else None,

@@ -45,18 +45,39 @@ def _cores(r: FleetRow) -> str:
     return f"{_count(r.devices) or '?'}/{_count(r.cores) or '?'}"
 
 
-def events(x: float | None) -> str:
-    """A count of events from ``increase()``, which extrapolates (1 event may read 1.23): whole numbers, and at
-    least 1 when there was any."""
+def events(x: float | None, tenths: bool = True) -> str:
+    """A count of events from a counter (or ``increase()``, which extrapolates: 1 event may read 1.23): whole
+    numbers, at least 1 when there was any, in at most 4 characters (``999``, ``1.6k``, ``12k``, ``3.4M``; without
+    ``tenths``, ``2k``): a host's corrected ECC count since its exporter started runs into thousands.
+
+    >>> [events(x) for x in (None, 0, 0.4, 1.23, 999, 1568, 9949, 9950, 123_456, 999_499, 2_500_000, 4e10)]
+    ['?', '0', '1', '1', '999', '1.6k', '9.9k', '10k', '123k', '999k', '2.5M', '40G']
+    >>> events(1568, tenths=False)
+    '2k'
+    """
     if x is None:
         return "?"
-    return "0" if x <= 0 else str(max(1, round(x)))
+    if x <= 0:
+        return "0"
+    n = max(1, round(x))
+    if n < 1000:
+        return str(n)
+    for unit, scale in (("k", 1e3), ("M", 1e6), ("G", 1e9)):
+        v = n / scale
+        if v < 9.95 and tenths:
+            return f"{v:.1f}{unit}"
+        if v < 999.5 or unit == "G":
+            return f"{round(v)}{unit}"
+    raise AssertionError  # the loop returns at "G"
 
 
 def _ecc(r: FleetRow) -> str:
+    """corrected/uncorrected, whole in the column's 8 cells up to 100k of each ("1568/15…" hid the uncorrected
+    count, the one that matters)."""
     if r.ecc_corrected is None and r.ecc_uncorrected is None:
         return ""
-    return f"{events(r.ecc_corrected)}/{events(r.ecc_uncorrected)}"
+    text = f"{events(r.ecc_corrected)}/{events(r.ecc_uncorrected)}"
+    return text if len(text) <= 8 else f"{events(r.ecc_corrected, False)}/{events(r.ecc_uncorrected, False)}"
 
 
 def _status(r: FleetRow) -> str:

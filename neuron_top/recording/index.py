@@ -69,7 +69,7 @@ import msgspec
 
 from neuron_top.decode import NOT_A_REPORT, has_report_group
 from neuron_top.fmt import plural
-from neuron_top.recording.inflate import ZSTD_MAGIC, Damage, Inflater
+from neuron_top.recording.inflate import Damage, Inflater, compression_of
 from neuron_top.recording.pacing import HOLE_HOLD, Pacer
 from neuron_top.sources.base import Item, RawReport, Skipped, State, Status
 from neuron_top.sources.framing import PREFIX_MAX, after_log_prefix, concatenated_spans, prefix_time
@@ -77,11 +77,9 @@ from neuron_top.textsafe import clean
 
 __all__ = ["Index", "RecordingIndex", "RecordingSource", "SpooledIndex", "open_recording"]
 
-GZIP_MAGIC = b"\x1f\x8b"
 FLEET_MAGIC = b'{"neuron_top_fleet":'
 """How a fleet recording's line starts (``fleet.record``): indexed as a report is."""
-_OTHER_FORMATS = ((b"\xfd7zX", "xz"), (b"BZh", "bzip2"), (b"\x04\x22\x4d\x18", "lz4"), (b"PK\x03\x04", "zip"),
-                  (b"7z\xbc\xaf", "7-Zip"))
+_OTHER_FORMATS = ((b"\x04\x22\x4d\x18", "lz4"), (b"PK\x03\x04", "zip"), (b"7z\xbc\xaf", "7-Zip"))
 """Compressed formats recordings are not read in: a clear refusal instead of "no reports (56 bad lines skipped)"."""
 _WS = b" \t\r\f\v"
 _WS_SET = frozenset(_WS)
@@ -704,13 +702,12 @@ class RecordingIndex(_IndexBase):
             st = os.fstat(self._src_fd)
             self._src_id = (st.st_dev, st.st_ino)
             self._src_size = st.st_size
-            head = os.pread(self._src_fd, 4, 0)
-            self.compression = ("gzip" if head.startswith(GZIP_MAGIC)
-                                else "zstd" if head.startswith(ZSTD_MAGIC) else None)
+            head = os.pread(self._src_fd, 6, 0)
+            self.compression = compression_of(head)
             other = next((name for magic, name in _OTHER_FORMATS if head.startswith(magic)), None)
             if self.compression is None and other is not None:
-                raise OSError(errno.EINVAL, f"it holds {other} data; recordings are read as plain text, gzip or zstd "
-                              f"(decompress it first, or recompress it with zstd)")
+                raise OSError(errno.EINVAL, f"it holds {other} data; recordings are read as plain text, gzip, zstd, "
+                              f"xz or bzip2 (decompress it first, or recompress it with zstd)")
             if self.compression:
                 src = self._src_fd
                 self._inflater = Inflater(self.compression, lambda size, at: os.pread(src, size, at))
@@ -736,7 +733,7 @@ class RecordingIndex(_IndexBase):
             return
         replaced = (st.st_dev, st.st_ino) != self._src_id
         if replaced:
-            if st.st_size < 4:
+            if st.st_size < 6:
                 return  # too new to tell plain from compressed: look again next time (the old file meanwhile)
             try:
                 fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -793,8 +790,7 @@ class RecordingIndex(_IndexBase):
         st = os.fstat(fd)
         self._src_id = (st.st_dev, st.st_ino)
         self._src_size = st.st_size
-        head = os.pread(fd, 4, 0)
-        kind = "gzip" if head.startswith(GZIP_MAGIC) else "zstd" if head.startswith(ZSTD_MAGIC) else None
+        kind = compression_of(os.pread(fd, 6, 0))
         self._inflater = Inflater(kind, lambda size, at: os.pread(fd, size, at)) if kind else _PassThrough()
         if self._avail and os.pread(self._data_fd, 1, self._avail - 1) != b"\n":
             self._spool_out([b"\n"])  # a cut last line of the old file must not run into the new file's first
@@ -904,10 +900,10 @@ class SpooledIndex(_IndexBase):
         self.bytes_read += len(chunk)
         if not self._sniffed:
             self._head += chunk
-            if len(self._head) < 4 and not self._eof:
+            if len(self._head) < 6 and not self._eof:
                 return True
             chunk, self._head, self._sniffed = self._head, b"", True
-            kind = "gzip" if chunk.startswith(GZIP_MAGIC) else "zstd" if chunk.startswith(ZSTD_MAGIC) else None
+            kind = compression_of(chunk)
             if kind:
                 # The compressed input is kept too (a tenth of the data's size), so that a break in a member can be
                 # read again up to its bad byte, as from a file.

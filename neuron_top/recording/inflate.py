@@ -28,15 +28,25 @@ from typing import Any
 
 from neuron_top.textsafe import clean
 
-__all__ = ["GZIP_MAGIC", "ZSTD_MAGIC", "Damage", "Inflater", "LastMember", "last_member", "recover"]
+__all__ = ["GZIP_MAGIC", "MAGIC", "ZSTD_MAGIC", "Damage", "Inflater", "LastMember", "compression_of", "last_member",
+           "recover"]
 
 GZIP_MAGIC = b"\x1f\x8b\x08"  # with the method byte (deflate): what every gzip member starts with
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+MAGIC = {"gzip": GZIP_MAGIC, "zstd": ZSTD_MAGIC, "xz": b"\xfd7zXZ\x00", "bzip2": b"BZh"}
+"""What each member (frame, stream) of a compression the recordings are read in starts with: gzip and zstd
+(what ``--record`` writes), and xz and bzip2 as ``logrotate`` or a user may leave them (the standard library's)."""
 MAX_OUT = 16 << 20
 """Cap on bytes inflated from one gzip step (a decompression bomb must not fill memory)."""
 PIECE = 4096
 """Bytes fed at a time while looking for where a member broke."""
 READ = 1 << 20
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression a file starting with ``head`` (its first 6 bytes or more) is in, None for plain text: the
+    one rule for a recording, a rotated file and a pipe."""
+    return next((kind for kind, magic in MAGIC.items() if head.startswith(magic)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +72,7 @@ class Inflater:
 
     def __init__(self, kind: str, pread: Callable[[int, int], bytes] | None = None) -> None:
         self.kind = kind
-        self.magic = GZIP_MAGIC if kind == "gzip" else ZSTD_MAGIC
+        self.magic = MAGIC[kind]
         self._pread = pread
         self.pos = 0
         """Offset of the next compressed byte to feed."""
@@ -87,6 +97,14 @@ class Inflater:
     def _new(self) -> Any:
         if self.kind == "gzip":
             return zlib.decompressobj(31)
+        if self.kind == "xz":
+            import lzma
+
+            return lzma.LZMADecompressor(lzma.FORMAT_XZ)
+        if self.kind == "bzip2":
+            import bz2
+
+            return bz2.BZ2Decompressor()
         import zstandard
 
         return zstandard.ZstdDecompressor().decompressobj()
@@ -124,7 +142,7 @@ class Inflater:
             saved = self._obj.copy() if self.kind == "gzip" else None
             try:
                 outs = self._inflate(self._obj, piece)
-            except Exception as exc:  # zlib.error / zstandard.ZstdError: a break in this member
+            except Exception as exc:  # zlib.error / zstandard.ZstdError / LZMAError / OSError: a break in this member
                 yield from self._break(piece, cur, saved, exc)
                 # Look for the next member from a little before the bad byte (a header is a few bytes long and the
                 # decoder may have read into it), never at the broken member's own header.
@@ -254,7 +272,7 @@ def last_member(kind: str, pread: Callable[[int, int], bytes], size: int) -> Las
 
 def _no_member_after(kind: str, pread: Callable[[int, int], bytes], start: int, size: int) -> bool:
     """Whether no member header follows the one at ``start`` (the break is in the last member)."""
-    magic = GZIP_MAGIC if kind == "gzip" else ZSTD_MAGIC
+    magic = MAGIC[kind]
     at = start + 1
     while at < size:
         chunk = pread(min(READ, size - at), at)

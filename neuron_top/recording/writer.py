@@ -55,13 +55,22 @@ __all__ = ["RecordingBusy", "RecordingState", "RecordingWriter", "compression_fo
 _OWN_KEY = re.compile(rb',?\s*"neuron_top"\s*:\s*\{[^{}]*\}\s*(?=\}\s*\Z)')
 
 
+NOT_WRITTEN = (".xz", ".bz2", ".lz4", ".zip", ".7z")
+"""Names that promise a compression recordings are not written in (xz and bzip2 are read): refused, not written
+as plain text under a name that says otherwise."""
+
+
 def compression_for(path: str | os.PathLike[str]) -> str | None:
-    """``"gzip"`` for ``*.gz``, ``"zstd"`` for ``*.zst``/``*.zstd``, else None (plain)."""
+    """``"gzip"`` for ``*.gz``, ``"zstd"`` for ``*.zst``/``*.zstd``, else None (plain). A name in ``NOT_WRITTEN``
+    is an ``OSError`` (EINVAL) saying what is written."""
     name = str(path).lower()
     if name.endswith(".gz"):
         return "gzip"
     if name.endswith((".zst", ".zstd")):
         return "zstd"
+    if name.endswith(NOT_WRITTEN):
+        raise OSError(errno.EINVAL, f"recordings are written as plain text, .gz or .zst, not {name.rsplit('.', 1)[1]}"
+                      " (compress it afterwards)")
     return None
 
 
@@ -476,8 +485,9 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
     """``neuron-top record``: drain ``source`` into a recording at ``path`` until it ends or ``stop`` is set.
 
     The source runs in a thread so that a signal stops the recording at once even while the source waits for
-    its next report. Prints status lines to stderr; returns the exit code (0; 1 if nothing could be recorded
-    because the source or the file failed; 128+signal after SIGINT, SIGTERM or SIGHUP, once the file is closed).
+    its next report. Prints status lines to stderr; returns the exit code (0; 2 if the file cannot be recorded to
+    at all, as ``--record`` says; 1 if nothing could be recorded because the source failed, or reports were lost;
+    128+signal after SIGINT, SIGTERM or SIGHUP, once the file is closed).
     With ``handle_signals`` it takes the signals itself (``install_signal_handlers``); the command line owns them
     instead (``cli/signals.py``) and passes ``signalled``, which says which signal set ``stop``, if one did.
     With ``pods`` (the kubelet's answer, ``k8s.PodWatcher``) each report is recorded with who held each core.
@@ -487,7 +497,7 @@ def record_main(source: Source, path: str | os.PathLike[str], stop: threading.Ev
         writer = RecordingWriter(path, retry=True)  # a full disk pauses the recording until there is room again
     except OSError as exc:
         print(f"neuron-top: cannot record to {clean(str(path))}: {clean(exc.strerror or str(exc))}", file=err)
-        return 1
+        return 2  # nothing started: as --record and fleet --record say it (a usage error)
     if writer.repaired:
         print(f"neuron-top: {writer.repaired}", file=err)
     restore = install_signal_handlers(writer, stop) if handle_signals else (lambda: None)

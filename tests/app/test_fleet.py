@@ -344,6 +344,21 @@ async def test_header_summary_and_problems() -> None:
         assert any("sum(increase(x[15x]))" in str(n.message) for n in app._notifications)
 
 
+@pytest.mark.parametrize("width", [80, 100, 120])
+async def test_the_header_leaves_out_whole_parts_at_any_width(width: int) -> None:
+    """At 120 columns it ended "· 5 queries in" (the milliseconds cut away), at 80 "· prometheu". A figure is
+    shown whole or left out; the source, words, may be cut with its "…"."""
+    frame = msgspec.structs.replace(demo_frame(10), source="prometheus http://127.0.0.1:19090", notes=["raw series"])
+    app = fleet_app(StaticFleet(frame))
+    async with app.run_test(size=(width, 24)) as pilot:
+        await pilot.pause()
+        line = table_text(app.screen.query_one(FleetHeader))[0].rstrip()
+        whole = ["sort host ▼", "raw series", "prometheus http://127.0.0.1:19090", "9 queries in 42 ms"]
+        *kept, last = line.split(" · ")[1:]
+        assert kept == whole[:len(kept)], line
+        assert last == "…" or (last.endswith("…") and whole[len(kept)].startswith(last[:-1]) and len(kept) == 2), line
+
+
 async def test_header_says_how_the_figures_were_read_and_what_the_server_warned() -> None:
     frame = msgspec.structs.replace(demo_frame(10), state="partial", notes=[
         "recording rules", "answers over 500 series split by availability_zone (3 parts)"], problems=[

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from neuron_top.feed import SkippedInput, StatusChanged
@@ -27,6 +29,19 @@ def test_a_long_command_is_said_once_and_the_age_stays_on_the_line() -> None:
     assert "updated 3s ago" in text and "LIVE" in text
     assert "…" in text  # the message is cut, not the age
     assert "(pid 4242)" in line(src, 200)
+
+
+def test_the_demo_names_its_instance_once_and_whole_at_80_columns() -> None:
+    """The demo said "demo inf2.x… · simulated inf2.xlarge, seed 1" at 80 columns: the instance type twice, the
+    one cut. Its status now says what the name does not (the seed)."""
+    from neuron_top.sources.demo import DemoSource
+
+    demo = DemoSource("inf2.xlarge", seed=1)
+    first = next(iter(demo.items(threading.Event())))
+    assert isinstance(first, Status)
+    src = SourceStatus(name=demo.name, state="demo", message=first.message, last_report=1000.0)
+    text = line(src, 80)
+    assert text.count("inf2.xlarge") == 1 and "demo inf2.xlarge" in text and "seed 1" in text and "…" not in text
 
 
 def test_a_failed_command_shows_its_exit_status_and_stderr_in_the_header_at_80_columns() -> None:

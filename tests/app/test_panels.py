@@ -66,6 +66,30 @@ def _spark(panel: Panel, cpu: int) -> str:
 
 
 @sync
+async def test_the_histories_say_one_cell_span_from_the_reports_spacing() -> None:
+    """The built-in collector's first report covers a quarter second: the vCPU history said "549ms per cell"
+    while the NeuronCore history (its own rule) said nothing; then both followed each report's period. One rule
+    now: two reports' spacing as the history holds it, none before the second report."""
+    from neuron_top.tui.widgets.core_history import CoreHistory
+
+    snaps = _vcpu_snaps([10.0, 20.0, 30.0, 40.0])
+    times = [1700000000.0, 1700000000.27, 1700000005.27, 1700000010.27]  # a quarter second, then every 5 s
+    snaps = [Snapshot(s.report, t, seq=s.seq) for s, t in zip(snaps, times, strict=True)]
+    history = History(maxlen=120)
+    history.push(snaps[0])
+    app = PanelApp(View(snapshot=snaps[0], history=history, tick=1), only(VcpuGrid, CoreHistory))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert "per cell" not in lines(app.query_one(VcpuGrid))[0]  # one report: no spacing yet
+        for n in (2, 3, 4):
+            history.push(snaps[n - 1])
+            app.set_view(View(snapshot=snaps[n - 1], history=history, tick=n))
+            await pilot.pause()
+        for panel in (VcpuGrid, CoreHistory):
+            assert "10s per cell" in lines(app.query_one(panel))[0], panel.__name__
+
+
+@sync
 async def test_vcpu_sparkline_cells_are_two_report_means_and_move_every_second_report() -> None:
     snaps = _vcpu_snaps([100.0, 100.0, 0.0, 100.0, None, None, 50.0, 50.0, 100.0, 100.0])
     history = History(maxlen=120)

@@ -92,12 +92,37 @@ def test_replay_once_at_start_and_end(tmp_path: Path, capfdbinary) -> None:
     # a table of nothing but its "HOST" heading
     (["fleet", "--ssh", "h", "--once", "--width", "-5"], "--width: -5 is below 0"),
     (["fleet", "--ssh", "h", "--once", "--width", "12"], "--width: 12 columns is too narrow for the table (at least 40)"),
+    # "one of type, zone, region, status", while the help offers label:NAME (it needs --label NAME)
+    (["fleet", "--prometheus", "http://127.0.0.1:1", "--group", "label:cluster", "--once"],
+     "--group 'label:cluster': a label group needs --label cluster too\n"),
+    (["fleet", "--ssh", "h", "--group", "label:cluster", "--once"],
+     "--group 'label:cluster': a label group needs --label cluster too (with --prometheus: instance_info's labels)"),
+    # the hosts' table's options did nothing with --by pod|namespace, and said nothing
+    (["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "pod", "--once", "--apps", "--sort", "util"],
+     "--sort, --apps: for the hosts' table; with --by pod the rows are pods, by the cores they hold"),
+    (["fleet", "--prometheus", "http://127.0.0.1:1", "--by", "namespace", "--filter", "x"],
+     "--filter: for the hosts' table; with --by namespace the rows are namespaces"),
 ])
 def test_bad_input_is_one_line(args: list[str], message: str) -> None:
     p = run(*args)
     assert p.returncode == 2, p
     err = p.stderr.decode()
     assert message in err and "Traceback" not in err
+
+
+def test_fleet_once_records_its_refresh(tmp_path: Path, capsys) -> None:
+    """``fleet --once --record FILE`` printed the table and wrote no file (the dashboard's --once records)."""
+    from tests.conftest import REPORTS
+
+    host = str(REPORTS / "inf1_xlarge_single_runtime.json")
+    path = tmp_path / "fleet.jsonl"
+    assert main(["fleet", "--ssh", host, "--command", "sh -c 'cat \"$0\"' {host}", "--once", "--record",
+                 str(path)]) == 0
+    printed = capsys.readouterr().out
+    [line] = path.read_bytes().splitlines()
+    assert json.loads(line)["frame"]["rows"][0]["key"] == host and "1 host: 1 up" in printed
+    assert main(["replay", str(path), "--once"]) == 0
+    assert "refresh 1/1" in capsys.readouterr().out
 
 
 def test_bad_config_names_the_key(tmp_path: Path) -> None:

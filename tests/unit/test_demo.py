@@ -222,7 +222,7 @@ def test_demo_source_yields_status_then_the_generated_reports() -> None:
 
     src = DemoSource("trn2.48xlarge", 7, clock=lambda: now[0], sleep=sleep, start_ts=5000.0, count=4)
     items = list(src.items(threading.Event()))
-    assert items[0] == Status(State.DEMO, "simulated trn2.48xlarge, seed 7")
+    assert items[0] == Status(State.DEMO, "simulated, seed 7")  # "demo trn2.48xlarge" names the instance
     reports = [it for it in items if isinstance(it, RawReport)]
     assert [r.data for r in reports] == generate("trn2.48xlarge", 7, 4)
     assert [r.ts for r in reports] == [5000.0, 5001.0, 5002.0, 5003.0]

@@ -10,7 +10,8 @@ import pytest
 
 MODULES = ("neuron_top", "neuron_top.derived", "neuron_top.output.cells", "neuron_top.fmt", "neuron_top.textsafe",
            "neuron_top.recording.markers", "neuron_top.snapshot", "neuron_top.sources.base", "neuron_top.feed",
-           "neuron_top.session", "neuron_top.k8s.model", "neuron_top.fleet.queries")
+           "neuron_top.session", "neuron_top.k8s.model", "neuron_top.fleet.queries",
+           "neuron_top.fleet.table")
 
 
 @pytest.mark.parametrize("name", MODULES)

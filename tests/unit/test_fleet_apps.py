@@ -27,6 +27,34 @@ def test_apps_across_hosts_from_their_reports() -> None:
     assert app.p99 is not None and app.p99 < 0.1
 
 
+def test_a_runtime_without_a_tag_is_no_tag_from_prometheus_too() -> None:
+    """The real inf2 report's runtime has no tag; the exporters write it runtime_tag="None" (AWS's str(None)).
+    The apps view from Prometheus listed an app "None" (over ssh: "(no tag)"), and the host's dashboard from
+    its series an app tagged "None"."""
+    from neuron_top.fleet.apps import apps_from_answer
+    from neuron_top.fleet.host_source import report_from_series
+    from neuron_top.fleet.promql import Sample
+    from neuron_top.fleet.queries import PART, QuerySet
+
+    snap = snapshot_from((REPORTS / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json").read_bytes(), 0.0)
+    [direct] = apps_from_snapshots({"i-1": snap})
+    answer = [Sample({PART: "hosts", "runtime_tag": "None", "instance_id": "i-1"}, (0.0, "1")),
+              Sample({PART: "cores", "runtime_tag": "None"}, (0.0, "1"))]
+    [app] = apps_from_answer(QuerySet(), answer)
+    assert app.tag == direct.tag == "" and apps_table([app])[1].startswith("(no tag)")
+    gauge = Sample({"__name__": "neuroncore_utilization_ratio", "runtime_tag": "None", "neuroncore": "0"},
+                   (0.0, "0.5"))
+    [runtime] = report_from_series([gauge], [], period=1.0, window=60.0)["neuron_runtime_data"]
+    assert runtime["neuron_runtime_tag"] is None
+
+
+def test_a_long_tag_is_cut_with_its_ellipsis_in_the_text_table() -> None:
+    """It was cut silently to 24 characters: "llama-3-70b-finetune-run" of "llama-3-70b-finetune-run-2"."""
+    lines = apps_table([AppRow(tag="llama-3-70b-finetune-run-2", hosts=["i-1"]),
+                        AppRow(tag="llama-3-70b-finetune-run", hosts=["i-2"])])
+    assert lines[1].startswith("llama-3-70b-finetune-ru… ") and lines[2].startswith("llama-3-70b-finetune-run ")
+
+
 def test_session_fleet_frames_carry_the_apps() -> None:
     from neuron_top.feed import Report, StatusChanged
     from neuron_top.sources.base import State, Status

@@ -8,10 +8,13 @@ import threading
 import time
 from collections.abc import Callable
 
+import pytest
+
 from neuron_top.fleet.prom import PromFleet
-from neuron_top.fleet.promql import Answer, PromError, Sample
+from neuron_top.fleet.promql import Answer, PromClient, PromError, Sample
 from neuron_top.fleet.queries import PART, SLOW_EVERY, QuerySet
 from neuron_top.fleet.rows import STALE, UP, Thresholds
+from tests.fleet_support import free_port
 
 
 def s(value: float, **labels: str) -> Sample:
@@ -137,6 +140,50 @@ def test_server_down_keeps_rows_and_asks_everything_when_back() -> None:
     t[0] += 2
     back = refresh(fleet, client)
     assert back.state == "ok" and len(client.asked[-1]) == 11 and back.rows[0].status == UP
+    fleet.close()
+
+
+@pytest.mark.parametrize("rules", ["auto", "off"])
+def test_a_server_that_is_down_is_asked_one_query_not_eleven(rules: str) -> None:
+    """The first refresh asked all 11 queries of a server refusing connections (each tried twice, 24 requests,
+    ~410 ms); the first refused one says it all: the rules' probe, or the first query alone when there is none."""
+    client = PromClient(f"http://127.0.0.1:{free_port()}", timeout=1)
+    fleet = PromFleet(client, QuerySet(), rules=rules)
+    frames = [fleet.refresh() for _ in range(2)]  # the first, and the retry after the back-off
+    fleet.close()
+    assert [f.state for f in frames] == ["unreachable"] * 2 and [f.retry_in for f in frames] == [2.0, 4.0]
+    assert "connection refused" in frames[0].problems[0].message and len(frames[0].problems) == 1
+    assert client.requests == 4  # one query a refresh, tried again once (PromClient's retry), and no more
+    assert [f.queries for f in frames] == [1, 1] and frames[0].cost.startswith("1 query in ")
+
+
+def test_a_server_that_goes_down_mid_session_is_asked_one_query_a_retry() -> None:
+    fleet, client = poller()
+    refresh(fleet, client)
+    client.down = True
+    refresh(fleet, client)  # the refresh that finds it down asks what is due, in parallel
+    retry = refresh(fleet, client)
+    assert retry.state == "unreachable" and client.asked[-1] == ["seen"]
+    client.down = False
+    assert refresh(fleet, client).state == "ok" and len(client.asked[-1]) == 11  # then everything, at once
+    fleet.close()
+
+
+def test_a_server_that_refuses_every_query_is_one_fault_with_its_query() -> None:
+    """A --match regex the server cannot read (or an overloaded server's 503 for each query): 11 errors of the
+    same words and 0 hosts, "partial", and fleet --once exited 0; nothing answered, as when the server is down."""
+    fleet, client = poller()
+    client.fail = {q.name for q in fleet.queries}
+    first = refresh(fleet, client)
+    assert first.state == "unreachable" and first.retry_in == 2.0 and not first.rows
+    [problem] = first.problems
+    assert problem.message == "every query failed; the first, seen: bad_data: boom"
+    assert problem.query == next(q.expr for q in fleet.queries if q.name == "seen")
+    client.fail = set()
+    assert refresh(fleet, client).rows[0].status == UP
+    client.fail = {q.name for q in fleet.queries}
+    later = refresh(fleet, client)  # the rows stay, aging, as while the server is down
+    assert later.state == "unreachable" and later.rows[0].util == 50.0 and len(later.problems) == 1
     fleet.close()
 
 

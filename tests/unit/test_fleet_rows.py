@@ -17,6 +17,8 @@ from neuron_top.fleet.rows import (
     status_for,
     with_status,
 )
+from neuron_top.snapshot import snapshot_from
+from tests.conftest import REPORTS
 from tests.helpers import demo_snapshots
 
 QS = QuerySet()
@@ -112,6 +114,24 @@ def test_missing_families_are_blank_not_zero() -> None:
     assert r.util == 10.0
     assert r.cores is None and r.devices is None and r.mem_total is None and r.p99 is None
     assert r.ecc_corrected is None and r.ecc_uncorrected is None and r.exec_rate is None and r.busy is None
+
+
+def test_a_host_whose_exporter_counts_no_runtime_runs_nothing_as_its_dashboard_says() -> None:
+    """neuron-top export's ``neurontop_runtimes`` is 0 on a host with no runtime, where AWS's families have no
+    per-runtime series: its row was blank (not reported) for APPS, DEV MEM, BUSY and IDLE, while the ssh row and
+    the host's dashboard say 0 ("apps: none", 0B used). The count also stands for runtimes sharing a tag (AWS's
+    families keep one series for them); without it (AWS's exporter) the figures stay as the series say."""
+    hw = [s(1, instance_id=i, neuron_device_count="1", neuroncore_per_device_count="4") for i in ("i-1", "i-2", "i-3")]
+    rows = rows_of({"seen": [s(2, instance_id=i, **{PART: "now"}) for i in ("i-1", "i-2", "i-3")],
+                    "hardware": hw, "util": [s(0.03, instance_id="i-2")], "busy": [s(4, instance_id="i-2")],
+                    "allocated": [s(4, instance_id="i-2")],
+                    "host": [s(0, instance_id="i-1", **{PART: "runtimes"}),
+                             s(6e7, instance_id="i-2", **{PART: "mem_used"}), s(1, instance_id="i-2", **{PART: "apps"}),
+                             s(4, instance_id="i-2", **{PART: "runtimes"})]})
+    none, four, aws = rows["i-1"], rows["i-2"], rows["i-3"]
+    assert (none.apps, none.mem_used, none.busy, none.idle, none.util) == (0, 0, 0, 0, None)
+    assert (four.apps, four.mem_used, four.busy, four.idle) == (4, 6e7, 4, 0)
+    assert (aws.apps, aws.mem_used, aws.busy, aws.idle) == (None, None, None, None)
 
 
 def test_a_failed_query_blanks_only_its_columns() -> None:
@@ -241,6 +261,16 @@ def test_snapshot_row_uses_the_one_per_core_rule() -> None:
     assert r.instance_type == "trn2.48xlarge" and r.devices == 16 and r.cores == 64
     assert r.apps == len(snap.apps) and r.vcpus == 192
     assert r.mem_total == 16 * snap.hardware.neuron_device_memory_size
+
+
+def test_a_report_without_per_core_memory_does_not_say_which_cores_are_idle() -> None:
+    """A real inf2 report trimmed to the memory totals (no usage_breakdown): which cores hold a model is not
+    reported, so IDLE is blank, as from Prometheus (no neuroncore_memory_usage_* series); it was 0."""
+    snap = snapshot_from((REPORTS / "inf2_xlarge_rt2.30.51_trimmed_pantheon.json").read_bytes(), 0.0)
+    r = from_snapshot("h", snap)
+    assert (r.busy, r.idle, r.apps) == (1, None, 1) and r.mem_used == 141649980
+    full = from_snapshot("h", demo_snapshots("inf2.48xlarge", 3, 2)[-1])
+    assert full.idle is not None
 
 
 def test_ecc_totals_keep_every_event_since_the_stream_started() -> None:

@@ -18,7 +18,7 @@ from neuron_top.fleet.sessions import SessionFleet
 from neuron_top.fleet.ssh import HostStream, TemplateError, command_for, read_hosts
 from neuron_top.sources.base import State
 from neuron_top.sources.monitor import Backoff
-from tests.conftest import ROOT
+from tests.conftest import REPORTS, ROOT
 
 FAKE_SSH = f"{sys.executable} {ROOT / 'tests' / 'fake_ssh.py'} -o BatchMode=yes {{host}} neuron-monitor"
 
@@ -189,6 +189,23 @@ def test_once_keeps_reading_every_host_while_it_waits_for_a_slow_one() -> None:
     assert rows["mute-1"].status == DOWN and rows["mute-1"].util is None
     assert "not one report within 8 s" in rows["mute-1"].note
     assert rows["garbage-1"].status == DOWN and "only input that is not a report within 8 s" in rows["garbage-1"].note
+
+
+def test_once_shows_a_host_whose_command_ends_after_its_report_as_up() -> None:
+    """``--command 'cat ...'``-like hosts: one report, then the command exits. A host whose exit came before the
+    slowest host's report was "down 0s (exited with status 0 after 1 report; retrying in 1 s)" beside its figures,
+    the others up: the same input, two outcomes, as the race decided."""
+    from neuron_top.cli.fleet_cmd import ssh_once
+
+    files = [str(REPORTS / f) for f in ("inf1_xlarge_single_runtime.json", "wandb_trn1_2xlarge_0.json")]
+    slow = str(REPORTS / "inf1_xlarge_idle_no_runtimes.json")
+
+    def command(host: str) -> list[str]:
+        return ["sh", "-c", f'{"sleep 1; " if host == slow else ""}cat "$0"', host]
+
+    frame = ssh_once([*files, slow], command, timeout=10.0)
+    assert {r.key: (r.status, r.note) for r in frame.rows} == {h: (UP, "") for h in (*files, slow)}
+    assert all(r.instance_type for r in frame.rows)
 
 
 def test_a_host_that_hangs_or_prints_garbage_is_down_after_the_deadline_not_starting_for_ever() -> None:

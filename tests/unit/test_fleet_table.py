@@ -10,6 +10,7 @@ from neuron_top.fleet.table import (
     COLUMNS,
     Group,
     arrange,
+    column,
     compile_filter,
     events,
     fit_columns,
@@ -94,6 +95,19 @@ def test_percentile() -> None:
 
 def test_event_counts_are_whole() -> None:
     assert [events(x) for x in (None, 0.0, 0.3, 1.23, 4.9)] == ["?", "0", "1", "1", "5"]
+
+
+def test_every_figure_fits_its_column_whole() -> None:
+    """A trn2 host weeks into its exporter: 123,456 corrected ECC events and 1,568 uncorrected. The ECC cell was
+    "123456/1568" in 8 cells, cut to "123456/…" on screen: the uncorrected count, the one that matters, gone."""
+    assert column("ecc").text(FleetRow(key="i", ecc_corrected=123456.0, ecc_uncorrected=3.0)) == "123k/3"
+    assert column("ecc").text(FleetRow(key="i", ecc_corrected=1568.0, ecc_uncorrected=12.0)) == "1.6k/12"
+    r = FleetRow(key="i-0123456789abcdef0", devices=16, cores=128, util=100.0, util_max=100.0, busy=128, idle=128,
+                 mem_used=1.5e12, mem_total=1.6e12, vcpu=100.0, vcpus=192, exec_rate=123456.0, err_rate=98765.0,
+                 p99=12.5, ecc_corrected=123456.0, ecc_uncorrected=1568.0, apps=128, status=STALE, age=3 * 86400.0)
+    for col in COLUMNS:
+        assert len(col.text(r)) <= col.width, (col.key, col.text(r))
+    assert column("ecc").text(r) == "123k/2k"
 
 
 def test_blank_cells_for_missing_figures() -> None:

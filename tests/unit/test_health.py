@@ -115,6 +115,27 @@ def test_usage_errors_are_one_unknown_line(args: list[str]) -> None:
     assert code == UNKNOWN and len(lines) == 1 and lines[0].startswith("UNKNOWN: ")
 
 
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan"])
+def test_no_time_to_read_is_a_usage_error_not_no_report(seconds: str) -> None:
+    """``--for 0`` read nothing and said "UNKNOWN: no report from built-in collector ..." as if the node had no
+    monitor."""
+    code, lines = run("--for", seconds)
+    assert (code, lines) == (UNKNOWN, [f"UNKNOWN: --for {seconds}: give the seconds to read live reports, above 0 "
+                                       "(12 by default)"])
+
+
+def test_a_fleet_recording_is_said_to_be_one(tmp_path) -> None:
+    """It said "UNKNOWN: no report from fleet.jsonl: end of fleet.jsonl: 2 reports"."""
+    from neuron_top.fleet.record import encode_frame
+    from tests.fleet_support import demo_frame
+
+    path = tmp_path / "fleet.jsonl"
+    path.write_bytes(b"".join(encode_frame(demo_frame(3, ts)) + b"\n" for ts in (1.0, 2.0)))
+    code, lines = run("--recording", str(path))
+    assert (code, lines) == (UNKNOWN, [f"UNKNOWN: {path} is a fleet recording (neuron-top fleet --record): health "
+                                       "judges one node's reports (neuron-top replay reads it)"])
+
+
 # --- the rules ------------------------------------------------------------------------------------------------
 def _check(docs: list[dict], rules: HealthRules | None = None, start: float = 0.0, step: float = 5.0
            ) -> tuple[int, str]:

@@ -153,3 +153,17 @@ def test_ecc_totals_add_every_kind_of_event_and_keep_the_total_through_quiet_per
         history.push(snap(i, counts))
     assert history.ecc_totals[0] == DeviceEcc(0, 1, 2, 3, 4 + 5)
     assert history.ecc_totals[1] == DeviceEcc(1, 0, 0, 0, 0)
+
+
+def test_interval_is_the_reports_spacing_not_their_period() -> None:
+    """What a sparkline cell spans: the median spacing of the newest reports, None before two or when the clock
+    went back (a rotated recording replayed out of order)."""
+    h = History(maxlen=50)
+    assert h.interval() is None
+    for t in (0.0, 0.25, 5.25, 10.25, 15.25):  # a start-up report, then every 5 s
+        h.push(load_snapshot(DATA / "trn2_small.json", ts=t))
+    assert h.interval() == 5.0
+    back = History(maxlen=5)
+    for t in (100.0, 50.0):
+        back.push(load_snapshot(DATA / "trn2_small.json", ts=t))
+    assert back.interval() is None

@@ -450,16 +450,40 @@ def test_progress_of_a_pipe_reaches_one_at_its_end() -> None:
             ix.close()
 
 
-@pytest.mark.parametrize(("name", "pack", "says"), [("r.jsonl.xz", "lzma", "xz"), ("r.jsonl.bz2", "bz2", "bzip2")])
-def test_a_recording_in_another_compression_is_refused_clearly(tmp_path: Path, name: str, pack: str, says: str,
-                                                               capsys: pytest.CaptureFixture) -> None:
-    """``xz night.jsonl`` then ``replay night.jsonl.xz`` said "no reports in ... (56 bad lines skipped)"."""
+@pytest.mark.parametrize(("name", "pack"), [("r.jsonl.xz", "lzma"), ("r.jsonl.bz2", "bz2")])
+def test_an_xz_or_bzip2_recording_is_read_every_stream_and_past_damage(tmp_path: Path, name: str, pack: str,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    """``xz night.jsonl`` (or logrotate's bzip2) then ``replay night.jsonl.xz`` was refused ("it holds xz data"):
+    read now as gzip and zstd are, every stream of a concatenation, and on past a damaged one."""
     import importlib
 
     from neuron_top.cli.main import main
 
+    pack_ = importlib.import_module(pack).compress
+    first, second = (b"\n".join(report(i) for i in r) + b"\n" for r in (range(3), range(3, 6)))
     path = tmp_path / name
-    path.write_bytes(importlib.import_module(pack).compress(b"\n".join(report(i) for i in range(3)) + b"\n"))
+    path.write_bytes(pack_(first) + pack_(second))
+    with index_of(path) as ix:
+        assert [ix.get(i) for i in range(len(ix))] == [report(i) for i in range(6)] and ix.skipped == 0
+    assert main(["replay", str(path), "--summary"]) == 0
+    assert f"{name}: 6 reports" in capsys.readouterr().out
+    bad = bytearray(pack_(first))
+    bad[len(bad) // 2] ^= 0xFF
+    path.write_bytes(bytes(bad) + pack_(second))
+    with index_of(path) as ix:  # the second stream whole, the damage counted
+        assert [ix.get(i) for i in range(len(ix))][-3:] == [report(i) for i in range(3, 6)]
+        assert "damaged compressed data" in [sk.reason for _, sk in ix.skips()]
+    assert main(["replay", str(path), "--summary"]) == 2  # what was lost makes the summary incomplete
+
+
+@pytest.mark.parametrize(("magic", "says"), [(b"\x04\x22\x4d\x18", "lz4"), (b"PK\x03\x04", "zip")])
+def test_a_recording_in_another_compression_is_refused_clearly(tmp_path: Path, magic: bytes, says: str,
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """``replay night.jsonl.lz4`` said "no reports in ... (56 bad lines skipped)"."""
+    from neuron_top.cli.main import main
+
+    path = tmp_path / "r.jsonl.packed"
+    path.write_bytes(magic + bytes(range(256)) * 4)
     for flag in ("--once", "--summary"):
         assert main(["replay", str(path), flag]) == 2
         err = capsys.readouterr().err

@@ -354,7 +354,7 @@ def test_record_main_failures(tmp_path: Path) -> None:
     assert rc == 1 and "neuron-monitor not found" in err.getvalue()
     rc = record_main(ListSource([]), tmp_path / "no-such-dir" / "o.ndjson", threading.Event(), err=err,
                      handle_signals=False)
-    assert rc == 1 and "cannot record" in err.getvalue()
+    assert rc == 2 and "cannot record" in err.getvalue()  # the file, before anything ran: as --record says
 
 
 def test_record_main_stops_on_stop_even_when_the_source_waits(tmp_path: Path) -> None:
@@ -498,8 +498,13 @@ def test_the_lock_is_refused_across_processes_with_a_clear_message(tmp_path: Pat
     with RecordingWriter(path):
         p = subprocess.run([sys.executable, "-m", "neuron_top", "record", str(path), "--builtin"],
                            capture_output=True, text=True, timeout=60)
-    assert p.returncode == 1
+    assert p.returncode == 2  # as --record and fleet --record: nothing started
     assert "cannot record to" in p.stderr and "another process is recording to it" in p.stderr
+    for name in ("r.jsonl.xz", "r.bz2"):  # a name promising what is not written: refused, no plain file behind it
+        p = subprocess.run([sys.executable, "-m", "neuron_top", "record", str(tmp_path / name), "--builtin"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "written as plain text, .gz or .zst" in p.stderr
+        assert not (tmp_path / name).exists()
     assert "Traceback" not in p.stderr
 
 

@@ -111,7 +111,7 @@ class DemoSource:
 
     def items(self, stop: threading.Event) -> Iterator[Item]:
         self._stop = stop  # before the first _closed check, so a concurrent close() is never missed
-        yield Status(State.DEMO, f"simulated {self.instance}, seed {self.seed}")
+        yield Status(State.DEMO, f"simulated, seed {self.seed}")  # the instance is in the name: said once
         start = self._clock()
         ts0 = start if self._start_ts is None else self._start_ts
         i = 0

@@ -14,7 +14,7 @@ from textual.strip import Strip
 from neuron_top import fmt
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
-from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks
+from neuron_top.tui.widgets.sparkline import SteppedSparks, per_cell
 from neuron_top.view import View
 
 DEVICE_ROWS = 4
@@ -71,9 +71,7 @@ class CoreHistory(Panel[None]):
 
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
-        g = snap.vcpu
-        period = snap.all.period or (g.period if g is not None else None)  # the report's period, as vCPU history
-        every = fmt.duration(round(period * STEP)) if period and period * STEP >= 1 else ""
+        every = per_cell(view.history)
         right = f"avg {fmt.pct(snap.app_util(snap.all))}" + (f", {every} per cell" if every else "")
         lines = [self.title_strip(self.TITLE if width >= 50 else "NeuronCore history", width, right)]
         if not snap.has_neuron:

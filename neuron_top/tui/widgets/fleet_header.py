@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from textual.strip import Strip
 
@@ -88,15 +89,16 @@ class FleetHeader(LineDiff):
             state, kind = self._state()
             state += " · PAUSED" if self.view.paused else ""
             segs = [Segment(" neuron-top fleet ", self._style("title")), Segment(f" {state} ", self._style(kind))]
-            # most important first: a narrow terminal cuts the end
+            # most important first, by whole parts: a narrow terminal leaves out the last ones ("1 qu" of "1 query
+            # in 103 ms", "prometheu" of the URL read as other words)
             if self.view.position:
-                when = f" {self.view.position}"
+                parts = [self.view.position]
             elif f is not None:
-                when = f" refreshed {fmt.duration(max(self.now - f.ts, 0.0))} ago"
+                parts = [f"refreshed {fmt.duration(max(self.now - f.ts, 0.0))} ago"]
                 if f.retry_in is not None:
-                    when += f" · retry in {f.retry_in:g} s"
+                    parts.append(f"retry in {f.retry_in:g} s")
             else:
-                when = " waiting for the first refresh"
+                parts = ["waiting for the first refresh"]
             v = self.view
             arranged = [f"sort {v.sort} {'▲' if v.reverse else '▼'}"]
             if v.filter:
@@ -107,10 +109,20 @@ class FleetHeader(LineDiff):
                 arranged.append("trouble first")
             if v.heat:
                 arranged.append(f"heat {v.heat}")
-            notes = "".join(f" · {clean(n, 80)}" for n in f.notes) if f is not None else ""
-            text = f"{when} · {', '.join(arranged)}{notes} · {clean(self.source, 80)}"
+            parts.append(", ".join(arranged))
+            parts += [clean(n, 80) for n in f.notes] if f is not None else []
+            source = len(parts)
+            parts.append(clean(self.source, 80))
             if f is not None and f.queries and not self.view.position:
-                text += f" · {f.queries} queries in {f.elapsed * 1000:.0f} ms"
+                parts.append(f.cost)
+            room = max(width - sum(cell_len(seg.text) for seg in segs) - 1, 0)
+            text = fmt.cut_parts(parts, room, measure=cell_len)
+            head = " · ".join(parts[:source])
+            if text == head + " · …" and room - cell_len(head) >= 20:
+                # the source left out whole though there is room for most of it: words, not a number, so it
+                # may be cut, with its "…" ("prometheus http://prometheus.ex…")
+                text = head + " · " + fmt.cut(parts[source], room - cell_len(head) - 3, cell_len)
+            text = " " + text
             segs.append(Segment(text))
             return Strip(segs).crop_extend(0, width, base)
         if y == 1:

@@ -8,6 +8,7 @@ from itertools import chain, repeat
 from operator import is_not, itemgetter
 from typing import cast
 
+from neuron_top import fmt
 from neuron_top.history import History, Key
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -17,6 +18,18 @@ move every other report (btop's default update is 2 s). Why: a sparkline that sc
 one of its cells; the dashboard's ~250 sparklines were most of what it drew and sent each second. At two reports
 per cell they change half as often and show twice the history in the same width. The numbers beside them still
 change with every report; the drill-down screens' charts keep one report per column."""
+
+
+def per_cell(history: History) -> str:
+    """How long one cell of the history sparklines spans, for their titles ("10s", "500ms"; "" before two
+    reports): ``STEP`` times the reports' spacing as the history holds it. The vCPU and NeuronCore histories said
+    it from the report's period, each its own way ("549ms per cell" from the built-in collector's first report,
+    a quarter second long; the core history nothing below a second)."""
+    every = history.interval()
+    if every is None:
+        return ""
+    cell = every * STEP
+    return fmt.duration(round(cell)) if cell >= 1 else f"{cell * 1000:.0f}ms"
 
 
 def _window(values: Sequence[float | None], width: int, top: float | None) -> tuple[list[float | None], float]:

@@ -19,7 +19,7 @@ from neuron_top.textsafe import clean
 from neuron_top.tui.render.light import LightStrip
 from neuron_top.tui.widgets.fixedwidth import fit
 from neuron_top.tui.widgets.panel import LOAD_BANDS, Panel, load_band
-from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks, spark_text
+from neuron_top.tui.widgets.sparkline import STEP, SteppedSparks, per_cell, spark_text
 from neuron_top.view import View
 
 # (label, CpuTimes field, style) in stacking order, as htop colours them.
@@ -33,13 +33,6 @@ STRIP_LABEL = 5
 """" 128 ": the vCPU number before each row of the heat strip."""
 BAR_MIN, BAR_MAX = 4, 40
 """The summary bars give way to the numbers down to BAR_MIN cells."""
-
-
-def _every(snap_period: float | None) -> str:
-    if not snap_period:
-        return ""
-    cell_s = snap_period * STEP
-    return fmt.duration(round(cell_s)) if cell_s >= 1 else f"{cell_s * 1000:.0f}ms"
 
 
 def _keys(cpu: CpuSummary, kept: list[int], keys: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -197,8 +190,7 @@ class VcpuGrid(Panel[None]):
     def build(self, view: View, width: int) -> list[Strip]:
         snap = view.snapshot
         cpu = snap.cpu
-        g = snap.vcpu
-        every = _every(g.period if g is not None else None)
+        every = per_cell(view.history)
         # no per-vCPU data (the fleet's drill-down over Prometheus: not exported) is "-", not "0 vCPUs"
         right = f"{cpu.count} vCPUs" + (f", {every} per cell" if every else "") if cpu.count else "vCPUs -"
         lines = [self.title_strip(self.TITLE, width, right)]
