@@ -14,7 +14,7 @@ from neuron_top.trace.filters import Filters
 from neuron_top.tui.screens.timeline import TimelineScreen, filter_text, parse_filter_text
 from neuron_top.tui.widgets.tracks import Timeline
 from tests.app.timeline_app import FakeClock, TimelineApp, sync
-from tests.trace_helpers import DATA, real_trace
+from tests.trace_helpers import DATA, real_trace, write_events
 
 SMALL = DATA / "trace_small.json"
 
@@ -1090,14 +1090,11 @@ async def test_rows_that_read_alike_when_cut_keep_what_tells_them_apart(tmp_path
         for tid, name in ((pid + 1, "CrRendererMain"), (pid + 2, "Chrome_ChildIOThread"), (pid + 3, "Compositor")):
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}})
             events.append({"ph": "X", "name": "work", "ts": 0, "dur": 10, "pid": pid, "tid": tid})
-    path = tmp_path / "renderers.json"
-    path.write_text(json.dumps(events))
-    app = TimelineApp(load_trace(path))
+    app = TimelineApp(load_trace(write_events(tmp_path, events, "renderers.json")))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        tl = _screen(app).timeline
-        lw = tl.label_w
-        shown = [tl.render_line(y).text[:lw] for y in range(1, 12)]
+        lw = _screen(app).timeline.label_w
+        shown = [_screen(app).timeline.render_line(y).text[:lw] for y in range(1, 12)]
         rows = [s.strip() for s in shown if "…" in s or "·" in s]
         assert len(rows) == 6 and len(set(rows)) == 6, shown
         assert "CrRendererMain… 18811" in rows and "Chrome_ChildIOThr… 18931" in rows
