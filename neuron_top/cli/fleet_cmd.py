@@ -477,7 +477,7 @@ def ssh_once(hosts: list[str], command: Callable[[str], list[str]], timeout: flo
 
 def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -> int:
     """``--once``: the table as text, or ``--json``: the frame as one JSON line (a fleet recording's format).
-    Exit status 1 when the source was unreachable."""
+    Exit status 1 when no host answered (``FleetFrame.none_answered``)."""
     import os
     import shutil
 
@@ -510,7 +510,7 @@ def print_frame(frame: FleetFrame, ns: argparse.Namespace, position: str = "") -
             out += text_table(lines, width)
         sys.stdout.write("\n".join(out) + "\n")
     sys.stdout.flush()
-    return 1 if frame.state == "unreachable" else 0
+    return 1 if frame.none_answered else 0
 
 
 def replay_once(index: Any, ns: argparse.Namespace) -> int:

@@ -50,6 +50,12 @@ class FleetFrame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     """The apps view: one row per runtime tag across the hosts (None: not asked for)."""
 
     @property
+    def none_answered(self) -> bool:
+        """No host answered this refresh: the source unreachable, or every host it knows down. ``--once`` then
+        exits 1, over Prometheus and over ssh alike (ssh exited 0 with every host down)."""
+        return self.state == "unreachable" or (bool(self.rows) and all(r.status == "down" for r in self.rows))
+
+    @property
     def cost(self) -> str:
         """What the refresh cost, for the header and ``--once``: "11 queries in 42 ms", "1 query in 103 ms";
         "" when it sent none (ssh, a replay of one)."""

@@ -237,3 +237,21 @@ def test_a_host_that_hangs_or_prints_garbage_is_down_after_the_deadline_not_star
     fleet.apply("mute", StatusChanged(Status(State.LIVE, "reports from ssh mute")))
     fleet.apply("mute", R(demo_snapshots("inf1.xlarge", 4, 1)[0], b""))
     assert fleet.row("mute").status == UP
+
+
+def test_once_exits_1_when_no_host_answered_over_ssh_as_over_prometheus(capsys: pytest.CaptureFixture) -> None:
+    """``fleet --ssh ... --once`` exited 0 with every host down, where Prometheus mode exits 1 when nothing
+    answered: one rule now (``FleetFrame.none_answered``), whatever the source."""
+    import argparse
+
+    from neuron_top.cli.fleet_cmd import print_frame
+    from neuron_top.fleet.frame import FleetFrame
+    from neuron_top.fleet.rows import FleetRow
+
+    ns = argparse.Namespace(json=True)
+    down = [FleetRow(key=h, status=DOWN) for h in ("a", "b")]
+    assert print_frame(FleetFrame(ts=0.0, source="ssh 2 hosts", rows=down), ns) == 1
+    assert print_frame(FleetFrame(ts=0.0, source="ssh 2 hosts", rows=[*down, FleetRow(key="c")]), ns) == 0
+    assert print_frame(FleetFrame(ts=0.0, source="prometheus x", state="unreachable"), ns) == 1
+    assert print_frame(FleetFrame(ts=0.0, source="prometheus x"), ns) == 0  # no host at all: said, not failed
+    capsys.readouterr()
