@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from neuron_top.fmt import plural
 from neuron_top.textsafe import clean
 from neuron_top.trace.columns import format_duration, not_drawn, what_it_holds
 from neuron_top.trace.loaders import TraceError, load_trace, trace_files
@@ -121,8 +122,8 @@ def summary_lines(store: TraceStore) -> list[str]:
     name = clean(Path(store.path).name or store.path)
     out = [lost_line(store)] if store.lost else []
     out += [
-        f"{name}: {store.format_label}, {len(store)} events on {store.drawn_tracks} tracks, "
-        f"{len(store.counters)} counter tracks, span {format_duration(store.t_max - store.t_min)}",
+        f"{name}: {store.format_label}, {plural(len(store), 'event')} on {plural(store.drawn_tracks, 'track')}, "
+        f"{plural(len(store.counters), 'counter track')}, span {format_duration(store.t_max - store.t_min)}",
         "phases: "
         + (", ".join(f"{clean(ph or '?', 8)} {n}" for ph, n in sorted(store.phase_counts.items())) or "none"),
         "tracks:",
@@ -132,10 +133,10 @@ def summary_lines(store: TraceStore) -> list[str]:
             continue
         core = "" if tr.core is None else f" NC {tr.core}"
         where = " / ".join(clean(part, 80) for part in (tr.process, tr.label) if part)  # global instants: no process
-        out.append(f"  {where}{core} [{tr.source}]: {tr.count} events, {len(tr.rows)} rows")
+        out.append(f"  {where}{core} [{tr.source}]: {plural(tr.count, 'event')}, {plural(len(tr.rows), 'row')}")
     for c in store.counters:
         out.append(
-            f"  counter {clean(c.process or c.instance, 80)} / {clean(c.name, 80)}: {len(c.ts)} samples"
+            f"  counter {clean(c.process or c.instance, 80)} / {clean(c.name, 80)}: {plural(len(c.ts), 'sample')}"
         )
     out.append(
         f"errors: {len(store.errors)}, unfinished (hang signal): {len(store.unfinished)}, flows: {flow_text(store)}"

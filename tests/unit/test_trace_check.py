@@ -94,10 +94,10 @@ def test_summary(tmp_path: Path) -> None:
     events = [x("a", 0, 5), x("b", 1, -1), {"ph": "E", "ts": 9, "pid": 1, "tid": 1}]
     assert run_summary([write_events(tmp_path, events)], out, err) == 0
     text = out.getvalue()
-    assert "1 events on 1 tracks" in text
+    assert "1 event on 1 track," in text  # not "1 events on 1 tracks"
     assert "phases: E 1, X 2" in text
     assert "negative duration: 1" in text and "E without begin: 1" in text
-    assert "pid 1 / 1 [cpu]: 1 events, 1 rows" in text
+    assert "pid 1 / 1 [cpu]: 1 event, 1 row" in text
 
 
 def test_summary_of_global_instants_names_no_empty_process(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_summary_of_global_instants_names_no_empty_process(tmp_path: Path) -> No
     events = [x("a", 0, 5), {"ph": "i", "s": "g", "name": "Iteration Start", "ts": 2, "pid": "", "tid": ""}]
     run_summary([write_events(tmp_path, events)], out)
     lines = out.getvalue().splitlines()
-    assert "  global [cpu]: 1 events, 1 rows" in lines
+    assert "  global [cpu]: 1 event, 1 row" in lines
 
 
 def test_summary_of_unreadable(tmp_path: Path) -> None:
