@@ -221,3 +221,20 @@ def test_the_problems_screen_says_a_fast_period_in_milliseconds() -> None:
     for i in range(3):
         s.accept(load_snapshot(REPORTS / "inf1_xlarge_single_runtime.json", ts=1000.0 + i * 0.0624))
     assert "3 reports received, one expected every 62.4ms" in problems_text(s, 1000.2).plain
+
+
+@pytest.mark.parametrize("width", [120, 160])
+def test_the_pods_note_is_cut_not_left_out_of_the_machine_line(width: int) -> None:
+    """On a trn1.32xlarge at 120 columns the second line had no room for "pods: none (kubelet socket absent: ...)"
+    and dropped it whole: why the pods columns are empty was never seen. It is text, not figures: cut with "…"."""
+    from neuron_top.k8s.model import Attribution
+    from neuron_top.tui.widgets.header import machine_line
+
+    note = "kubelet socket absent: /var/lib/kubelet/pod-resources/kubelet.sock (not a Kubernetes node?)"
+    snap = demo_snapshots("trn1.32xlarge", 3, 1)[0].with_attribution(Attribution(note=note))
+    whole = machine_line(snap, 10_000)
+    assert f"pods: none ({note})" in whole
+    text = machine_line(snap, width)
+    assert len(text) <= width and "NeuronCores" in text
+    pods = next(f for f in text.split(" · ") if f.startswith("pods: none (kubelet socket"))
+    assert pods.endswith("…") or pods in whole

@@ -127,12 +127,15 @@ def machine_line(snap: Snapshot, width: int) -> str:
     pods = snap.pods.status()
     if pods:
         fields.append((pods, 6))
-    return fit_fields([(t, p) for t, p in fields if t], width)
+    return fit_fields([(t, p) for t, p in fields if t], width, words=pods)
 
 
-def fit_fields(fields: list[tuple[str, int]], width: int) -> str:
+def fit_fields(fields: list[tuple[str, int]], width: int, words: str = "") -> str:
     """`` a · b · c`` in ``width`` cells: the lowest-priority fields are left out (a run of them shows as "…")
-    until the rest fits; the last one standing is cut with "…" if it alone is too long."""
+    until the rest fits; the last one standing is cut with "…" if it alone is too long. ``words``, a field of
+    text without figures (the pods' note), is cut with "…" to the room left rather than left out while at least
+    ``MIN_CUT`` of it shows: at 120 columns "pods: none (kubelet socket absent: ...)" was never seen."""
+    fields = list(fields)
     keep = [True] * len(fields)
 
     def line() -> str:
@@ -147,7 +150,12 @@ def fit_fields(fields: list[tuple[str, int]], width: int) -> str:
     text = line()
     while cell_len(text) > width and sum(keep) > 1:
         drop = min((i for i in range(len(fields)) if keep[i]), key=lambda i: (fields[i][1], -i))
-        keep[drop] = False
+        field, prio = fields[drop]
+        room = cell_len(field) - (cell_len(text) - width)
+        if words and field == words and room >= MIN_CUT:
+            fields[drop] = (ellipsize(field, room), prio)  # the note cut, not left out
+        else:
+            keep[drop] = False
         text = line()
     return ellipsize(text, width)
 
