@@ -119,7 +119,7 @@ def flow_text(store: TraceStore) -> str:
 
 def summary_lines(store: TraceStore) -> list[str]:
     """Event counts per track and per phase, and the problems found."""
-    name = clean(Path(store.path).name or store.path)
+    name = clean(store.shown_name)
     out = [lost_line(store)] if store.lost else []
     out += [
         f"{name}: {store.format_label}, {plural(len(store), 'event')} on {plural(store.drawn_tracks, 'track')}, "

@@ -444,6 +444,17 @@ class TraceStore:
                 return r
         return 0
 
+    @property
+    def shown_name(self) -> str:
+        """The trace as its screen and ``--summary`` name it: the file's name; a pipe (bash's ``<(zcat t.gz)``,
+        /dev/fd/63) or stdin by its whole path, whose last part ("63") names nothing."""
+        p = self.path
+        if not p:
+            return "trace"
+        if p == "stdin" or p.startswith(("/dev/", "/proc/")):
+            return p
+        return p.rstrip("/").rsplit("/", 1)[-1] or p
+
     def row_mips(self, track: Track, row: int) -> list[array]:
         """The row's mipmap levels, built on first use (tens of ms per million events in the row)."""
         got = track.mips[row]

@@ -207,3 +207,18 @@ def test_events_whose_time_cannot_be_read_are_lost_not_clean(tmp_path: Path) -> 
     text = io.StringIO()
     run_summary([write_events(tmp_path, events)], text)
     assert "nothing to draw: no event could be read" in text.getvalue() and "other events" not in text.getvalue()
+
+
+def test_a_trace_from_a_pipe_is_named_by_its_path_not_its_last_part() -> None:
+    """``neuron-top trace <(zcat t.json.gz) --summary`` named the trace "63" (the last part of /dev/fd/63), on its
+    first line and as the timeline's title: a name that names nothing."""
+    from neuron_top.trace.store import TraceStore
+
+    st = TraceStore()
+    for path, shown in (("/dev/fd/63", "/dev/fd/63"), ("/proc/self/fd/5", "/proc/self/fd/5"), ("stdin", "stdin"),
+                        ("/data/run1/trace.json", "trace.json"), ("", "trace")):
+        st.path = path
+        assert st.shown_name == shown
+    done = subprocess.run(["bash", "-c", f'"{sys.executable}" -m neuron_top trace <(cat "$0") --summary',
+                           str(DATA / "trace_small.json")], capture_output=True, timeout=60, check=False)
+    assert done.stdout.decode().startswith("/dev/fd/"), done.stderr

@@ -373,7 +373,7 @@ class TimelineScreen(Screen[None]):
             self.title = f"trace {clean(name)}"
             return
         st = self.store
-        name = Path(st.path).name or "trace"
+        name = st.shown_name
         self.title = f"trace {clean(name)}"
         self.sub_title = f"grouping: {label}"
         files = st.metadata.get("files")
