@@ -105,7 +105,8 @@ class Column:
     value: Callable[[FleetRow], object]
     """What it sorts by (None sorts last either way)."""
     priority: int
-    """Narrow terminals drop the columns with the highest numbers first."""
+    """Narrow terminals keep the columns with the lowest numbers first; one too wide for the room left is left out
+    and a narrower one after it may still fit (``fit_columns``)."""
     numeric: bool = True
     """Right-aligned, and sorted highest first."""
     heat: bool = False
@@ -344,7 +345,8 @@ def summarize(rows: Sequence[FleetRow]) -> Summary:
 
 
 def fit_columns(width: int, columns: Sequence[Column] = COLUMNS) -> list[Column]:
-    """The columns that fit in ``width`` cells, by priority, in table order."""
+    """The columns that fit in ``width`` cells, taken by priority (one too wide for what is left is skipped, not
+    the end of the choice), in table order."""
     chosen: list[Column] = []
     used = 0
     for col in sorted(columns, key=lambda c: c.priority):
