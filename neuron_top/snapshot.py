@@ -40,6 +40,7 @@ from neuron_top.derived import (
     owned_cores,
     physical_stats,
 )
+from neuron_top.fmt import plural
 from neuron_top.k8s.model import Attribution, PodMap, PodRef, PodUsage, attribution_from_record, resolve
 from neuron_top.textsafe import clean
 
@@ -742,7 +743,7 @@ class Snapshot:
         through (every panel said "no Neuron applications" of a machine running three)."""
         f = self.filter
         if f is not None and f.total:
-            return f"no app matches filter {f.text!r} ({f.total} app{'s' if f.total != 1 else ''} hidden)"
+            return f"no app matches filter {f.text!r} ({plural(f.total, 'app')} hidden)"
         return "no Neuron applications"
 
     def narrowed(self, keep: Callable[[AppView], bool], text: str) -> Snapshot:
