@@ -156,6 +156,11 @@ class Inflater:
             cur = self.pos - len(self._obj.unused_data)
             self._begin(cur)
 
+    @property
+    def open_member(self) -> bool:
+        """A member has begun and not ended (at the end of the input: the data was cut inside it)."""
+        return self._started and self._searching is None
+
     def end(self) -> Iterator[Damage]:
         """At the end of the input: a break whose next member never came is reported."""
         if self._searching is not None:

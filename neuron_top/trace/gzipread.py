@@ -3,14 +3,17 @@
 A trace written gzip-compressed by a profiler that was killed (or copied while being written) ends inside its
 deflate stream. Python's ``gzip`` then raises at the end and every byte before the cut is lost with it, though
 the JSON loader reads a cut plain-text trace up to its last whole event. ``GzipReader`` hands over all that
-decompresses and says, in ``cut``, that the file ended early.
+decompresses and says, in ``cut``, what was lost. The members are walked by the recordings' ``Inflater`` (the one
+reader of concatenated members, of zero padding after them, and of damage, read on past at the next member as
+``zcat`` does).
 """
 
 from __future__ import annotations
 
-import zlib
 from types import TracebackType
 from typing import IO
+
+from neuron_top.recording.inflate import Damage, Inflater
 
 __all__ = ["GzipReader"]
 
@@ -18,59 +21,43 @@ _CHUNK = 1 << 16
 
 
 class GzipReader:
-    """``read`` over a gzip file (one or several members) that stops, instead of raising, where the compressed data
-    ends early or turns corrupt after some output; ``cut`` then says why. Nothing decompressed at all still raises
-    (``EOFError`` / ``zlib.error``): that file holds nothing to read."""
+    """``read`` over a gzip file (one or several members) that goes on, instead of raising, where the compressed
+    data ends early or turns corrupt after some output; ``cut`` then says why. Nothing decompressed at all still
+    raises ``EOFError``: that file holds nothing to read."""
 
     def __init__(self, raw: IO[bytes]) -> None:
         self.raw = raw
         self.cut = ""
-        """Empty, or why the data ended before its end-of-stream marker."""
-        self._d = zlib.decompressobj(31)
-        self._in = b""
-        self._done = False
+        """Empty, or what of the data could not be read."""
+        self._inf = Inflater("gzip")
+        self._data = b""
+        self._at = 0
+        self._eof = False
         self._given = 0
 
     def read(self, size: int = -1) -> bytes:
-        out: list[bytes] = []
-        have = 0
-        while not self._done and (size < 0 or have < size):
-            if self._d.eof:  # the end of one member: another may follow, or zero padding (as gzip skips it)
-                rest = (self._d.unused_data + self._in).lstrip(b"\0")
-                while not rest:
-                    more = self.raw.read(_CHUNK)
-                    if not more:
-                        break
-                    rest = more.lstrip(b"\0")
-                if not rest:
-                    self._done = True
-                    break
-                self._d, self._in = zlib.decompressobj(31), rest
-            if not self._in:
-                self._in = self.raw.read(_CHUNK)
-                if not self._in:
-                    tail = self._d.flush()
-                    if not (self._given or have or tail):
-                        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-                    out.append(tail)
-                    have += len(tail)
-                    self.cut = "the gzip data ends early (the file was cut): what follows the cut is missing"
-                    self._done = True
-                    break
-            try:
-                chunk = self._d.decompress(self._in, max(size - have, 0))
-            except zlib.error as e:
-                if not (self._given or have):
-                    raise
-                self.cut = f"corrupt gzip data ({e}): what follows is missing"
-                self._done = True
-                break
-            self._in = self._d.unconsumed_tail
-            out.append(chunk)
-            have += len(chunk)
-        data = b"".join(out)
-        self._given += len(data)
-        return data
+        while not self._eof and (size < 0 or len(self._data) - self._at < size):
+            self._fill()
+        end = len(self._data) if size < 0 else self._at + size
+        out = self._data[self._at : end]
+        self._at += len(out)
+        if not out and not self._given and self.cut:
+            raise EOFError(self.cut)
+        self._given += len(out)
+        return out
+
+    def _fill(self) -> None:
+        raw = self.raw.read(_CHUNK)
+        pieces = list(self._inf.feed(raw) if raw else self._inf.end())
+        if not raw:
+            self._eof = True
+            if self._inf.open_member and not self.cut:
+                self.cut = "the gzip data ends early (the file was cut): what follows the cut is missing"
+        new = [p for p in pieces if isinstance(p, bytes)]
+        for d in (p for p in pieces if isinstance(p, Damage)):
+            self.cut = self.cut or f"{d.why}: {d.text.split(': ', 1)[0]} could not be read"
+        if new:
+            self._data, self._at = self._data[self._at :] + b"".join(new), 0
 
     def close(self) -> None:
         self.raw.close()
