@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
 
 from neuron_top.derived import sane_util
@@ -284,13 +284,18 @@ def cut(text: str, width: int, measure: Callable[[str], int] = cells) -> str:
     return "".join(out) + "…"
 
 
-def cut_parts(parts: Sequence[str], width: int, sep: str = " · ", measure: Callable[[str], int] = cells) -> str:
+def cut_parts(parts: Sequence[str], width: int, sep: str = " · ", measure: Callable[[str], int] = cells,
+              words: Collection[int] = (), min_cut: int = 12) -> str:
     """``parts`` joined by ``sep`` in at most ``width`` cells: the whole parts that fit, most important first,
     then "…" for those left out. Never a part cut in the middle: a line of numbers cut inside one ("exec 12" for
-    "exec 1,297/s") reads as another number. A first part wider than ``width`` is ``cut``.
+    "exec 1,297/s") reads as another number. A first part wider than ``width`` is ``cut``. ``words``: the indices
+    of parts that are text, not figures (a server's URL): the first part left out, if it is one of them, is cut
+    with its "…" to the room left instead, when at least ``min_cut`` cells of it show.
 
     >>> cut_parts(["3 hosts: 3 up", "bad 7.0/s", "exec 1,297/s"], 30), cut_parts(["a", "b"], 9)
     ('3 hosts: 3 up · bad 7.0/s · …', 'a · b')
+    >>> cut_parts(["up", "prometheus http://prom.example:9090", "9 queries"], 30, words={1}, min_cut=10)
+    'up · prometheus http://prom.e…'
     """
     text = sep.join(parts)
     if measure(text) <= width:
@@ -299,6 +304,9 @@ def cut_parts(parts: Sequence[str], width: int, sep: str = " · ", measure: Call
     for n in range(len(parts) - 1, 0, -1):
         head = sep.join(parts[:n])
         if measure(head) + measure(more) <= width:
+            room = width - measure(head) - measure(sep)
+            if n in words and room >= min_cut:
+                return head + sep + cut(parts[n], room, measure)
             return head + more
     return cut(parts[0] if parts else "", width, measure)
 

@@ -37,6 +37,7 @@ from neuron_top.fleet.queries import (
     matcher,
     runtime_tag,
 )
+from neuron_top.fmt import plural
 from neuron_top.sources.base import Item, RawReport, State, Status, pause
 from neuron_top.textsafe import clean
 
@@ -269,7 +270,7 @@ class PromHostSource:
         n = round(got[0].number or 0) if got else 0
         if n <= tags:
             return ""
-        return f" · {n} runtimes, {tags} tag{'' if tags == 1 else 's'}: AWS's series show one a tag"
+        return f" · {plural(n, 'runtime')}, {plural(tags, 'tag')}: AWS's series show one a tag"
 
     def _gauges(self) -> list[Sample]:
         """Every gauge of the host: one query, or family by family once an answer reached the server's cap."""

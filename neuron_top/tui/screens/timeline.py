@@ -29,7 +29,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from neuron_top.fmt import cut_parts, wrap_parts
+from neuron_top.fmt import cut_parts, plural, wrap_parts
 from neuron_top.textsafe import clean
 from neuron_top.trace.aggregate import AggRow, aggregate
 from neuron_top.trace.check import lost_line
@@ -379,7 +379,7 @@ class TimelineScreen(Screen[None]):
         files = st.metadata.get("files")
         if files:
             name = f"{files} files ({st.metadata.get('alignment', '')})"
-        parts = [clean(name, 200), st.format_label, f"{len(st)} events", f"{st.drawn_tracks} tracks",
+        parts = [clean(name, 200), st.format_label, plural(len(st), "event"), plural(st.drawn_tracks, "track"),
                  format_duration(st.span)]
         if self.model and self.model.filters.active:  # before the grouping, which the status line says too
             parts.append(clean(f"filter: {self.model.filters.describe()}", 300))

@@ -116,13 +116,9 @@ class FleetHeader(LineDiff):
             if f is not None and f.queries and not self.view.position:
                 parts.append(f.cost)
             room = max(width - sum(cell_len(seg.text) for seg in segs) - 1, 0)
-            text = fmt.cut_parts(parts, room, measure=cell_len)
-            head = " · ".join(parts[:source])
-            if text == head + " · …" and room - cell_len(head) >= 20:
-                # the source left out whole though there is room for most of it: words, not a number, so it
-                # may be cut, with its "…" ("prometheus http://prometheus.ex…")
-                text = head + " · " + fmt.cut(parts[source], room - cell_len(head) - 3, cell_len)
-            text = " " + text
+            # the source is words, not a number: cut with its "…" ("prometheus http://prometheus.ex…") rather
+            # than left out when most of it fits
+            text = " " + fmt.cut_parts(parts, room, measure=cell_len, words={source}, min_cut=20)
             segs.append(Segment(text))
             return Strip(segs).crop_extend(0, width, base)
         if y == 1:
