@@ -156,24 +156,23 @@ class Scrubber(Widget):
             style = self._style(STYLE[kind])
             label = f"{SHORT[kind]} {k}" + (" hidden" if kind in self.hidden else "")
             label_style = chosen if self.jump is not None and kind in self.jump else self._style("info")
-            entries.append([Segment(GLYPH[kind], style), Segment(" " + label, label_style), Segment("  ")])
+            entries.append([Segment(GLYPH[kind], style), Segment(" " + label, label_style)])
         if self.jump is not None:
             entries.append([Segment("n/N: " + "/".join(SHORT[k] for k in self.jump), self._style("info"))])
         # whole entries only, then "…" for those left out: a count cut short ("x err 1" of "x err 12") lies
         widths = [sum(cell_len(sg.text) for sg in entry) for entry in entries]
 
-        def need(keep: int) -> int:  # cells for the first ``keep``: the last's blanks dropped, else "…" after them
-            if keep == len(entries):
-                return 1 + sum(widths) - (cell_len(entries[-1][-1].text) if entries[-1][-1].text == "  " else 0)
-            return 1 + sum(widths[:keep]) + 1
+        def need(keep: int) -> int:  # the lead blank, the entries two blanks apart, and "  …" after a cut
+            used = 1 + sum(widths[:keep]) + 2 * max(keep - 1, 0)
+            return used if keep == len(entries) else used + (3 if keep else 1)
 
         keep = len(entries)
         while keep and need(keep) > width:
             keep -= 1
-        for entry in entries[:keep]:
-            segs += entry
+        for i, entry in enumerate(entries[:keep]):
+            segs += [Segment("  "), *entry] if i else entry
         if keep < len(entries):
-            segs.append(Segment("…", self._style("info")))
+            segs.append(Segment("  …" if keep else "…", self._style("info")))
         return segs
 
     def on_click(self, event: Click) -> None:
