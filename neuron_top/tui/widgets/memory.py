@@ -81,6 +81,12 @@ TreeContent = tuple[tuple[Node, ...], int, str, "int | None", str]
 what it says with no app."""
 
 
+def _no_app(view: View) -> str:
+    """What the tree says when "all" has no app (none running, or none the filter shows), else ""."""
+    snap = view.snapshot
+    return snap.no_apps if view.app.is_all and not snap.apps else ""
+
+
 class MemorySummary(Panel[SummaryContent]):
     """Host and device bytes by category for the selected app, and the machine's RAM and swap as bars."""
 
@@ -342,9 +348,8 @@ class MemoryTree(Panel[TreeContent]):
     def content(self, view: View, width: int) -> TreeContent:
         """The tree (the same object while the memory it shows is the same), the expansion, the title and the
         device size: between model loads a report draws nothing new here; with no app, what it says of that."""
-        snap = view.snapshot
-        return (self.nodes(), self._expansion, app_title(view.app), device_memory_size(snap),
-                snap.no_apps if view.app.is_all and not snap.apps else "")
+        return (self.nodes(), self._expansion, app_title(view.app), device_memory_size(view.snapshot),
+                _no_app(view))
 
     def _changed(self, scroll: bool = True, expansion: bool = False) -> None:
         self._state += 1
@@ -450,8 +455,7 @@ class MemoryTree(Panel[TreeContent]):
                             num("% dev", pct_w, label),
                             num("Host" if narrow else "Host Memory", mem_w, label)]))
         if not rows:  # no app (none running, or none the filter shows) is not memory unreported
-            lines.append(LightStrip([Segment(f" {self.content(view, width)[4] or 'no device memory reported'}",
-                                             self.style("dim"))]))
+            lines.append(LightStrip([Segment(f" {_no_app(view) or 'no device memory reported'}", self.style("dim"))]))
             return lines
         cur = self.cursor_row() if self.has_focus else -1
         styles = {n: self.style(n) for n in ("cursor", "label", "dim", "value")}
