@@ -377,27 +377,14 @@ _TRN2 = InstanceProfile(
 )
 
 # The one-device sizes people start on: the big profiles' hardware on one device, with a workload that fits it.
+def _moved(apps: tuple[AppSpec, ...], tag: str, first_core: int, cores: int, vcpus: tuple[int, int]) -> AppSpec:
+    """A big profile's app, the same workload on a one-device size's cores and vCPUs."""
+    return replace(next(a for a in apps if a.tag == tag), first_core=first_core, cores=cores, vcpus=vcpus)
+
+
 _INF2_1 = replace(
     _INF2, instance_type="inf2.xlarge", device_count=1, vcpus=4, host_memory=16 * GiB,
-    apps=(
-        AppSpec(
-            tag="bert-base-inf", kind="serve", first_core=0, cores=1,
-            models=(ModelSpec("/var/models/bert-base-uncased/bs8/model.neff", 220 * MiB, 18 * MiB),),
-            tensors=96 * MiB, scratchpad=0, util=40, mfu=0.06, latency=0.0024, rate=330,
-            host_memory=int(1.4 * GiB), vcpus=(0, 2), cpu=30, namespace="inference",
-        ),
-        AppSpec(
-            tag="sdxl-batch", kind="batch", first_core=1, cores=1,
-            models=(
-                ModelSpec("/var/models/sdxl-1.0/text_encoder/model.neff", int(1.3 * GiB), 40 * MiB),
-                ModelSpec("/var/models/sdxl-1.0/unet/model.neff", int(4.8 * GiB), 210 * MiB),
-                ModelSpec("/var/models/sdxl-1.0/vae_decoder/model.neff", 160 * MiB, 30 * MiB),
-            ),
-            tensors=2 * GiB, scratchpad=768 * MiB, util=94, mfu=0.3, latency=0.21, rate=4.5,
-            host_memory=9 * GiB, vcpus=(2, 2), cpu=45,
-            start=(6.0, 12.0), run=(45.0, 75.0), pause=(20.0, 40.0), namespace="batch",
-        ),
-    ),
+    apps=(_moved(_INF2_APPS, "bert-base-inf", 0, 1, (0, 2)), _moved(_INF2_APPS, "sdxl-batch", 1, 1, (2, 2))),
 )
 
 _TRN1_1 = replace(
@@ -412,35 +399,16 @@ _TRN1_1 = replace(
             tensors=int(6.5 * GiB), scratchpad=1 * GiB, util=84, mfu=0.35, latency=0.048, rate=18,
             host_memory=10 * GiB, vcpus=(0, 4), cpu=50,
         ),
-        AppSpec(
-            tag="gpt2-eval-harness", kind="batch", first_core=1, cores=1,
-            models=(ModelSpec(_TRAIN_NEFF, 380 * MiB, 90 * MiB),),
-            tensors=2 * GiB, scratchpad=512 * MiB, util=91, mfu=0.22, latency=0.052, rate=60,
-            host_memory=7 * GiB, vcpus=(4, 4), cpu=40,
-            start=(5.0, 12.0), run=(40.0, 70.0), pause=(20.0, 35.0),
-        ),
+        _moved(_TRN1.apps, "gpt2-eval-harness", 1, 1, (4, 4)),
     ),
 )
 
 _TRN2_1 = replace(
     _TRN2, instance_type="trn2.3xlarge", device_count=1, vcpus=12, host_memory=128 * GiB,
     apps=(
-        AppSpec(
-            tag="mistral-7b-serve", kind="serve", first_core=0, cores=2,
-            models=(
-                ModelSpec("/var/models/mistral-7b/tp2/context_encoding_model/model.neff", int(3.4 * GiB), 96 * MiB),
-                ModelSpec("/var/models/mistral-7b/tp2/token_generation_model/model.neff", 32 * MiB, 64 * MiB),
-            ),
-            tensors=12 * GiB, scratchpad=1 * GiB, util=55, mfu=0.18, latency=0.012, rate=80,
-            host_memory=8 * GiB, vcpus=(0, 6), cpu=15, namespace="inference",
-        ),
-        AppSpec(
-            tag="eval-harness", kind="batch", first_core=2, cores=2,
-            models=(ModelSpec(_TRAIN_NEFF, int(1.1 * GiB), 75 * MiB),),
-            tensors=2 * GiB, scratchpad=256 * MiB, util=90, mfu=0.25, latency=0.048, rate=40,
-            host_memory=5 * GiB, vcpus=(6, 6), cpu=35,
-            run=(25.0, 45.0), pause=(15.0, 35.0), namespace="batch",
-        ),
+        replace(_moved(_INF2_APPS, "mistral-7b-serve", 0, 2, (0, 6)), tensors=12 * GiB, scratchpad=1 * GiB,
+                rate=80, latency=0.012, host_memory=8 * GiB),
+        _moved(_TRN2.apps, "eval-harness", 2, 2, (6, 6)),
     ),
 )
 
